@@ -1,0 +1,39 @@
+// The one error class of sriovctl. The native addon constructs it for every failed syscall (with errno and
+// the kernel's extended-ack text); the policy layers use it with their own codes (BUSY, NOT_FOUND, …).
+
+export interface SysErrorFields {
+  /** 'EEXIST', 'ENODEV', … for kernel errors; upper-case policy codes otherwise ('BUSY', 'NOT_FOUND'). */
+  code: string;
+  /** The positive errno, when the kernel gave one. */
+  errno?: number;
+  /** What was being done: 'RTM_NEWLINK set name', 'flock', 'lend move', … */
+  op: string;
+  /** The kernel's extended-ack message (NLMSGERR_ATTR_MSG), when it gave one. */
+  kernelMessage?: string;
+}
+
+export class SysError extends Error {
+  readonly code: string;
+  readonly errno: number | undefined;
+  readonly op: string;
+  readonly kernelMessage: string | undefined;
+
+  constructor(message: string, fields: SysErrorFields) {
+    super(message);
+    this.name = 'SysError';
+    this.code = fields.code;
+    this.errno = fields.errno;
+    this.op = fields.op;
+    this.kernelMessage = fields.kernelMessage;
+  }
+
+  /** One line: "<op>: <message> (<code>)[: <kernel message>]". */
+  describe(): string {
+    const kernel = this.kernelMessage ? `: ${this.kernelMessage}` : '';
+    return `${this.op}: ${this.message} (${this.code})${kernel}`;
+  }
+}
+
+export function isSysError(err: unknown, code?: string): err is SysError {
+  return err instanceof SysError && (code === undefined || err.code === code);
+}

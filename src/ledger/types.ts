@@ -1,0 +1,95 @@
+// The durable record of a lent NIC. Written before the first change; deleted only after a full restore.
+import type { Mac, NetnsId, VfInfo } from '../net/types';
+
+export const RECORD_SCHEMA = 1;
+
+/** Survives renames and moves. */
+export interface NicIdentity {
+  /** PCI address (BDF) when sysfs or ethtool has one. */
+  pciAddress: string | null;
+  permMac: Mac | null;
+  mac: Mac | null;
+  /** Hints only: the last ifindex and name seen. */
+  ifindex: number;
+  name: string;
+  /** IFLA_INFO_KIND at lend time (null for a physical NIC, 'veth' for a stand-in). */
+  kind: string | null;
+}
+
+/** A namespace: who it is, and how to reopen it. */
+export interface NamespaceRef {
+  id: NetnsId;
+  /** A path that reopens it (/var/run/netns/x, /proc/<pid>/ns/net), or null. */
+  path: string | null;
+  pid: number | null;
+  /** True when this is the initial namespace (that of pid 1). */
+  initial: boolean;
+}
+
+/** The PF-side view of a VF, for a NIC that is a VF. */
+export interface VfSnapshot {
+  pfPciAddress: string | null;
+  pfName: string;
+  pfIfindex: number;
+  /** The namespace the PF lives in (VF settings are sent there). */
+  pfNetns: NamespaceRef;
+  vf: number;
+  settings: VfInfo;
+}
+
+/** How the NIC looked at home. */
+export interface NicSnapshot {
+  name: string;
+  mac: Mac | null;
+  mtu: number;
+  up: boolean;
+  alias: string | null;
+  altnames: string[];
+  vf: VfSnapshot | null;
+}
+
+/** PF-side settings asked for a VF; an absent field is not touched. */
+export interface VfRequest {
+  mac?: Mac;
+  vlan?: { vlan: number; qos: number; proto: '802.1Q' | '802.1ad' };
+  spoofchk?: boolean;
+  trust?: boolean;
+  linkState?: 'auto' | 'enable' | 'disable';
+  minTxRate?: number;
+  maxTxRate?: number;
+}
+
+export type RecordPhase = 'lending' | 'lent' | 'returning' | 'rolling-back';
+
+export interface StepEntry {
+  at: string;
+  step: string;
+  note?: string;
+}
+
+export interface LendRecord {
+  schema: typeof RECORD_SCHEMA;
+  /** Stable per-NIC key, also the file name: 'pci-0000_03_00_1' or 'mac-aabbccddeeff'. */
+  key: string;
+  /** Who took it: 'cni:<containerID>/<ifname>', 'attach:<target>', 'cluster:<name>/<node>'. */
+  owner: string;
+  identity: NicIdentity;
+  home: NamespaceRef;
+  snapshot: NicSnapshot;
+  target: NamespaceRef;
+  /** The name the NIC has (or will have) in the target. */
+  targetName: string;
+  /** False for a VF on a userspace driver: configured on the PF, never moved. */
+  moved: boolean;
+  requested: { mtu?: number; mac?: Mac; up: boolean; vf?: VfRequest };
+  /** Altnames removed to make room for a name; put back on give-back. */
+  droppedAltnames: string[];
+  phase: RecordPhase;
+  /** The last step completed (see src/lend/steps.ts). */
+  step: string;
+  history: StepEntry[];
+  createdAt: string;
+  updatedAt: string;
+  /** Front-door data (the CNI's network name, IPAM config, result; the cluster's name, …). */
+  meta: Record<string, unknown>;
+}

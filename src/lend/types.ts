@@ -1,0 +1,69 @@
+// The lending engine's public contract: the only way any front door moves a NIC.
+import type { Link, Mac, Netns } from '../net/types';
+import type { LendRecord, VfRequest } from '../ledger/types';
+
+/** Where a namespace is: a path to a namespace file, a pid, or an already-open namespace (not closed by us). */
+export type NamespaceSpec = { path: string } | { pid: number } | { netns: Netns };
+
+/** Which NIC: by PCI address (found through sysfs, wherever it is), or by name in a namespace (default: ours). */
+export type NicSelector = { pci: string } | { name: string; in?: NamespaceSpec };
+
+export interface LendRequest {
+  nic: NicSelector;
+  target: NamespaceSpec;
+  owner: string;
+  /** Name in the target (default: keep the current name). */
+  name?: string;
+  mtu?: number;
+  mac?: Mac;
+  /** Set the NIC up in the target (default true). */
+  up?: boolean;
+  /** PF-side settings for a VF (the NIC must be a VF in the sysfs model). */
+  vf?: VfRequest;
+  /** False: apply PF-side settings only, do not move (a VF on a userspace driver). Default true. */
+  move?: boolean;
+  /** Stored in the record for the front door. */
+  meta?: Record<string, unknown>;
+  /** How long to wait for another process holding this NIC (default 0: fail at once with BUSY). */
+  lockTimeoutMs?: number;
+}
+
+export interface LendResult {
+  record: LendRecord;
+  /** The NIC as it now is in the target (null when not moved). */
+  link: Link | null;
+}
+
+export type GiveBackOutcome =
+  /** Restored at home under its original name. */
+  | 'returned'
+  /** Restored at home, but under a fallback name (the original was taken): a distinct, reported result. */
+  | 'returned-renamed'
+  /** It was already home and intact; the record was only dropped. */
+  | 'already-home'
+  /** A virtual NIC destroyed with its namespace: nothing to restore; record dropped. */
+  | 'gone'
+  /** No record: nothing to do (a second give-back). */
+  | 'not-lent';
+
+export interface GiveBackResult {
+  key: string;
+  owner: string | null;
+  outcome: GiveBackOutcome;
+  /** The name it has at home now (null when gone / not lent). */
+  name: string | null;
+  warnings: string[];
+}
+
+export interface GiveBackOptions {
+  lockTimeoutMs?: number;
+  /** Only give back if the record's owner is this one (a slow DEL must not take a NIC a new ADD owns). */
+  owner?: string;
+}
+
+export interface RecoverReport {
+  results: GiveBackResult[];
+  failures: { key: string; error: string }[];
+  /** Unreadable records: reported, never fatal. */
+  corrupt: { file: string; error: string }[];
+}

@@ -1,0 +1,177 @@
+// The typed network API: the contract between src/net (over the native addon) and every layer above it.
+// Values here are already validated and normalised: MACs lower-case 'aa:bb:cc:dd:ee:ff', names ≤ 15 bytes.
+
+/** A MAC address, normalised to lower-case colon-separated hex. */
+export type Mac = string;
+
+/** Identity of a network namespace: the nsfs inode and device, stable for the namespace's lifetime. */
+export interface NetnsId {
+  dev: number;
+  ino: number;
+}
+
+/** An open network namespace. Holding it keeps the namespace alive until close(). */
+export interface Netns {
+  readonly fd: number;
+  readonly id: NetnsId;
+  /** How it was opened: a path (/proc/<pid>/ns/net, /var/run/netns/x), or null for an anonymous one. */
+  readonly path: string | null;
+  close(): void;
+}
+
+export type VlanProto = '802.1Q' | '802.1ad';
+export type VfLinkState = 'auto' | 'enable' | 'disable';
+
+/** One VF as the PF's driver reports it (IFLA_VFINFO_LIST). */
+export interface VfInfo {
+  /** The VF number, from the `vf` field of ifla_vf_mac (never the list position). */
+  vf: number;
+  mac: Mac;
+  vlan: number;
+  qos: number;
+  vlanProto: VlanProto;
+  /** null when the driver does not report it. */
+  spoofchk: boolean | null;
+  trust: boolean | null;
+  linkState: VfLinkState;
+  /** Mbit/s; 0 = unlimited. */
+  minTxRate: number;
+  maxTxRate: number;
+}
+
+export interface Link {
+  index: number;
+  name: string;
+  mac: Mac | null;
+  /** IFLA_PERM_ADDRESS, when the driver has one. */
+  permMac: Mac | null;
+  mtu: number;
+  /** Raw IFF_* flags. */
+  flags: number;
+  /** IFF_UP (admin state). */
+  up: boolean;
+  /** 'up' | 'down' | 'unknown' | 'lowerlayerdown' | 'dormant' | 'notpresent' | 'testing' */
+  operstate: string;
+  /** IFLA_INFO_KIND ('veth', 'macvlan', 'dummy', …) or null for a physical device. */
+  kind: string | null;
+  alias: string | null;
+  altnames: string[];
+  /** IFLA_LINK (the peer/parent ifindex, as seen from its own namespace), or null. */
+  parentIndex: number | null;
+  /** Number of VFs the kernel reports (IFLA_NUM_VF), when asked for VF info. */
+  numVfs?: number;
+  /** Only present when requested with { vfs: true }. */
+  vfs?: VfInfo[];
+}
+
+export interface LinkRef {
+  index?: number;
+  name?: string;
+}
+
+export interface GetLinkOptions {
+  /** Ask the kernel for the VF table (RTEXT_FILTER_VF | RTEXT_FILTER_SKIP_STATS). */
+  vfs?: boolean;
+}
+
+/** Only one field per call where rollback matters; `setLink` applies exactly what it is given in one request. */
+export interface LinkChange {
+  name?: string;
+  mtu?: number;
+  mac?: Mac;
+  up?: boolean;
+  alias?: string;
+}
+
+export type NewLinkSpec =
+  | { kind: 'dummy'; name: string; mac?: Mac; mtu?: number }
+  | { kind: 'veth'; name: string; mac?: Mac; mtu?: number; peer: { name: string; ns?: Netns; mac?: Mac } }
+  | { kind: 'macvlan'; name: string; parentIndex: number; mode?: 'bridge' | 'private' | 'vepa' | 'passthru'; mac?: Mac };
+
+export type AddressFamily = 4 | 6;
+
+export interface Address {
+  index: number;
+  family: AddressFamily;
+  /** 'a.b.c.d' or compressed IPv6. */
+  address: string;
+  prefixLen: number;
+  /** 'a.b.c.d/len' or 'x::y/len'. */
+  cidr: string;
+}
+
+export interface Route {
+  family: AddressFamily;
+  /** 'default' or a CIDR. */
+  dst: string;
+  gateway: string | null;
+  /** Output ifindex, or null. */
+  index: number | null;
+  table: number;
+  metric: number | null;
+  scope: number;
+  protocol: number;
+}
+
+export interface RouteSpec {
+  /** 'default' or a CIDR; the family is taken from it (or from gateway for 'default'). */
+  dst: string;
+  gateway?: string;
+  index?: number;
+  metric?: number;
+  table?: number;
+}
+
+export type VfSetting =
+  | { mac: Mac }
+  | { vlan: number; qos: number; proto: VlanProto }
+  | { spoofchk: boolean }
+  | { trust: boolean }
+  | { linkState: VfLinkState }
+  | { minTxRate: number; maxTxRate: number };
+
+/**
+ * An rtnetlink connection bound to one namespace (the socket was created inside it).
+ * Every method is synchronous; `async` has the same methods returning promises, run off the main thread.
+ * Every failure throws SysError.
+ */
+export interface Rtnl {
+  /** The namespace this socket acts in; null = the caller's own. */
+  readonly ns: Netns | null;
+  close(): void;
+
+  getLink(ref: LinkRef, opts?: GetLinkOptions): Link;
+  /** Like getLink but null when the link does not exist (ENODEV). */
+  findLink(ref: LinkRef, opts?: GetLinkOptions): Link | null;
+  listLinks(): Link[];
+
+  setLink(index: number, change: LinkChange): void;
+  addAltname(index: number, altname: string): void;
+  delAltname(index: number, altname: string): void;
+  /** Move to another namespace in one request; with `name`, rename in the same request. */
+  moveLink(index: number, target: Netns, opts?: { name?: string }): void;
+  addLink(spec: NewLinkSpec): void;
+  deleteLink(index: number): void;
+
+  getVfs(pfIndex: number): VfInfo[];
+  /** One change per request (IFLA_VFINFO_LIST > IFLA_VF_INFO > one attribute). */
+  setVf(pfIndex: number, vf: number, setting: VfSetting): void;
+
+  listAddresses(opts?: { index?: number; family?: AddressFamily }): Address[];
+  addAddress(index: number, cidr: string): void;
+  deleteAddress(index: number, cidr: string): void;
+
+  listRoutes(opts?: { family?: AddressFamily; table?: number }): Route[];
+  addRoute(route: RouteSpec): void;
+  deleteRoute(route: RouteSpec): void;
+
+  readonly async: RtnlAsync;
+}
+
+type Promisified<T> = {
+  [K in keyof T]: T[K] extends (...args: infer A) => infer R ? (...args: A) => Promise<R> : never;
+};
+
+export type RtnlAsync = Promisified<
+  Omit<Rtnl, 'ns' | 'close' | 'async'>
+>;
