@@ -7,6 +7,7 @@ export default defineConfig({
     pool: 'forks',
     testTimeout: 60_000,
     hookTimeout: 60_000,
+    globalSetup: ['test/helpers/global-setup.ts'],
     reporters: ['default'],
   },
 });

@@ -165,6 +165,11 @@ export interface Rtnl {
   addRoute(route: RouteSpec): void;
   deleteRoute(route: RouteSpec): void;
 
+  /** ethtool GDRVINFO in this namespace: the driver and bus-info (a PCI address for PCI NICs; '' for veth). */
+  driverInfo(name: string): { driver: string; busInfo: string } | null;
+  /** Best-effort gratuitous ARP for `ipv4` from the link (packet socket in this namespace). */
+  sendGratuitousArp(index: number, ipv4: string): void;
+
   readonly async: RtnlAsync;
 }
 

@@ -1,0 +1,121 @@
+// Shared scratch space for tests that touch the real kernel: unique names, and cleanup that always runs.
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+
+export const isRoot = process.getuid?.() === 0;
+
+/** A short unique prefix ('t' + 4 hex), so names stay within IFNAMSIZ and runs never collide. */
+export function uniquePrefix(): string {
+  return 't' + randomBytes(2).toString('hex');
+}
+
+/** Run `ip` and return stdout (throws with stderr on failure). */
+export function ip(...args: string[]): string {
+  return execFileSync('ip', args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+}
+
+/** `ip -j …` parsed. */
+export function ipJson<T = any>(...args: string[]): T {
+  const out = ip('-j', ...args).trim();
+  return (out ? JSON.parse(out) : []) as T;
+}
+
+/** Run `ip` inside a named namespace. */
+export function ipIn(netns: string, ...args: string[]): string {
+  return ip('-n', netns, ...args);
+}
+
+/** The link as `ip -j -d link show` sees it, or null. */
+export function linkJson(name: string, netns?: string): any | null {
+  try {
+    const args = netns ? ['-n', netns] : [];
+    return ipJson<any[]>(...args, '-d', 'link', 'show', 'dev', name)[0] ?? null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Everything a test creates, removed in reverse order by cleanup() (call it from afterEach/finally).
+ * Names are prefixed with the scratch's prefix, so leftovers are recognisable.
+ */
+export class Scratch {
+  readonly prefix = uniquePrefix();
+  private readonly undo: (() => void)[] = [];
+
+  /** `<prefix><suffix>`, checked against IFNAMSIZ. */
+  name(suffix: string): string {
+    const n = this.prefix + suffix;
+    if (Buffer.byteLength(n) > 15) throw new Error(`test name too long: ${n}`);
+    return n;
+  }
+
+  /** A named namespace under /var/run/netns (lo up). */
+  netns(suffix: string): string {
+    const n = this.name(suffix);
+    ip('netns', 'add', n);
+    this.undo.push(() => ip('netns', 'del', n));
+    ip('-n', n, 'link', 'set', 'lo', 'up');
+    return n;
+  }
+
+  /** A veth pair in the host namespace (or `netns`); returns the first end's name. */
+  veth(suffix: string, peerSuffix: string, netns?: string): [string, string] {
+    const a = this.name(suffix);
+    const b = this.name(peerSuffix);
+    const nsArgs = netns ? ['-n', netns] : [];
+    ip(...nsArgs, 'link', 'add', a, 'type', 'veth', 'peer', 'name', b);
+    this.onCleanup(() => {
+      // the pair may have moved: try both ends everywhere we know
+      for (const n of [a, b]) deleteLinkAnywhere(n, netns);
+    });
+    return [a, b];
+  }
+
+  dummy(suffix: string, netns?: string): string {
+    const n = this.name(suffix);
+    const nsArgs = netns ? ['-n', netns] : [];
+    ip(...nsArgs, 'link', 'add', n, 'type', 'dummy');
+    this.onCleanup(() => deleteLinkAnywhere(n, netns));
+    return n;
+  }
+
+  /** Register any undo action (run in reverse order). */
+  onCleanup(fn: () => void): void {
+    this.undo.push(fn);
+  }
+
+  cleanup(): void {
+    while (this.undo.length) {
+      const fn = this.undo.pop()!;
+      try {
+        fn();
+      } catch {
+        // already gone
+      }
+    }
+  }
+}
+
+/** Delete a link by name from the host namespace and the given one, ignoring "not found". */
+export function deleteLinkAnywhere(name: string, netns?: string): void {
+  for (const args of [netns ? ['-n', netns] : null, []]) {
+    if (!args) continue;
+    try {
+      ip(...args, 'link', 'del', name);
+    } catch {
+      // not there
+    }
+  }
+}
+
+/** Poll `fn` until it returns a truthy value or `timeoutMs` passes (kernel work can be asynchronous). */
+export async function waitFor<T>(fn: () => T | null | undefined | false, timeoutMs = 3000, stepMs = 5): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const v = fn();
+    if (v) return v;
+    if (Date.now() > end) throw new Error(`condition not met within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, stepMs));
+  }
+}
