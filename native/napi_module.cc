@@ -1,0 +1,143 @@
+// Module registration and the functions that need no socket: namespaces, sysctl, flock, and the pure
+// wire-format helpers the unit tests use without root.
+#include <napi.h>
+
+#include "flock.h"
+#include "link.h"
+#include "napi_args.h"
+#include "napi_convert.h"
+#include "napi_errors.h"
+#include "napi_ops.h"
+#include "napi_rtnl.h"
+#include "netns.h"
+#include "nl_socket.h"
+#include "sysctl.h"
+#include "vf.h"
+
+namespace sriovctl {
+
+namespace {
+
+Napi::Object netnsToJs(Napi::Env env, const NetnsHandle& h) {
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("fd", h.fd);
+  o.Set("dev", static_cast<double>(h.dev));
+  o.Set("ino", static_cast<double>(h.ino));
+  return o;
+}
+
+Napi::Value NetnsOpen(const Napi::CallbackInfo& info) {
+  return guarded(info.Env(), [&] { return netnsToJs(info.Env(), openNetns(argString(info, 0, "path"))); });
+}
+
+Napi::Value NetnsIdentity(const Napi::CallbackInfo& info) {
+  return guarded(info.Env(), [&] { return netnsToJs(info.Env(), netnsIdentity(argInt(info, 0, "fd"))); });
+}
+
+Napi::Value NetnsCreateAnonymous(const Napi::CallbackInfo& info) {
+  return guarded(info.Env(), [&] { return netnsToJs(info.Env(), createAnonymousNetns()); });
+}
+
+Napi::Value SysctlRead(const Napi::CallbackInfo& info) {
+  return guarded(info.Env(), [&] {
+    return Napi::String::New(info.Env(), readSysctl(argInt(info, 0, "nsFd"), argString(info, 1, "key")));
+  });
+}
+
+Napi::Value SysctlWrite(const Napi::CallbackInfo& info) {
+  return guarded(info.Env(), [&] {
+    writeSysctl(argInt(info, 0, "nsFd"), argString(info, 1, "key"), argString(info, 2, "value"));
+    return info.Env().Undefined();
+  });
+}
+
+Napi::Value LockFd(const Napi::CallbackInfo& info) {
+  return guarded(info.Env(), [&] {
+    bool locked = lockFd(argInt(info, 0, "fd"), argBool(info, 1, "exclusive"), argInt(info, 2, "timeoutMs"));
+    return Napi::Boolean::New(info.Env(), locked);
+  });
+}
+
+Napi::Value UnlockFd(const Napi::CallbackInfo& info) {
+  return guarded(info.Env(), [&] {
+    unlockFd(argInt(info, 0, "fd"));
+    return info.Env().Undefined();
+  });
+}
+
+// encodeSetVf(pfIndex, vf, change, seq) → Buffer: the exact request setVf would send.
+Napi::Value EncodeSetVf(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  return guarded(env, [&] {
+    int pfIndex = argInt(info, 0, "pfIndex");
+    uint32_t vf = argU32(info, 1, "vf");
+    VfChange change = vfChangeFromJs(argObject(info, 2, "change"));
+    NlRequest req = encodeVfChange(pfIndex, vf, change);
+    req.setSeq(argU32(info, 3, "seq"));
+    return Napi::Buffer<uint8_t>::Copy(env, req.data(), req.size());
+  });
+}
+
+Napi::Value BufferArg(const Napi::CallbackInfo& info, size_t i) {
+  if (!info[i].IsBuffer()) throw Napi::TypeError::New(info.Env(), "expected a Buffer");
+  return info[i];
+}
+
+// parseLinkMessages(buffer) → Link[]: every RTM_NEWLINK in a buffer of concatenated messages.
+Napi::Value ParseLinkMessages(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  return guarded(env, [&] {
+    auto buf = BufferArg(info, 0).As<Napi::Buffer<uint8_t>>();
+    return linksToJs(env, parseLinkMessages(buf.Data(), buf.Length()));
+  });
+}
+
+// parseNetlinkError(buffer, op) → SysError | null: the first NLMSG_ERROR / NLMSG_DONE in the buffer.
+Napi::Value ParseNetlinkError(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  return guarded(env, [&]() -> Napi::Value {
+    auto buf = BufferArg(info, 0).As<Napi::Buffer<uint8_t>>();
+    std::string op = argString(info, 1, "op");
+    std::optional<SysFailure> failure;
+    bool seen = false;
+    forEachMessage(buf.Data(), buf.Length(), [&](const nlmsghdr* h) {
+      if (seen) return;
+      if (h->nlmsg_type == NLMSG_ERROR) failure = failureFromError(h, op);
+      else if (h->nlmsg_type == NLMSG_DONE) failure = failureFromDone(h, op);
+      else return;
+      seen = true;
+    });
+    if (!seen) throw Napi::TypeError::New(env, "no NLMSG_ERROR or NLMSG_DONE message in the buffer");
+    if (!failure) return env.Null();
+    return makeSysError(env, *failure);
+  });
+}
+
+Napi::Object Init(Napi::Env env, Napi::Object exports) {
+  auto* data = new AddonData();
+  env.SetInstanceData(data);
+  Napi::Function rtnl = defineRtnlSocket(env);
+  data->rtnlSocketClass = Napi::Persistent(rtnl);
+
+  exports.Set("setErrorClass", Napi::Function::New(env, SetErrorClass, "setErrorClass"));
+  exports.Set("RtnlSocket", rtnl);
+  exports.Set("netnsOpen", Napi::Function::New(env, NetnsOpen, "netnsOpen"));
+  exports.Set("netnsIdentity", Napi::Function::New(env, NetnsIdentity, "netnsIdentity"));
+  exports.Set("netnsCreateAnonymous", Napi::Function::New(env, NetnsCreateAnonymous, "netnsCreateAnonymous"));
+  exports.Set("sysctlRead", Napi::Function::New(env, SysctlRead, "sysctlRead"));
+  exports.Set("sysctlWrite", Napi::Function::New(env, SysctlWrite, "sysctlWrite"));
+  exports.Set("lockFd", Napi::Function::New(env, LockFd, "lockFd"));
+  exports.Set("unlockFd", Napi::Function::New(env, UnlockFd, "unlockFd"));
+  exports.Set("encodeSetVf", Napi::Function::New(env, EncodeSetVf, "encodeSetVf"));
+  exports.Set("parseLinkMessages", Napi::Function::New(env, ParseLinkMessages, "parseLinkMessages"));
+  exports.Set("parseNetlinkError", Napi::Function::New(env, ParseNetlinkError, "parseNetlinkError"));
+  return exports;
+}
+
+}  // namespace
+
+}  // namespace sriovctl
+
+static Napi::Object InitSriovctl(Napi::Env env, Napi::Object exports) { return sriovctl::Init(env, exports); }
+
+NODE_API_MODULE(sriovctl, InitSriovctl)

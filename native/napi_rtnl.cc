@@ -1,0 +1,334 @@
+#include "napi_rtnl.h"
+
+#include <memory>
+#include <mutex>
+
+#include "addr.h"
+#include "connection.h"
+#include "ethtool.h"
+#include "garp.h"
+#include "link.h"
+#include "napi_args.h"
+#include "napi_convert.h"
+#include "napi_ops.h"
+#include "route.h"
+#include "vf.h"
+
+namespace sriovctl {
+
+namespace {
+
+using ConnPtr = std::shared_ptr<Connection>;
+
+// Every socket operation holds the connection's mutex for its whole run (one or more requests).
+template <class Derived, class R>
+struct ConnOp {
+  using Result = R;
+  ConnPtr conn;
+  Result run() {
+    std::lock_guard<std::mutex> lock(conn->mutex());
+    return static_cast<Derived*>(this)->exec(*conn);
+  }
+};
+
+template <class Derived>
+struct VoidOp : ConnOp<Derived, Done> {
+  static Napi::Value toJs(Napi::Env env, const Done& d) { return undefinedResult(env, d); }
+};
+
+struct GetLinkOp : ConnOp<GetLinkOp, LinkInfo> {
+  int index = 0;
+  std::string name;
+  bool vfs = false;
+  static GetLinkOp parse(const Napi::CallbackInfo& info, ConnPtr c) {
+    GetLinkOp op;
+    op.conn = std::move(c);
+    op.index = argInt(info, 0, "index");
+    op.name = argString(info, 1, "name");
+    op.vfs = argBool(info, 2, "vfs");
+    return op;
+  }
+  LinkInfo exec(Connection& c) { return getLink(c.netlink(), index, name, vfs); }
+  static Napi::Value toJs(Napi::Env env, const LinkInfo& l) { return linkToJs(env, l); }
+};
+
+struct ListLinksOp : ConnOp<ListLinksOp, std::vector<LinkInfo>> {
+  static ListLinksOp parse(const Napi::CallbackInfo&, ConnPtr c) { return ListLinksOp{{std::move(c)}}; }
+  std::vector<LinkInfo> exec(Connection& c) { return listLinks(c.netlink()); }
+  static Napi::Value toJs(Napi::Env env, const std::vector<LinkInfo>& l) { return linksToJs(env, l); }
+};
+
+struct SetLinkOp : VoidOp<SetLinkOp> {
+  int index = 0;
+  LinkChange change;
+  static SetLinkOp parse(const Napi::CallbackInfo& info, ConnPtr c) {
+    SetLinkOp op;
+    op.conn = std::move(c);
+    op.index = argInt(info, 0, "index");
+    op.change = linkChangeFromJs(argObject(info, 1, "change"));
+    return op;
+  }
+  Done exec(Connection& c) {
+    setLink(c.netlink(), index, change);
+    return {};
+  }
+};
+
+struct MoveLinkOp : VoidOp<MoveLinkOp> {
+  int index = 0;
+  int nsFd = -1;
+  std::optional<std::string> name;
+  static MoveLinkOp parse(const Napi::CallbackInfo& info, ConnPtr c) {
+    MoveLinkOp op;
+    op.conn = std::move(c);
+    op.index = argInt(info, 0, "index");
+    op.nsFd = argInt(info, 1, "nsFd");
+    if (info[2].IsString()) op.name = argString(info, 2, "name");
+    return op;
+  }
+  Done exec(Connection& c) {
+    moveLink(c.netlink(), index, nsFd, name);
+    return {};
+  }
+};
+
+template <bool Add>
+struct AltnameOp : VoidOp<AltnameOp<Add>> {
+  int index = 0;
+  std::string altname;
+  static AltnameOp parse(const Napi::CallbackInfo& info, ConnPtr c) {
+    AltnameOp op;
+    op.conn = std::move(c);
+    op.index = argInt(info, 0, "index");
+    op.altname = argString(info, 1, "altname");
+    return op;
+  }
+  Done exec(Connection& c) {
+    if (Add)
+      addAltname(c.netlink(), index, altname);
+    else
+      delAltname(c.netlink(), index, altname);
+    return {};
+  }
+};
+
+struct AddLinkOp : VoidOp<AddLinkOp> {
+  NewLink spec;
+  static AddLinkOp parse(const Napi::CallbackInfo& info, ConnPtr c) {
+    AddLinkOp op;
+    op.conn = std::move(c);
+    op.spec = newLinkFromJs(argObject(info, 0, "spec"));
+    return op;
+  }
+  Done exec(Connection& c) {
+    addLink(c.netlink(), spec);
+    return {};
+  }
+};
+
+struct DeleteLinkOp : VoidOp<DeleteLinkOp> {
+  int index = 0;
+  static DeleteLinkOp parse(const Napi::CallbackInfo& info, ConnPtr c) {
+    DeleteLinkOp op;
+    op.conn = std::move(c);
+    op.index = argInt(info, 0, "index");
+    return op;
+  }
+  Done exec(Connection& c) {
+    deleteLink(c.netlink(), index);
+    return {};
+  }
+};
+
+struct SetVfOp : VoidOp<SetVfOp> {
+  int pfIndex = 0;
+  uint32_t vf = 0;
+  VfChange change;
+  static SetVfOp parse(const Napi::CallbackInfo& info, ConnPtr c) {
+    SetVfOp op;
+    op.conn = std::move(c);
+    op.pfIndex = argInt(info, 0, "pfIndex");
+    op.vf = argU32(info, 1, "vf");
+    op.change = vfChangeFromJs(argObject(info, 2, "change"));
+    return op;
+  }
+  Done exec(Connection& c) {
+    auto req = encodeVfChange(pfIndex, vf, change);
+    c.netlink().request(req, vfChangeOp(change));
+    return {};
+  }
+};
+
+struct ListAddressesOp : ConnOp<ListAddressesOp, std::vector<AddressInfo>> {
+  int index = 0;
+  int family = 0;
+  static ListAddressesOp parse(const Napi::CallbackInfo& info, ConnPtr c) {
+    ListAddressesOp op;
+    op.conn = std::move(c);
+    op.index = argInt(info, 0, "index");
+    op.family = familyFromJs(info.Env(), argInt(info, 1, "family"));
+    return op;
+  }
+  std::vector<AddressInfo> exec(Connection& c) { return listAddresses(c.netlink(), index, family); }
+  static Napi::Value toJs(Napi::Env env, const std::vector<AddressInfo>& a) { return addressesToJs(env, a); }
+};
+
+template <bool Add>
+struct AddressOp : VoidOp<AddressOp<Add>> {
+  int index = 0;
+  InetAddr addr;
+  uint8_t prefixLen = 0;
+  static AddressOp parse(const Napi::CallbackInfo& info, ConnPtr c) {
+    AddressOp op;
+    op.conn = std::move(c);
+    op.index = argInt(info, 0, "index");
+    int family = familyFromJs(info.Env(), argInt(info, 1, "family"));
+    op.addr = parseInet(family, argString(info, 2, "address"), Add ? "RTM_NEWADDR" : "RTM_DELADDR");
+    op.prefixLen = static_cast<uint8_t>(argU32(info, 3, "prefixLen"));
+    return op;
+  }
+  Done exec(Connection& c) {
+    if (Add)
+      addAddress(c.netlink(), index, addr, prefixLen);
+    else
+      deleteAddress(c.netlink(), index, addr, prefixLen);
+    return {};
+  }
+};
+
+struct ListRoutesOp : ConnOp<ListRoutesOp, std::vector<RouteInfo>> {
+  int family = 0;
+  uint32_t table = 0;
+  static ListRoutesOp parse(const Napi::CallbackInfo& info, ConnPtr c) {
+    ListRoutesOp op;
+    op.conn = std::move(c);
+    op.family = familyFromJs(info.Env(), argInt(info, 0, "family"));
+    op.table = argU32(info, 1, "table");
+    return op;
+  }
+  std::vector<RouteInfo> exec(Connection& c) { return listRoutes(c.netlink(), family, table); }
+  static Napi::Value toJs(Napi::Env env, const std::vector<RouteInfo>& r) { return routesToJs(env, r); }
+};
+
+template <bool Add>
+struct RouteOp : VoidOp<RouteOp<Add>> {
+  RouteSpec spec;
+  static RouteOp parse(const Napi::CallbackInfo& info, ConnPtr c) {
+    RouteOp op;
+    op.conn = std::move(c);
+    op.spec = routeSpecFromJs(argObject(info, 0, "route"));
+    return op;
+  }
+  Done exec(Connection& c) {
+    if (Add)
+      addRoute(c.netlink(), spec);
+    else
+      deleteRoute(c.netlink(), spec);
+    return {};
+  }
+};
+
+struct DriverInfoOp : ConnOp<DriverInfoOp, std::optional<DriverInfo>> {
+  std::string name;
+  static DriverInfoOp parse(const Napi::CallbackInfo& info, ConnPtr c) {
+    DriverInfoOp op;
+    op.conn = std::move(c);
+    op.name = argString(info, 0, "name");
+    return op;
+  }
+  std::optional<DriverInfo> exec(Connection& c) { return driverInfo(c, name); }
+  static Napi::Value toJs(Napi::Env env, const std::optional<DriverInfo>& d) { return driverInfoToJs(env, d); }
+};
+
+struct GratuitousArpOp : VoidOp<GratuitousArpOp> {
+  int index = 0;
+  std::string ipv4;
+  static GratuitousArpOp parse(const Napi::CallbackInfo& info, ConnPtr c) {
+    GratuitousArpOp op;
+    op.conn = std::move(c);
+    op.index = argInt(info, 0, "index");
+    op.ipv4 = argString(info, 1, "ipv4");
+    return op;
+  }
+  Done exec(Connection& c) {
+    LinkInfo link = getLink(c.netlink(), index, "", false);
+    Mac mac{};
+    if (!link.mac || !parseMac(*link.mac, mac))
+      throw SysFailure::withDetail(EINVAL, "gratuitous ARP " + ipv4, "link has no Ethernet address");
+    sendGratuitousArp(c, index, mac, ipv4);
+    return {};
+  }
+};
+
+class RtnlSocketWrap : public Napi::ObjectWrap<RtnlSocketWrap> {
+ public:
+  // new RtnlSocket(nsFd /* -1: the caller's namespace */, timeoutMs)
+  explicit RtnlSocketWrap(const Napi::CallbackInfo& info) : Napi::ObjectWrap<RtnlSocketWrap>(info) {
+    int nsFd = argInt(info, 0, "nsFd");
+    int timeoutMs = argInt(info, 1, "timeoutMs");
+    try {
+      conn_ = Connection::open(nsFd, timeoutMs);
+    } catch (const SysFailure& f) {
+      throw asJsError(info.Env(), f);
+    }
+  }
+
+  template <class Op>
+  Napi::Value sync(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    return guarded(env, [&] {
+      Op op = Op::parse(info, conn_);
+      return runSync(env, op);
+    });
+  }
+
+  template <class Op>
+  Napi::Value async(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    return guarded(env, [&] { return runAsync(env, Op::parse(info, conn_)); });
+  }
+
+  Napi::Value close(const Napi::CallbackInfo& info) {
+    conn_->close();
+    return info.Env().Undefined();
+  }
+
+ private:
+  ConnPtr conn_;
+};
+
+// Names must outlive DefineClass (the descriptors keep the pointers): string literals only.
+template <class Op>
+void addOp(std::vector<Napi::ClassPropertyDescriptor<RtnlSocketWrap>>& props, const char* syncName,
+           const char* asyncName) {
+  props.push_back(RtnlSocketWrap::InstanceMethod(syncName, &RtnlSocketWrap::sync<Op>));
+  props.push_back(RtnlSocketWrap::InstanceMethod(asyncName, &RtnlSocketWrap::async<Op>));
+}
+#define SRIOVCTL_OP(Op, name) addOp<Op>(props, name, name "Async")
+
+}  // namespace
+
+Napi::Function defineRtnlSocket(Napi::Env env) {
+  std::vector<Napi::ClassPropertyDescriptor<RtnlSocketWrap>> props;
+  props.push_back(RtnlSocketWrap::InstanceMethod("close", &RtnlSocketWrap::close));
+  SRIOVCTL_OP(GetLinkOp, "getLink");
+  SRIOVCTL_OP(ListLinksOp, "listLinks");
+  SRIOVCTL_OP(SetLinkOp, "setLink");
+  SRIOVCTL_OP(MoveLinkOp, "moveLink");
+  SRIOVCTL_OP(AltnameOp<true>, "addAltname");
+  SRIOVCTL_OP(AltnameOp<false>, "delAltname");
+  SRIOVCTL_OP(AddLinkOp, "addLink");
+  SRIOVCTL_OP(DeleteLinkOp, "deleteLink");
+  SRIOVCTL_OP(SetVfOp, "setVf");
+  SRIOVCTL_OP(ListAddressesOp, "listAddresses");
+  SRIOVCTL_OP(AddressOp<true>, "addAddress");
+  SRIOVCTL_OP(AddressOp<false>, "deleteAddress");
+  SRIOVCTL_OP(ListRoutesOp, "listRoutes");
+  SRIOVCTL_OP(RouteOp<true>, "addRoute");
+  SRIOVCTL_OP(RouteOp<false>, "deleteRoute");
+  SRIOVCTL_OP(DriverInfoOp, "driverInfo");
+  SRIOVCTL_OP(GratuitousArpOp, "sendGratuitousArp");
+  return RtnlSocketWrap::DefineClass(env, "RtnlSocket", props);
+}
+
+}  // namespace sriovctl

@@ -1,0 +1,32 @@
+// Network namespaces: open one as an fd, report its identity, create an anonymous one, and run work inside
+// one on a short-lived thread. The JS main thread and libuv pool threads never change namespace: setns()
+// only ever happens on a std::thread created here, which exits when the work is done.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+namespace sriovctl {
+
+struct NetnsHandle {
+  int fd;
+  uint64_t dev;  // nsfs device
+  uint64_t ino;  // nsfs inode: the namespace's identity
+};
+
+// Opens `path` (O_RDONLY|O_CLOEXEC) and checks it is a network namespace (ioctl NS_GET_NSTYPE).
+NetnsHandle openNetns(const std::string& path);
+
+// dev + inode of an open namespace fd (fstat).
+NetnsHandle netnsIdentity(int fd);
+
+// A new namespace held only by the returned fd (no bind mount): gone when the fd and everything else that
+// references it (sockets, moved-in links' users) are closed. Its loopback is brought up.
+NetnsHandle createAnonymousNetns();
+
+// Runs fn on a fresh thread that first enters nsFd (CLONE_NEWNET); rethrows fn's exception here.
+// nsFd < 0 means "the caller's namespace": fn runs on the calling thread, which is already there.
+void runInNetns(int nsFd, const std::function<void()>& fn);
+
+}  // namespace sriovctl

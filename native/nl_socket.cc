@@ -1,0 +1,153 @@
+#include "nl_socket.h"
+
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <ctime>
+
+namespace sriovctl {
+
+namespace {
+
+constexpr size_t kInitialReceiveBuffer = 32 * 1024;
+constexpr int kMaxDumpAttempts = 10;
+
+std::string extAckMessage(const void* tlvs, size_t len) {
+  std::string msg;
+  forEachAttr(tlvs, len, [&](const rtattr* a) {
+    if (attrType(a) == NLMSGERR_ATTR_MSG) readString(a, msg);
+  });
+  return msg;
+}
+
+// The ext-ack TLVs follow the error header and (unless NLM_F_CAPPED) the echoed request's payload.
+std::string kernelMessageOf(const nlmsghdr* h, const nlmsgerr* e) {
+  if (!(h->nlmsg_flags & NLM_F_ACK_TLVS)) return {};
+  size_t off = NLMSG_HDRLEN + NLMSG_ALIGN(sizeof(nlmsgerr));
+  if (!(h->nlmsg_flags & NLM_F_CAPPED) && e->msg.nlmsg_len > NLMSG_HDRLEN)
+    off += NLMSG_ALIGN(e->msg.nlmsg_len - NLMSG_HDRLEN);
+  if (off >= h->nlmsg_len) return {};
+  return extAckMessage(reinterpret_cast<const uint8_t*>(h) + off, h->nlmsg_len - off);
+}
+
+}  // namespace
+
+std::optional<SysFailure> failureFromError(const nlmsghdr* h, const std::string& op) {
+  auto* e = familyHeader<nlmsgerr>(h);
+  if (!e) return SysFailure::withDetail(EBADMSG, op, "truncated NLMSG_ERROR");
+  if (e->error == 0) return std::nullopt;
+  return SysFailure(-e->error, op, kernelMessageOf(h, e));
+}
+
+std::optional<SysFailure> failureFromDone(const nlmsghdr* h, const std::string& op) {
+  auto* err = familyHeader<int>(h);
+  if (!err || *err >= 0) return std::nullopt;
+  std::string km;
+  if (h->nlmsg_flags & NLM_F_ACK_TLVS) {
+    size_t off = NLMSG_HDRLEN + NLMSG_ALIGN(sizeof(int));
+    if (off < h->nlmsg_len) km = extAckMessage(reinterpret_cast<const uint8_t*>(h) + off, h->nlmsg_len - off);
+  }
+  return SysFailure(-*err, op, km);
+}
+
+NlSocket::NlSocket(int timeoutMs) : timeoutMs_(timeoutMs), seq_(static_cast<uint32_t>(time(nullptr))) {
+  fd_ = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
+  if (fd_ < 0) throwErrno("socket(NETLINK_ROUTE)");
+  try {
+    int one = 1;
+    // Extended ack: the kernel's own sentence with every error. Capped ack: it does not echo our request.
+    if (setsockopt(fd_, SOL_NETLINK, NETLINK_EXT_ACK, &one, sizeof one) < 0) throwErrno("setsockopt(NETLINK_EXT_ACK)");
+    if (setsockopt(fd_, SOL_NETLINK, NETLINK_CAP_ACK, &one, sizeof one) < 0) throwErrno("setsockopt(NETLINK_CAP_ACK)");
+    if (timeoutMs > 0) {
+      timeval tv{timeoutMs / 1000, (timeoutMs % 1000) * 1000};
+      if (setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) < 0) throwErrno("setsockopt(SO_RCVTIMEO)");
+    }
+    sockaddr_nl local{};
+    local.nl_family = AF_NETLINK;
+    if (bind(fd_, reinterpret_cast<sockaddr*>(&local), sizeof local) < 0) throwErrno("bind(NETLINK_ROUTE)");
+  } catch (...) {
+    ::close(fd_);
+    fd_ = -1;
+    throw;
+  }
+  rx_.resize(kInitialReceiveBuffer);
+}
+
+NlSocket::~NlSocket() { close(); }
+
+void NlSocket::close() {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+}
+
+size_t NlSocket::receive(const std::string& op) {
+  for (;;) {
+    // Size first: a PF with hundreds of VFs answers with one message larger than 64 KiB.
+    ssize_t want = recv(fd_, nullptr, 0, MSG_PEEK | MSG_TRUNC);
+    if (want < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK)
+        throw SysFailure::withDetail(ETIMEDOUT, op, "no reply within " + std::to_string(timeoutMs_) + " ms");
+      throwErrno(op + " (recv)");
+    }
+    if (static_cast<size_t>(want) > rx_.size()) rx_.resize(static_cast<size_t>(want));
+    ssize_t got = recv(fd_, rx_.data(), rx_.size(), 0);
+    if (got < 0) {
+      if (errno == EINTR) continue;
+      throwErrno(op + " (recv)");
+    }
+    return static_cast<size_t>(got);
+  }
+}
+
+bool NlSocket::exchange(NlRequest& req, const std::string& op, const MessageFn& onMessage) {
+  if (fd_ < 0) throw SysFailure::withDetail(EBADF, op, "socket closed");
+  req.setSeq(++seq_);
+  sockaddr_nl kernel{};
+  kernel.nl_family = AF_NETLINK;
+  for (;;) {
+    ssize_t sent = sendto(fd_, req.data(), req.size(), 0, reinterpret_cast<sockaddr*>(&kernel), sizeof kernel);
+    if (sent >= 0) break;
+    if (errno != EINTR) throwErrno(op + " (send)");
+  }
+  const bool dump = req.isDump();
+  bool interrupted = false;
+  std::optional<SysFailure> failure;
+  bool finished = false;
+  while (!finished) {
+    size_t len = receive(op);
+    forEachMessage(rx_.data(), len, [&](const nlmsghdr* h) {
+      // Replies to an earlier request that timed out arrive late: never mistake them for ours.
+      if (finished || h->nlmsg_seq != req.seq()) return;
+      if (h->nlmsg_flags & NLM_F_DUMP_INTR) interrupted = true;
+      if (h->nlmsg_type == NLMSG_ERROR) {
+        failure = failureFromError(h, op);
+        finished = true;
+      } else if (h->nlmsg_type == NLMSG_DONE) {
+        failure = failureFromDone(h, op);
+        finished = dump;  // a stray DONE ends only dumps
+      } else if (h->nlmsg_type >= NLMSG_MIN_TYPE && onMessage) {
+        onMessage(h);
+      }
+    });
+  }
+  if (failure) throw *failure;
+  return interrupted;
+}
+
+void NlSocket::request(NlRequest& req, const std::string& op, const MessageFn& onReply) {
+  exchange(req, op, onReply);
+}
+
+void NlSocket::dump(NlRequest& req, const std::string& op, const std::function<void()>& restart,
+                    const MessageFn& onMessage) {
+  for (int attempt = 1;; ++attempt) {
+    if (!exchange(req, op, onMessage)) return;
+    if (attempt == kMaxDumpAttempts) throw SysFailure::withDetail(EAGAIN, op, "dump kept changing (NLM_F_DUMP_INTR)");
+    restart();
+  }
+}
+
+}  // namespace sriovctl

@@ -1,0 +1,61 @@
+// A NETLINK_ROUTE socket: send one request, read until its ack (or NLMSG_DONE for a dump), filtered by
+// sequence number, receives sized with MSG_PEEK|MSG_TRUNC, SO_RCVTIMEO so a wedged driver cannot hang us.
+// The socket acts in the namespace of the thread that created it (see netns.h for creating it elsewhere).
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "nl_message.h"
+#include "sys_failure.h"
+
+namespace sriovctl {
+
+using MessageFn = std::function<void(const nlmsghdr*)>;
+
+class NlSocket {
+ public:
+  // Opens a socket in the calling thread's network namespace.
+  explicit NlSocket(int timeoutMs);
+  ~NlSocket();
+  NlSocket(const NlSocket&) = delete;
+  NlSocket& operator=(const NlSocket&) = delete;
+
+  // A change or a single get: sends, passes every reply to onReply, returns on the ack; throws SysFailure.
+  void request(NlRequest& req, const std::string& op, const MessageFn& onReply = nullptr);
+
+  // A dump: onMessage for every message until NLMSG_DONE. When the kernel flags the dump inconsistent
+  // (NLM_F_DUMP_INTR), restart() is called and the dump is repeated (bounded).
+  void dump(NlRequest& req, const std::string& op, const std::function<void()>& restart,
+            const MessageFn& onMessage);
+
+  void close();
+  bool isOpen() const { return fd_ >= 0; }
+
+  // Serialises whole request/reply exchanges: concurrent async calls never interleave sequence numbers.
+  std::mutex& mutex() { return mutex_; }
+
+ private:
+  // One exchange; returns true when the dump was flagged interrupted.
+  bool exchange(NlRequest& req, const std::string& op, const MessageFn& onMessage);
+  size_t receive(const std::string& op);  // one datagram into rx_; returns its length
+
+  int fd_ = -1;
+  int timeoutMs_;
+  uint32_t seq_;
+  std::vector<uint8_t> rx_;
+  std::mutex mutex_;
+};
+
+// The failure an NLMSG_ERROR message carries (nullopt for an ack, error == 0). Pure: used by the socket
+// and by unit tests on captured bytes. Reads NLMSGERR_ATTR_MSG when NLM_F_ACK_TLVS is set.
+std::optional<SysFailure> failureFromError(const nlmsghdr* h, const std::string& op);
+
+// NLMSG_DONE may carry an error too (a failed dump), with the same ext-ack TLVs.
+std::optional<SysFailure> failureFromDone(const nlmsghdr* h, const std::string& op);
+
+}  // namespace sriovctl

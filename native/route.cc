@@ -1,0 +1,77 @@
+#include "route.h"
+
+#include <linux/rtnetlink.h>
+#include <sys/socket.h>
+
+namespace sriovctl {
+
+namespace {
+
+NlRequest routeRequest(uint16_t type, uint16_t flags, const RouteSpec& r) {
+  const bool add = type == RTM_NEWROUTE;
+  auto req = NlRequest::make<rtmsg>(type, flags);
+  auto& rtm = req.family<rtmsg>();
+  rtm.rtm_family = static_cast<uint8_t>(r.family);
+  rtm.rtm_dst_len = r.dst ? r.dstLen : 0;
+  rtm.rtm_table = r.table < 256 ? static_cast<uint8_t>(r.table) : RT_TABLE_UNSPEC;
+  // A delete leaves protocol/type unspecified and scope "nowhere" so it matches the route however it was
+  // made; an add makes a boot-protocol unicast route, link-scoped when IPv4 has no gateway (as `ip` does).
+  if (add) {
+    rtm.rtm_protocol = RTPROT_BOOT;
+    rtm.rtm_type = RTN_UNICAST;
+    rtm.rtm_scope = (r.family == AF_INET && !r.gateway) ? RT_SCOPE_LINK : RT_SCOPE_UNIVERSE;
+  } else {
+    rtm.rtm_scope = r.family == AF_INET6 ? RT_SCOPE_UNIVERSE : RT_SCOPE_NOWHERE;
+  }
+  if (r.dst) req.put(RTA_DST, r.dst->bytes, r.dst->size());
+  if (r.gateway) req.put(RTA_GATEWAY, r.gateway->bytes, r.gateway->size());
+  if (r.oif > 0) req.putU32(RTA_OIF, static_cast<uint32_t>(r.oif));
+  if (r.metric) req.putU32(RTA_PRIORITY, *r.metric);
+  req.putU32(RTA_TABLE, r.table);
+  return req;
+}
+
+}  // namespace
+
+std::vector<RouteInfo> listRoutes(NlSocket& s, int family, uint32_t table) {
+  auto req = NlRequest::make<rtmsg>(RTM_GETROUTE, NLM_F_DUMP);
+  req.family<rtmsg>().rtm_family = static_cast<uint8_t>(family);
+  std::vector<RouteInfo> out;
+  s.dump(req, "RTM_GETROUTE dump", [&] { out.clear(); }, [&](const nlmsghdr* h) {
+    auto* rtm = familyHeader<rtmsg>(h);
+    if (h->nlmsg_type != RTM_NEWROUTE || !rtm || (rtm->rtm_flags & RTM_F_CLONED)) return;
+    if (rtm->rtm_family != AF_INET && rtm->rtm_family != AF_INET6) return;
+    if (family != AF_UNSPEC && rtm->rtm_family != family) return;
+    auto tb = AttrTable<RTA_MAX>::afterHeader(h, sizeof(rtmsg));
+    RouteInfo r;
+    r.family = rtm->rtm_family;
+    r.table = rtm->rtm_table;
+    readAttr(tb[RTA_TABLE], r.table);
+    if (table != 0 && r.table != table) return;
+    const size_t addrLen = r.family == AF_INET ? 4 : 16;
+    r.dstLen = rtm->rtm_dst_len;
+    if (tb[RTA_DST] && attrLen(tb[RTA_DST]) >= addrLen) r.dst = formatInet(r.family, attrData(tb[RTA_DST]));
+    if (tb[RTA_GATEWAY] && attrLen(tb[RTA_GATEWAY]) >= addrLen)
+      r.gateway = formatInet(r.family, attrData(tb[RTA_GATEWAY]));
+    uint32_t u = 0;
+    if (readAttr(tb[RTA_OIF], u)) r.oif = static_cast<int>(u);
+    if (readAttr(tb[RTA_PRIORITY], u)) r.metric = u;
+    r.scope = rtm->rtm_scope;
+    r.protocol = rtm->rtm_protocol;
+    r.type = rtm->rtm_type;
+    out.push_back(std::move(r));
+  });
+  return out;
+}
+
+void addRoute(NlSocket& s, const RouteSpec& r) {
+  auto req = routeRequest(RTM_NEWROUTE, NLM_F_CREATE | NLM_F_EXCL, r);
+  s.request(req, "RTM_NEWROUTE");
+}
+
+void deleteRoute(NlSocket& s, const RouteSpec& r) {
+  auto req = routeRequest(RTM_DELROUTE, 0, r);
+  s.request(req, "RTM_DELROUTE");
+}
+
+}  // namespace sriovctl

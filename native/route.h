@@ -1,0 +1,42 @@
+// Routes (RTM_NEWROUTE / RTM_DELROUTE / RTM_GETROUTE), IPv4 and IPv6, main table by default.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "inet.h"
+#include "nl_socket.h"
+
+namespace sriovctl {
+
+struct RouteInfo {
+  int family = 0;
+  std::optional<std::string> dst;  // nullopt = default
+  uint8_t dstLen = 0;
+  std::optional<std::string> gateway;
+  std::optional<int> oif;
+  uint32_t table = 0;
+  std::optional<uint32_t> metric;
+  uint8_t scope = 0;
+  uint8_t protocol = 0;
+  uint8_t type = 0;
+};
+
+struct RouteSpec {
+  int family = 0;                // AF_INET / AF_INET6
+  std::optional<InetAddr> dst;   // nullopt = default
+  uint8_t dstLen = 0;
+  std::optional<InetAddr> gateway;
+  int oif = 0;
+  std::optional<uint32_t> metric;
+  uint32_t table = 254;          // RT_TABLE_MAIN
+};
+
+// family AF_UNSPEC: both; table 0: every table.
+std::vector<RouteInfo> listRoutes(NlSocket& s, int family, uint32_t table);
+void addRoute(NlSocket& s, const RouteSpec& r);
+void deleteRoute(NlSocket& s, const RouteSpec& r);
+
+}  // namespace sriovctl

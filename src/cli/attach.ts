@@ -1,0 +1,92 @@
+// `sriovctl attach <nic> <target> [--as <name>] [--vfs <n>] [--driver <name>]`: lend a NIC to a namespace,
+// then (kubevirtci's flow in one command) create VFs on it and bind them. Every move goes through src/lend.
+import type { Command } from 'commander';
+import { giveBack, lend } from '../lend';
+import type { LendRecord } from '../ledger/types';
+import { assertIfName } from '../net';
+import { attachMeta, type AttachMeta } from './attach-meta';
+import type { CommandIo, CommandKit } from './command-kit';
+import { CliError, ExitCode, usageError } from './exit-codes';
+import { parseCount } from './arguments';
+import { resolveNic } from './nics';
+import { reasonOf } from './output';
+import { resolveTarget } from './targets';
+import { createVfs, planVfs, restoreVfCount, type VfPlan } from './vf-plan';
+
+interface AttachOptions {
+  as?: string;
+  vfs?: number;
+  driver?: string;
+}
+
+export function registerAttachCommand(program: Command, kit: CommandKit): void {
+  program
+    .command('attach')
+    .description('lend a NIC (a PF or a VF) to a network namespace')
+    .argument('<nic>', 'an interface name in this namespace, or a PCI address (0000:03:00.1)')
+    .argument('<target>', 'a namespace name (/var/run/netns), a namespace file, pid:<pid>, docker:<c> or podman:<c>')
+    .option('--as <name>', 'the name to give it in the target')
+    .option('--vfs <n>', 'after it arrives, create <n> VFs on it (a PF)', parseCount)
+    .option('--driver <name>', 'bind the new VFs to this driver (e.g. vfio-pci); needs --vfs')
+    .action(
+      kit.action<AttachOptions>(
+        ([nic, target]) => `attach ${nic} to ${target}`,
+        (io, [nic, target], opts) => attach(io, nic!, target!, opts),
+      ),
+    );
+}
+
+/** The owner of an attach record: the target as typed, so `detach --all --target` finds it the same way. */
+export function attachOwner(targetText: string): string {
+  return `attach:${targetText}`;
+}
+
+async function attach(io: CommandIo, nicText: string, targetText: string, opts: AttachOptions): Promise<ExitCode> {
+  // Everything that can be checked is checked before the first change.
+  const nic = resolveNic(nicText);
+  if (opts.as !== undefined) {
+    try {
+      assertIfName(opts.as);
+    } catch (err) {
+      throw usageError(`--as ${JSON.stringify(opts.as)}: ${(err as Error).message}`);
+    }
+  }
+  if (opts.driver !== undefined && opts.vfs === undefined) throw usageError('--driver needs --vfs <n>');
+  const target = await resolveTarget(targetText);
+  const plan = opts.vfs !== undefined ? planVfs(nic, nicText, opts.vfs, opts.driver) : null;
+
+  const meta: AttachMeta = { target: targetText, ...(plan ? { vfs: { pf: plan.pf, before: plan.before } } : {}) };
+  const { record, link } = lend({ nic, target, owner: attachOwner(targetText), name: opts.as, meta: attachMeta(meta) });
+  printSteps(io, record);
+  io.out.line(`${nicText}: lent to ${targetText} as ${link?.name ?? record.targetName}`);
+
+  if (plan) await createVfsOrGiveBack(io, record, plan, nicText);
+  return ExitCode.ok;
+}
+
+/** VFs that cannot be made undo the whole attach: the VF count goes back, then the NIC. */
+async function createVfsOrGiveBack(io: CommandIo, record: LendRecord, plan: VfPlan, nicText: string): Promise<void> {
+  try {
+    for (const line of await createVfs(plan)) io.out.detail(line);
+    io.out.line(`${nicText}: ${plan.count} VFs${plan.driver ? ` bound to ${plan.driver}` : ''}`);
+  } catch (err) {
+    const undo: string[] = [];
+    try {
+      await restoreVfCount(plan.pf, plan.before);
+    } catch (e) {
+      undo.push(`VF count not restored: ${reasonOf(e, io.globals.verbose)}`);
+    }
+    try {
+      const back = giveBack(record.key, { owner: record.owner, lockTimeoutMs: 5000 });
+      undo.push(`given back (${back.outcome}${back.name ? ` as ${back.name}` : ''})`);
+    } catch (e) {
+      undo.push(`give-back failed: ${reasonOf(e, io.globals.verbose)} (run sriovctl cleanup)`);
+    }
+    throw new CliError(`${reasonOf(err, io.globals.verbose)}; ${undo.join('; ')}`);
+  }
+}
+
+/** -v: each step the engine recorded, one per line. */
+export function printSteps(io: CommandIo, record: LendRecord): void {
+  for (const h of record.history) io.out.detail(`${h.step}${h.note ? ` (${h.note})` : ''}`);
+}

@@ -1,0 +1,182 @@
+// `sriovctl cleanup [--dry-run] [--json]` — the CI hook, run after a job or before a new cluster:
+//   1. finish every incomplete record (a crashed lend is rolled back, a crashed give-back completed),
+//   2. give back every NIC the ledger holds,
+//   3. find SR-IOV NICs the ledger does not know in any other namespace and return them to the initial one.
+// One line per NIC; idempotent; exit 0 when nothing is lost, 3 when any NIC could not be restored.
+import type { Command } from 'commander';
+import { isSysError } from '../errors';
+import { findRecords, recover, returnStray } from '../lend';
+import type { GiveBackResult } from '../lend/types';
+import { openLedger, scanRecords } from '../ledger';
+import type { LendRecord } from '../ledger/types';
+import type { CommandIo, CommandKit } from './command-kit';
+import { ExitCode } from './exit-codes';
+import { giveBackRecord, worst } from './give-back';
+import { reasonOf } from './output';
+import { scanForStrays, type Stray } from './stray-scan';
+
+export type CleanupOutcome = GiveBackResult['outcome'] | 'failed' | 'busy' | 'would-give-back' | 'would-return';
+
+/** One NIC in cleanup's report (`--json` prints an array of these). */
+export interface CleanupEntry {
+  /** Its name at home (ledger) or where it was found (scan). */
+  nic: string;
+  pciAddress: string | null;
+  /** 'ledger': it had a record; 'scan': found in a foreign namespace without one. */
+  source: 'ledger' | 'scan';
+  outcome: CleanupOutcome;
+  /** Its name now (after the action). */
+  name: string | null;
+  owner: string | null;
+  /** Where it was found (scan only). */
+  from: string | null;
+  warnings: string[];
+  error: string | null;
+}
+
+export function registerCleanupCommand(program: Command, kit: CommandKit): void {
+  program
+    .command('cleanup')
+    .description('finish and give back every lent NIC, then return stray SR-IOV NICs to the initial namespace')
+    .option('--dry-run', 'only say what would be done')
+    .option('--json', 'print a JSON array of objects, one per NIC')
+    .action(
+      kit.action<{ dryRun?: boolean; json?: boolean }>(
+        () => 'cleanup',
+        (io, _args, opts) => cleanup(io, { dryRun: !!opts.dryRun, json: !!opts.json }),
+      ),
+    );
+}
+
+async function cleanup(io: CommandIo, opts: { dryRun: boolean; json: boolean }): Promise<ExitCode> {
+  const entries = opts.dryRun ? plan(io) : await act(io);
+  if (opts.json) io.out.json(entries);
+  else if (entries.length === 0) io.out.line('nothing to clean up');
+  else for (const e of entries) printEntry(io, e);
+  return worst(entries.map(exitCodeOfEntry));
+}
+
+/** --dry-run: what the ledger holds and what the scan finds; nothing changes (no recover, no lock taken). */
+function plan(io: CommandIo): CleanupEntry[] {
+  const { records, corrupt } = scanRecords(openLedger());
+  const entries: CleanupEntry[] = records.map((r) => ledgerEntry(r, { outcome: 'would-give-back' }));
+  entries.push(...corrupt.map(corruptEntry));
+  for (const s of scanStrays(io, records, records)) entries.push(strayEntry(s, { outcome: 'would-return' }));
+  return entries;
+}
+
+async function act(io: CommandIo): Promise<CleanupEntry[]> {
+  const before = new Map(scanRecords(openLedger()).records.map((r) => [r.key, r]));
+  const entries: CleanupEntry[] = [];
+
+  // 1. finish what crashed half-way
+  const recovered = recover();
+  for (const res of recovered.results) entries.push(ledgerEntryOf(before.get(res.key), res));
+  for (const f of recovered.failures) entries.push(failedLedgerEntry(before.get(f.key), f.key, f.error));
+  entries.push(...recovered.corrupt.map(corruptEntry));
+
+  // 2. give back every NIC still lent
+  const failedKeys = new Set(recovered.failures.map((f) => f.key));
+  const lent = findRecords().filter((r) => !failedKeys.has(r.key));
+  for (const record of lent) {
+    try {
+      const report = await giveBackRecord(record);
+      entries.push(ledgerEntry(record, { ...report.result, warnings: report.warnings }));
+    } catch (err) {
+      entries.push(failedLedgerEntry(record, record.key, reasonOf(err, io.globals.verbose)));
+    }
+  }
+
+  // 3. SR-IOV NICs nobody recorded, in namespaces that are not home to anything
+  const stillRecorded = findRecords();
+  for (const stray of scanStrays(io, [...before.values(), ...stillRecorded], stillRecorded)) {
+    try {
+      const res = returnStray({ in: { path: stray.netnsPath }, name: stray.name, pciAddress: stray.pciAddress, originalName: stray.originalName ?? undefined });
+      entries.push(strayEntry(stray, { outcome: res.outcome, name: res.name, warnings: res.warnings }));
+    } catch (err) {
+      const busy = isSysError(err, 'BUSY');
+      entries.push(strayEntry(stray, { outcome: busy ? 'busy' : 'failed', error: reasonOf(err, io.globals.verbose) }));
+    }
+  }
+  return entries;
+}
+
+/**
+ * Strays, minus NICs that still have a record (a failed give-back is reported from the ledger, not twice).
+ * A NIC given back to a non-initial home (a CI job's namespace) is home: homes of `homesOf` are not scanned.
+ */
+function scanStrays(io: CommandIo, homesOf: LendRecord[], recorded: LendRecord[]): Stray[] {
+  const recordedPci = new Set(recorded.map((r) => r.identity.pciAddress).filter((p): p is string => p !== null));
+  const { strays, problems } = scanForStrays(homesOf.map((r) => r.home.id));
+  for (const p of problems) io.out.detail(`scan: ${p}`);
+  return strays.filter((s) => !recordedPci.has(s.pciAddress));
+}
+
+function ledgerEntry(record: LendRecord, r: Partial<CleanupEntry> & { outcome: CleanupOutcome }): CleanupEntry {
+  return {
+    nic: record.snapshot.name || record.identity.name || record.key,
+    pciAddress: record.identity.pciAddress,
+    source: 'ledger',
+    outcome: r.outcome,
+    name: r.name ?? null,
+    owner: record.owner,
+    from: null,
+    warnings: r.warnings ?? [],
+    error: r.error ?? null,
+  };
+}
+
+function ledgerEntryOf(record: LendRecord | undefined, res: GiveBackResult): CleanupEntry {
+  if (record) return ledgerEntry(record, res);
+  return { nic: res.key, pciAddress: null, source: 'ledger', outcome: res.outcome, name: res.name, owner: res.owner, from: null, warnings: res.warnings, error: null };
+}
+
+function failedLedgerEntry(record: LendRecord | undefined, key: string, error: string): CleanupEntry {
+  if (record) return ledgerEntry(record, { outcome: 'failed', error });
+  return { nic: key, pciAddress: null, source: 'ledger', outcome: 'failed', name: null, owner: null, from: null, warnings: [], error };
+}
+
+function corruptEntry(c: { file: string; error: string }): CleanupEntry {
+  return { nic: c.file, pciAddress: null, source: 'ledger', outcome: 'failed', name: null, owner: null, from: null, warnings: [], error: `unreadable record: ${c.error}` };
+}
+
+function strayEntry(s: Stray, r: Partial<CleanupEntry> & { outcome: CleanupOutcome }): CleanupEntry {
+  return {
+    nic: s.name,
+    pciAddress: s.pciAddress,
+    source: 'scan',
+    outcome: r.outcome,
+    name: r.name ?? null,
+    owner: null,
+    from: s.netnsPath,
+    warnings: r.warnings ?? [],
+    error: r.error ?? null,
+  };
+}
+
+const OUTCOME_TEXT: Record<CleanupOutcome, string> = {
+  returned: 'returned',
+  'returned-renamed': 'returned under a fallback name',
+  'already-home': 'already home',
+  gone: 'gone',
+  'not-lent': 'already given back',
+  failed: 'failed',
+  busy: 'failed: busy (another sriovctl holds it)',
+  'would-give-back': 'would give back',
+  'would-return': 'would return to the initial namespace',
+};
+
+function printEntry(io: CommandIo, e: CleanupEntry): void {
+  const label = e.pciAddress ? `${e.nic} (${e.pciAddress})` : e.nic;
+  const from = e.from ? ` from ${e.from}` : '';
+  const by = e.owner ? ` [${e.owner}]` : '';
+  const as = e.name && e.name !== e.nic ? ` as ${e.name}` : '';
+  const why = e.error && e.outcome !== 'busy' ? `: ${e.error}` : '';
+  io.out.line(`${label}${by}${from}: ${OUTCOME_TEXT[e.outcome]}${as}${why}`);
+  for (const w of e.warnings) io.out.warn(`${label}: ${w}`);
+}
+
+function exitCodeOfEntry(e: CleanupEntry): ExitCode {
+  if (e.outcome === 'failed' || e.outcome === 'busy' || e.outcome === 'returned-renamed') return ExitCode.warnings;
+  return e.warnings.length > 0 ? ExitCode.warnings : ExitCode.ok;
+}

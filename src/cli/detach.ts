@@ -1,0 +1,102 @@
+// `sriovctl detach <nic> | --all [--target <target>]`: give back what `attach` lent, to the home recorded at
+// attach time (which may be a CI job's namespace), by the record — never by what the caller remembers.
+import type { Command } from 'commander';
+import { findRecords } from '../lend';
+import type { LendRecord } from '../ledger/types';
+import { sameNetns } from '../net';
+import { attachOwner } from './attach';
+import type { CommandIo, CommandKit } from './command-kit';
+import { CliError, ExitCode, usageError } from './exit-codes';
+import { giveBackRecord, nicLabel, printGiveBack, worst } from './give-back';
+import { nicExistsHere, recordsForNic } from './records';
+import { resolveNic } from './nics';
+import { reasonOf } from './output';
+import { namespaceIdOf, resolveTarget } from './targets';
+
+interface DetachOptions {
+  all?: boolean;
+  target?: string;
+}
+
+const ATTACH_OWNER_PREFIX = attachOwner('');
+
+export function registerDetachCommand(program: Command, kit: CommandKit): void {
+  program
+    .command('detach')
+    .description('give back a NIC lent by attach (or --all of them) to where it came from')
+    .argument('[nic]', 'the NIC as given to attach: its name or PCI address')
+    .option('--all', 'every NIC lent by attach')
+    .option('--target <target>', 'with --all: only those lent to this target')
+    .action(
+      kit.action<DetachOptions>(
+        ([nic], opts) => (nic ? `detach ${nic}` : `detach --all${opts.target ? ` --target ${opts.target}` : ''}`),
+        (io, [nic], opts) => detach(io, nic, opts),
+      ),
+    );
+}
+
+function detach(io: CommandIo, nicText: string | undefined, opts: DetachOptions): Promise<ExitCode> {
+  if (nicText !== undefined && opts.all) throw usageError('give a NIC or --all, not both');
+  if (nicText === undefined && !opts.all) throw usageError('give a NIC, or --all');
+  if (opts.target !== undefined && !opts.all) throw usageError('--target goes with --all');
+  return nicText !== undefined ? detachOne(io, nicText) : detachAll(io, opts.target);
+}
+
+async function detachOne(io: CommandIo, nicText: string): Promise<ExitCode> {
+  const selector = resolveNic(nicText);
+  const matches = recordsForNic(findRecords(), selector);
+  if (matches.length === 0) {
+    // A second detach is a no-op; a NIC that exists nowhere is a mistake worth an error.
+    if (!nicExistsHere(selector)) throw new CliError(`no such NIC here, and no record of it`);
+    io.out.line(`${nicText}: not lent`);
+    return ExitCode.ok;
+  }
+  if (matches.length > 1) {
+    throw new CliError(`ambiguous: ${matches.map((r) => `${nicLabel(r)} lent to ${r.owner}`).join(', ')}; use the PCI address`);
+  }
+  const record = matches[0];
+  if (!record.owner.startsWith(ATTACH_OWNER_PREFIX)) {
+    // A CNI or cluster attachment is given back by its owner (or by cleanup), never behind its back.
+    throw new CliError(`${nicLabel(record)} is lent by ${record.owner}, not by attach; its owner gives it back (or run sriovctl cleanup)`);
+  }
+  const report = await giveBackRecord(record);
+  printGiveBack(io.out, record, report);
+  return report.exitCode;
+}
+
+async function detachAll(io: CommandIo, targetText: string | undefined): Promise<ExitCode> {
+  let records = findRecords({ ownerPrefix: ATTACH_OWNER_PREFIX });
+  if (targetText !== undefined) records = records.filter(await lentTo(targetText));
+  if (records.length === 0) {
+    io.out.line(targetText ? `nothing is lent to ${targetText}` : 'nothing is lent by attach');
+    return ExitCode.ok;
+  }
+  const codes: ExitCode[] = [];
+  for (const record of records) {
+    try {
+      const report = await giveBackRecord(record);
+      printGiveBack(io.out, record, report);
+      codes.push(report.exitCode);
+    } catch (err) {
+      io.out.error(`detach ${nicLabel(record)} from ${record.owner.slice(ATTACH_OWNER_PREFIX.length)}: ${reasonOf(err, io.globals.verbose)}`);
+      codes.push(ExitCode.failed);
+    }
+  }
+  return worst(codes);
+}
+
+/**
+ * A record lent to `targetText`: attached under that very text, or lent to the same namespace however it was
+ * typed (`pid:123` and `/proc/123/ns/net` are one target). A target that no longer resolves (its container is
+ * gone) still matches by text.
+ */
+async function lentTo(targetText: string): Promise<(r: LendRecord) => boolean> {
+  let id: ReturnType<typeof namespaceIdOf> | null = null;
+  try {
+    id = namespaceIdOf(await resolveTarget(targetText));
+  } catch (err) {
+    if (!(err instanceof CliError) || err.exitCode === ExitCode.usage) throw err;
+    id = null;
+  }
+  return (r) => r.owner === attachOwner(targetText) || (id !== null && sameNetns(r.target.id, id));
+}

@@ -1,0 +1,68 @@
+// Giving back one record from the CLI (detach, cleanup): undo what attach added on top of the lend (the VF
+// count), then let the engine bring the NIC home. One line per NIC.
+import { giveBack } from '../lend';
+import type { GiveBackResult } from '../lend/types';
+import type { LendRecord } from '../ledger/types';
+import { readAttachMeta } from './attach-meta';
+import { ExitCode } from './exit-codes';
+import type { Output } from './output';
+import { restoreVfCount } from './vf-plan';
+
+/** Lock wait: an attach or a CNI DEL may hold the NIC for a moment. */
+const GIVE_BACK_LOCK_TIMEOUT_MS = 10_000;
+
+export interface GiveBackReport {
+  result: GiveBackResult;
+  /** Everything worth a warning, including the VF count. */
+  warnings: string[];
+  exitCode: ExitCode;
+}
+
+export async function giveBackRecord(record: LendRecord): Promise<GiveBackReport> {
+  const warnings: string[] = [];
+  const vfs = readAttachMeta(record.meta)?.vfs;
+  if (vfs) {
+    try {
+      await restoreVfCount(vfs.pf, vfs.before);
+    } catch (err) {
+      warnings.push(`VF count of ${vfs.pf} not restored to ${vfs.before}: ${(err as Error).message}`);
+    }
+  }
+  const result = giveBack(record.key, { owner: record.owner, lockTimeoutMs: GIVE_BACK_LOCK_TIMEOUT_MS });
+  warnings.push(...result.warnings);
+  const exitCode = result.outcome === 'returned-renamed' || warnings.length > 0 ? ExitCode.warnings : ExitCode.ok;
+  return { result, warnings, exitCode };
+}
+
+const OUTCOME_TEXT: Record<GiveBackResult['outcome'], string> = {
+  returned: 'returned',
+  'returned-renamed': 'returned under a fallback name',
+  'already-home': 'already home',
+  gone: 'gone (a virtual NIC, destroyed with its namespace)',
+  'not-lent': 'not lent',
+};
+
+/** "enp3s0f1 (0000:03:00.1): returned as enp3s0f1 to /proc/1/ns/net" */
+export function giveBackLine(record: LendRecord, report: GiveBackReport): string {
+  const r = report.result;
+  const as = r.name ? ` as ${r.name}` : '';
+  return `${nicLabel(record)}: ${OUTCOME_TEXT[r.outcome]}${as}`;
+}
+
+export function printGiveBack(out: Output, record: LendRecord, report: GiveBackReport): void {
+  out.line(giveBackLine(record, report));
+  for (const w of report.warnings) out.warn(`${nicLabel(record)}: ${w}`);
+}
+
+/** How a NIC is named in output: its home name, with its PCI address when it has one. */
+export function nicLabel(record: LendRecord): string {
+  const name = record.snapshot.name || record.identity.name || record.key;
+  return record.identity.pciAddress ? `${name} (${record.identity.pciAddress})` : name;
+}
+
+/** The worst of several exit codes (failed > warnings > ok). */
+export function worst(codes: ExitCode[]): ExitCode {
+  if (codes.includes(ExitCode.failed)) return ExitCode.failed;
+  if (codes.includes(ExitCode.warnings)) return ExitCode.warnings;
+  return ExitCode.ok;
+}

@@ -1,0 +1,63 @@
+// The `sriovctl` command line: global options and the commands, wired with commander. No policy here: each
+// command lives in its own file and moves NICs only through src/lend.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { Command } from 'commander';
+import { registerAttachCommand } from './attach';
+import { applyGlobalOptions, createKit, globalOptions, type CommandKit, type Invocation } from './command-kit';
+import { registerCleanupCommand } from './cleanup';
+import { registerDetachCommand } from './detach';
+import { usageError } from './exit-codes';
+import { registerStatusCommand } from './status';
+import { registerVfsCommand } from './vfs';
+
+/** A command group added to the program (the host commands below, the cluster commands in cluster*.ts). */
+export type RegisterCommands = (program: Command, kit: CommandKit) => void;
+
+const HOST_COMMANDS: RegisterCommands[] = [
+  registerAttachCommand,
+  registerDetachCommand,
+  registerStatusCommand,
+  registerVfsCommand,
+  registerCleanupCommand,
+];
+
+/**
+ * The whole program. Commander's own exits are turned into exceptions (exitOverride) so main() maps them to
+ * exit code 2; `extra` lets other command groups (the cluster orchestrator) join with the same kit.
+ */
+export function buildProgram(invocation: Invocation, extra: RegisterCommands[] = []): Command {
+  const program = new Command('sriovctl')
+    .description('Lend SR-IOV NICs (PFs and VFs) to network namespaces and give them back, never losing one')
+    .version(packageVersion(), '-V, --version')
+    .option('--state-dir <dir>', 'where the ledger lives (env SRIOVCTL_STATE_DIR, default /var/lib/sriovctl)')
+    .option('--sysfs-root <dir>', 'the sysfs root (env SRIOVCTL_SYSFS_ROOT, default /sys)')
+    .option('-v, --verbose', 'print each kernel action, and the kernel\'s message with errors')
+    .option('-q, --quiet', 'print errors and warnings only')
+    .showHelpAfterError('(run sriovctl --help for usage)')
+    .exitOverride()
+    .configureOutput({
+      writeOut: (s) => void (invocation.stdout ?? process.stdout).write(s),
+      writeErr: (s) => void (invocation.stderr ?? process.stderr).write(s),
+    });
+
+  program.hook('preAction', (_root, actionCommand) => {
+    const g = globalOptions(actionCommand);
+    if (g.verbose && g.quiet) throw usageError('-v/--verbose and -q/--quiet exclude each other');
+    applyGlobalOptions(g);
+  });
+
+  const kit = createKit(invocation);
+  for (const register of [...HOST_COMMANDS, ...extra]) register(program, kit);
+  return program;
+}
+
+function packageVersion(): string {
+  try {
+    // dist/cli/program.js and src/cli/program.ts both sit two levels below the package root
+    const pkg = JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', 'package.json'), 'utf8')) as { version?: string };
+    return pkg.version ?? 'unknown';
+  } catch {
+    return 'unknown';
+  }
+}

@@ -1,0 +1,35 @@
+// Finding the record of a NIC as a person names it on the command line.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { sysfsRoot } from '../config';
+import type { NicSelector } from '../lend/types';
+import type { LendRecord } from '../ledger/types';
+import { connect, sameNetns } from '../net';
+import { ownNetnsId } from './netns-id';
+
+/**
+ * The records of the NIC `selector` names. A PCI address matches the identity; a name matches the NIC's home
+ * name (as typed at attach time) first, and only when none does, the name it was given in its target.
+ */
+export function recordsForNic(records: LendRecord[], selector: NicSelector): LendRecord[] {
+  if ('pci' in selector) return records.filter((r) => r.identity.pciAddress === selector.pci);
+  const byHomeName = records.filter((r) => r.snapshot.name === selector.name || r.identity.name === selector.name);
+  if (byHomeName.length > 1) {
+    // the same name in several homes: a name typed here means the one that came from here
+    const here = ownNetnsId();
+    const fromHere = byHomeName.filter((r) => sameNetns(r.home.id, here));
+    if (fromHere.length > 0) return fromHere;
+  }
+  return byHomeName.length > 0 ? byHomeName : records.filter((r) => r.targetName === selector.name);
+}
+
+/** Whether the NIC exists: a link of that name in our namespace, or a PCI device of that address. */
+export function nicExistsHere(selector: NicSelector): boolean {
+  if ('pci' in selector) return fs.existsSync(path.join(sysfsRoot(), 'bus', 'pci', 'devices', selector.pci));
+  const rtnl = connect();
+  try {
+    return rtnl.findLink({ name: selector.name }) !== null;
+  } finally {
+    rtnl.close();
+  }
+}

@@ -1,0 +1,82 @@
+// `sriovctl status [--json]`: every NIC the ledger holds (CNI attachments, attach, cluster nodes alike), with
+// where it is now, who has it and since when.
+import type { Command } from 'commander';
+import { openLedger, scanRecords } from '../ledger';
+import type { LendRecord } from '../ledger/types';
+import { describeNamespace } from '../lend/namespaces';
+import type { CommandIo, CommandKit } from './command-kit';
+import { ExitCode } from './exit-codes';
+import { nicLabel } from './give-back';
+import { reasonOf } from './output';
+import { formatTable } from './table';
+import { whereIs, type Whereabouts } from './whereabouts';
+
+/** One lent NIC, as `status --json` prints it (a contract for scripts). */
+export interface StatusEntry {
+  key: string;
+  /** Its name at home. */
+  nic: string;
+  pciAddress: string | null;
+  owner: string;
+  /** 'lent', or an unfinished 'lending' / 'returning' / 'rolling-back' (cleanup finishes those). */
+  phase: LendRecord['phase'];
+  since: string;
+  home: { namespace: string; path: string | null; initial: boolean };
+  target: { namespace: string; path: string | null; pid: number | null; name: string };
+  now: Whereabouts;
+}
+
+export function registerStatusCommand(program: Command, kit: CommandKit): void {
+  program
+    .command('status')
+    .description('show every lent NIC: where it is now, its owner, and since when')
+    .option('--json', 'print a JSON array of objects')
+    .action(kit.action<{ json?: boolean }>(() => 'status', (io, _args, opts) => status(io, !!opts.json)));
+}
+
+function status(io: CommandIo, json: boolean): ExitCode {
+  const { records, corrupt } = scanRecords(openLedger());
+  const entries = records.map((r) => statusEntry(r, io));
+  for (const c of corrupt) io.out.warn(`unreadable record ${c.file}: ${c.error} (run sriovctl cleanup)`);
+  if (json) io.out.json(entries);
+  else if (entries.length === 0) io.out.line('no NIC is lent');
+  else io.out.line(formatTable(['NIC', 'OWNER', 'PHASE', 'NOW', 'SINCE'], entries.map(row)));
+  return corrupt.length > 0 ? ExitCode.warnings : ExitCode.ok;
+}
+
+function statusEntry(r: LendRecord, io: CommandIo): StatusEntry {
+  let now: Whereabouts;
+  try {
+    now = whereIs(r);
+  } catch (err) {
+    io.out.warn(`${nicLabel(r)}: cannot tell where it is: ${reasonOf(err, io.globals.verbose)}`);
+    now = { place: 'unknown', name: null, namespace: null };
+  }
+  return {
+    key: r.key,
+    nic: r.snapshot.name || r.identity.name,
+    pciAddress: r.identity.pciAddress,
+    owner: r.owner,
+    phase: r.phase,
+    since: r.createdAt,
+    home: { namespace: describeNamespace(r.home), path: r.home.path, initial: r.home.initial },
+    target: { namespace: describeNamespace(r.target), path: r.target.path, pid: r.target.pid, name: r.targetName },
+    now,
+  };
+}
+
+function row(e: StatusEntry): string[] {
+  const nic = e.pciAddress ? `${e.nic} (${e.pciAddress})` : e.nic;
+  return [nic, e.owner, e.phase, describeNow(e.now), e.since];
+}
+
+function describeNow(w: Whereabouts): string {
+  switch (w.place) {
+    case 'unknown':
+      return 'not found';
+    case 'not-moved':
+      return `not moved (${w.name ?? '?'} in ${w.namespace})`;
+    default:
+      return `${w.place}: ${w.name} in ${w.namespace}`;
+  }
+}

@@ -1,0 +1,134 @@
+// cleanup's search for SR-IOV NICs the ledger does not know: every network namespace on the machine (named ones
+// and each distinct /proc/<pid>/ns/net, deduplicated by identity) except the initial one, our own and the homes
+// of recorded NICs. A link counts only when sysfs says its device is an SR-IOV PF or VF — never a node's eth0.
+// Read-only: the moves are src/lend's (returnStray).
+import { connect, openNetns, type Link, type NetnsId, type Rtnl } from '../net';
+import { initialNetnsId, namespacePaths } from '../lend/namespaces';
+import { deviceDir, getPf, getVf, isUserspaceDriver, listPfs, listVfs } from '../sriov';
+import { netnsIdKey, ownNetnsId, statNetnsId } from './netns-id';
+
+export interface Stray {
+  /** A path that reached its namespace during the scan. */
+  netnsPath: string;
+  name: string;
+  /** Its device address (a PCI BDF, or 'netdevsimN'). */
+  pciAddress: string;
+  role: 'pf' | 'vf';
+  /** Its name at home when sysfs tells it and it differs from the current one. */
+  originalName: string | null;
+}
+
+export interface StrayScan {
+  strays: Stray[];
+  /** Namespaces that vanished or could not be read during the scan (for -v). */
+  problems: string[];
+}
+
+const ZERO_MAC = '00:00:00:00:00:00';
+
+/** `exclude`: namespaces never scanned besides the initial one and ours (the homes of recorded NICs). */
+export function scanForStrays(exclude: NetnsId[] = []): StrayScan {
+  const seen = new Set([initialNetnsId(), ownNetnsId(), ...exclude].map(netnsIdKey));
+  const result: StrayScan = { strays: [], problems: [] };
+  const byMac = homelessSysfsNetdevs();
+  for (const path of namespacePaths()) {
+    const id = statNetnsId(path);
+    if (!id || seen.has(netnsIdKey(id))) continue;
+    seen.add(netnsIdKey(id));
+    try {
+      result.strays.push(...straysIn(path, byMac));
+    } catch (err) {
+      // a process that exited between listing and opening: its namespace is someone else's concern now
+      result.problems.push(`${path}: ${(err as Error).message}`);
+    }
+  }
+  return result;
+}
+
+function straysIn(path: string, byMac: Map<string, SysfsNetdev>): Stray[] {
+  const ns = openNetns(path);
+  try {
+    const rtnl = connect(ns);
+    try {
+      const found: Stray[] = [];
+      for (const link of rtnl.listLinks()) {
+        if (link.name === 'lo') continue;
+        const s = identify(rtnl, link, byMac);
+        if (s) found.push({ netnsPath: path, name: link.name, ...s });
+      }
+      return found;
+    } finally {
+      rtnl.close();
+    }
+  } finally {
+    ns.close();
+  }
+}
+
+/**
+ * The SR-IOV device of a link in a foreign namespace: ethtool's bus-info for a physical NIC (valid in any
+ * namespace), else a sysfs netdev with the same MAC that is not in our namespace (sysfs only lists our own
+ * namespace's netdevs, so on a real kernel this never matches a NIC of another namespace — it serves trees whose
+ * netdev entries stay put, like the simulated lab's).
+ */
+function identify(rtnl: Rtnl, link: Link, byMac: Map<string, SysfsNetdev>): Omit<Stray, 'netnsPath' | 'name'> | null {
+  if (link.kind === null) {
+    const address = busInfoOf(rtnl, link.name);
+    const role = address ? sriovRole(address) : null;
+    if (address && role) return { pciAddress: address, role, originalName: null };
+  }
+  const mac = link.permMac && link.permMac !== ZERO_MAC ? link.permMac : link.mac;
+  const netdev = mac && mac !== ZERO_MAC ? byMac.get(mac) : undefined;
+  if (!netdev) return null;
+  return { pciAddress: netdev.address, role: netdev.role, originalName: netdev.name !== link.name ? netdev.name : null };
+}
+
+function busInfoOf(rtnl: Rtnl, name: string): string | null {
+  try {
+    const info = rtnl.driverInfo(name);
+    return info && info.busInfo && deviceDir(info.busInfo) ? info.busInfo : null;
+  } catch {
+    return null;
+  }
+}
+
+function sriovRole(address: string): 'pf' | 'vf' | null {
+  try {
+    if (getVf(address)) return 'vf';
+  } catch {
+    // not a PCI device sysfs knows as a VF
+  }
+  try {
+    getPf(address);
+    return 'pf';
+  } catch {
+    return null;
+  }
+}
+
+interface SysfsNetdev {
+  address: string;
+  role: 'pf' | 'vf';
+  name: string;
+}
+
+/** SR-IOV netdevs sysfs lists whose name is not a link in our namespace, by MAC. */
+function homelessSysfsNetdevs(): Map<string, SysfsNetdev> {
+  const rtnl = connect();
+  const byMac = new Map<string, SysfsNetdev>();
+  try {
+    const add = (address: string, role: SysfsNetdev['role'], netdevs: { name: string; mac: string | null }[]) => {
+      for (const n of netdevs) {
+        if (!n.mac || n.mac === ZERO_MAC || rtnl.findLink({ name: n.name })) continue;
+        byMac.set(n.mac.toLowerCase(), { address, role, name: n.name });
+      }
+    };
+    for (const pf of listPfs()) {
+      add(pf.address, 'pf', pf.netdevs);
+      for (const vf of listVfs(pf.address)) if (!isUserspaceDriver(vf.driver)) add(vf.address, 'vf', vf.netdevs);
+    }
+  } finally {
+    rtnl.close();
+  }
+  return byMac;
+}

@@ -1,0 +1,87 @@
+// `<target>` on the command line → where the lending engine should put a NIC. Resolution only: nothing is
+// opened for long and nothing is bind-mounted, so holding a target never keeps its namespace alive.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { NamespaceSpec } from '../lend/types';
+import type { NetnsId } from '../net/types';
+import { CONTAINER_RUNTIMES, containerPid, type ContainerRuntime } from '../cluster/container-runtime';
+import { toolRunner } from '../cluster/tools';
+import { CliError, usageError } from './exit-codes';
+import { statNetnsId } from './netns-id';
+
+/** Where `ip netns add` puts named namespaces. */
+export const NETNS_DIR = '/var/run/netns';
+
+/** statfs f_type of nsfs: a namespace file (a bind mount of one, or /proc/<pid>/ns/*). */
+const NSFS_MAGIC = 0x6e736673;
+
+export interface TargetContext {
+  /** Directory of named namespaces (tests point it elsewhere). */
+  netnsDir?: string;
+}
+
+/**
+ * Resolves a target as typed:
+ *   `pid:<pid>`                     → { pid }
+ *   `docker:<c>` / `podman:<c>`     → { pid } of the running container
+ *   anything with a '/'             → { path } of a namespace file
+ *   a bare name                     → { path } of /var/run/netns/<name>
+ * Syntax errors are usage errors (exit 2); a target that does not exist is a failure (exit 1).
+ */
+export async function resolveTarget(text: string, ctx: TargetContext = {}): Promise<NamespaceSpec> {
+  if (text === '') throw usageError('target: empty');
+  const scheme = /^([a-z]+):(.*)$/s.exec(text);
+  if (scheme?.[1] === 'pid') return { pid: checkedPid(text, scheme[2]) };
+  if (scheme && (CONTAINER_RUNTIMES as readonly string[]).includes(scheme[1])) {
+    return { pid: checkedPid(text, String(await runningContainerPid(text, scheme[1] as ContainerRuntime, scheme[2]))) };
+  }
+  if (text.includes('/')) return { path: checkedNamespaceFile(text, text) };
+  if (text === '.' || text === '..') throw usageError(`target ${text}: not a namespace name`);
+  return { path: checkedNamespaceFile(text, path.join(ctx.netnsDir ?? NETNS_DIR, text)) };
+}
+
+// Names and ids as both runtimes accept them; a leading '-' would be read as an option.
+const CONTAINER_REF = /^[A-Za-z0-9][A-Za-z0-9_.:@/-]*$/;
+
+/** The init pid of a running container, asked from its runtime's CLI as kubevirtci's scripts do. */
+async function runningContainerPid(label: string, runtime: ContainerRuntime, container: string): Promise<number> {
+  if (!CONTAINER_REF.test(container)) throw usageError(`target ${label}: not a container name or id`);
+  try {
+    return await containerPid(toolRunner(), runtime, container);
+  } catch (err) {
+    throw new CliError(`target ${label}: ${(err as Error).message}`);
+  }
+}
+
+/** `<target>` names a pid: it must be a live process whose network namespace we can open. */
+function checkedPid(label: string, value: string): number {
+  if (!/^[1-9]\d{0,9}$/.test(value) || Number(value) > 0x3fffffff) {
+    throw usageError(`target ${label}: not a pid (${JSON.stringify(value)})`);
+  }
+  const pid = Number(value);
+  checkedNamespaceFile(label, `/proc/${pid}/ns/net`, 'no such process');
+  return pid;
+}
+
+/** The file must exist and be a namespace file (nsfs); returns the path as given. */
+function checkedNamespaceFile(label: string, file: string, missing = 'no such network namespace'): string {
+  let type: number;
+  try {
+    type = Number(fs.statfsSync(file).type);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    const why = code === 'ENOENT' || code === 'ESRCH' ? missing : code === 'EACCES' || code === 'EPERM' ? 'permission denied' : (err as Error).message;
+    throw new CliError(`target ${label}: ${why}${file !== label ? ` (${file})` : ''}`);
+  }
+  if (type !== NSFS_MAGIC) throw new CliError(`target ${label}: ${file} is not a namespace file`);
+  return file;
+}
+
+/** The identity (nsfs device + inode) of the namespace a spec names right now. */
+export function namespaceIdOf(spec: NamespaceSpec): NetnsId {
+  if ('netns' in spec) return spec.netns.id;
+  const file = 'pid' in spec ? `/proc/${spec.pid}/ns/net` : spec.path;
+  const id = statNetnsId(file);
+  if (!id) throw new CliError(`namespace ${file} is gone`);
+  return id;
+}

@@ -1,0 +1,79 @@
+// `sriovctl vfs <pf> [<count>] [--driver <name>] [--timeout <seconds>] [--json]`: show or set a PF's VF count
+// the way the kernel requires (0 first, poll, read back, bounded), optionally binding the VFs to a driver.
+import type { Command } from 'commander';
+import { getPf, listVfs, type SriovVf } from '../sriov';
+import { parseCount, parseSeconds } from './arguments';
+import type { CommandIo, CommandKit } from './command-kit';
+import { ExitCode, usageError } from './exit-codes';
+import { resolveNic } from './nics';
+import { formatTable } from './table';
+import { createVfs, pfAddressOf, planVfs } from './vf-plan';
+
+interface VfsOptions {
+  driver?: string;
+  timeout?: number;
+  json?: boolean;
+}
+
+/** A PF and its VFs, as `vfs --json` prints it. */
+export interface VfsReport {
+  pf: string;
+  totalVfs: number | null;
+  numVfs: number;
+  driver: string | null;
+  vfs: SriovVf[];
+}
+
+export function registerVfsCommand(program: Command, kit: CommandKit): void {
+  program
+    .command('vfs')
+    .description("show a PF's VFs, or set their number (0 first, then wait for them)")
+    .argument('<pf>', 'the PF: an interface name in this namespace, or a PCI address')
+    .argument('[count]', 'the number of VFs to have', parseCount)
+    .option('--driver <name>', 'bind the VFs to this driver (e.g. vfio-pci); needs <count>')
+    .option('--timeout <seconds>', 'how long to wait for the VFs (default 120)', parseSeconds)
+    .option('--json', 'print the PF and its VFs as a JSON object')
+    .action(
+      kit.action<VfsOptions>(
+        ([pf, count]) => (count === undefined ? `vfs ${pf}` : `vfs ${pf} ${count}`),
+        (io, args, opts) => vfs(io, args[0]!, args[1] as number | undefined, opts),
+      ),
+    );
+}
+
+async function vfs(io: CommandIo, pfText: string, count: number | undefined, opts: VfsOptions): Promise<ExitCode> {
+  if (opts.driver !== undefined && count === undefined) throw usageError('--driver needs a VF count');
+  const nic = resolveNic(pfText);
+  let address: string;
+  if (count !== undefined) {
+    const timeoutMs = opts.timeout !== undefined ? Math.ceil(opts.timeout * 1000) : undefined;
+    const plan = planVfs(nic, pfText, count, opts.driver, timeoutMs);
+    for (const line of await createVfs(plan)) io.out.detail(line);
+    address = plan.pf;
+  } else {
+    address = pfAddressOf(nic, pfText);
+  }
+  const report = vfsReport(address);
+  if (opts.json) io.out.json(report);
+  else printReport(io, pfText, report, count !== undefined ? opts.driver : undefined);
+  return ExitCode.ok;
+}
+
+function vfsReport(address: string): VfsReport {
+  const pf = getPf(address);
+  return { pf: pf.address, totalVfs: pf.totalVfs, numVfs: pf.numVfs, driver: pf.driver, vfs: listVfs(pf.address) };
+}
+
+function printReport(io: CommandIo, pfText: string, r: VfsReport, boundTo: string | undefined): void {
+  const of = r.totalVfs !== null ? ` of ${r.totalVfs}` : '';
+  const bound = boundTo ? `, bound to ${boundTo}` : '';
+  io.out.line(`${pfText} (${r.pf}): ${r.numVfs}${of} VFs${bound}`);
+  if (r.vfs.length === 0) return;
+  const rows = r.vfs.map((vf) => [
+    `vf${vf.index}`,
+    vf.address,
+    vf.driver ?? '-',
+    vf.userspace ? '(userspace)' : vf.netdevs.map((n) => n.name).join(',') || '-',
+  ]);
+  io.out.line(formatTable(['VF', 'ADDRESS', 'DRIVER', 'NETDEV'], rows));
+}

@@ -1,0 +1,104 @@
+// kind: Kubernetes nodes in containers, driven through the real `kind` CLI with a generated cluster config.
+// kind's default CNI (kindnet) stays: Multus wraps it. Workers get the static CPU manager.
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { stringify } from 'yaml';
+import type { NamespaceSpec } from '../../lend/types';
+import { containerPid, detectContainerRuntime, type ContainerRuntime } from '../container-runtime';
+import { kubectlAccess } from '../kube';
+import type { ClusterNode, CreateSpec, Provider, ProviderContext } from '../types';
+
+export interface KindOptions {
+  runtime: ContainerRuntime | null;
+}
+
+export const KIND_CONFIG_FILE = 'kind-config.yaml';
+
+/** The kind cluster config: one control-plane, `agents` workers with the static CPU manager. */
+export function kindClusterConfig(spec: CreateSpec): Record<string, unknown> {
+  // Workers join with kubeadm: kubelet flags travel in JoinConfiguration (a KubeletConfiguration patch on a
+  // worker would be ignored, workers fetch the cluster-wide one).
+  const joinPatch = stringify({
+    kind: 'JoinConfiguration',
+    nodeRegistration: {
+      kubeletExtraArgs: { 'cpu-manager-policy': 'static', 'reserved-cpus': spec.reservedCpus },
+    },
+  });
+  const worker: Record<string, unknown> = { role: 'worker', kubeadmConfigPatches: [joinPatch] };
+  if (spec.driver === 'vfio-pci') worker.extraMounts = [{ hostPath: '/dev/vfio', containerPath: '/dev/vfio' }];
+  if (spec.image) worker.image = spec.image;
+  const controlPlane: Record<string, unknown> = { role: 'control-plane' };
+  if (spec.image) controlPlane.image = spec.image;
+  return {
+    kind: 'Cluster',
+    apiVersion: 'kind.x-k8s.io/v1alpha4',
+    name: spec.name,
+    nodes: [controlPlane, ...Array.from({ length: spec.agents }, () => ({ ...worker }))],
+  };
+}
+
+export function kindCreateArgs(spec: CreateSpec): string[] {
+  return ['create', 'cluster', '--name', spec.name, '--config', join(spec.manifestsDir, KIND_CONFIG_FILE), '--wait', '300s'];
+}
+
+/** kind names nodes `<cluster>-control-plane`, `<cluster>-worker`, `<cluster>-worker2`, … */
+export function parseKindNodes(text: string, cluster: string): ClusterNode[] {
+  const nodes: ClusterNode[] = [];
+  for (const name of text.split('\n').map((l) => l.trim())) {
+    if (!name.startsWith(`${cluster}-`)) continue;
+    const rest = name.slice(cluster.length + 1);
+    if (rest === 'control-plane') nodes.push({ name, role: 'server' });
+    else if (/^worker\d*$/.test(rest)) nodes.push({ name, role: 'agent' });
+  }
+  // worker, worker2, worker3: the unnumbered one first
+  const order = (n: ClusterNode) => (n.role === 'server' ? -1 : Number(n.name.replace(/^.*worker/, '') || '1'));
+  return nodes.sort((a, b) => order(a) - order(b));
+}
+
+export function kindProvider(options: Partial<KindOptions> = {}): Provider {
+  const runtime = () => detectContainerRuntime(options.runtime ?? null);
+
+  // kind picks its runtime from this variable; an explicit --runtime podman must reach it
+  const kindEnv = (): Record<string, string> | undefined =>
+    runtime() === 'podman' ? { KIND_EXPERIMENTAL_PROVIDER: 'podman' } : undefined;
+  const kind = (ctx: ProviderContext, args: string[], timeoutMs?: number) =>
+    ctx.run('kind', args, { timeoutMs, extraEnv: kindEnv() });
+
+  async function clusterExists(name: string, ctx: ProviderContext): Promise<boolean> {
+    const { stdout } = await kind(ctx, ['get', 'clusters']);
+    return stdout.split('\n').some((l) => l.trim() === name);
+  }
+
+  return {
+    name: 'kind',
+    cni: { binDir: '/opt/cni/bin', confDir: '/etc/cni/net.d' },
+    requiredTools: () => ['kind', 'kubectl', runtime() ?? 'docker'],
+
+    async preflight() {
+      return runtime() ? [] : ['no container runtime: neither docker nor podman is on PATH'];
+    },
+
+    async create(spec, ctx) {
+      await writeFile(join(spec.manifestsDir, KIND_CONFIG_FILE), stringify(kindClusterConfig(spec)));
+      await kind(ctx, kindCreateArgs(spec), 600_000);
+    },
+
+    async delete(name, ctx) {
+      if (await clusterExists(name, ctx)) await kind(ctx, ['delete', 'cluster', '--name', name], 300_000);
+    },
+
+    async listNodes(name, ctx) {
+      if (!(await clusterExists(name, ctx))) return [];
+      const { stdout } = await kind(ctx, ['get', 'nodes', '--name', name]);
+      return parseKindNodes(stdout, name);
+    },
+
+    async nodeTarget(_name, node, ctx): Promise<NamespaceSpec> {
+      const rt = runtime();
+      if (!rt) throw new TypeError('no container runtime: neither docker nor podman is on PATH');
+      return { pid: await containerPid(ctx.run, rt, node.name) };
+    },
+
+    kube: (name, ctx) => kubectlAccess(`kind-${name}`, ctx),
+  };
+}

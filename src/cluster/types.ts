@@ -1,0 +1,88 @@
+// The orchestrator's vocabulary: providers (local netns lab, k3d, kind) behind one small interface.
+import type { NamespaceSpec } from '../lend/types';
+import type { Progress } from './progress';
+import type { ToolRunner } from './tools';
+
+export const PROVIDER_NAMES = ['local', 'k3d', 'kind'] as const;
+export type ProviderName = (typeof PROVIDER_NAMES)[number];
+
+export type NodeRole = 'server' | 'agent';
+
+export interface ClusterNode {
+  /** The node's name: its namespace name (local) or its container name, which is also its Kubernetes name. */
+  name: string;
+  role: NodeRole;
+}
+
+/** What `create` needs; everything else of `cluster up` is the orchestrator's. */
+export interface CreateSpec {
+  name: string;
+  agents: number;
+  /** Absolute directory the rendered manifests (and generated configs) go to. */
+  manifestsDir: string;
+  /** The VF driver asked for (vfio-pci makes k3d/kind nodes see /dev/vfio). */
+  driver: string | null;
+  /** CPUs the kubelet keeps for the system on agents (the static CPU manager requires some). */
+  reservedCpus: string;
+  /** Node image (k3s / kindest/node), provider default when null. */
+  image: string | null;
+}
+
+/** Shared by every provider call: where progress goes and how external tools run. */
+export interface ProviderContext {
+  progress: Progress;
+  run: ToolRunner;
+}
+
+/** The Kubernetes side of a cluster (k3d/kind). The local provider has none: its nodes run no kubelet. */
+export interface KubeAccess {
+  /** kubectl context name. */
+  readonly context: string;
+  label(node: string, labels: Record<string, string>): Promise<void>;
+  /** Apply one manifest file. */
+  apply(file: string): Promise<void>;
+  /** Wait for a CRD to be served (so objects of its kind can be applied). */
+  waitForCrd(name: string, timeoutMs: number): Promise<void>;
+  /** The node's allocatable count of `resource` (0 when absent). */
+  allocatable(node: string, resource: string): Promise<number>;
+}
+
+export interface Provider {
+  readonly name: ProviderName;
+  /** Executables that must be on PATH before anything changes. */
+  requiredTools(): string[];
+  /** Provider-specific checks before anything changes (a container runtime, a fetchable manifest, …). */
+  preflight(spec: CreateSpec, ctx: ProviderContext): Promise<string[]>;
+  create(spec: CreateSpec, ctx: ProviderContext): Promise<void>;
+  /** Delete the cluster; succeeds when it is already gone. */
+  delete(name: string, ctx: ProviderContext): Promise<void>;
+  /** The cluster's nodes; empty when it does not exist. */
+  listNodes(name: string, ctx: ProviderContext): Promise<ClusterNode[]>;
+  /** Where the node's network namespace is: a path or a pid, never a bind mount of ours. */
+  nodeTarget(name: string, node: ClusterNode, ctx: ProviderContext): Promise<NamespaceSpec>;
+  /** Kubernetes access for a cluster of this provider, or null (local). */
+  kube(name: string, ctx: ProviderContext): KubeAccess | null;
+  /** Where the CNI plugins live on a node (for the manifests). */
+  readonly cni: { binDir: string; confDir: string };
+}
+
+/** The owner string of every NIC lent to a node of a cluster. */
+export function clusterOwner(cluster: string, node: string): string {
+  return `cluster:${cluster}/${node}`;
+}
+
+/** The owner prefix shared by every NIC of one cluster. */
+export function clusterOwnerPrefix(cluster: string): string {
+  return `cluster:${cluster}/`;
+}
+
+/** Cluster names become container, namespace and file names: keep them to what k3d and kind accept. */
+const CLUSTER_NAME = /^[a-z0-9]([a-z0-9-]{0,30}[a-z0-9])?$/;
+
+export function assertClusterName(name: string): void {
+  if (typeof name !== 'string' || !CLUSTER_NAME.test(name)) {
+    throw new TypeError(
+      `invalid cluster name ${JSON.stringify(name)}: 1-32 lower-case letters, digits and '-', starting and ending with a letter or digit`,
+    );
+  }
+}

@@ -1,0 +1,75 @@
+// Running another CNI plugin (the IPAM plugin) the way a runtime does: found in CNI_PATH, the same
+// environment with CNI_COMMAND set, the config on stdin, its result or error object on stdout.
+import { spawnSync } from 'node:child_process';
+import { accessSync, constants, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { CNI_ERR, CniError } from './errors';
+
+/** DHCP can take a while; a plugin that is wedged must not hang the pod forever. */
+const DELEGATE_TIMEOUT_MS = 120_000;
+
+/** The first executable regular file named `type` in the CNI_PATH directories. */
+export function findPlugin(type: string, cniPath: readonly string[]): string {
+  for (const dir of cniPath) {
+    const candidate = join(dir, type);
+    try {
+      if (!statSync(candidate).isFile()) continue;
+      accessSync(candidate, constants.X_OK);
+      return candidate;
+    } catch {
+      // not here
+    }
+  }
+  throw new CniError(CNI_ERR.IPAM_EXEC_FAILED, `failed to find plugin "${type}" in path [${cniPath.join(' ')}]`, type);
+}
+
+export interface DelegateCall {
+  /** Absolute path of the plugin. */
+  path: string;
+  /** How to name it in errors ('ipam host-local'). */
+  label: string;
+  command: string;
+  /** Variables overriding ours (CNI_CONTAINERID for GC's per-attachment DEL, …). */
+  env?: Record<string, string>;
+  stdin: string;
+}
+
+/** Runs the plugin; its stdout on success, its own error (code and message) as a CniError on failure. */
+export function execDelegate(call: DelegateCall): { stdout: string; stderr: string } {
+  const res = spawnSync(call.path, [], {
+    input: call.stdin,
+    env: { ...process.env, ...call.env, CNI_COMMAND: call.command },
+    encoding: 'utf8',
+    timeout: DELEGATE_TIMEOUT_MS,
+    killSignal: 'SIGKILL',
+    maxBuffer: 16 * 1024 * 1024,
+  });
+  if (res.error) {
+    const e = res.error as NodeJS.ErrnoException;
+    const why = e.code === 'ETIMEDOUT' ? `timed out after ${DELEGATE_TIMEOUT_MS / 1000} s` : e.message;
+    throw new CniError(CNI_ERR.IPAM_EXEC_FAILED, `${call.label} ${call.command}: ${why}`, call.path);
+  }
+  const stdout = res.stdout ?? '';
+  const stderr = res.stderr ?? '';
+  if (res.status === 0) return { stdout, stderr };
+  throw delegateFailure(call, res.status, res.signal, stdout, stderr);
+}
+
+/** The plugin's error object passed on with its own code; anything else becomes ours (104). */
+function delegateFailure(call: DelegateCall, status: number | null, signal: NodeJS.Signals | null, stdout: string, stderr: string): CniError {
+  let parsed: unknown = null;
+  try {
+    parsed = JSON.parse(stdout);
+  } catch {
+    // not an error object
+  }
+  if (parsed && typeof parsed === 'object' && typeof (parsed as { code?: unknown }).code === 'number') {
+    const p = parsed as { code: number; msg?: unknown; details?: unknown };
+    const msg = typeof p.msg === 'string' ? p.msg : 'failed';
+    const details = typeof p.details === 'string' ? p.details : '';
+    return new CniError(p.code, `${call.label} ${call.command}: ${msg}`, details);
+  }
+  const how = signal ? `killed by ${signal}` : `exit status ${status}`;
+  const text = (stderr || stdout).trim().split('\n').slice(-3).join(' | ').slice(0, 500);
+  return new CniError(CNI_ERR.IPAM_EXEC_FAILED, `${call.label} ${call.command} failed (${how})`, text);
+}

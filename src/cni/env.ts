@@ -1,0 +1,147 @@
+// The CNI environment: which variables each verb needs, and the rules each value must meet.
+// Pure: takes the environment as a plain object so tests need no process.
+import { CNI_ERR, CniError, invalidEnv } from './errors';
+
+export const VERBS = ['ADD', 'DEL', 'CHECK', 'STATUS', 'GC', 'VERSION'] as const;
+export type Verb = (typeof VERBS)[number];
+
+/** The keys we understand in CNI_ARGS; any other needs IgnoreUnknown=true (as libcni's LoadArgs). */
+const KNOWN_ARGS = new Set([
+  'IgnoreUnknown',
+  'K8S_POD_NAMESPACE',
+  'K8S_POD_NAME',
+  'K8S_POD_INFRA_CONTAINER_ID',
+  'K8S_POD_UID',
+  // ours (sriov-cni's MAC=), and the static IPAM plugin's, which reads the same CNI_ARGS
+  'MAC',
+  'IP',
+  'GATEWAY',
+]);
+
+export interface CniArgs {
+  /** Every K=V pair, in order of appearance (a repeated key keeps its last value). */
+  pairs: Record<string, string>;
+  ignoreUnknown: boolean;
+  /** MAC= (validated with the rest of the config, where its precedence is decided). */
+  mac: string | null;
+  podNamespace: string | null;
+  podName: string | null;
+}
+
+export interface CniEnv {
+  command: Verb;
+  containerId: string | null;
+  netns: string | null;
+  ifname: string | null;
+  args: CniArgs;
+  /** CNI_PATH split on ':' (empty entries dropped). */
+  path: string[];
+}
+
+type EnvVar = 'CNI_CONTAINERID' | 'CNI_NETNS' | 'CNI_IFNAME' | 'CNI_PATH';
+
+/** What each verb cannot do without (the same table as libcni's skel). */
+const REQUIRED: Record<Verb, EnvVar[]> = {
+  ADD: ['CNI_CONTAINERID', 'CNI_NETNS', 'CNI_IFNAME', 'CNI_PATH'],
+  CHECK: ['CNI_CONTAINERID', 'CNI_NETNS', 'CNI_IFNAME', 'CNI_PATH'],
+  DEL: ['CNI_CONTAINERID', 'CNI_IFNAME', 'CNI_PATH'],
+  STATUS: ['CNI_PATH'],
+  GC: ['CNI_PATH'],
+  VERSION: [],
+};
+
+export function isVerb(v: string): v is Verb {
+  return (VERBS as readonly string[]).includes(v);
+}
+
+/** CNI_COMMAND alone (read first, so VERSION needs nothing else). */
+export function parseCommand(env: NodeJS.ProcessEnv): Verb {
+  const cmd = env.CNI_COMMAND;
+  if (cmd === undefined || cmd === '') {
+    throw new CniError(CNI_ERR.INVALID_ENV, 'required env variables [CNI_COMMAND] missing', 'CNI_COMMAND');
+  }
+  if (!isVerb(cmd)) throw invalidEnv('CNI_COMMAND', `unknown CNI_COMMAND: ${JSON.stringify(cmd)}`);
+  return cmd;
+}
+
+export function parseEnv(env: NodeJS.ProcessEnv): CniEnv {
+  const command = parseCommand(env);
+  const missing = REQUIRED[command].filter((k) => !env[k]);
+  if (missing.length) {
+    throw new CniError(CNI_ERR.INVALID_ENV, `required env variables [${missing.join(',')}] missing`, missing.join(','));
+  }
+  const containerId = env.CNI_CONTAINERID || null;
+  if (containerId !== null) assertContainerId(containerId);
+  const ifname = env.CNI_IFNAME || null;
+  if (ifname !== null) {
+    const why = ifNameProblem(ifname);
+    if (why) throw invalidEnv('CNI_IFNAME', `${JSON.stringify(ifname)}: ${why}`);
+  }
+  const netns = env.CNI_NETNS || null;
+  // DEL must work whatever CNI_NETNS has become, so only the verbs that enter it check it.
+  if (netns !== null && (command === 'ADD' || command === 'CHECK') && !netns.startsWith('/')) {
+    throw invalidEnv('CNI_NETNS', `${JSON.stringify(netns)}: must be an absolute path to a network namespace`);
+  }
+  return {
+    command,
+    containerId,
+    netns,
+    ifname,
+    args: parseCniArgs(env.CNI_ARGS ?? ''),
+    path: (env.CNI_PATH ?? '').split(':').filter((p) => p !== ''),
+  };
+}
+
+/** libcni's rule: a letter or digit, then letters, digits, '_', '.', '-'. */
+export function assertContainerId(id: string): void {
+  if (!/^[A-Za-z0-9][A-Za-z0-9_.-]*$/.test(id)) {
+    throw invalidEnv('CNI_CONTAINERID', `${JSON.stringify(id)}: invalid characters in containerID (allowed: letters, digits, '_', '.', '-', not first)`);
+  }
+}
+
+/** Why `name` cannot be a Linux interface name, or null when it can. */
+export function ifNameProblem(name: string): string | null {
+  if (name === '') return 'interface name is empty';
+  if (Buffer.byteLength(name) > 15) return 'interface name is longer than 15 bytes';
+  if (name === '.' || name === '..') return 'interface name cannot be "." or ".."';
+  if (/[/:\s]/u.test(name)) return "interface name cannot contain '/', ':' or whitespace";
+  return null;
+}
+
+export function parseCniArgs(raw: string): CniArgs {
+  const pairs: Record<string, string> = {};
+  for (const item of raw.split(';')) {
+    if (item === '') continue;
+    const eq = item.indexOf('=');
+    if (eq <= 0) throw invalidEnv('CNI_ARGS', `invalid pair ${JSON.stringify(item)} (want KEY=VALUE)`);
+    pairs[item.slice(0, eq)] = item.slice(eq + 1);
+  }
+  let ignoreUnknown = false;
+  if ('IgnoreUnknown' in pairs) {
+    const v = pairs.IgnoreUnknown.toLowerCase();
+    if (v === '1' || v === 'true') ignoreUnknown = true;
+    else if (v !== '0' && v !== 'false') throw invalidEnv('CNI_ARGS', `IgnoreUnknown=${pairs.IgnoreUnknown}: want true, false, 1 or 0`);
+  }
+  if (!ignoreUnknown) {
+    const unknown = Object.keys(pairs).filter((k) => !KNOWN_ARGS.has(k));
+    if (unknown.length) throw invalidEnv('CNI_ARGS', `unknown key ${unknown.join(', ')} (add IgnoreUnknown=true to allow)`);
+  }
+  return {
+    pairs,
+    ignoreUnknown,
+    mac: pairs.MAC ?? null,
+    podNamespace: pairs.K8S_POD_NAMESPACE ?? null,
+    podName: pairs.K8S_POD_NAME ?? null,
+  };
+}
+
+/** The ledger owner of one attachment. */
+export function ownerOf(containerId: string, ifname: string): string {
+  return `cni:${containerId}/${ifname}`;
+}
+
+/** The inverse of ownerOf, or null for an owner that is not a CNI attachment. */
+export function parseOwner(owner: string): { containerId: string; ifname: string } | null {
+  const m = /^cni:([^/]+)\/(.+)$/.exec(owner);
+  return m ? { containerId: m[1], ifname: m[2] } : null;
+}

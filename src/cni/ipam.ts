@@ -1,0 +1,110 @@
+// IPAM delegation: the plugin named in ipam.type, run from CNI_PATH for each verb, spoken to in the newest
+// CNI version both of us have (Debian's plugins stop at 1.0.0 while we speak 1.1.0).
+import { execDelegate, findPlugin } from './delegate';
+import { CNI_ERR, CniError } from './errors';
+import type { Json } from './fields';
+import { log } from './log';
+import { pluginVersions } from './plugin-versions';
+import { formatResult, parseResult, ResultFormatError, type CniResult } from './result';
+import { compareVersions, negotiateVersion, SUPPORTED_VERSIONS, type CniVersion } from './versions';
+
+export interface IpamTarget {
+  /** The network config as the runtime gave it (the IPAM plugin reads its ipam section, name, args, …). */
+  raw: Json;
+  type: string;
+  cniVersion: string;
+  cniPath: readonly string[];
+}
+
+interface Resolved {
+  path: string;
+  label: string;
+  /** The version we speak with it. */
+  version: CniVersion;
+}
+
+export class Ipam {
+  private resolved: Resolved | null = null;
+
+  constructor(private readonly target: IpamTarget) {}
+
+  /** Allocate: the result in our internal (1.1.0) form, ips without an interface index yet. */
+  add(): CniResult {
+    const p = this.plugin();
+    const { stdout } = this.run('ADD', null);
+    let raw: unknown;
+    try {
+      raw = JSON.parse(stdout);
+    } catch {
+      throw new CniError(CNI_ERR.IPAM_BAD_RESULT, `${p.label} ADD: result is not JSON`, stdout.slice(0, 300));
+    }
+    const version = typeof (raw as { cniVersion?: unknown })?.cniVersion === 'string' ? (raw as { cniVersion: string }).cniVersion : p.version;
+    if (!(SUPPORTED_VERSIONS as readonly string[]).includes(version)) {
+      throw new CniError(CNI_ERR.IPAM_BAD_RESULT, `${p.label} ADD: result version ${version} is not one we read`, stdout.slice(0, 300));
+    }
+    try {
+      return parseResult(raw, version);
+    } catch (err) {
+      if (err instanceof ResultFormatError) throw new CniError(CNI_ERR.IPAM_BAD_RESULT, `${p.label} ADD: ${err.message}`, stdout.slice(0, 300));
+      throw err;
+    }
+  }
+
+  /** Release; `env` overrides (GC releases attachments other than the current one). */
+  del(env?: Record<string, string>, prevResult?: CniResult | null): void {
+    this.run('DEL', prevResult ?? null, env);
+  }
+
+  /** Passes the IPAM plugin's CHECK error on; skipped for a plugin too old to have CHECK. */
+  check(prevResult: CniResult | null): void {
+    if (!this.speaks('0.4.0')) return;
+    this.run('CHECK', prevResult);
+  }
+
+  /** STATUS and GC exist from 1.1.0 on; a plugin without them has nothing to report or collect. */
+  status(): void {
+    if (!this.speaks('1.1.0')) return;
+    this.run('STATUS', null);
+  }
+
+  gc(): void {
+    if (!this.speaks('1.1.0')) return;
+    this.run('GC', null);
+  }
+
+  get label(): string {
+    return `ipam ${this.target.type}`;
+  }
+
+  private speaks(version: string): boolean {
+    return compareVersions(this.plugin().version, version) >= 0;
+  }
+
+  private plugin(): Resolved {
+    if (this.resolved) return this.resolved;
+    const path = findPlugin(this.target.type, this.target.cniPath);
+    const label = this.label;
+    const theirs = pluginVersions(path, label);
+    const version = negotiateVersion(this.target.cniVersion, theirs);
+    if (!version) {
+      throw new CniError(
+        CNI_ERR.INCOMPATIBLE_VERSION,
+        `${label} speaks no CNI version compatible with ${this.target.cniVersion}`,
+        `${label} supports ${JSON.stringify(theirs)}`,
+      );
+    }
+    if (version !== this.target.cniVersion) log.debug(`${label}: speaking CNI ${version} (network is ${this.target.cniVersion})`);
+    this.resolved = { path, label, version };
+    return this.resolved;
+  }
+
+  private run(command: string, prevResult: CniResult | null, env?: Record<string, string>): { stdout: string } {
+    const p = this.plugin();
+    const stdin: Json = { ...this.target.raw, cniVersion: p.version };
+    if (prevResult) stdin.prevResult = formatResult(prevResult, p.version);
+    else delete stdin.prevResult;
+    const out = execDelegate({ path: p.path, label: p.label, command, env, stdin: JSON.stringify(stdin) });
+    if (out.stderr.trim()) log.info(`${p.label} ${command} stderr: ${out.stderr.trim()}`);
+    return out;
+  }
+}

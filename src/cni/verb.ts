@@ -1,0 +1,12 @@
+// What every verb module exports: a handler from the parsed environment and config to a result (ADD) or
+// nothing. Handlers throw CniError for every expected failure.
+import type { CniEnv } from './env';
+import type { NetConf } from './netconf';
+import type { CniResult } from './result';
+
+export interface VerbContext {
+  env: CniEnv;
+  conf: NetConf;
+}
+
+export type VerbHandler = (ctx: VerbContext) => CniResult | null;

@@ -1,0 +1,16 @@
+// The ledger: durable records of lent NICs and per-NIC locks (see DESIGN.md, "a NIC is lent, never given away").
+export * from './types';
+export { recordKeyFor, assertRecordKey, type KeySource } from './keys';
+export {
+  openLedger,
+  readRecord,
+  writeRecord,
+  deleteRecord,
+  scanRecords,
+  recordPath,
+  type Ledger,
+  type ScanResult,
+} from './store';
+export { lockNic, lockPath, DEFAULT_LOCK_TIMEOUT_MS, type NicLock, type LockOptions } from './lock';
+export { appendStep } from './steps';
+export { recordProblem, isLendRecord } from './validate';

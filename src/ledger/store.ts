@@ -1,0 +1,126 @@
+// The record store: one JSON file per lent NIC under <state dir>/records, written atomically.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { stateDir } from '../config';
+import { SysError } from '../errors';
+import { isTempFileName, removeFileDurably, writeFileAtomic, type AtomicWriteHooks } from './atomic-file';
+import { assertRecordKey } from './keys';
+import type { LendRecord } from './types';
+import { recordProblem } from './validate';
+
+/** The state directory is private: records name namespaces, owners and MACs. */
+const DIR_MODE = 0o700;
+const FILE_MODE = 0o600;
+const RECORD_SUFFIX = '.json';
+
+export interface Ledger {
+  readonly dir: string;
+}
+
+/** Open (creating if needed) the ledger at `dir` (default: the state directory). */
+export function openLedger(dir: string = stateDir()): Ledger {
+  const root = path.resolve(dir);
+  for (const d of [root, recordsDir(root), locksDir(root)]) {
+    fs.mkdirSync(d, { recursive: true, mode: DIR_MODE });
+    // mkdir honours the umask and leaves an existing directory as it was: set the mode exactly
+    fs.chmodSync(d, DIR_MODE);
+  }
+  return { dir: root };
+}
+
+export function recordsDir(root: string): string {
+  return path.join(root, 'records');
+}
+
+export function locksDir(root: string): string {
+  return path.join(root, 'locks');
+}
+
+export function recordPath(l: Ledger, key: string): string {
+  assertRecordKey(key);
+  return path.join(recordsDir(l.dir), key + RECORD_SUFFIX);
+}
+
+/** The record for `key`, or null when there is none. Throws SysError 'CORRUPT' when the file cannot be used. */
+export function readRecord(l: Ledger, key: string): LendRecord | null {
+  const file = recordPath(l, key);
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    if (e.code === 'ENOENT') return null;
+    throw corrupt(file, `cannot be read: ${e.message}`, e.code);
+  }
+  return parseRecord(file, key, text);
+}
+
+function parseRecord(file: string, key: string, text: string): LendRecord {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    throw corrupt(file, `is not valid JSON: ${(err as Error).message}`);
+  }
+  const problem = recordProblem(value);
+  if (problem) throw corrupt(file, problem);
+  const record = value as LendRecord;
+  if (record.key !== key) throw corrupt(file, `holds key '${record.key}', not '${key}'`);
+  return record;
+}
+
+function corrupt(file: string, what: string, errnoCode?: string): SysError {
+  const why = errnoCode ? ` (${errnoCode})` : '';
+  return new SysError(`ledger record ${file} ${what}${why}`, { code: 'CORRUPT', op: 'ledger read' });
+}
+
+/** Write `r` atomically and durably; sets r.updatedAt to now. */
+export function writeRecord(l: Ledger, r: LendRecord, hooks?: AtomicWriteHooks): void {
+  const file = recordPath(l, r.key);
+  r.updatedAt = new Date().toISOString();
+  const problem = recordProblem(r);
+  if (problem) throw new TypeError(`refusing to write an invalid ledger record '${r.key}': ${problem}`);
+  writeFileAtomic(file, JSON.stringify(r, null, 2) + '\n', FILE_MODE, hooks);
+}
+
+/** Remove the record for `key` durably; no error when there is none. */
+export function deleteRecord(l: Ledger, key: string): void {
+  removeFileDurably(recordPath(l, key));
+}
+
+export interface ScanResult {
+  /** Every readable record, sorted by key. */
+  records: LendRecord[];
+  /** Files that could not be used, with the reason; they never stop the scan. */
+  corrupt: { file: string; error: string }[];
+}
+
+/** Every record in the ledger. Never throws for a bad file; temp files of interrupted writes are ignored. */
+export function scanRecords(l: Ledger): ScanResult {
+  const dir = recordsDir(l.dir);
+  const result: ScanResult = { records: [], corrupt: [] };
+  let names: string[];
+  try {
+    names = fs.readdirSync(dir);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return result;
+    throw err;
+  }
+  for (const name of names.sort()) {
+    if (isTempFileName(name)) continue;
+    const file = path.join(dir, name);
+    if (!name.endsWith(RECORD_SUFFIX)) {
+      result.corrupt.push({ file, error: `unexpected file in ${dir} (not <key>${RECORD_SUFFIX})` });
+      continue;
+    }
+    const key = name.slice(0, -RECORD_SUFFIX.length);
+    try {
+      assertRecordKey(key);
+      const record = readRecord(l, key);
+      if (record) result.records.push(record);
+    } catch (err) {
+      result.corrupt.push({ file, error: (err as Error).message });
+    }
+  }
+  return result;
+}

@@ -1,0 +1,37 @@
+// The shape check applied to every record read from disk (and to every record before it is written).
+import { RECORD_SCHEMA, type LendRecord, type RecordPhase } from './types';
+
+const PHASES: readonly RecordPhase[] = ['lending', 'lent', 'returning', 'rolling-back'];
+
+/** Why `value` is not a LendRecord of the current schema, or null when it is one. */
+export function recordProblem(value: unknown): string | null {
+  if (!isObject(value)) return 'not a JSON object';
+  if (value.schema !== RECORD_SCHEMA) {
+    return `schema ${JSON.stringify(value.schema)} is not the supported schema ${RECORD_SCHEMA}`;
+  }
+  for (const field of ['key', 'owner', 'targetName', 'step', 'createdAt', 'updatedAt'] as const) {
+    if (typeof value[field] !== 'string') return `field '${field}' is not a string`;
+  }
+  for (const field of ['identity', 'home', 'snapshot', 'target', 'requested', 'meta'] as const) {
+    if (!isObject(value[field])) return `field '${field}' is not an object`;
+  }
+  if (typeof value.moved !== 'boolean') return `field 'moved' is not a boolean`;
+  if (!PHASES.includes(value.phase as RecordPhase)) return `field 'phase' is ${JSON.stringify(value.phase)}`;
+  if (!Array.isArray(value.history)) return `field 'history' is not an array`;
+  if (!Array.isArray(value.droppedAltnames)) return `field 'droppedAltnames' is not an array`;
+  const identity = value.identity as Record<string, unknown>;
+  if (typeof identity.name !== 'string') return `field 'identity.name' is not a string`;
+  for (const ns of ['home', 'target'] as const) {
+    if (!isObject((value[ns] as Record<string, unknown>).id)) return `field '${ns}.id' is not an object`;
+  }
+  return null;
+}
+
+/** Narrowing form of recordProblem. */
+export function isLendRecord(value: unknown): value is LendRecord {
+  return recordProblem(value) === null;
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}

@@ -1,0 +1,236 @@
+// lend(): move a NIC into a target namespace, with its record written before the first change and every failure
+// rolled back through the same restore path that give-back uses.
+import { SysError } from '../errors';
+import { assertIfName, connect, normalizeMac, sameNetns, type Link, type Rtnl, type VfSetting } from '../net';
+import {
+  appendStep,
+  deleteRecord,
+  lockNic,
+  openLedger,
+  readRecord,
+  recordKeyFor,
+  writeRecord,
+  type Ledger,
+} from '../ledger';
+import { RECORD_SCHEMA, type LendRecord, type VfRequest } from '../ledger/types';
+import { failpoint } from './failpoint';
+import { describeNamespace, openSpec, type OpenNamespace } from './namespaces';
+import { nameInUse } from './names';
+import { identityOf, refreshUnderLock, resolveNic, snapshotOf, type ResolvedNic } from './nic';
+import { restoreFromRecord } from './restore';
+import type { LendRequest, LendResult } from './types';
+
+export function lend(req: LendRequest): LendResult {
+  validateRequest(req);
+  const target = openSpec(req.target);
+  let nic: ResolvedNic | null = null;
+  try {
+    nic = resolveNic(req.nic);
+    const move = req.move !== false;
+    if (move && !nic.link) {
+      throw new SysError(`${describeSelector(req)} has no network interface to move (userspace driver?)`, {
+        code: 'ENODEV',
+        op: 'lend resolve',
+      });
+    }
+    if (move && sameNetns(target.ref.id, nic.home.ref.id)) {
+      throw new SysError(`${nic.link!.name} is already in ${describeNamespace(target.ref)}`, {
+        code: 'INVALID',
+        op: 'lend',
+      });
+    }
+    if (req.vf && !nic.vf) {
+      throw new SysError(`${describeSelector(req)} is not a VF: VF settings need a PF`, { code: 'INVALID', op: 'lend' });
+    }
+    const ledger = openLedger();
+    const identity = identityOf(nic);
+    const key = recordKeyFor(identity);
+    const lock = lockNic(ledger, key, { timeoutMs: req.lockTimeoutMs ?? 0 });
+    try {
+      finishPrevious(ledger, key);
+      refreshUnderLock(nic, key, recordKeyFor);
+      return lendLocked(ledger, req, nic, target, key, move);
+    } finally {
+      lock.release();
+    }
+  } finally {
+    nic?.close();
+    target.close();
+  }
+}
+
+function describeSelector(req: LendRequest): string {
+  return 'pci' in req.nic ? req.nic.pci : req.nic.name;
+}
+
+/** A record left by a crash is finished first; a NIC that is lent right now is not ours to take. */
+function finishPrevious(ledger: Ledger, key: string): void {
+  const previous = readRecord(ledger, key);
+  if (!previous) return;
+  if (previous.phase === 'lent') {
+    throw new SysError(`${previous.identity.name || key} is lent to ${previous.owner}`, {
+      code: 'BUSY',
+      op: 'lend',
+    });
+  }
+  restoreFromRecord(ledger, previous);
+  deleteRecord(ledger, key);
+}
+
+function lendLocked(
+  ledger: Ledger,
+  req: LendRequest,
+  nic: ResolvedNic,
+  target: OpenNamespace,
+  key: string,
+  move: boolean,
+): LendResult {
+  const snapshot = snapshotOf(nic);
+  const targetName = req.name ?? snapshot.name;
+  const now = new Date().toISOString();
+  let record: LendRecord = {
+    schema: RECORD_SCHEMA,
+    key,
+    owner: req.owner,
+    identity: identityOf(nic),
+    home: nic.home.ref,
+    snapshot,
+    target: target.ref,
+    targetName,
+    moved: move,
+    requested: { mtu: req.mtu, mac: req.mac, up: req.up !== false, vf: req.vf },
+    droppedAltnames: [],
+    phase: 'lending',
+    step: 'lend:recorded',
+    history: [{ at: now, step: 'lend:recorded' }],
+    createdAt: now,
+    updatedAt: now,
+    meta: req.meta ?? {},
+  };
+  writeRecord(ledger, record);
+  let targetRtnl: Rtnl | null = null;
+  try {
+    failpoint('lend:recorded');
+    if (req.vf) applyVfRequest(nic, req.vf);
+    failpoint('lend:vf-configured');
+    record = advance(ledger, record, 'lend:vf-configured');
+    let link: Link | null = null;
+    if (move) {
+      targetRtnl = connect(target.netns);
+      record = dropCollidingAltnames(ledger, record, nic, targetRtnl, targetName);
+      failpoint('lend:altnames-dropped');
+      record = advance(ledger, record, 'lend:altnames-dropped');
+      link = moveInto(nic, target, targetRtnl, targetName);
+      failpoint('lend:moved');
+      record = advance(ledger, { ...record, identity: { ...record.identity, ifindex: link.index } }, 'lend:moved');
+      link = configureInTarget(targetRtnl, link, req);
+      failpoint('lend:configured');
+    }
+    record = advance(ledger, { ...record, phase: 'lent' }, 'lend:configured');
+    return { record, link };
+  } catch (err) {
+    throw rollBack(ledger, record, err);
+  } finally {
+    targetRtnl?.close();
+  }
+}
+
+function advance(ledger: Ledger, record: LendRecord, step: string, note?: string): LendRecord {
+  const next = appendStep(record, step, note);
+  writeRecord(ledger, next);
+  return next;
+}
+
+/** Undo through the give-back path; the record survives a failed rollback so recovery can finish it. */
+function rollBack(ledger: Ledger, record: LendRecord, cause: unknown): unknown {
+  try {
+    const rolling = advance(ledger, { ...record, phase: 'rolling-back' }, 'rollback:started', errorText(cause));
+    restoreFromRecord(ledger, rolling);
+    deleteRecord(ledger, record.key);
+    return cause;
+  } catch (rollbackErr) {
+    return new SysError(
+      `${errorText(cause)}; rollback failed: ${errorText(rollbackErr)} (record ${record.key} kept: run sriovctl cleanup)`,
+      { code: 'ROLLBACK_FAILED', op: 'lend rollback' },
+    );
+  }
+}
+
+function errorText(err: unknown): string {
+  if (err instanceof SysError) return err.describe();
+  return err instanceof Error ? err.message : String(err);
+}
+
+/** PF-side settings, one change per request; a rate keeps the other bound as it is. */
+function applyVfRequest(nic: ResolvedNic, want: VfRequest): void {
+  const place = nic.vf!;
+  const pf = place.pf;
+  const current = pf.rtnl.getVfs(pf.link.index).find((v) => v.vf === place.vf)!;
+  const changes: VfSetting[] = [];
+  if (want.mac !== undefined) changes.push({ mac: want.mac });
+  if (want.vlan !== undefined) changes.push({ vlan: want.vlan.vlan, qos: want.vlan.qos, proto: want.vlan.proto });
+  if (want.spoofchk !== undefined) changes.push({ spoofchk: want.spoofchk });
+  if (want.trust !== undefined) changes.push({ trust: want.trust });
+  if (want.linkState !== undefined) changes.push({ linkState: want.linkState });
+  if (want.minTxRate !== undefined || want.maxTxRate !== undefined) {
+    changes.push({
+      minTxRate: want.minTxRate ?? current.minTxRate,
+      maxTxRate: want.maxTxRate ?? current.maxTxRate,
+    });
+  }
+  for (const change of changes) pf.rtnl.setVf(pf.link.index, place.vf, change);
+}
+
+/**
+ * The kernel refuses a move when any of the NIC's altnames is taken in the target, and a rename to the NIC's
+ * own altname: remove those first (the record keeps the snapshot's altnames, so give-back puts them back).
+ */
+function dropCollidingAltnames(
+  ledger: Ledger,
+  record: LendRecord,
+  nic: ResolvedNic,
+  targetRtnl: Rtnl,
+  targetName: string,
+): LendRecord {
+  const link = nic.link!;
+  const dropped = link.altnames.filter((alt) => alt === targetName || nameInUse(targetRtnl, alt));
+  if (dropped.length === 0) return record;
+  const next = { ...record, droppedAltnames: dropped };
+  writeRecord(ledger, next);
+  for (const alt of dropped) nic.rtnl.delAltname(link.index, alt);
+  return next;
+}
+
+/** One request: move, renamed in the same request. */
+function moveInto(nic: ResolvedNic, target: OpenNamespace, targetRtnl: Rtnl, targetName: string): Link {
+  const link = nic.link!;
+  if (nameInUse(targetRtnl, targetName)) {
+    throw new SysError(`name ${targetName} is already taken in ${describeNamespace(target.ref)}`, {
+      code: 'EEXIST',
+      op: 'lend move',
+    });
+  }
+  nic.rtnl.moveLink(link.index, target.netns, { name: targetName });
+  return targetRtnl.getLink({ name: targetName });
+}
+
+/** MTU, MAC, then up: one request each, so a failure leaves a state the rollback understands. */
+function configureInTarget(rtnl: Rtnl, link: Link, req: LendRequest): Link {
+  if (req.mtu !== undefined && req.mtu !== link.mtu) rtnl.setLink(link.index, { mtu: req.mtu });
+  if (req.mac !== undefined && req.mac !== link.mac) rtnl.setLink(link.index, { mac: req.mac });
+  if (req.up !== false) rtnl.setLink(link.index, { up: true });
+  return rtnl.getLink({ index: link.index });
+}
+
+function validateRequest(req: LendRequest): void {
+  if (typeof req.owner !== 'string' || req.owner.length === 0) throw new TypeError(`invalid owner: ${String(req.owner)}`);
+  if (req.name !== undefined) assertIfName(req.name);
+  if (req.mtu !== undefined && !(Number.isInteger(req.mtu) && req.mtu >= 68 && req.mtu <= 65535)) {
+    throw new TypeError(`invalid MTU: ${String(req.mtu)} (68..65535)`);
+  }
+  if (req.mac !== undefined) req.mac = normalizeMac(req.mac);
+  if (req.vf?.mac !== undefined) req.vf.mac = normalizeMac(req.vf.mac);
+  if ('pci' in req.nic && !/^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$/.test(req.nic.pci)) {
+    throw new TypeError(`invalid PCI address: ${req.nic.pci} (expected dddd:bb:dd.f)`);
+  }
+}

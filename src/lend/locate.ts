@@ -1,0 +1,67 @@
+// Finding a lent NIC by identity in one namespace. A name alone is never trusted: a NIC is matched by its PCI
+// address (ethtool bus-info) or permanent MAC when it has one, else by two of {ifindex, name, MAC} hints among
+// links of the same kind — enough to tell it apart from a newcomer that took its old name.
+import type { Link, Mac, Rtnl } from '../net';
+import type { LendRecord, NicIdentity } from '../ledger/types';
+
+export interface LocateHints {
+  identity: NicIdentity;
+  /** Names it may carry: the target name, its original name, dev<ifindex> after a namespace died. */
+  names: string[];
+  /** MACs it may carry: original, requested. */
+  macs: (Mac | null | undefined)[];
+}
+
+export function hintsFor(record: LendRecord): LocateHints {
+  const id = record.identity;
+  return {
+    identity: id,
+    names: [record.targetName, record.snapshot.name, id.name, `dev${id.ifindex}`],
+    macs: [record.snapshot.mac, record.requested.mac, id.mac],
+  };
+}
+
+const ZERO_MAC = '00:00:00:00:00:00';
+
+function strongMatch(rtnl: Rtnl, link: Link, id: NicIdentity): boolean {
+  if (id.permMac && id.permMac !== ZERO_MAC && link.permMac === id.permMac) return true;
+  if (id.pciAddress && link.kind === null) {
+    const info = safeDriverInfo(rtnl, link.name);
+    if (info && info.busInfo === id.pciAddress) return true;
+  }
+  return false;
+}
+
+function safeDriverInfo(rtnl: Rtnl, name: string): { driver: string; busInfo: string } | null {
+  try {
+    return rtnl.driverInfo(name);
+  } catch {
+    return null;
+  }
+}
+
+function weakScore(link: Link, hints: LocateHints): number {
+  let score = 0;
+  if (link.index === hints.identity.ifindex) score++;
+  if (hints.names.includes(link.name)) score++;
+  if (link.mac && hints.macs.includes(link.mac)) score++;
+  return score;
+}
+
+/** The link in this namespace that is the NIC, or null. */
+export function locateIn(rtnl: Rtnl, hints: LocateHints): Link | null {
+  const links = rtnl.listLinks().filter((l) => l.kind === hints.identity.kind && l.name !== 'lo');
+  for (const link of links) {
+    if (strongMatch(rtnl, link, hints.identity)) return link;
+  }
+  let best: Link | null = null;
+  let bestScore = 1;
+  for (const link of links) {
+    const score = weakScore(link, hints);
+    if (score > bestScore) {
+      best = link;
+      bestScore = score;
+    }
+  }
+  return best;
+}

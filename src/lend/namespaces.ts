@@ -1,0 +1,130 @@
+// Namespaces as the engine sees them: opened from what a caller typed, recorded as a NamespaceRef, and reopened
+// later — possibly by another process — by identity (nsfs dev + inode), never by trusting a path alone.
+import { readdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { currentNetns, openNetns, openNetnsOfPid, sameNetns, type Netns, type NetnsId } from '../net';
+import type { NamespaceRef } from '../ledger/types';
+import type { NamespaceSpec } from './types';
+
+const NAMED_NETNS_DIR = '/var/run/netns';
+
+/** An open namespace with its record form; close() releases it unless the caller owns the fd. */
+export interface OpenNamespace {
+  readonly netns: Netns;
+  readonly ref: NamespaceRef;
+  close(): void;
+}
+
+let initialIdCache: NetnsId | null = null;
+
+/** The identity of the initial namespace (that of pid 1). */
+export function initialNetnsId(): NetnsId {
+  if (!initialIdCache) initialIdCache = statNetnsId('/proc/1/ns/net');
+  if (!initialIdCache) throw new Error('cannot stat /proc/1/ns/net');
+  return initialIdCache;
+}
+
+function statNetnsId(path: string): NetnsId | null {
+  try {
+    const st = statSync(path);
+    return { dev: st.dev, ino: st.ino };
+  } catch {
+    return null;
+  }
+}
+
+function pidOfPath(path: string | null): number | null {
+  const m = path ? /^\/proc\/(\d+)\/ns\/net$/.exec(path) : null;
+  return m ? Number(m[1]) : null;
+}
+
+function refOf(netns: Netns, path: string | null): NamespaceRef {
+  return { id: netns.id, path, pid: pidOfPath(path), initial: sameNetns(netns.id, initialNetnsId()) };
+}
+
+function owned(netns: Netns, path: string | null): OpenNamespace {
+  return { netns, ref: refOf(netns, path), close: () => netns.close() };
+}
+
+/** Open what a caller named. An already-open Netns stays the caller's to close. */
+export function openSpec(spec: NamespaceSpec): OpenNamespace {
+  if ('netns' in spec) {
+    return { netns: spec.netns, ref: refOf(spec.netns, spec.netns.path), close: () => undefined };
+  }
+  if ('pid' in spec) return owned(openNetnsOfPid(spec.pid), `/proc/${spec.pid}/ns/net`);
+  return owned(openNetns(spec.path), spec.path);
+}
+
+/**
+ * The caller's own namespace, recorded with the most durable way to reopen it: pid 1's path when it is the
+ * initial one, a named entry when one matches, else our own pid (reopened later by identity scan if we are gone).
+ */
+export function openCurrent(): OpenNamespace {
+  const netns = currentNetns();
+  let path: string | null = null;
+  if (sameNetns(netns.id, initialNetnsId())) path = '/proc/1/ns/net';
+  else path = findNamedPath(netns.id) ?? `/proc/${process.pid}/ns/net`;
+  return owned(netns, path);
+}
+
+function findNamedPath(id: NetnsId): string | null {
+  for (const name of safeReaddir(NAMED_NETNS_DIR)) {
+    const p = join(NAMED_NETNS_DIR, name);
+    const got = statNetnsId(p);
+    if (got && sameNetns(got, id)) return p;
+  }
+  return null;
+}
+
+function safeReaddir(dir: string): string[] {
+  try {
+    return readdirSync(dir);
+  } catch {
+    return [];
+  }
+}
+
+/** Every path that currently reaches a network namespace: named ones, then one per process. */
+export function* namespacePaths(): Generator<string> {
+  for (const name of safeReaddir(NAMED_NETNS_DIR)) yield join(NAMED_NETNS_DIR, name);
+  for (const entry of safeReaddir('/proc')) {
+    if (/^\d+$/.test(entry)) yield `/proc/${entry}/ns/net`;
+  }
+}
+
+/** A path that reaches the namespace with this identity right now, or null when it no longer exists. */
+export function findNamespacePath(ref: NamespaceRef): string | null {
+  const candidates = [ref.path, ref.pid ? `/proc/${ref.pid}/ns/net` : null, ref.initial ? '/proc/1/ns/net' : null];
+  for (const p of candidates) {
+    const got = p ? statNetnsId(p) : null;
+    if (p && got && sameNetns(got, ref.id)) return p;
+  }
+  for (const p of namespacePaths()) {
+    const got = statNetnsId(p);
+    if (got && sameNetns(got, ref.id)) return p;
+  }
+  return null;
+}
+
+/** Reopen a recorded namespace, verified by identity; null when it is gone. */
+export function reopen(ref: NamespaceRef): OpenNamespace | null {
+  const path = findNamespacePath(ref);
+  if (!path) return null;
+  try {
+    const netns = openNetns(path);
+    if (!sameNetns(netns.id, ref.id)) {
+      // the path was reused between stat and open (a pid recycled): not ours
+      netns.close();
+      return null;
+    }
+    return owned(netns, path);
+  } catch {
+    return null;
+  }
+}
+
+/** Human form for messages: the path when there is one, else the inode. */
+export function describeNamespace(ref: NamespaceRef): string {
+  if (ref.initial) return 'the initial namespace';
+  return ref.path ?? `netns inode ${ref.id.ino}`;
+}

@@ -1,0 +1,123 @@
+// Resolving what a caller named (a PCI address, or a name in a namespace) to a NIC: where it is, its identity,
+// and — for a VF — its PF and VF number. Nothing here changes anything.
+import { SysError } from '../errors';
+import { connect, type Link, type Rtnl } from '../net';
+import type { NicIdentity, NicSnapshot, VfSnapshot } from '../ledger/types';
+import { openCurrent, openSpec, type OpenNamespace } from './namespaces';
+import { netdevOfPci, pciOfNetdev, vfPlaceOf, type VfPlace } from './pci';
+import type { NicSelector } from './types';
+
+export interface ResolvedNic {
+  home: OpenNamespace;
+  rtnl: Rtnl;
+  /** Null for a VF without a netdev (bound to a userspace driver). */
+  link: Link | null;
+  pciAddress: string | null;
+  vf: VfPlace | null;
+  close(): void;
+}
+
+const PCI_ADDRESS = /^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$/;
+
+export function resolveNic(selector: NicSelector): ResolvedNic {
+  const home = 'pci' in selector || !selector.in ? openCurrent() : openSpec(selector.in);
+  let rtnl: Rtnl | null = null;
+  try {
+    rtnl = connect(home.netns);
+    let link: Link | null;
+    let pciAddress: string | null;
+    if ('pci' in selector) {
+      pciAddress = selector.pci;
+      const name = netdevOfPci(pciAddress);
+      link = name ? rtnl.findLink({ name }) : null;
+    } else {
+      link = rtnl.getLink({ name: selector.name });
+      pciAddress = pciOfLink(rtnl, link, home);
+    }
+    const vf = pciAddress ? vfPlaceOf(pciAddress) : null;
+    const r = rtnl;
+    const close = () => {
+      vf?.close();
+      r.close();
+      home.close();
+    };
+    return { home, rtnl, link, pciAddress, vf, close };
+  } catch (err) {
+    rtnl?.close();
+    home.close();
+    throw err;
+  }
+}
+
+/** The PCI address of a link: ethtool's bus-info when it is one, else sysfs (only valid in our own namespace). */
+function pciOfLink(rtnl: Rtnl, link: Link, home: OpenNamespace): string | null {
+  if (link.kind === null) {
+    const info = rtnl.driverInfo(link.name);
+    if (info && PCI_ADDRESS.test(info.busInfo)) return info.busInfo;
+  }
+  const ownNamespace = openCurrent();
+  try {
+    if (ownNamespace.ref.id.ino !== home.ref.id.ino || ownNamespace.ref.id.dev !== home.ref.id.dev) return null;
+  } finally {
+    ownNamespace.close();
+  }
+  return pciOfNetdev(link.name, link.mac);
+}
+
+export function identityOf(nic: ResolvedNic): NicIdentity {
+  const l = nic.link;
+  return {
+    pciAddress: nic.pciAddress,
+    permMac: l?.permMac && l.permMac !== '00:00:00:00:00:00' ? l.permMac : null,
+    mac: l?.mac ?? null,
+    ifindex: l?.index ?? 0,
+    name: l?.name ?? '',
+    kind: l?.kind ?? null,
+  };
+}
+
+export function snapshotOf(nic: ResolvedNic): NicSnapshot {
+  const l = nic.link;
+  return {
+    name: l?.name ?? '',
+    mac: l?.mac ?? null,
+    mtu: l?.mtu ?? 0,
+    up: l?.up ?? false,
+    alias: l?.alias ?? null,
+    altnames: l?.altnames ?? [],
+    vf: nic.vf ? vfSnapshotOf(nic.vf) : null,
+  };
+}
+
+function vfSnapshotOf(place: VfPlace): VfSnapshot {
+  const pf = place.pf;
+  const settings = pf.rtnl.getVfs(pf.link.index).find((v) => v.vf === place.vf);
+  if (!settings) {
+    throw new SysError(`VF ${place.vf} is not in ${pf.link.name}'s VF table`, { code: 'NOT_FOUND', op: 'snapshot VF' });
+  }
+  return {
+    pfPciAddress: place.pfPciAddress,
+    pfName: pf.link.name,
+    pfIfindex: pf.link.index,
+    pfNetns: pf.ns.ref,
+    vf: place.vf,
+    settings,
+  };
+}
+
+/**
+ * Re-read the link once its lock is held: another process may have lent and returned it while we waited, and
+ * only the state seen under the lock may be snapshotted. Throws BUSY when it is no longer the NIC we resolved.
+ */
+export function refreshUnderLock(nic: ResolvedNic, key: string, keyOf: (id: NicIdentity) => string): void {
+  if (!nic.link) return;
+  const fresh = nic.rtnl.findLink({ index: nic.link.index });
+  const same = fresh !== null && keyOf(identityOf({ ...nic, link: fresh })) === key && fresh.name === nic.link.name;
+  if (!same) {
+    throw new SysError(`${nic.link.name} changed while waiting for its lock (taken by another process)`, {
+      code: 'BUSY',
+      op: 'lend',
+    });
+  }
+  nic.link = fresh;
+}

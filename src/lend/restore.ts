@@ -1,0 +1,225 @@
+// Bringing a NIC home from its record: the one path used by give-back, by a failed lend's rollback and by
+// recovery. It does not care which step was reached — it finds the NIC wherever it is now and makes it look like
+// the snapshot again, at home. Each step is written to the record before the next one starts.
+import { SysError } from '../errors';
+import { connect, sameNetns, type Link, type Rtnl, type VfInfo, type VfSetting } from '../net';
+import { appendStep, writeRecord, type Ledger } from '../ledger';
+import type { LendRecord, NamespaceRef } from '../ledger/types';
+import { failpoint } from './failpoint';
+import { hintsFor, locateIn } from './locate';
+import { describeNamespace, initialNetnsId, reopen, type OpenNamespace } from './namespaces';
+import { chooseFallbackName, nameInUse } from './names';
+import type { GiveBackOutcome } from './types';
+
+export interface RestoreResult {
+  outcome: Exclude<GiveBackOutcome, 'not-lent'>;
+  name: string | null;
+  warnings: string[];
+}
+
+/** How long a physical NIC may take to reappear in the initial namespace after its namespace died. */
+const REAPPEAR_TIMEOUT_MS = 3000;
+
+interface Place {
+  ns: OpenNamespace;
+  rtnl: Rtnl;
+}
+
+function openPlace(ref: NamespaceRef): Place | null {
+  const ns = reopen(ref);
+  if (!ns) return null;
+  try {
+    return { ns, rtnl: connect(ns.netns) };
+  } catch (err) {
+    ns.close();
+    throw err;
+  }
+}
+
+function closePlace(p: Place | null): void {
+  if (!p) return;
+  p.rtnl.close();
+  p.ns.close();
+}
+
+function initialRef(): NamespaceRef {
+  return { id: initialNetnsId(), path: '/proc/1/ns/net', pid: 1, initial: true };
+}
+
+function sleepMs(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
+
+/**
+ * Restore the NIC of `record` at home. The caller holds the NIC's lock. On success the record is NOT deleted
+ * (the caller does it, so it can decide what a failure means); on failure the record stays, with the step reached.
+ */
+export function restoreFromRecord(ledger: Ledger, record: LendRecord): RestoreResult {
+  const warnings: string[] = [];
+  const home = openPlace(record.home) ?? fallbackHome(record, warnings);
+  const places: Place[] = [home];
+  try {
+    let outcome: RestoreResult['outcome'] = 'already-home';
+    let name: string | null = null;
+    if (record.moved) {
+      const found = findNic(record, home, places);
+      if (!found) return { outcome: 'gone', name: null, warnings };
+      let link = found.link;
+      if (found.place !== home) {
+        link = moveHome(record, found.place, home, link, warnings);
+        outcome = 'returned';
+      }
+      record = advance(ledger, record, 'return:moved');
+      const changed = restoreLink(record, home.rtnl, link, warnings);
+      if (changed) outcome = 'returned';
+      name = home.rtnl.getLink({ index: link.index }).name;
+      if (name !== record.snapshot.name) outcome = 'returned-renamed';
+    }
+    failpoint('return:restored');
+    record = advance(ledger, record, 'return:restored');
+    if (record.snapshot.vf && restoreVf(record, warnings) && outcome === 'already-home') outcome = 'returned';
+    failpoint('return:vf-restored');
+    advance(ledger, record, 'return:vf-restored');
+    return { outcome, name, warnings };
+  } finally {
+    for (const p of places) closePlace(p);
+  }
+}
+
+function advance(ledger: Ledger, record: LendRecord, step: string): LendRecord {
+  const next = appendStep(record, step);
+  writeRecord(ledger, next);
+  return next;
+}
+
+/** Home is gone (a CI job's namespace that ended): the initial namespace takes the NIC instead. */
+function fallbackHome(record: LendRecord, warnings: string[]): Place {
+  warnings.push(`home ${describeNamespace(record.home)} no longer exists; returning to the initial namespace`);
+  const p = openPlace(initialRef());
+  if (!p) throw new SysError('cannot open the initial namespace', { code: 'ENOENT', op: 'give back' });
+  return p;
+}
+
+/** Search the target, home, then the initial namespace (where the kernel puts physical NICs of dead namespaces). */
+function findNic(record: LendRecord, home: Place, places: Place[]): { place: Place; link: Link } | null {
+  const hints = hintsFor(record);
+  const target = openPlace(record.target);
+  if (target) places.push(target);
+  let initial: Place | null = null;
+  if (!sameNetns(home.ns.ref.id, initialNetnsId())) {
+    initial = openPlace(initialRef());
+    if (initial) places.push(initial);
+  }
+  const order = [target, home, initial].filter((p): p is Place => p !== null);
+  const search = () => {
+    for (const place of order) {
+      const link = locateIn(place.rtnl, hints);
+      if (link) return { place, link };
+    }
+    return null;
+  };
+  const hit = search();
+  // A virtual NIC whose namespace died was destroyed with it: gone. A physical one is on its way back to the
+  // initial namespace (asynchronously, tens of ms): wait for it, bounded.
+  if (hit || record.identity.kind !== null) return hit;
+  const end = Date.now() + REAPPEAR_TIMEOUT_MS;
+  while (Date.now() < end) {
+    sleepMs(20);
+    const again = search();
+    if (again) return again;
+  }
+  throw new SysError(
+    `${record.identity.name} (${record.key}) is not in ${describeNamespace(record.target)}, home or the initial namespace`,
+    { code: 'NOT_FOUND', op: 'give back locate' },
+  );
+}
+
+/** Move the NIC home, renamed to its original name in the same request when that name is free there. */
+function moveHome(record: LendRecord, from: Place, home: Place, link: Link, warnings: string[]): Link {
+  const original = record.snapshot.name;
+  let name = original;
+  if (nameInUse(home.rtnl, original)) {
+    name = chooseFallbackName(home.rtnl, original);
+    warnings.push(`name ${original} is taken in ${describeNamespace(home.ns.ref)}; returned as ${name}`);
+  }
+  if (link.up) from.rtnl.setLink(link.index, { up: false });
+  from.rtnl.moveLink(link.index, home.ns.netns, { name });
+  failpoint('return:moved');
+  return home.rtnl.getLink({ name });
+}
+
+/** Name, MTU, MAC, alias, altnames and admin state as in the snapshot. Returns whether anything changed. */
+function restoreLink(record: LendRecord, rtnl: Rtnl, link: Link, warnings: string[]): boolean {
+  const snap = record.snapshot;
+  let changed = false;
+  if (link.name !== snap.name && !nameInUse(rtnl, snap.name)) {
+    // renaming an up link fails with EBUSY on older kernels
+    if (link.up) rtnl.setLink(link.index, { up: false });
+    rtnl.setLink(link.index, { name: snap.name });
+    changed = true;
+  }
+  link = rtnl.getLink({ index: link.index });
+  if (link.mtu !== snap.mtu) {
+    rtnl.setLink(link.index, { mtu: snap.mtu });
+    changed = true;
+  }
+  if (snap.mac && link.mac !== snap.mac) {
+    rtnl.setLink(link.index, { mac: snap.mac });
+    changed = true;
+  }
+  if ((link.alias ?? '') !== (snap.alias ?? '')) {
+    rtnl.setLink(link.index, { alias: snap.alias ?? '' });
+    changed = true;
+  }
+  for (const alt of snap.altnames) {
+    if (link.altnames.includes(alt)) continue;
+    if (nameInUse(rtnl, alt)) {
+      warnings.push(`altname ${alt} is taken by another link; not restored`);
+      continue;
+    }
+    rtnl.addAltname(link.index, alt);
+    changed = true;
+  }
+  if (link.up !== snap.up) {
+    rtnl.setLink(link.index, { up: snap.up });
+    changed = true;
+  }
+  return changed;
+}
+
+/** PF-side settings back to the snapshot, one change per request; only fields that differ are written. */
+function restoreVf(record: LendRecord, warnings: string[]): boolean {
+  const vf = record.snapshot.vf!;
+  const pf = openPlace(vf.pfNetns);
+  if (!pf) {
+    warnings.push(`PF ${vf.pfName} namespace is gone; VF ${vf.vf} settings not restored`);
+    return false;
+  }
+  try {
+    const pfLink = pf.rtnl.findLink({ index: vf.pfIfindex }) ?? pf.rtnl.getLink({ name: vf.pfName });
+    const now = pf.rtnl.getVfs(pfLink.index).find((v) => v.vf === vf.vf);
+    if (!now) throw new SysError(`VF ${vf.vf} of ${pfLink.name} no longer exists`, { code: 'NOT_FOUND', op: 'restore VF' });
+    const changes = vfChanges(now, vf.settings);
+    for (const change of changes) pf.rtnl.setVf(pfLink.index, vf.vf, change);
+    return changes.length > 0;
+  } finally {
+    closePlace(pf);
+  }
+}
+
+/** The setter calls that turn `now` into `want` (rate min and max travel together, as the kernel needs). */
+export function vfChanges(now: VfInfo, want: VfInfo): VfSetting[] {
+  const out: VfSetting[] = [];
+  if (now.mac !== want.mac) out.push({ mac: want.mac });
+  if (now.vlan !== want.vlan || now.qos !== want.qos || now.vlanProto !== want.vlanProto) {
+    out.push({ vlan: want.vlan, qos: want.qos, proto: want.vlanProto });
+  }
+  if (want.spoofchk !== null && now.spoofchk !== want.spoofchk) out.push({ spoofchk: want.spoofchk });
+  if (want.trust !== null && now.trust !== want.trust) out.push({ trust: want.trust });
+  if (now.linkState !== want.linkState) out.push({ linkState: want.linkState });
+  if (now.minTxRate !== want.minTxRate || now.maxTxRate !== want.maxTxRate) {
+    out.push({ minTxRate: want.minTxRate, maxTxRate: want.maxTxRate });
+  }
+  return out;
+}
+

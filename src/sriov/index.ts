@@ -1,0 +1,20 @@
+// The sysfs model of SR-IOV: PFs, VFs, drivers, device <-> netdev, VF counts and driver binding, all under the
+// configured sysfs root (SRIOVCTL_SYSFS_ROOT; a simulated tree in tests and the local lab, see sim-tree.ts).
+export * from './types';
+export { BDF_PATTERN, isBdf } from './paths';
+export {
+  USERSPACE_DRIVERS,
+  isUserspaceDriver,
+  deviceDir,
+  driverOf,
+  netdevsOf,
+  deviceOfNetdev,
+  pciAddressOfNetdev,
+  listPfs,
+  getPf,
+  listVfs,
+  getVf,
+} from './devices';
+export { setNumVfs, DEFAULT_NUMVFS_TIMEOUT_MS, type SetNumVfsOptions } from './numvfs';
+export { bindDriver, type BindOptions, type BindResult } from './bind';
+export { writeSysfs, DEFAULT_WRITE_TIMEOUT_MS, type WriteOptions } from './bounded-write';

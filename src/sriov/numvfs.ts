@@ -1,0 +1,87 @@
+// Changing the number of VFs of a PF the way the kernel requires: a non-zero count cannot be changed to another
+// non-zero count (EBUSY), so go through 0; VF creation can take tens of seconds and yield fewer than asked, so poll
+// for the virtfnN links and read the count back, within a bound.
+import * as path from 'node:path';
+import { SysError } from '../errors';
+import { writeSysfs } from './bounded-write';
+import { deviceDir, getPf, listVfs } from './devices';
+import { assertPollOptions, pollUntil } from './poll';
+import { listDir, readIntAttr } from './sysfs-read';
+import type { SriovVf } from './types';
+
+export interface SetNumVfsOptions {
+  /** Bound for each step (disable, enable): the write and the wait for the links. Default 120 s (as the operator). */
+  timeoutMs?: number;
+  /** Poll interval for links and count. Default 100 ms. */
+  pollMs?: number;
+}
+
+export const DEFAULT_NUMVFS_TIMEOUT_MS = 120_000;
+
+/**
+ * Give PF `pfAddress` exactly `count` VFs; resolves with them (by index). Refuses a count above sriov_totalvfs before
+ * writing anything. Throws SysError naming the PF, the count asked and the count obtained when the kernel gives a
+ * different count, when the links do not appear in time ('TIMEOUT'), or when a write fails (its errno code).
+ */
+export async function setNumVfs(pfAddress: string, count: number, opts: SetNumVfsOptions = {}): Promise<SriovVf[]> {
+  const op = 'sriov set numvfs';
+  if (!Number.isInteger(count) || count < 0 || count > 0xffff) throw new TypeError(`invalid VF count ${count} for PF ${pfAddress}`);
+  const poll = { timeoutMs: opts.timeoutMs ?? DEFAULT_NUMVFS_TIMEOUT_MS, pollMs: opts.pollMs ?? 100 };
+  assertPollOptions(poll);
+  const pf = getPf(pfAddress);
+  if (pf.totalVfs !== null && count > pf.totalVfs) {
+    throw new SysError(`PF ${pf.address} supports at most ${pf.totalVfs} VFs (sriov_totalvfs); ${count} asked`, { code: 'INVALID', op });
+  }
+  const dir = deviceDir(pf.address)!;
+  const numvfsFile = path.join(dir, 'sriov_numvfs');
+  // netdevsim and other non-PCI PFs have no VF devices: only the count can be checked
+  const hasVfDevices = pf.bus === 'pci';
+  const state = () => ({ numVfs: readIntAttr(numvfsFile) ?? -1, links: hasVfDevices ? countLinks(dir) : null });
+  const reached = (n: number) => () => {
+    const s = state();
+    return s.numVfs === n && (s.links === null || s.links === n);
+  };
+  const write = async (n: number) => {
+    const started = Date.now();
+    try {
+      await writeSysfs(numvfsFile, String(n), { timeoutMs: poll.timeoutMs });
+    } catch (err) {
+      if (!(err instanceof SysError)) throw err;
+      throw new SysError(`PF ${pf.address}: writing ${n} to sriov_numvfs failed after ${Date.now() - started} ms (${count} VFs asked, ${describe(state())}): ${err.message}`, {
+        code: err.code,
+        errno: err.errno,
+        op,
+      });
+    }
+    const started2 = Date.now();
+    if (!(await pollUntil(reached(n), poll))) {
+      const s = state();
+      const code = s.numVfs !== n && s.numVfs >= 0 ? 'VF_COUNT' : 'TIMEOUT';
+      const step = n === count ? '' : ` while disabling VFs first (to go to ${count})`;
+      throw new SysError(
+        `PF ${pf.address}: asked for ${n} VFs${step}, obtained ${obtained(s)} (${describe(s)}) after waiting ${Date.now() - started2} ms`,
+        { code, op },
+      );
+    }
+  };
+
+  const current = state();
+  if (current.numVfs === count && (current.links === null || current.links === count)) return listVfs(pf.address);
+  if (current.numVfs !== 0 && count !== 0) await write(0);
+  await write(count);
+  return listVfs(pf.address);
+}
+
+/** How many virtfnN links the PF has. */
+function countLinks(dir: string): number {
+  return listDir(dir).filter((e) => /^virtfn\d+$/.test(e)).length;
+}
+
+function obtained(s: { numVfs: number; links: number | null }): number {
+  return s.links === null ? s.numVfs : Math.min(Math.max(s.numVfs, 0), s.links);
+}
+
+function describe(s: { numVfs: number; links: number | null }): string {
+  const count = s.numVfs < 0 ? 'sriov_numvfs unreadable' : `sriov_numvfs reads ${s.numVfs}`;
+  return s.links === null ? count : `${count}, ${s.links} virtfn links`;
+}

@@ -1,0 +1,23 @@
+// Waiting for the kernel (or a driver) to catch up: poll a condition at an interval, within a bound.
+
+export interface PollOptions {
+  timeoutMs: number;
+  pollMs: number;
+}
+
+/** Resolves true as soon as `done()` holds, false once `timeoutMs` has passed (checked one last time at the end). */
+export async function pollUntil(done: () => boolean, opts: PollOptions): Promise<boolean> {
+  const deadline = Date.now() + opts.timeoutMs;
+  for (;;) {
+    if (done()) return true;
+    const left = deadline - Date.now();
+    if (left <= 0) return false;
+    await new Promise((r) => setTimeout(r, Math.min(opts.pollMs, left)));
+  }
+}
+
+export function assertPollOptions(opts: PollOptions): void {
+  for (const [name, v] of Object.entries(opts)) {
+    if (!Number.isInteger(v) || v <= 0) throw new TypeError(`invalid ${name} ${v}`);
+  }
+}

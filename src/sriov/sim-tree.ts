@@ -1,0 +1,388 @@
+// A simulated sysfs tree with the kernel's shape, for tests and for the local simulated lab (`npm start`): PCI
+// devices under devices/pci0000:00 reached through bus/pci/devices links, drivers under bus/pci/drivers with their
+// bind/unbind files and device links, virtfnN/physfn links, class/net links, netdevsim devices. Point
+// SRIOVCTL_SYSFS_ROOT at `root` and the rest of src/sriov reads it like /sys.
+//
+// Plain files cannot react to writes, so the "drivers" live in sim-driver.ts: something (a test, the lab) calls
+// `applyPending()` or runs `startSimDriver()`. Everything the simulation needs to remember is kept in the tree
+// (under .sim/), so any process can open an existing tree and drive it.
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { isUserspaceDriver } from './devices';
+import { isBdf } from './paths';
+
+const PCI_ROOT = 'devices/pci0000:00';
+const SIM_DIR = '.sim';
+
+export interface SimNetdevSpec {
+  name: string;
+  mac: string;
+}
+
+export interface SimPfSpec {
+  bdf: string;
+  /** sriov_totalvfs; null for a device that only has sriov_numvfs. Default 8. */
+  totalVfs?: number | null;
+  /** VFs present from the start. Default 0. */
+  numVfs?: number;
+  /** Default 'sim_pf'. */
+  driver?: string;
+  /** Driver the VFs are probed with when created. Default 'iavf'. */
+  vfDriver?: string;
+  /** The PF's netdev, or none. */
+  netdev?: SimNetdevSpec | null;
+  /** VF routing ID = PF routing ID + offset + index × stride (the kernel's First VF Offset / VF Stride). Default 16, 1. */
+  vfOffset?: number;
+  vfStride?: number;
+  /** The driver enables at most this many VFs and reports that count (a firmware limit). */
+  maxVfs?: number;
+  /** VFs appear this long after the new count is noticed by applyPending()/the watcher. Default 0. */
+  vfCreateDelayMs?: number;
+  /** VF netdev names: '{pf}' is the PF's netdev name (or 'simvf'), '{index}' the VF index. Default '{pf}v{index}'. */
+  vfNetdevTemplate?: string;
+}
+
+/** What the simulation remembers about a PF (stored in the tree). */
+export type SimPfConfig = Required<Omit<SimPfSpec, 'netdev' | 'maxVfs'>> & { maxVfs: number | null; netdevName: string | null };
+
+export interface SimNetdevsimSpec {
+  /** The device is 'netdevsim<id>'. */
+  id: number;
+  numVfs?: number;
+  ports?: SimNetdevSpec[];
+}
+
+export interface SimPciDeviceSpec {
+  bdf: string;
+  driver?: string | null;
+  netdev?: SimNetdevSpec | null;
+}
+
+export class SimSysfs {
+  private constructor(readonly root: string) {}
+
+  /** A fresh tree in `root` (created; must be empty or absent) or in a new temp directory. */
+  static create(root?: string): SimSysfs {
+    const dir = root ?? fs.mkdtempSync(path.join(os.tmpdir(), 'sriovctl-sim-sysfs-'));
+    const sim = new SimSysfs(path.resolve(dir));
+    for (const d of ['bus/pci/devices', 'bus/pci/drivers', 'class/net', PCI_ROOT, 'devices/virtual/net', `${SIM_DIR}/pf`, `${SIM_DIR}/netdev`]) {
+      fs.mkdirSync(sim.p(d), { recursive: true });
+    }
+    sim.writeFile('bus/pci/drivers_probe', '');
+    return sim;
+  }
+
+  /** An existing tree made by create() (e.g. by another process). */
+  static open(root: string): SimSysfs {
+    const sim = new SimSysfs(path.resolve(root));
+    if (!fs.existsSync(sim.p(SIM_DIR))) throw new Error(`${root} is not a simulated sysfs tree (no ${SIM_DIR}/)`);
+    return sim;
+  }
+
+  /** Remove the whole tree. */
+  remove(): void {
+    fs.rmSync(this.root, { recursive: true, force: true });
+  }
+
+  /** Absolute path of a path relative to the root. */
+  p(...rel: string[]): string {
+    return path.join(this.root, ...rel);
+  }
+
+  // ---- drivers ---------------------------------------------------------------------------------------------------
+
+  /** A PCI driver directory with its bind/unbind files (idempotent). */
+  addDriver(name: string): void {
+    const dir = `bus/pci/drivers/${name}`;
+    if (fs.existsSync(this.p(dir, 'bind'))) return;
+    fs.mkdirSync(this.p(dir), { recursive: true });
+    for (const f of ['bind', 'unbind', 'new_id', 'remove_id', 'uevent']) this.writeFile(`${dir}/${f}`, '');
+  }
+
+  /** Point `bdf`'s driver link at `driver` (or unbind with null), keeping the driver's device link in step. */
+  setDriverLink(bdf: string, driver: string | null): void {
+    const dev = this.pciDir(bdf);
+    const current = this.readLinkName(`${dev}/driver`);
+    if (current) {
+      fs.rmSync(this.p(dev, 'driver'), { force: true });
+      fs.rmSync(this.p('bus/pci/drivers', current, bdf), { force: true });
+    }
+    if (driver) {
+      this.addDriver(driver);
+      this.symlink(`../../../bus/pci/drivers/${driver}`, `${dev}/driver`);
+      this.symlink(`../../../../${dev}`, `bus/pci/drivers/${driver}/${bdf}`);
+    }
+  }
+
+  // ---- PCI devices -----------------------------------------------------------------------------------------------
+
+  /** devices/pci0000:00/<bdf>, relative to the root. */
+  pciDir(bdf: string): string {
+    return `${PCI_ROOT}/${bdf}`;
+  }
+
+  hasPciDevice(bdf: string): boolean {
+    return fs.existsSync(this.p(this.pciDir(bdf)));
+  }
+
+  /** A PCI device (no SR-IOV), optionally bound and with a netdev. */
+  addPciDevice(spec: SimPciDeviceSpec): void {
+    assertBdf(spec.bdf);
+    const dev = this.pciDir(spec.bdf);
+    fs.mkdirSync(this.p(dev), { recursive: true });
+    this.writeFile(`${dev}/driver_override`, '(null)\n');
+    this.writeFile(`${dev}/vendor`, '0x8086\n');
+    this.symlink('../../../bus/pci', `${dev}/subsystem`);
+    this.symlink(`../../../${dev}`, `bus/pci/devices/${spec.bdf}`);
+    if (spec.driver) this.setDriverLink(spec.bdf, spec.driver);
+    if (spec.netdev) this.addNetdev(spec.bdf, spec.netdev);
+  }
+
+  /** Remove a PCI device with its links and netdevs. */
+  removePciDevice(bdf: string): void {
+    const dev = this.pciDir(bdf);
+    for (const n of this.netdevNames(dev)) this.removeNetdev(n);
+    this.setDriverLink(bdf, null);
+    fs.rmSync(this.p('bus/pci/devices', bdf), { force: true });
+    fs.rmSync(this.p(dev), { recursive: true, force: true });
+  }
+
+  /** An SR-IOV PF; its initial VFs are created at once. */
+  addPf(spec: SimPfSpec): SimPfConfig {
+    const config: SimPfConfig = {
+      bdf: spec.bdf,
+      totalVfs: spec.totalVfs === undefined ? 8 : spec.totalVfs,
+      numVfs: spec.numVfs ?? 0,
+      driver: spec.driver ?? 'sim_pf',
+      vfDriver: spec.vfDriver ?? 'iavf',
+      vfOffset: spec.vfOffset ?? 16,
+      vfStride: spec.vfStride ?? 1,
+      maxVfs: spec.maxVfs ?? null,
+      vfCreateDelayMs: spec.vfCreateDelayMs ?? 0,
+      vfNetdevTemplate: spec.vfNetdevTemplate ?? '{pf}v{index}',
+      netdevName: spec.netdev?.name ?? null,
+    };
+    this.addPciDevice({ bdf: spec.bdf, driver: config.driver, netdev: spec.netdev ?? null });
+    const dev = this.pciDir(spec.bdf);
+    if (config.totalVfs !== null) this.writeFile(`${dev}/sriov_totalvfs`, `${config.totalVfs}\n`);
+    this.writeFile(`${dev}/sriov_numvfs`, '0\n');
+    this.writeFile(`${SIM_DIR}/pf/${spec.bdf}.json`, JSON.stringify(config, null, 2));
+    this.addDriver(config.vfDriver);
+    if (config.numVfs > 0) this.createVfs(config, config.numVfs);
+    return config;
+  }
+
+  /** Every simulated PF's configuration. */
+  pfConfigs(): SimPfConfig[] {
+    return this.list(`${SIM_DIR}/pf`)
+      .filter((f) => f.endsWith('.json'))
+      .map((f) => JSON.parse(fs.readFileSync(this.p(SIM_DIR, 'pf', f), 'utf8')) as SimPfConfig);
+  }
+
+  pfConfig(bdf: string): SimPfConfig {
+    const file = this.p(SIM_DIR, 'pf', `${bdf}.json`);
+    if (!fs.existsSync(file)) throw new Error(`${bdf} is not a simulated PF`);
+    return JSON.parse(fs.readFileSync(file, 'utf8')) as SimPfConfig;
+  }
+
+  /** The address of VF `index` of a PF, from the PF's routing ID, offset and stride (as the kernel computes it). */
+  vfAddress(pf: SimPfConfig, index: number): string {
+    const m = /^([0-9a-f]{4}):([0-9a-f]{2}):([0-9a-f]{2})\.([0-7])$/.exec(pf.bdf)!;
+    const rid = parseInt(m[2], 16) * 256 + parseInt(m[3], 16) * 8 + Number(m[4]) + pf.vfOffset + index * pf.vfStride;
+    const hex = (n: number, w: number) => n.toString(16).padStart(w, '0');
+    return `${m[1]}:${hex(rid >> 8, 2)}:${hex((rid >> 3) & 0x1f, 2)}.${rid & 7}`;
+  }
+
+  /** The VF addresses of a PF by index (its virtfnN links). */
+  vfAddresses(pfBdf: string): string[] {
+    const dev = this.pciDir(pfBdf);
+    const vfs: string[] = [];
+    for (const e of this.list(dev)) {
+      const m = /^virtfn(\d+)$/.exec(e);
+      if (m) vfs[Number(m[1])] = this.readLinkName(`${dev}/${e}`)!;
+    }
+    return vfs;
+  }
+
+  /** Create VFs 0..count-1 the way the kernel does: devices, physfn/virtfn links, probe with the VF driver. */
+  createVfs(pf: SimPfConfig, count: number): string[] {
+    const created: string[] = [];
+    const pfDev = this.pciDir(pf.bdf);
+    for (let i = 0; i < count; i++) {
+      const bdf = this.vfAddress(pf, i);
+      this.addPciDevice({ bdf, driver: null });
+      this.symlink(`../${pf.bdf}`, `${this.pciDir(bdf)}/physfn`);
+      this.symlink(`../${bdf}`, `${pfDev}/virtfn${i}`);
+      this.rememberNetdev(bdf, { name: this.vfNetdevName(pf, i), mac: simMac(bdf) });
+      this.probe(bdf, pf.vfDriver);
+      created.push(bdf);
+    }
+    this.writeFile(`${pfDev}/sriov_numvfs`, `${count}\n`);
+    return created;
+  }
+
+  /** Remove every VF of a PF (links, devices, netdevs) and set its count to 0. */
+  removeVfs(pf: SimPfConfig): string[] {
+    const pfDev = this.pciDir(pf.bdf);
+    const removed: string[] = [];
+    this.vfAddresses(pf.bdf).forEach((bdf, i) => {
+      fs.rmSync(this.p(pfDev, `virtfn${i}`), { force: true });
+      if (bdf) {
+        this.removePciDevice(bdf);
+        fs.rmSync(this.p(SIM_DIR, 'netdev', `${bdf}.json`), { force: true });
+        removed.push(bdf);
+      }
+    });
+    this.writeFile(`${pfDev}/sriov_numvfs`, '0\n');
+    return removed;
+  }
+
+  /** Bind `bdf` to `driver` as a probe would: driver link, and a netdev unless it is a userspace driver. */
+  probe(bdf: string, driver: string): void {
+    this.setDriverLink(bdf, driver);
+    const remembered = this.rememberedNetdev(bdf);
+    if (!isUserspaceDriver(driver) && remembered && !this.netdevNames(this.pciDir(bdf)).length) this.addNetdev(bdf, remembered);
+  }
+
+  /** Unbind `bdf`: its netdev goes away with the driver (remembered, so a later probe brings it back). */
+  release(bdf: string): void {
+    for (const name of this.netdevNames(this.pciDir(bdf))) this.removeNetdev(name);
+    this.setDriverLink(bdf, null);
+  }
+
+  // ---- netdevsim -------------------------------------------------------------------------------------------------
+
+  /** A netdevsim bus device: sriov_numvfs only, ports as netdevs, no VF devices. */
+  addNetdevsim(spec: SimNetdevsimSpec): string {
+    const name = `netdevsim${spec.id}`;
+    const dev = `devices/${name}`;
+    fs.mkdirSync(this.p(dev), { recursive: true });
+    fs.mkdirSync(this.p('bus/netdevsim/devices'), { recursive: true });
+    for (const f of ['new_device', 'del_device']) {
+      if (!fs.existsSync(this.p('bus/netdevsim', f))) this.writeFile(`bus/netdevsim/${f}`, '');
+    }
+    this.symlink('../../bus/netdevsim', `${dev}/subsystem`);
+    this.symlink(`../../../${dev}`, `bus/netdevsim/devices/${name}`);
+    this.writeFile(`${dev}/sriov_numvfs`, `${spec.numVfs ?? 0}\n`);
+    for (const port of spec.ports ?? []) this.addNetdevAt(dev, port);
+    return name;
+  }
+
+  // ---- netdevs ---------------------------------------------------------------------------------------------------
+
+  /** A netdev of PCI device `bdf` (or a virtual one with null): <device>/net/<name> and class/net/<name>. */
+  addNetdev(bdf: string | null, netdev: SimNetdevSpec): void {
+    if (bdf === null) {
+      this.writeFile(`devices/virtual/net/${netdev.name}/address`, `${netdev.mac}\n`);
+      this.symlink(`../../devices/virtual/net/${netdev.name}`, `class/net/${netdev.name}`);
+      return;
+    }
+    this.addNetdevAt(this.pciDir(bdf), netdev);
+    this.rememberNetdev(bdf, netdev);
+  }
+
+  private addNetdevAt(dev: string, netdev: SimNetdevSpec): void {
+    const dir = `${dev}/net/${netdev.name}`;
+    const deviceName = path.basename(dev);
+    this.writeFile(`${dir}/address`, `${netdev.mac}\n`);
+    this.symlink(`../../../${deviceName}`, `${dir}/device`);
+    this.symlink(`../../${dir}`, `class/net/${netdev.name}`);
+  }
+
+  /** Remove netdev `name` wherever it is (as when it leaves sysfs's namespace or its driver is unbound). */
+  removeNetdev(name: string): void {
+    const link = this.p('class/net', name);
+    let target: string | null = null;
+    try {
+      target = fs.realpathSync(link);
+    } catch {
+      // dangling or absent
+    }
+    fs.rmSync(link, { force: true });
+    if (target && target.startsWith(this.root + path.sep)) fs.rmSync(target, { recursive: true, force: true });
+  }
+
+  /** Rename a netdev (the kernel renames the sysfs entries with it). */
+  renameNetdev(from: string, to: string): void {
+    const target = fs.realpathSync(this.p('class/net', from));
+    const renamed = path.join(path.dirname(target), to);
+    fs.renameSync(target, renamed);
+    fs.rmSync(this.p('class/net', from));
+    fs.symlinkSync(path.relative(this.p('class/net'), renamed), this.p('class/net', to));
+    const bdf = path.basename(path.dirname(path.dirname(renamed)));
+    const remembered = isBdf(bdf) ? this.rememberedNetdev(bdf) : null;
+    if (remembered) this.rememberNetdev(bdf, { ...remembered, name: to });
+  }
+
+  private netdevNames(dev: string): string[] {
+    return this.list(`${dev}/net`);
+  }
+
+  private rememberNetdev(bdf: string, netdev: SimNetdevSpec): void {
+    this.writeFile(`${SIM_DIR}/netdev/${bdf}.json`, JSON.stringify(netdev));
+  }
+
+  private rememberedNetdev(bdf: string): SimNetdevSpec | null {
+    try {
+      return JSON.parse(fs.readFileSync(this.p(SIM_DIR, 'netdev', `${bdf}.json`), 'utf8')) as SimNetdevSpec;
+    } catch {
+      return null;
+    }
+  }
+
+  private vfNetdevName(pf: SimPfConfig, index: number): string {
+    const name = pf.vfNetdevTemplate.replace('{pf}', pf.netdevName ?? 'simvf').replace('{index}', String(index));
+    return name.slice(0, 15);
+  }
+
+  // ---- file helpers ----------------------------------------------------------------------------------------------
+
+  /** Text of a file relative to the root, or null. */
+  read(rel: string): string | null {
+    try {
+      return fs.readFileSync(this.p(rel), 'utf8');
+    } catch {
+      return null;
+    }
+  }
+
+  writeFile(rel: string, text: string): void {
+    fs.mkdirSync(path.dirname(this.p(rel)), { recursive: true });
+    fs.writeFileSync(this.p(rel), text);
+  }
+
+  list(rel: string): string[] {
+    try {
+      return fs.readdirSync(this.p(rel)).sort();
+    } catch {
+      return [];
+    }
+  }
+
+  readLinkName(rel: string): string | null {
+    try {
+      return path.basename(fs.readlinkSync(this.p(rel)));
+    } catch {
+      return null;
+    }
+  }
+
+  private symlink(target: string, rel: string): void {
+    fs.mkdirSync(path.dirname(this.p(rel)), { recursive: true });
+    fs.rmSync(this.p(rel), { force: true });
+    fs.symlinkSync(target, this.p(rel));
+  }
+}
+
+/** A locally administered MAC derived from a PCI address (stable, unique per address). */
+export function simMac(bdf: string): string {
+  const m = /^([0-9a-f]{4}):([0-9a-f]{2}):([0-9a-f]{2})\.([0-7])$/.exec(bdf)!;
+  const dom = parseInt(m[1], 16);
+  const devfn = parseInt(m[3], 16) * 8 + Number(m[4]);
+  return [0x02, dom >> 8, dom & 0xff, parseInt(m[2], 16), devfn, 0x01].map((b) => b.toString(16).padStart(2, '0')).join(':');
+}
+
+function assertBdf(bdf: string): void {
+  if (!isBdf(bdf)) throw new TypeError(`invalid PCI address ${JSON.stringify(bdf)}`);
+}

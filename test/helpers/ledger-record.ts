@@ -1,0 +1,27 @@
+// A complete, valid LendRecord for tests of the ledger and of its users; override what a test cares about.
+import { RECORD_SCHEMA, type LendRecord } from '../../src/ledger/types';
+
+export function sampleRecord(overrides: Partial<LendRecord> = {}): LendRecord {
+  const now = new Date().toISOString();
+  const ns = (ino: number, initial: boolean) => ({ id: { dev: 4, ino }, path: initial ? '/proc/1/ns/net' : null, pid: initial ? 1 : null, initial });
+  return {
+    schema: RECORD_SCHEMA,
+    key: 'pci-0000_03_00_1',
+    owner: 'attach:test',
+    identity: { pciAddress: '0000:03:00.1', permMac: '02:00:00:00:03:01', mac: '02:00:00:00:03:01', ifindex: 7, name: 'ens3f1', kind: null },
+    home: ns(4026531840, true),
+    snapshot: { name: 'ens3f1', mac: '02:00:00:00:03:01', mtu: 1500, up: true, alias: null, altnames: [], vf: null },
+    target: ns(4026532999, false),
+    targetName: 'net1',
+    moved: true,
+    requested: { up: true },
+    droppedAltnames: [],
+    phase: 'lending',
+    step: 'recorded',
+    history: [{ at: now, step: 'recorded' }],
+    createdAt: now,
+    updatedAt: now,
+    meta: {},
+    ...overrides,
+  };
+}

@@ -1,0 +1,67 @@
+// Run a TypeScript file of this repository as a real child process (see ts-register.cjs).
+import { spawn, type ChildProcess } from 'node:child_process';
+import * as path from 'node:path';
+
+const REGISTER = path.join(__dirname, 'ts-register.cjs');
+
+/** Start `script` (a .ts path) with `args`; stdout/stderr are pipes. */
+export function spawnTs(script: string, args: string[] = [], env: NodeJS.ProcessEnv = process.env): ChildProcess {
+  return spawn(process.execPath, ['-r', REGISTER, script, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+}
+
+/** Resolves with the first stdout line matching `re` (rejects if the child exits first, or after timeoutMs). */
+export function waitForLine(child: ChildProcess, re: RegExp, timeoutMs = 10_000): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let out = '';
+    let err = '';
+    const done = (fn: () => void) => {
+      clearTimeout(timer);
+      child.stdout!.off('data', onOut);
+      child.stderr!.off('data', onErr);
+      child.off('exit', onExit);
+      fn();
+    };
+    const onOut = (d: Buffer) => {
+      out += d.toString();
+      const line = out.split('\n').find((l) => re.test(l));
+      if (line !== undefined) done(() => resolve(line));
+    };
+    const onErr = (d: Buffer) => (err += d.toString());
+    const onExit = (code: number | null, sig: string | null) =>
+      done(() => reject(new Error(`child exited (${code ?? sig}) before printing ${re}; stdout: ${out} stderr: ${err}`)));
+    const timer = setTimeout(
+      () => done(() => reject(new Error(`no ${re} from child within ${timeoutMs} ms; stdout: ${out} stderr: ${err}`))),
+      timeoutMs,
+    );
+    child.stdout!.on('data', onOut);
+    child.stderr!.on('data', onErr);
+    child.on('exit', onExit);
+  });
+}
+
+/** Resolves with the exit code/signal, and everything printed. */
+export function waitForExit(
+  child: ChildProcess,
+  timeoutMs = 20_000,
+): Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    let stdout = '';
+    let stderr = '';
+    child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+    const timer = setTimeout(() => reject(new Error(`child still running after ${timeoutMs} ms: ${stdout} ${stderr}`)), timeoutMs);
+    child.on('exit', (code, signal) => {
+      clearTimeout(timer);
+      // let the pipes drain
+      setImmediate(() => resolve({ code, signal, stdout, stderr }));
+    });
+  });
+}
+
+/** Kill and reap (for cleanup; ignores a child that is already gone). */
+export async function killChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((r) => child.once('exit', r));
+  child.kill('SIGKILL');
+  await exited;
+}

@@ -1,0 +1,134 @@
+// The ledger across real processes: flock contention, timeouts, a killed holder, a crash mid-write.
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import type { ChildProcess } from 'node:child_process';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { isSysError } from '../../src/errors';
+import { lockNic, openLedger, readRecord, scanRecords, writeRecord, type Ledger } from '../../src/ledger';
+import { sampleRecord } from '../helpers/ledger-record';
+import { killChild, spawnTs, waitForExit, waitForLine } from '../helpers/ts-child';
+
+const CHILD = path.join(__dirname, 'ledger-child.ts');
+const KEY = 'pci-0000_03_00_1';
+
+let tmp: string;
+let ledger: Ledger;
+let children: ChildProcess[];
+
+beforeEach(() => {
+  tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'sriovctl-ledger-proc-'));
+  ledger = openLedger(tmp);
+  children = [];
+});
+
+afterEach(async () => {
+  for (const c of children) await killChild(c);
+  fs.rmSync(tmp, { recursive: true, force: true });
+});
+
+function child(...args: string[]): ChildProcess {
+  const c = spawnTs(CHILD, args);
+  children.push(c);
+  return c;
+}
+
+describe('lockNic across processes', () => {
+  it('one process wins; the other gets BUSY naming the NIC, the holder and how long it waited', async () => {
+    const holder = child('lock', tmp, KEY, '0', 'exclusive', '60000');
+    await waitForLine(holder, /^locked/);
+    const loser = child('lock', tmp, KEY, '300', 'exclusive', '0');
+    const line = await waitForLine(loser, /^BUSY/);
+    expect(line).toMatch(new RegExp(`NIC ${KEY} is busy`));
+    expect(line).toMatch(new RegExp(`held by child ${holder.pid}`));
+    expect(line).toMatch(/waited \d+ ms of 300 ms/);
+    const waited = Number(/waited (\d+) ms/.exec(line)![1]);
+    expect(waited).toBeGreaterThanOrEqual(250);
+    // and in this process too (a different open file: flock conflicts within one process as well)
+    try {
+      lockNic(ledger, KEY, { timeoutMs: 0 });
+      expect.unreachable();
+    } catch (err) {
+      expect(isSysError(err, 'BUSY')).toBe(true);
+      expect((err as Error).message).toMatch(/waited \d+ ms of 0 ms/);
+    }
+  });
+
+  it('with a timeout, the waiter gets the lock once the holder releases it', async () => {
+    const holder = child('lock', tmp, KEY, '0', 'exclusive', '400');
+    await waitForLine(holder, /^locked/);
+    const waiter = child('lock', tmp, KEY, '10000', 'exclusive', '0');
+    const line = await waitForLine(waiter, /^(locked|BUSY)/);
+    expect(line).toMatch(/^locked after \d+ ms/);
+    expect(Number(/after (\d+) ms/.exec(line)![1])).toBeGreaterThanOrEqual(200);
+    expect((await waitForExit(holder)).stdout + '').toBeDefined();
+  });
+
+  it('the lock is released when its holder is killed', async () => {
+    const holder = child('lock', tmp, KEY, '0', 'exclusive', '60000');
+    await waitForLine(holder, /^locked/);
+    expect(() => lockNic(ledger, KEY, { timeoutMs: 0 })).toThrow(/busy/);
+    await killChild(holder);
+    const lock = lockNic(ledger, KEY, { timeoutMs: 2000 });
+    lock.release();
+  });
+
+  it('shared holders coexist; an exclusive one waits for all of them', async () => {
+    const reader = child('lock', tmp, KEY, '0', 'shared', '60000');
+    await waitForLine(reader, /^locked/);
+    const shared = lockNic(ledger, KEY, { shared: true, timeoutMs: 0 });
+    expect(() => lockNic(ledger, KEY, { timeoutMs: 100 })).toThrow(/busy/);
+    shared.release();
+    expect(() => lockNic(ledger, KEY, { timeoutMs: 0 })).toThrow(/busy/);
+    await killChild(reader);
+    lockNic(ledger, KEY, { timeoutMs: 0 }).release();
+  });
+
+  it('other NICs are never blocked by a held lock', async () => {
+    const holder = child('lock', tmp, KEY, '0', 'exclusive', '60000');
+    await waitForLine(holder, /^locked/);
+    const other = lockNic(ledger, 'mac-020000000001', { timeoutMs: 0 });
+    other.release();
+  });
+});
+
+describe('lockNic in one process', () => {
+  it('release is idempotent and lets the next locker in', () => {
+    const a = lockNic(ledger, KEY, { timeoutMs: 0 });
+    expect(a.key).toBe(KEY);
+    a.release();
+    a.release();
+    const b = lockNic(ledger, KEY, { timeoutMs: 0 });
+    b.release();
+  });
+
+  it('lock files are 0600 in locks/ and survive release (never unlinked under a waiter)', () => {
+    lockNic(ledger, KEY, { timeoutMs: 0 }).release();
+    const file = path.join(tmp, 'locks', KEY + '.lock');
+    expect(fs.statSync(file).mode & 0o777).toBe(0o600);
+  });
+
+  it('validates its arguments', () => {
+    expect(() => lockNic(ledger, '../x')).toThrow(TypeError);
+    expect(() => lockNic(ledger, KEY, { timeoutMs: -1 })).toThrow(TypeError);
+  });
+});
+
+describe('a crash in the middle of writeRecord', () => {
+  it('SIGKILL between the temp write and the rename leaves the old record; the temp file is ignored', async () => {
+    writeRecord(ledger, sampleRecord({ step: 'old' }));
+    const c = child('crash-write', tmp, 'new');
+    const exit = await waitForExit(c);
+    expect(exit.signal).toBe('SIGKILL');
+    expect(exit.stdout).toContain('crashing');
+    const names = fs.readdirSync(path.join(tmp, 'records'));
+    expect(names.filter((n) => n.includes('.tmp-'))).toHaveLength(1); // the crash left its temp file
+    expect(readRecord(ledger, KEY)?.step).toBe('old');
+    const scan = scanRecords(ledger);
+    expect(scan.records.map((r) => r.step)).toEqual(['old']);
+    expect(scan.corrupt).toEqual([]);
+    // and the next write still works
+    writeRecord(ledger, sampleRecord({ step: 'newer' }));
+    expect(readRecord(ledger, KEY)?.step).toBe('newer');
+  });
+});

@@ -1,0 +1,180 @@
+// The lending engine on real namespaces, with veth stand-ins: lend, give back, collisions, borrowers' changes.
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { readlinkSync } from 'node:fs';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { findRecords, giveBack, lend } from '../../src/lend';
+import { ip, ipIn, Scratch, waitFor } from '../helpers/kernel';
+import { isolatedRoots, nicState, standInNic } from '../helpers/lend-fixture';
+
+let s: Scratch;
+let roots: ReturnType<typeof isolatedRoots>;
+const children: ChildProcess[] = [];
+
+beforeEach(() => {
+  s = new Scratch();
+  roots = isolatedRoots();
+});
+
+afterEach(() => {
+  for (const c of children.splice(0)) c.kill('SIGKILL');
+  s.cleanup();
+  roots.cleanup();
+});
+
+const path = (ns: string) => `/var/run/netns/${ns}`;
+
+describe('lend and give back', () => {
+  it('lends to a named namespace under a new name, configured, and gives it back exactly', () => {
+    const pod = s.netns('pod');
+    const before = standInNic(s, 'n0');
+    const { record, link } = lend({
+      nic: { name: before.name },
+      target: { path: path(pod) },
+      owner: 'test:one',
+      name: 'net1',
+      mtu: 1300,
+      mac: '02:00:00:aa:bb:cc',
+    });
+    expect(record.phase).toBe('lent');
+    expect(link?.name).toBe('net1');
+    expect(nicState(before.name)).toBeNull();
+    expect(nicState('net1', pod)).toEqual({ name: 'net1', mac: '02:00:00:aa:bb:cc', mtu: 1300, up: true, altnames: [] });
+    expect(findRecords({ owner: 'test:one' })).toHaveLength(1);
+
+    const back = giveBack(record.key);
+    expect(back.outcome).toBe('returned');
+    expect(back.name).toBe(before.name);
+    expect(nicState(before.name)).toEqual(before);
+    expect(nicState('net1', pod)).toBeNull();
+    expect(findRecords()).toHaveLength(0);
+    expect(giveBack(record.key).outcome).toBe('not-lent');
+  });
+
+  it("lends to a process's namespace given by pid", async () => {
+    const child = spawn('unshare', ['--net', 'sleep', '60'], { stdio: 'ignore' });
+    children.push(child);
+    const pid = child.pid!;
+    // the child is in its own namespace once unshare has run
+    await waitFor(() => {
+      try {
+        return readlinkSync(`/proc/${pid}/ns/net`) !== readlinkSync('/proc/self/ns/net');
+      } catch {
+        return false;
+      }
+    });
+    const before = standInNic(s, 'p0');
+    const { record } = lend({ nic: { name: before.name }, target: { pid }, owner: 'test:pid' });
+    expect(record.target.pid).toBe(pid);
+    const inside = JSON.parse(
+      execFileSync('nsenter', ['-t', String(pid), '-n', 'ip', '-j', 'link', 'show', before.name], {
+        encoding: 'utf8',
+      }),
+    );
+    expect(inside[0].ifname).toBe(before.name);
+    expect(giveBack(record.key).outcome).toBe('returned');
+    expect(nicState(before.name)).toEqual(before);
+  });
+
+  it('gives back to a non-initial home', () => {
+    const job = s.netns('job');
+    const node = s.netns('node');
+    const before = standInNic(s, 'h0', job);
+    const { record } = lend({ nic: { name: before.name, in: { path: path(job) } }, target: { path: path(node) }, owner: 'test:home' });
+    expect(record.home.initial).toBe(false);
+    expect(nicState(before.name, node)?.up).toBe(true);
+    expect(giveBack(record.key).outcome).toBe('returned');
+    expect(nicState(before.name, job)).toEqual(before);
+    expect(nicState(before.name, node)).toBeNull();
+  });
+
+  it("restores what the borrower changed: name, MTU, MAC, admin state", () => {
+    const pod = s.netns('pod');
+    const before = standInNic(s, 'b0');
+    const { record } = lend({ nic: { name: before.name }, target: { path: path(pod) }, owner: 'test:b', name: 'eth9' });
+    ipIn(pod, 'link', 'set', 'eth9', 'down');
+    ipIn(pod, 'link', 'set', 'eth9', 'name', 'renamed', 'mtu', '1280', 'address', '02:11:22:33:44:55');
+    ipIn(pod, 'link', 'set', 'renamed', 'up');
+    expect(giveBack(record.key).outcome).toBe('returned');
+    expect(nicState(before.name)).toEqual(before);
+  });
+
+  it('refuses a name taken in the target and changes nothing', () => {
+    const pod = s.netns('pod');
+    s.dummy('busy', pod);
+    const taken = s.prefix + 'busy';
+    const before = standInNic(s, 'c0');
+    expect(() => lend({ nic: { name: before.name }, target: { path: path(pod) }, owner: 'test:c', name: taken })).toThrow(
+      expect.objectContaining({ code: 'EEXIST' }),
+    );
+    expect(nicState(before.name)).toEqual(before);
+    expect(findRecords()).toHaveLength(0);
+  });
+
+  it('returns under a fallback name when the original was taken meanwhile, and says so', () => {
+    const pod = s.netns('pod');
+    const before = standInNic(s, 'f0');
+    const { record } = lend({ nic: { name: before.name }, target: { path: path(pod) }, owner: 'test:f', name: 'net1' });
+    ip('link', 'add', before.name, 'type', 'dummy');
+    s.onCleanup(() => ip('link', 'del', before.name));
+    const back = giveBack(record.key);
+    expect(back.outcome).toBe('returned-renamed');
+    expect(back.name).not.toBe(before.name);
+    expect(back.warnings.join(' ')).toContain('taken');
+    const returned = nicState(back.name!)!;
+    expect(returned.mac).toBe(before.mac);
+    expect(returned.mtu).toBe(before.mtu);
+    ip('link', 'del', back.name!);
+    expect(findRecords()).toHaveLength(0);
+  });
+
+  it('drops an altname in the way and puts it back', () => {
+    const pod = s.netns('pod');
+    const before0 = standInNic(s, 'a0');
+    const own = s.prefix + 'alt';
+    const clash = s.prefix + 'clash';
+    ip('link', 'property', 'add', 'dev', before0.name, 'altname', own);
+    ip('link', 'property', 'add', 'dev', before0.name, 'altname', clash);
+    ipIn(pod, 'link', 'add', clash, 'type', 'dummy');
+    const before = nicState(before0.name)!;
+    // the new name is the NIC's own altname, and another altname is taken in the target
+    const { record } = lend({ nic: { name: before.name }, target: { path: path(pod) }, owner: 'test:a', name: own });
+    expect(record.droppedAltnames.sort()).toEqual([own, clash].sort());
+    expect(nicState(own, pod)?.name).toBe(own);
+    expect(giveBack(record.key).outcome).toBe('returned');
+    expect(nicState(before.name)).toEqual(before);
+  });
+
+  it('reports a virtual NIC destroyed with its namespace as gone and drops the record', () => {
+    const pod = s.netns('gone');
+    const before = standInNic(s, 'g0');
+    const { record } = lend({ nic: { name: before.name }, target: { path: path(pod) }, owner: 'test:g' });
+    ip('netns', 'del', pod);
+    const back = giveBack(record.key);
+    expect(back.outcome).toBe('gone');
+    expect(findRecords()).toHaveLength(0);
+  });
+
+  it('refuses to lend a NIC that is already lent', () => {
+    const a = s.netns('a');
+    const b = s.netns('b');
+    const before = standInNic(s, 'd0');
+    const { record } = lend({ nic: { name: before.name }, target: { path: path(a) }, owner: 'test:d1' });
+    expect(() => lend({ nic: { name: before.name, in: { path: path(a) } }, target: { path: path(b) }, owner: 'test:d2' })).toThrow(
+      expect.objectContaining({ code: 'BUSY' }),
+    );
+    expect(giveBack(record.key, { owner: 'someone-else' }).outcome).toBe('not-lent');
+    expect(nicState(before.name, a)).not.toBeNull();
+    expect(giveBack(record.key, { owner: 'test:d1' }).outcome).toBe('returned');
+  });
+
+  it('rejects bad input before any change', () => {
+    const pod = s.netns('pod');
+    const before = standInNic(s, 'v0');
+    for (const bad of [{ name: 'x'.repeat(16) }, { mtu: 10 }, { mac: 'zz:00:00:00:00:00' }]) {
+      expect(() => lend({ nic: { name: before.name }, target: { path: path(pod) }, owner: 'test:v', ...bad })).toThrow(TypeError);
+    }
+    expect(() => lend({ nic: { name: before.name }, target: { path: '/nonexistent/ns' }, owner: 'test:v' })).toThrow();
+    expect(nicState(before.name)).toEqual(before);
+    expect(findRecords()).toHaveLength(0);
+  });
+});

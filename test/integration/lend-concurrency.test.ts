@@ -1,0 +1,65 @@
+// Many processes at once: 16 lends of 16 NICs all succeed; two processes racing for one NIC: one wins, the other
+// is told BUSY, and nothing is half-done.
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { findRecords, giveBack } from '../../src/lend';
+import { Scratch } from '../helpers/kernel';
+import { isolatedRoots, nicState, runChild, standInNic } from '../helpers/lend-fixture';
+
+let s: Scratch;
+let roots: ReturnType<typeof isolatedRoots>;
+
+beforeEach(() => {
+  s = new Scratch();
+  roots = isolatedRoots();
+});
+
+afterEach(() => {
+  s.cleanup();
+  roots.cleanup();
+});
+
+const env = () => ({ SRIOVCTL_STATE_DIR: roots.stateDir, SRIOVCTL_SYSFS_ROOT: roots.sysfsRoot });
+
+describe('concurrency', () => {
+  it('lends 16 NICs from 16 processes at once', async () => {
+    const node = s.netns('node');
+    const nics = Array.from({ length: 16 }, (_, i) => standInNic(s, `c${i}`));
+    const runs = await Promise.all(
+      nics.map((nic) =>
+        runChild(
+          { op: 'lend', request: { nic: { name: nic.name }, target: { path: `/var/run/netns/${node}` }, owner: `test:${nic.name}` } },
+          env(),
+        ),
+      ),
+    );
+    for (const r of runs) expect(r.parsed).toMatchObject({ ok: true });
+    expect(findRecords()).toHaveLength(16);
+    for (const nic of nics) expect(nicState(nic.name, node)?.up).toBe(true);
+    for (const r of findRecords()) expect(giveBack(r.key).outcome).toBe('returned');
+    for (const nic of nics) expect(nicState(nic.name)).toEqual(nic);
+  }, 120_000);
+
+  it('two processes racing for one NIC: one wins, the other gets BUSY', async () => {
+    const a = s.netns('a');
+    const b = s.netns('b');
+    const nic = standInNic(s, 'r0');
+    const job = (ns: string) => ({
+      op: 'lend',
+      request: { nic: { name: nic.name }, target: { path: `/var/run/netns/${ns}` }, owner: `test:${ns}` },
+    });
+    const [ra, rb] = await Promise.all([runChild(job(a), env()), runChild(job(b), env())]);
+    const results = [ra.parsed, rb.parsed];
+    const winners = results.filter((r) => r?.ok);
+    const losers = results.filter((r) => r && !r.ok);
+    expect(winners).toHaveLength(1);
+    expect(losers).toHaveLength(1);
+    // the loser either lost the lock (BUSY) or found the NIC gone from its home already (ENODEV): never half-done
+    expect(['BUSY', 'ENODEV']).toContain(losers[0].code);
+    const records = findRecords();
+    expect(records).toHaveLength(1);
+    const where = nicState(nic.name, a) ? a : b;
+    expect(nicState(nic.name, where === a ? b : a)).toBeNull();
+    expect(giveBack(records[0].key).outcome).toBe('returned');
+    expect(nicState(nic.name)).toEqual(nic);
+  }, 60_000);
+});

@@ -1,0 +1,86 @@
+// Crash safety, table-driven over every step the engine has: a process SIGKILLed (or failing) right after any
+// step's kernel action, then recover(), must leave the NIC home and intact. A new step without a row here fails
+// the "covers every step" test.
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { findRecords, GIVE_BACK_STEPS, LEND_STEPS, recover } from '../../src/lend';
+import { Scratch } from '../helpers/kernel';
+import { isolatedRoots, nicState, runChild, standInNic } from '../helpers/lend-fixture';
+
+let s: Scratch;
+let roots: ReturnType<typeof isolatedRoots>;
+
+beforeEach(() => {
+  s = new Scratch();
+  roots = isolatedRoots();
+});
+
+afterEach(() => {
+  s.cleanup();
+  roots.cleanup();
+});
+
+/** The lend every row makes: renamed, reconfigured, with an altname the move must drop. */
+function setup() {
+  const pod = s.netns('pod');
+  const nic = standInNic(s, 'k0');
+  const alt = s.prefix + 'net1';
+  require('node:child_process').execFileSync('ip', ['link', 'property', 'add', 'dev', nic.name, 'altname', alt]);
+  const before = nicState(nic.name)!;
+  const request = {
+    nic: { name: nic.name },
+    target: { path: `/var/run/netns/${pod}` },
+    owner: 'test:crash',
+    name: alt,
+    mtu: 1280,
+    mac: '02:00:00:00:00:42',
+  };
+  return { pod, before, request };
+}
+
+const env = () => ({ SRIOVCTL_STATE_DIR: roots.stateDir, SRIOVCTL_SYSFS_ROOT: roots.sysfsRoot });
+
+describe('crash at every step, then recover()', () => {
+  it('covers every step of lend and give-back', () => {
+    expect(LEND_STEPS.length).toBeGreaterThanOrEqual(5);
+    expect(GIVE_BACK_STEPS.length).toBeGreaterThanOrEqual(4);
+  });
+
+  for (const step of LEND_STEPS) {
+    it(`lend killed at ${step}`, async () => {
+      const { pod, before, request } = setup();
+      const run = await runChild({ op: 'lend', request }, { ...env(), SRIOVCTL_FAILPOINT: step });
+      expect(run.signal).toBe('SIGKILL');
+      expect(findRecords()).toHaveLength(1);
+      const report = recover();
+      expect(report.failures).toEqual([]);
+      expect(nicState(before.name)).toEqual(before);
+      expect(nicState(request.name, pod)).toBeNull();
+      expect(findRecords()).toHaveLength(0);
+    });
+
+    it(`lend failing at ${step} rolls back at once`, async () => {
+      const { before, request } = setup();
+      const run = await runChild({ op: 'lend', request }, { ...env(), SRIOVCTL_FAILPOINT: `${step}:error` });
+      expect(run.parsed).toMatchObject({ ok: false, code: 'FAILPOINT' });
+      expect(nicState(before.name)).toEqual(before);
+      expect(findRecords()).toHaveLength(0);
+    });
+  }
+
+  for (const step of GIVE_BACK_STEPS) {
+    it(`give-back killed at ${step}`, async () => {
+      const { pod, before, request } = setup();
+      const lent = await runChild({ op: 'lend', request }, env());
+      expect(lent.parsed).toMatchObject({ ok: true });
+      const key = lent.parsed.result as string;
+      const run = await runChild({ op: 'giveBack', key }, { ...env(), SRIOVCTL_FAILPOINT: step });
+      expect(run.signal).toBe('SIGKILL');
+      expect(findRecords()).toHaveLength(1);
+      const report = recover();
+      expect(report.failures).toEqual([]);
+      expect(nicState(before.name)).toEqual(before);
+      expect(nicState(request.name, pod)).toBeNull();
+      expect(findRecords()).toHaveLength(0);
+    });
+  }
+});

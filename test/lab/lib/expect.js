@@ -1,0 +1,44 @@
+// Assertions whose failure is ONE readable line (the harness prints `FAIL <name>: <reason>`).
+'use strict';
+
+const { isDeepStrictEqual } = require('node:util');
+
+/** Paths where a and b differ: ['[3].mac: "aa:…" != "bb:…"', …]. */
+function differences(a, b, at = '') {
+  if (isDeepStrictEqual(a, b)) return [];
+  const both = (x) => x !== null && typeof x === 'object';
+  if (both(a) && both(b) && Array.isArray(a) === Array.isArray(b)) {
+    const keys = new Set([...Object.keys(a), ...Object.keys(b)]);
+    const out = [];
+    for (const k of keys) {
+      const p = Array.isArray(a) ? `${at}[${k}]` : `${at}.${k}`;
+      out.push(...differences(a[k], b[k], p));
+    }
+    return out;
+  }
+  return [`${at || 'value'}: ${JSON.stringify(a)} != ${JSON.stringify(b)}`];
+}
+
+/** Throws "<what>: <path>: <actual> != <expected>; …" (at most 4 differences shown). */
+function expectEqual(actual, expected, what) {
+  const d = differences(actual, expected);
+  if (d.length === 0) return;
+  const more = d.length > 4 ? `; … ${d.length - 4} more` : '';
+  throw new Error(`${what}: ${d.slice(0, 4).join('; ')}${more}`);
+}
+
+function expect(cond, message) {
+  if (!cond) throw new Error(message);
+}
+
+/** Runs fn, which must throw; returns the error. */
+function expectThrows(fn, what) {
+  try {
+    fn();
+  } catch (err) {
+    return err;
+  }
+  throw new Error(`${what}: expected an error, but it succeeded`);
+}
+
+module.exports = { expect, expectEqual, expectThrows, differences };

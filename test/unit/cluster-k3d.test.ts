@@ -1,0 +1,70 @@
+import { describe, expect, it } from 'vitest';
+import { join } from 'node:path';
+import {
+  k3dClusterCreateArgs,
+  k3dRegistryCreateArgs,
+  parseK3dNodes,
+  PRIMARY_CNI_FILE,
+} from '../../src/cluster/providers/k3d';
+import type { CreateSpec } from '../../src/cluster/types';
+
+const spec: CreateSpec = {
+  name: 'lab',
+  agents: 2,
+  manifestsDir: '/tmp/m',
+  driver: null,
+  reservedCpus: '0',
+  image: null,
+};
+
+describe('k3d cluster create arguments', () => {
+  it('is one server, n agents, no load balancer, the registry, flannel off, static CPU manager on agents', () => {
+    expect(k3dClusterCreateArgs(spec, { registryPort: 5000 })).toEqual([
+      'cluster', 'create', 'lab',
+      '--servers', '1',
+      '--agents', '2',
+      '--no-lb',
+      '--registry-use', 'k3d-lab-registry:5000',
+      '--k3s-arg', '--flannel-backend=none@server:*',
+      '--k3s-arg', '--disable-network-policy@server:*',
+      '--k3s-arg', '--kubelet-arg=cpu-manager-policy=static@agent:*',
+      '--k3s-arg', '--kubelet-arg=reserved-cpus=0@agent:*',
+      '--volume', `${join('/tmp/m', PRIMARY_CNI_FILE)}:/var/lib/rancher/k3s/server/manifests/sriovctl-primary-cni.yaml@server:0`,
+      '--wait', '--timeout', '300s',
+    ]);
+  });
+
+  it('mounts /dev/vfio on agents only for vfio-pci, and passes an image when asked', () => {
+    const args = k3dClusterCreateArgs({ ...spec, agents: 3, driver: 'vfio-pci', image: 'rancher/k3s:v1.30.4-k3s1', reservedCpus: '0-1' }, { registryPort: 5001 });
+    expect(args.slice(args.indexOf('--agents'), args.indexOf('--agents') + 2)).toEqual(['--agents', '3']);
+    expect(args).toContain('k3d-lab-registry:5001');
+    expect(args).toContain('--kubelet-arg=reserved-cpus=0-1@agent:*');
+    const vols = args.flatMap((a, i) => (a === '--volume' ? [args[i + 1]] : []));
+    expect(vols).toContain('/dev/vfio:/dev/vfio@agent:*');
+    expect(args[args.indexOf('--image') + 1]).toBe('rancher/k3s:v1.30.4-k3s1');
+    expect(k3dClusterCreateArgs({ ...spec, driver: 'iavf' }, { registryPort: 5000 }).join(' ')).not.toContain('/dev/vfio');
+  });
+
+  it('creates the registry bound to localhost', () => {
+    expect(k3dRegistryCreateArgs('lab', 5000)).toEqual(['registry', 'create', 'lab-registry', '--port', '127.0.0.1:5000']);
+  });
+});
+
+describe('k3d node list', () => {
+  const json = JSON.stringify([
+    { name: 'k3d-lab-agent-1', role: 'agent', runtimeLabels: { 'k3d.cluster': 'lab' } },
+    { name: 'k3d-lab-server-0', role: 'server', runtimeLabels: { 'k3d.cluster': 'lab' } },
+    { name: 'k3d-lab-agent-0', role: 'agent', runtimeLabels: { 'k3d.cluster': 'lab' } },
+    { name: 'k3d-lab-registry', role: 'registry', runtimeLabels: { 'k3d.cluster': 'lab' } },
+    { name: 'k3d-other-agent-0', role: 'agent', runtimeLabels: { 'k3d.cluster': 'other' } },
+    { name: 'k3d-lab-serverlb', role: 'loadbalancer', runtimeLabels: { 'k3d.cluster': 'lab' } },
+  ]);
+  it("keeps this cluster's servers and agents, sorted", () => {
+    expect(parseK3dNodes(json, 'lab')).toEqual([
+      { name: 'k3d-lab-agent-0', role: 'agent' },
+      { name: 'k3d-lab-agent-1', role: 'agent' },
+      { name: 'k3d-lab-server-0', role: 'server' },
+    ]);
+    expect(parseK3dNodes('[]', 'lab')).toEqual([]);
+  });
+});

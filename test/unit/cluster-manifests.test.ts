@@ -1,0 +1,155 @@
+import { describe, expect, it } from 'vitest';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseAllDocuments } from 'yaml';
+import { renderManifests, toYaml, writeManifests, SRIOV_RESOURCE, type ManifestInput } from '../../src/cluster/manifests';
+
+const input: ManifestInput = {
+  pfNames: ['enp3s0f0', 'enp4s0f0'],
+  driver: 'vfio-pci',
+  cni: { binDir: '/opt/cni/bin', confDir: '/etc/cni/net.d' },
+};
+
+/** The objects of every file, as kubectl would read them back from the YAML text. */
+function parsed(inp: ManifestInput): Record<string, any[]> {
+  const out: Record<string, any[]> = {};
+  for (const f of renderManifests(inp)) {
+    const docs = parseAllDocuments(toYaml(f));
+    if (!Array.isArray(docs)) throw new Error('no documents');
+    for (const d of docs) expect(d.errors).toEqual([]);
+    out[f.file] = docs.map((d) => d.toJS());
+  }
+  return out;
+}
+
+function daemonSets(all: Record<string, any[]>): any[] {
+  return Object.values(all).flat().filter((o) => o.kind === 'DaemonSet');
+}
+
+describe('rendered manifests', () => {
+  const all = parsed(input);
+
+  it('are four files in apply order: Multus before the attachment that needs its CRD', () => {
+    expect(Object.keys(all)).toEqual([
+      '10-multus.yaml',
+      '20-sriov-device-plugin.yaml',
+      '30-sriovctl-cni-installer.yaml',
+      '40-network-attachment.yaml',
+    ]);
+    const crd = all['10-multus.yaml'].find((o) => o.kind === 'CustomResourceDefinition');
+    expect(crd.metadata.name).toBe('network-attachment-definitions.k8s.cni.cncf.io');
+    expect(crd.spec.group).toBe('k8s.cni.cncf.io');
+    expect(crd.spec.names.kind).toBe('NetworkAttachmentDefinition');
+    expect(crd.spec.versions[0]).toMatchObject({ name: 'v1', served: true, storage: true });
+  });
+
+  it('Multus: thin plugin DaemonSet on the CNI directories, with its RBAC', () => {
+    const m = all['10-multus.yaml'];
+    expect(m.map((o) => o.kind)).toEqual(['CustomResourceDefinition', 'ClusterRole', 'ClusterRoleBinding', 'ServiceAccount', 'DaemonSet']);
+    const ds = m[4];
+    expect(ds.metadata).toMatchObject({ name: 'kube-multus-ds', namespace: 'kube-system' });
+    const pod = ds.spec.template.spec;
+    expect(pod.serviceAccountName).toBe('multus');
+    expect(pod.hostNetwork).toBe(true);
+    expect(pod.containers[0].command).toEqual(['/thin_entrypoint']);
+    expect(pod.volumes).toEqual([
+      { name: 'cni', hostPath: { path: '/etc/cni/net.d' } },
+      { name: 'cnibin', hostPath: { path: '/opt/cni/bin' } },
+    ]);
+    expect(m[2].subjects).toEqual([{ kind: 'ServiceAccount', name: 'multus', namespace: 'kube-system' }]);
+    expect(ds.spec.selector.matchLabels).toEqual(ds.spec.template.metadata.labels);
+  });
+
+  it('device plugin config: resource kubevirt.io/sriov_net, every attached PF, the driver', () => {
+    const cm = all['20-sriov-device-plugin.yaml'].find((o) => o.kind === 'ConfigMap');
+    expect(cm.metadata).toEqual({ name: 'sriovdp-config', namespace: 'kube-system' });
+    const config = JSON.parse(cm.data['config.json']);
+    expect(config).toEqual({
+      resourceList: [
+        {
+          resourcePrefix: 'kubevirt.io',
+          resourceName: 'sriov_net',
+          selectors: { pfNames: ['enp3s0f0', 'enp4s0f0'], drivers: ['vfio-pci'] },
+        },
+      ],
+    });
+    expect(`${config.resourceList[0].resourcePrefix}/${config.resourceList[0].resourceName}`).toBe(SRIOV_RESOURCE);
+    const ds = all['20-sriov-device-plugin.yaml'].find((o) => o.kind === 'DaemonSet');
+    expect(ds.spec.template.spec.nodeSelector).toEqual({ sriov_capable: 'true' });
+    const cfgVol = ds.spec.template.spec.volumes.find((v: any) => v.name === 'config-volume');
+    expect(cfgVol.configMap.name).toBe('sriovdp-config');
+  });
+
+  it('device plugin config without a driver selects any driver', () => {
+    const cm = parsed({ ...input, driver: null })['20-sriov-device-plugin.yaml'].find((o) => o.kind === 'ConfigMap');
+    expect(JSON.parse(cm.data['config.json']).resourceList[0].selectors).toEqual({ pfNames: ['enp3s0f0', 'enp4s0f0'] });
+  });
+
+  it('the installer copies sriovctl-cni into /opt/cni/bin atomically', () => {
+    const [ds] = all['30-sriovctl-cni-installer.yaml'];
+    expect(ds.kind).toBe('DaemonSet');
+    const pod = ds.spec.template.spec;
+    expect(pod.volumes).toEqual([{ name: 'cnibin', hostPath: { path: '/opt/cni/bin', type: 'DirectoryOrCreate' } }]);
+    const init = pod.initContainers[0];
+    expect(init.volumeMounts).toEqual([{ name: 'cnibin', mountPath: '/host/opt/cni/bin' }]);
+    const script = init.command[2] as string;
+    expect(init.command.slice(0, 2)).toEqual(['/bin/sh', '-c']);
+    // copied under a temporary name, then renamed into place
+    expect(script.indexOf('cp -f /sriovctl/sriovctl-cni /host/opt/cni/bin/.sriovctl-cni.new')).toBeGreaterThanOrEqual(0);
+    expect(script).toMatch(/mv -f \/host\/opt\/cni\/bin\/\.sriovctl-cni\.new \/host\/opt\/cni\/bin\/sriovctl-cni$/);
+  });
+
+  it('every DaemonSet runs on amd64 and arm64 (no amd64-only node selector) and tolerates taints', () => {
+    const sets = daemonSets(all);
+    expect(sets).toHaveLength(3);
+    for (const ds of sets) {
+      const pod = ds.spec.template.spec;
+      expect(pod.nodeSelector?.['kubernetes.io/arch']).toBeUndefined();
+      expect(pod.nodeSelector?.['beta.kubernetes.io/arch']).toBeUndefined();
+      const terms = pod.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms;
+      expect(terms).toHaveLength(1);
+      const arch = terms[0].matchExpressions.find((e: any) => e.key === 'kubernetes.io/arch');
+      expect(arch).toEqual({ key: 'kubernetes.io/arch', operator: 'In', values: ['amd64', 'arm64'] });
+      expect(pod.tolerations).toEqual([{ operator: 'Exists' }]);
+    }
+  });
+
+  it('the NetworkAttachmentDefinition uses sriovctl-cni for the device plugin resource', () => {
+    const [nad] = all['40-network-attachment.yaml'];
+    expect(nad.apiVersion).toBe('k8s.cni.cncf.io/v1');
+    expect(nad.kind).toBe('NetworkAttachmentDefinition');
+    expect(nad.metadata).toEqual({
+      name: 'sriov-net',
+      namespace: 'default',
+      annotations: { 'k8s.v1.cni.cncf.io/resourceName': 'kubevirt.io/sriov_net' },
+    });
+    const config = JSON.parse(nad.spec.config);
+    expect(config).toEqual({ cniVersion: '1.0.0', name: 'sriov-net', type: 'sriovctl-cni', ipam: { type: 'host-local', subnet: '10.56.0.0/16' } });
+  });
+
+  it('follow the provider CNI directories and image overrides', () => {
+    const other = parsed({ ...input, cni: { binDir: '/usr/libexec/cni', confDir: '/etc/kubernetes/cni/net.d' }, images: { cniInstaller: 'reg/x:1' } });
+    const ds = other['30-sriovctl-cni-installer.yaml'][0];
+    expect(ds.spec.template.spec.volumes[0].hostPath.path).toBe('/usr/libexec/cni');
+    expect(ds.spec.template.spec.initContainers[0].image).toBe('reg/x:1');
+    const multus = other['10-multus.yaml'][4];
+    expect(multus.spec.template.spec.volumes.map((v: any) => v.hostPath.path)).toEqual(['/etc/kubernetes/cni/net.d', '/usr/libexec/cni']);
+  });
+
+  it('are written as files that parse back to the same objects', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sriovctl-manifests-'));
+    try {
+      const files = renderManifests(input);
+      const paths = await writeManifests(dir, files);
+      expect(paths).toEqual(files.map((f) => join(dir, f.file)));
+      for (const [i, p] of paths.entries()) {
+        const docs = parseAllDocuments(readFileSync(p, 'utf8'));
+        if (!Array.isArray(docs)) throw new Error('no documents');
+        expect(docs.map((d) => d.toJS())).toEqual(files[i].objects);
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,0 +1,164 @@
+import { describe, expect, it } from 'vitest';
+import { ifNameProblem, ownerOf, parseCniArgs, parseCommand, parseEnv, parseOwner } from '../../src/cni/env';
+import { CniError } from '../../src/cni/errors';
+
+function failure(fn: () => unknown): CniError {
+  try {
+    fn();
+  } catch (err) {
+    expect(err).toBeInstanceOf(CniError);
+    return err as CniError;
+  }
+  throw new Error('expected a CniError');
+}
+
+const ADD_ENV = {
+  CNI_COMMAND: 'ADD',
+  CNI_CONTAINERID: 'abc123',
+  CNI_NETNS: '/var/run/netns/pod',
+  CNI_IFNAME: 'net1',
+  CNI_PATH: '/opt/cni/bin:/usr/lib/cni',
+};
+
+describe('CNI_COMMAND', () => {
+  it('accepts every verb of spec 1.1.0', () => {
+    for (const v of ['ADD', 'DEL', 'CHECK', 'STATUS', 'GC', 'VERSION']) expect(parseCommand({ CNI_COMMAND: v })).toBe(v);
+  });
+  it('missing → code 4 naming it', () => {
+    const e = failure(() => parseCommand({}));
+    expect(e.code).toBe(4);
+    expect(e.message).toContain('CNI_COMMAND');
+  });
+  it('unknown or wrongly cased verb → code 4', () => {
+    for (const v of ['add', 'DELETE', 'UPDATE', 'ADD ']) {
+      const e = failure(() => parseCommand({ CNI_COMMAND: v }));
+      expect(e.code).toBe(4);
+      expect(e.message).toContain('unknown CNI_COMMAND');
+    }
+  });
+});
+
+describe('required variables per verb', () => {
+  it('ADD with all present parses', () => {
+    const env = parseEnv(ADD_ENV);
+    expect(env).toMatchObject({ command: 'ADD', containerId: 'abc123', netns: '/var/run/netns/pod', ifname: 'net1' });
+    expect(env.path).toEqual(['/opt/cni/bin', '/usr/lib/cni']);
+  });
+  it('names every missing variable at once', () => {
+    const e = failure(() => parseEnv({ CNI_COMMAND: 'ADD', CNI_PATH: '/x' }));
+    expect(e.code).toBe(4);
+    expect(e.message).toBe('required env variables [CNI_CONTAINERID,CNI_NETNS,CNI_IFNAME] missing');
+  });
+  it('an empty variable counts as missing', () => {
+    const e = failure(() => parseEnv({ ...ADD_ENV, CNI_IFNAME: '' }));
+    expect(e.message).toContain('[CNI_IFNAME]');
+  });
+  it('DEL does not need CNI_NETNS (the pod may be gone)', () => {
+    const env = parseEnv({ ...ADD_ENV, CNI_COMMAND: 'DEL', CNI_NETNS: '' });
+    expect(env.netns).toBeNull();
+  });
+  it('DEL accepts a CNI_NETNS that is not an absolute path (it is not used)', () => {
+    expect(parseEnv({ ...ADD_ENV, CNI_COMMAND: 'DEL', CNI_NETNS: 'gone' }).netns).toBe('gone');
+  });
+  it('CHECK needs CNI_NETNS', () => {
+    const e = failure(() => parseEnv({ ...ADD_ENV, CNI_COMMAND: 'CHECK', CNI_NETNS: undefined }));
+    expect(e.message).toContain('[CNI_NETNS]');
+  });
+  it('STATUS and GC need only CNI_PATH', () => {
+    expect(parseEnv({ CNI_COMMAND: 'STATUS', CNI_PATH: '/x' }).containerId).toBeNull();
+    expect(parseEnv({ CNI_COMMAND: 'GC', CNI_PATH: '/x' }).ifname).toBeNull();
+    expect(failure(() => parseEnv({ CNI_COMMAND: 'GC' })).message).toContain('[CNI_PATH]');
+  });
+  it('a relative CNI_NETNS for ADD → code 4', () => {
+    const e = failure(() => parseEnv({ ...ADD_ENV, CNI_NETNS: 'pod' }));
+    expect(e.code).toBe(4);
+    expect(e.message).toContain('CNI_NETNS');
+  });
+});
+
+describe('CNI_CONTAINERID', () => {
+  it('accepts plain identifiers', () => {
+    for (const id of ['a', 'abc-123_x.y', '0123456789abcdef'.repeat(4)]) {
+      expect(parseEnv({ ...ADD_ENV, CNI_CONTAINERID: id }).containerId).toBe(id);
+    }
+  });
+  it('refuses anything else with code 4', () => {
+    for (const id of ['-abc', '.abc', 'a/b', '../x', 'a b', 'a;b', 'a:b', 'é']) {
+      const e = failure(() => parseEnv({ ...ADD_ENV, CNI_CONTAINERID: id }));
+      expect(e.code).toBe(4);
+      expect(e.message).toContain('CNI_CONTAINERID');
+    }
+  });
+});
+
+describe('CNI_IFNAME', () => {
+  it('accepts names of up to 15 bytes', () => {
+    expect(ifNameProblem('eth0')).toBeNull();
+    expect(ifNameProblem('a'.repeat(15))).toBeNull();
+    expect(ifNameProblem('net-1_x.y')).toBeNull();
+  });
+  it.each([
+    ['', 'empty'],
+    ['a'.repeat(16), 'longer than 15'],
+    ['.', '"." or ".."'],
+    ['..', '"." or ".."'],
+    ['a/b', "'/'"],
+    ['a:b', "':'"],
+    ['a b', 'whitespace'],
+    ['a\tb', 'whitespace'],
+    ['a\nb', 'whitespace'],
+  ])('%j → refused', (name, why) => {
+    expect(ifNameProblem(name)).toContain(why);
+  });
+  it('counts bytes, not characters', () => {
+    expect(ifNameProblem('é'.repeat(8))).toContain('longer than 15 bytes');
+    expect(ifNameProblem('é'.repeat(7) + 'a')).toBeNull();
+  });
+  it('a bad CNI_IFNAME → code 4 naming it', () => {
+    const e = failure(() => parseEnv({ ...ADD_ENV, CNI_IFNAME: 'a/b' }));
+    expect(e.code).toBe(4);
+    expect(e.message).toContain('CNI_IFNAME');
+  });
+});
+
+describe('CNI_ARGS', () => {
+  it('parses K=V;K=V with the K8S_POD_* keys', () => {
+    const a = parseCniArgs('IgnoreUnknown=1;K8S_POD_NAMESPACE=ns1;K8S_POD_NAME=p;K8S_POD_INFRA_CONTAINER_ID=abc;K8S_POD_UID=u-1');
+    expect(a.ignoreUnknown).toBe(true);
+    expect(a.podNamespace).toBe('ns1');
+    expect(a.podName).toBe('p');
+    expect(a.pairs.K8S_POD_UID).toBe('u-1');
+  });
+  it('keeps "=" inside a value', () => {
+    expect(parseCniArgs('K8S_POD_NAME=a=b').pairs.K8S_POD_NAME).toBe('a=b');
+  });
+  it('empty is fine, and so are empty segments', () => {
+    expect(parseCniArgs('').pairs).toEqual({});
+    expect(parseCniArgs('MAC=02:00:00:00:00:01;').mac).toBe('02:00:00:00:00:01');
+  });
+  it('an unknown key needs IgnoreUnknown (code 4 naming the key)', () => {
+    const e = failure(() => parseCniArgs('FOO=bar'));
+    expect(e.code).toBe(4);
+    expect(e.message).toContain('FOO');
+    expect(parseCniArgs('FOO=bar;IgnoreUnknown=true').pairs.FOO).toBe('bar');
+    expect(failure(() => parseCniArgs('FOO=bar;IgnoreUnknown=0')).code).toBe(4);
+  });
+  it('a pair without "=" or with an empty key → code 4', () => {
+    expect(failure(() => parseCniArgs('IgnoreUnknown=1;junk')).code).toBe(4);
+    expect(failure(() => parseCniArgs('=x')).code).toBe(4);
+  });
+  it('IgnoreUnknown must be a boolean', () => {
+    expect(failure(() => parseCniArgs('IgnoreUnknown=yes')).code).toBe(4);
+  });
+  it('a bad CNI_ARGS makes the whole environment invalid', () => {
+    expect(failure(() => parseEnv({ ...ADD_ENV, CNI_ARGS: 'junk' })).code).toBe(4);
+  });
+});
+
+describe('owners', () => {
+  it('round-trips', () => {
+    expect(ownerOf('abc', 'net1')).toBe('cni:abc/net1');
+    expect(parseOwner('cni:abc/net1')).toEqual({ containerId: 'abc', ifname: 'net1' });
+    expect(parseOwner('attach:node1')).toBeNull();
+  });
+});
