@@ -1,9 +1,4 @@
 #!/usr/bin/env node
 'use strict';
 // The CNI plugin: one bundled file, so a call pays for as little module loading as possible.
-require('../dist/sriovctl-cni.bundle.js')
-  .main()
-  .then(
-    (code) => (process.exitCode = code),
-    () => (process.exitCode = 1),
-  );
+process.exitCode = require('../dist/sriovctl-cni.bundle.js').main();

@@ -6,6 +6,7 @@
 #include <linux/veth.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <cerrno>
 
 namespace sriovctl {
@@ -56,11 +57,50 @@ const char* operstateName(uint8_t state) {
   }
 }
 
+// The true extent of an IFLA_VFINFO_LIST nest. The kernel stores a nest's length in the 16-bit rta_len, so
+// a PF with a few hundred VFs (a nest over 64 KiB) wraps it. Its children are consecutive IFLA_VF_INFO
+// attributes: walk them up to `end`; if that extent is the stored length modulo 2^16, it is the real one.
+static size_t vfinfoListExtent(const rtattr* list, const uint8_t* end) {
+  const auto* base = reinterpret_cast<const uint8_t*>(list);
+  const uint8_t* p = base + RTA_LENGTH(0);
+  while (p + RTA_LENGTH(0) <= end) {
+    auto* child = reinterpret_cast<const rtattr*>(p);
+    if (attrType(child) != IFLA_VF_INFO || child->rta_len < RTA_LENGTH(0) || p + child->rta_len > end) break;
+    p += RTA_ALIGN(child->rta_len);
+  }
+  size_t walked = static_cast<size_t>(std::min(p, end) - base);
+  return walked > list->rta_len && (walked & 0xffff) == list->rta_len ? walked : list->rta_len;
+}
+
+// Top-level attributes of an RTM_NEWLINK, tolerating the wrapped IFLA_VFINFO_LIST length; the list's
+// payload is returned separately with its true length.
+static AttrTable<IFLA_MAX> scanLinkAttrs(const nlmsghdr* h, const uint8_t** vfList, size_t* vfListLen) {
+  AttrTable<IFLA_MAX> tb(nullptr, 0);
+  const auto* p = static_cast<const uint8_t*>(NLMSG_DATA(h)) + NLMSG_ALIGN(sizeof(ifinfomsg));
+  const auto* end = reinterpret_cast<const uint8_t*>(h) + h->nlmsg_len;
+  while (p + RTA_LENGTH(0) <= end) {
+    auto* a = reinterpret_cast<const rtattr*>(p);
+    size_t len = a->rta_len;
+    if (len < RTA_LENGTH(0)) break;
+    if (attrType(a) == IFLA_VFINFO_LIST) {
+      len = vfinfoListExtent(a, end);
+      *vfList = p + RTA_LENGTH(0);
+      *vfListLen = len - RTA_LENGTH(0);
+    }
+    if (p + len > end) break;
+    tb.set(attrType(a), a);
+    p += RTA_ALIGN(len);
+  }
+  return tb;
+}
+
 bool parseLinkMessage(const nlmsghdr* h, LinkInfo& out) {
   if (h->nlmsg_type != RTM_NEWLINK) return false;
   auto* ifi = familyHeader<ifinfomsg>(h);
   if (!ifi) return false;
-  auto tb = AttrTable<IFLA_MAX>::afterHeader(h, sizeof(ifinfomsg));
+  const uint8_t* vfList = nullptr;
+  size_t vfListLen = 0;
+  auto tb = scanLinkAttrs(h, &vfList, &vfListLen);
   out = LinkInfo{};
   out.index = ifi->ifi_index;
   out.flags = ifi->ifi_flags;
@@ -83,7 +123,7 @@ bool parseLinkMessage(const nlmsghdr* h, LinkInfo& out) {
       if (attrType(a) == IFLA_ALT_IFNAME && readString(a, alt)) out.altnames.push_back(alt);
     });
   }
-  if (tb[IFLA_VFINFO_LIST]) out.vfs = parseVfInfoList(tb[IFLA_VFINFO_LIST]);
+  if (vfList) out.vfs = parseVfInfoList(vfList, vfListLen);
   return true;
 }
 
@@ -98,7 +138,8 @@ std::vector<LinkInfo> parseLinkMessages(const void* data, size_t len) {
 
 LinkInfo getLink(NlSocket& s, int index, const std::string& name, bool vfs) {
   auto req = linkRequest(RTM_GETLINK, 0, index > 0 ? index : 0);
-  if (index <= 0) req.putString(IFLA_IFNAME, name);
+  // Names longer than IFNAMSIZ can only be altnames, which the kernel looks up under IFLA_ALT_IFNAME.
+  if (index <= 0) req.putString(name.size() < IFNAMSIZ ? IFLA_IFNAME : IFLA_ALT_IFNAME, name);
   // VF info only when asked: on a big PF it makes the kernel hold RTNL for a long time.
   req.putU32(IFLA_EXT_MASK, RTEXT_FILTER_SKIP_STATS | (vfs ? RTEXT_FILTER_VF : 0));
   LinkInfo link;

@@ -111,6 +111,9 @@ class AttrTable {
   static AttrTable nested(const rtattr* nest) { return AttrTable(RTA_DATA(nest), RTA_PAYLOAD(nest)); }
 
   const rtattr* operator[](uint16_t type) const { return type <= Max ? slots_[type] : nullptr; }
+  void set(uint16_t type, const rtattr* a) {
+    if (type <= Max) slots_[type] = a;
+  }
 
  private:
   std::array<const rtattr*, Max + 1> slots_;

@@ -13,7 +13,7 @@ NlRequest routeRequest(uint16_t type, uint16_t flags, const RouteSpec& r) {
   auto& rtm = req.family<rtmsg>();
   rtm.rtm_family = static_cast<uint8_t>(r.family);
   rtm.rtm_dst_len = r.dst ? r.dstLen : 0;
-  rtm.rtm_table = r.table < 256 ? static_cast<uint8_t>(r.table) : RT_TABLE_UNSPEC;
+  rtm.rtm_table = static_cast<uint8_t>(r.table < 256 ? r.table : static_cast<uint32_t>(RT_TABLE_UNSPEC));
   // A delete leaves protocol/type unspecified and scope "nowhere" so it matches the route however it was
   // made; an add makes a boot-protocol unicast route, link-scoped when IPv4 has no gateway (as `ip` does).
   if (add) {

@@ -115,10 +115,9 @@ void putVfAttribute(NlRequest& req, uint32_t vf, const VfChange& c) {
 
 }  // namespace
 
-std::vector<VfInfo> parseVfInfoList(const rtattr* vfinfoList) {
+std::vector<VfInfo> parseVfInfoList(const void* payload, size_t len) {
   std::vector<VfInfo> vfs;
-  if (!vfinfoList) return vfs;
-  forEachNested(vfinfoList, [&](const rtattr* a) {
+  forEachAttr(payload, len, [&](const rtattr* a) {
     if (attrType(a) == IFLA_VF_INFO) vfs.push_back(parseOneVf(a));
   });
   return vfs;

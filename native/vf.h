@@ -25,8 +25,9 @@ struct VfInfo {
   uint32_t maxTxRate = 0;
 };
 
-// Every IFLA_VF_INFO inside an IFLA_VFINFO_LIST attribute.
-std::vector<VfInfo> parseVfInfoList(const rtattr* vfinfoList);
+// Every IFLA_VF_INFO in the payload of an IFLA_VFINFO_LIST attribute (payload given explicitly: its
+// 16-bit rta_len wraps on PFs with hundreds of VFs, see link.cc).
+std::vector<VfInfo> parseVfInfoList(const void* payload, size_t len);
 
 // One VF change; exactly one attribute goes on the wire per request.
 struct VfChange {

@@ -3,7 +3,7 @@
 // every node, and a NetworkAttachmentDefinition that uses it. Every DaemonSet runs on amd64 and arm64 alike.
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { stringify } from 'yaml';
+import { yaml } from './yaml';
 
 export const RESOURCE_PREFIX = 'kubevirt.io';
 export const RESOURCE_NAME = 'sriov_net';
@@ -294,7 +294,7 @@ export function renderManifests(input: ManifestInput): ManifestFile[] {
 
 /** Multi-document YAML of one file. */
 export function toYaml(file: ManifestFile): string {
-  return file.objects.map((o) => stringify(o, { lineWidth: 0 })).join('---\n');
+  return file.objects.map((o) => yaml().stringify(o, { lineWidth: 0 })).join('---\n');
 }
 
 /** Writes every file into `dir`; returns their paths in apply order. */

@@ -2,8 +2,8 @@
 // fetched or read once in preflight, adapted to k3s (its pod CIDR, IP forwarding in containers) and handed to
 // k3s's auto-deploy directory at create time.
 import { readFile } from 'node:fs/promises';
-import { parseAllDocuments } from 'yaml';
 import { SysError } from '../errors';
+import { yaml } from './yaml';
 
 /** Calico's own single-file manifest, pinned. */
 export const DEFAULT_PRIMARY_CNI = 'https://raw.githubusercontent.com/projectcalico/calico/v3.28.2/manifests/calico.yaml';
@@ -36,7 +36,7 @@ export async function loadManifestSource(source: string, timeoutMs = 30_000): Pr
  * Documents that are not Calico's are passed through unchanged, so another primary CNI can be supplied.
  */
 export function adaptCalicoForK3s(text: string, podCidr = K3S_POD_CIDR): string {
-  const docs = parseAllDocuments(text);
+  const docs = yaml().parseAllDocuments(text);
   if (!Array.isArray(docs)) return text;
   const out: string[] = [];
   for (const doc of docs) {

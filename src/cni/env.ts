@@ -1,5 +1,6 @@
 // The CNI environment: which variables each verb needs, and the rules each value must meet.
 // Pure: takes the environment as a plain object so tests need no process.
+import { assertIfName } from '../net/validate';
 import { CNI_ERR, CniError, invalidEnv } from './errors';
 
 export const VERBS = ['ADD', 'DEL', 'CHECK', 'STATUS', 'GC', 'VERSION'] as const;
@@ -75,7 +76,7 @@ export function parseEnv(env: NodeJS.ProcessEnv): CniEnv {
   const ifname = env.CNI_IFNAME || null;
   if (ifname !== null) {
     const why = ifNameProblem(ifname);
-    if (why) throw invalidEnv('CNI_IFNAME', `${JSON.stringify(ifname)}: ${why}`);
+    if (why) throw invalidEnv('CNI_IFNAME', why);
   }
   const netns = env.CNI_NETNS || null;
   // DEL must work whatever CNI_NETNS has become, so only the verbs that enter it check it.
@@ -99,13 +100,14 @@ export function assertContainerId(id: string): void {
   }
 }
 
-/** Why `name` cannot be a Linux interface name, or null when it can. */
+/** Why `name` cannot be a Linux interface name (src/net's rule), or null when it can. */
 export function ifNameProblem(name: string): string | null {
-  if (name === '') return 'interface name is empty';
-  if (Buffer.byteLength(name) > 15) return 'interface name is longer than 15 bytes';
-  if (name === '.' || name === '..') return 'interface name cannot be "." or ".."';
-  if (/[/:\s]/u.test(name)) return "interface name cannot contain '/', ':' or whitespace";
-  return null;
+  try {
+    assertIfName(name);
+    return null;
+  } catch (err) {
+    return (err as Error).message;
+  }
 }
 
 export function parseCniArgs(raw: string): CniArgs {

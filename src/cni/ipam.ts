@@ -28,6 +28,11 @@ export class Ipam {
 
   constructor(private readonly target: IpamTarget) {}
 
+  /** Find the plugin and agree on a version now, so a missing or incompatible plugin fails before any change. */
+  prepare(): void {
+    this.plugin();
+  }
+
   /** Allocate: the result in our internal (1.1.0) form, ips without an interface index yet. */
   add(): CniResult {
     const p = this.plugin();

@@ -10,22 +10,24 @@ import { readStdin, writeStdout } from './stdio';
 import { isVersionString, LATEST_VERSION, requireVerbAllowed, versionReply } from './versions';
 import type { VerbHandler } from './verb';
 
-async function loadVerb(verb: Exclude<Verb, 'VERSION'>): Promise<VerbHandler> {
+/* eslint-disable @typescript-eslint/no-require-imports -- a lazy require is what keeps VERSION off the addon */
+function loadVerb(verb: Exclude<Verb, 'VERSION'>): VerbHandler {
   switch (verb) {
     case 'ADD':
-      return (await import('./cmd-add')).cmdAdd;
+      return (require('./cmd-add') as typeof import('./cmd-add')).cmdAdd;
     case 'DEL':
-      return (await import('./cmd-del')).cmdDel;
+      return (require('./cmd-del') as typeof import('./cmd-del')).cmdDel;
     case 'CHECK':
-      return (await import('./cmd-check')).cmdCheck;
+      return (require('./cmd-check') as typeof import('./cmd-check')).cmdCheck;
     case 'STATUS':
-      return (await import('./cmd-status')).cmdStatus;
+      return (require('./cmd-status') as typeof import('./cmd-status')).cmdStatus;
     case 'GC':
-      return (await import('./cmd-gc')).cmdGc;
+      return (require('./cmd-gc') as typeof import('./cmd-gc')).cmdGc;
   }
 }
+/* eslint-enable @typescript-eslint/no-require-imports */
 
-export async function main(): Promise<number> {
+export function main(): number {
   let replyVersion: string = LATEST_VERSION;
   try {
     const verb = parseCommand(process.env);
@@ -41,7 +43,7 @@ export async function main(): Promise<number> {
     log.configure(parseLogConf(raw), `${verb}${target}: `);
     const conf = parseNetConf(raw);
     requireVerbAllowed(verb, conf.cniVersion);
-    const handler = await loadVerb(verb);
+    const handler = loadVerb(verb);
     const result = handler({ env, conf });
     if (result) {
       const lost = lostInConversion(result, conf.cniVersion);

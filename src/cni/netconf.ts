@@ -9,7 +9,7 @@
 // A config with only a PCI address lends that device as what it is (a VF with no settings, or a whole NIC).
 import { posix } from 'node:path';
 import { CNI_ERR, CniError, invalidConfig } from './errors';
-import type { CniArgs } from './env';
+import { ifNameProblem, type CniArgs } from './env';
 import { has, optBool, optEnum, optInt, optObject, optString, parseMac, parsePciAddress, type Json } from './fields';
 import { parseResult, ResultFormatError, type CniResult } from './result';
 import { DEFAULT_CONFIG_VERSION, requireSupported, type CniVersion } from './versions';
@@ -187,8 +187,8 @@ function deviceSelector(raw: Json, pci: string | null): NicSelectorConf {
   const kernelpath = optString(raw, 'kernelpath');
   let chosen: NicSelectorConf | null = null;
   if (device !== null) {
-    const why = deviceNameProblem(device);
-    if (why) throw invalidConfig('device', `${JSON.stringify(device)}: ${why}`);
+    const why = ifNameProblem(device);
+    if (why) throw invalidConfig('device', why);
     chosen = { by: 'name', name: device };
   }
   if (hwaddr !== null) {
@@ -202,13 +202,6 @@ function deviceSelector(raw: Json, pci: string | null): NicSelectorConf {
   if (!chosen && pci) chosen = { by: 'pci', pci };
   if (!chosen) throw invalidConfig('device', 'no device: set device, hwaddr, kernelpath or pciBusID');
   return chosen;
-}
-
-function deviceNameProblem(name: string): string | null {
-  if (name === '') return 'empty';
-  if (Buffer.byteLength(name) > 15) return 'longer than 15 bytes';
-  if (name === '.' || name === '..' || /[/:\s]/u.test(name)) return 'not a valid interface name';
-  return null;
 }
 
 /** Absolute, normalised (no '..' escaping), under /sys/devices/ — as host-device requires. */

@@ -10,6 +10,12 @@ export function isTempFileName(name: string): boolean {
   return name.startsWith('.') || name.includes(TEMP_MARKER);
 }
 
+/** The pid that wrote temp file `name`, or null when the name is not one of ours. */
+export function tempFileWriter(name: string): number | null {
+  const m = /\.tmp-(\d+)-[0-9a-f]+$/.exec(name);
+  return m ? Number(m[1]) : null;
+}
+
 /** Test seam: runs after the temp file is durable and before the rename (a crash here must keep the old file). */
 export interface AtomicWriteHooks {
   beforeRename?: (tempPath: string) => void;

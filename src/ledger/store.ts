@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { stateDir } from '../config';
 import { SysError } from '../errors';
-import { isTempFileName, removeFileDurably, writeFileAtomic, type AtomicWriteHooks } from './atomic-file';
+import { isTempFileName, removeFileDurably, tempFileWriter, writeFileAtomic, type AtomicWriteHooks } from './atomic-file';
 import { assertRecordKey } from './keys';
 import type { LendRecord } from './types';
 import { recordProblem } from './validate';
@@ -107,7 +107,10 @@ export function scanRecords(l: Ledger): ScanResult {
     throw err;
   }
   for (const name of names.sort()) {
-    if (isTempFileName(name)) continue;
+    if (isTempFileName(name)) {
+      removeIfAbandoned(path.join(dir, name));
+      continue;
+    }
     const file = path.join(dir, name);
     if (!name.endsWith(RECORD_SUFFIX)) {
       result.corrupt.push({ file, error: `unexpected file in ${dir} (not <key>${RECORD_SUFFIX})` });
@@ -123,4 +126,28 @@ export function scanRecords(l: Ledger): ScanResult {
     }
   }
   return result;
+}
+
+/** A temp file whose writer died (a crash between write and rename) is removed once it is clearly stale. */
+const ABANDONED_AFTER_MS = 60_000;
+
+function removeIfAbandoned(file: string): void {
+  const pid = tempFileWriter(path.basename(file));
+  if (pid === null || isAlive(pid)) return;
+  try {
+    // the age check guards against a writer in another pid namespace that we cannot see
+    if (Date.now() - fs.statSync(file).mtimeMs < ABANDONED_AFTER_MS) return;
+    fs.unlinkSync(file);
+  } catch {
+    // someone else cleaned it up, or we may not: it is ignored either way
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }

@@ -79,6 +79,12 @@ export interface LendRecord {
   target: NamespaceRef;
   /** The name the NIC has (or will have) in the target. */
   targetName: string;
+  /**
+   * Its ifindex in the target once moved (null before). Within one namespace an ifindex survives renames and MAC
+   * changes and is not reused soon (allocation is monotonic), so there it identifies the NIC even when the
+   * borrower changed everything else.
+   */
+  targetIfindex: number | null;
   /** False for a VF on a userspace driver: configured on the PF, never moved. */
   moved: boolean;
   requested: { mtu?: number; mac?: Mac; up: boolean; vf?: VfRequest };

@@ -14,7 +14,7 @@ import {
 } from '../ledger';
 import { RECORD_SCHEMA, type LendRecord } from '../ledger/types';
 import { failpoint } from './failpoint';
-import { initialNetnsId, openSpec } from './namespaces';
+import { initialRef, openSpec } from './namespaces';
 import { restoreFromRecord } from './restore';
 import type { GiveBackOptions, GiveBackResult, NamespaceSpec, RecoverReport } from './types';
 
@@ -122,7 +122,7 @@ export function returnStray(stray: StrayNic): GiveBackResult {
         throw new SysError(`${stray.name} has a record: give it back by its record`, { code: 'BUSY', op: 'return stray' });
       }
       const now = new Date().toISOString();
-      const home = { id: initialNetnsId(), path: '/proc/1/ns/net', pid: 1, initial: true };
+      const home = initialRef();
       const record: LendRecord = {
         schema: RECORD_SCHEMA,
         key,
@@ -140,6 +140,7 @@ export function returnStray(stray: StrayNic): GiveBackResult {
         },
         target: where.ref,
         targetName: link.name,
+        targetIfindex: link.index,
         moved: true,
         requested: { up: link.up },
         droppedAltnames: [],

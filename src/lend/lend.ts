@@ -97,6 +97,7 @@ function lendLocked(
     snapshot,
     target: target.ref,
     targetName,
+    targetIfindex: null,
     moved: move,
     requested: { mtu: req.mtu, mac: req.mac, up: req.up !== false, vf: req.vf },
     droppedAltnames: [],
@@ -122,7 +123,7 @@ function lendLocked(
       record = advance(ledger, record, 'lend:altnames-dropped');
       link = moveInto(nic, target, targetRtnl, targetName);
       failpoint('lend:moved');
-      record = advance(ledger, { ...record, identity: { ...record.identity, ifindex: link.index } }, 'lend:moved');
+      record = advance(ledger, { ...record, targetIfindex: link.index }, 'lend:moved');
       link = configureInTarget(targetRtnl, link, req);
       failpoint('lend:configured');
     }

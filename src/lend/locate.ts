@@ -48,12 +48,17 @@ function weakScore(link: Link, hints: LocateHints): number {
   return score;
 }
 
-/** The link in this namespace that is the NIC, or null. */
-export function locateIn(rtnl: Rtnl, hints: LocateHints): Link | null {
+/**
+ * The link in this namespace that is the NIC, or null. `knownIndex`: its ifindex in this very namespace, when the
+ * record knows it (the target after the move) — decisive on its own for a link of the same kind.
+ */
+export function locateIn(rtnl: Rtnl, hints: LocateHints, knownIndex: number | null = null): Link | null {
   const links = rtnl.listLinks().filter((l) => l.kind === hints.identity.kind && l.name !== 'lo');
   for (const link of links) {
     if (strongMatch(rtnl, link, hints.identity)) return link;
   }
+  const byIndex = knownIndex === null ? undefined : links.find((l) => l.index === knownIndex);
+  if (byIndex) return byIndex;
   let best: Link | null = null;
   let bestScore = 1;
   for (const link of links) {

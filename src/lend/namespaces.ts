@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { currentNetns, openNetns, openNetnsOfPid, sameNetns, type Netns, type NetnsId } from '../net';
 import type { NamespaceRef } from '../ledger/types';
 import type { NamespaceSpec } from './types';
+import { SysError } from '../errors';
 
 const NAMED_NETNS_DIR = '/var/run/netns';
 
@@ -15,13 +16,31 @@ export interface OpenNamespace {
   close(): void;
 }
 
-let initialIdCache: NetnsId | null = null;
+/** The kernel gives the initial network namespace this fixed inode (PROC_NET_INIT_INO). */
+const PROC_NET_INIT_INO = 0xeffffff9;
 
-/** The identity of the initial namespace (that of pid 1). */
+let initialCache: NamespaceRef | null = null;
+
+/**
+ * The initial namespace, with a path that reaches it. pid 1's entry is the usual way, but pid 1 may be out of
+ * reach (a sandbox's own init): then any process in the namespace with the kernel's fixed inode will do.
+ */
+export function initialRef(): NamespaceRef {
+  if (initialCache && statNetnsId(initialCache.path!)) return initialCache;
+  const viaPid1 = statNetnsId('/proc/1/ns/net');
+  if (viaPid1) return (initialCache = { id: viaPid1, path: '/proc/1/ns/net', pid: 1, initial: true });
+  for (const p of ['/proc/self/ns/net', ...procNamespacePaths()]) {
+    const got = statNetnsId(p);
+    if (got?.ino === PROC_NET_INIT_INO) {
+      const path = p === '/proc/self/ns/net' ? `/proc/${process.pid}/ns/net` : p;
+      return (initialCache = { id: got, path, pid: pidOfPath(path), initial: true });
+    }
+  }
+  throw new SysError('cannot find a path to the initial network namespace', { code: 'ENOENT', op: 'find initial netns' });
+}
+
 export function initialNetnsId(): NetnsId {
-  if (!initialIdCache) initialIdCache = statNetnsId('/proc/1/ns/net');
-  if (!initialIdCache) throw new Error('cannot stat /proc/1/ns/net');
-  return initialIdCache;
+  return initialRef().id;
 }
 
 function statNetnsId(path: string): NetnsId | null {
@@ -61,9 +80,8 @@ export function openSpec(spec: NamespaceSpec): OpenNamespace {
  */
 export function openCurrent(): OpenNamespace {
   const netns = currentNetns();
-  let path: string | null = null;
-  if (sameNetns(netns.id, initialNetnsId())) path = '/proc/1/ns/net';
-  else path = findNamedPath(netns.id) ?? `/proc/${process.pid}/ns/net`;
+  const initial = initialRef();
+  const path = sameNetns(netns.id, initial.id) ? initial.path : findNamedPath(netns.id) ?? `/proc/${process.pid}/ns/net`;
   return owned(netns, path);
 }
 
@@ -87,6 +105,10 @@ function safeReaddir(dir: string): string[] {
 /** Every path that currently reaches a network namespace: named ones, then one per process. */
 export function* namespacePaths(): Generator<string> {
   for (const name of safeReaddir(NAMED_NETNS_DIR)) yield join(NAMED_NETNS_DIR, name);
+  yield* procNamespacePaths();
+}
+
+function* procNamespacePaths(): Generator<string> {
   for (const entry of safeReaddir('/proc')) {
     if (/^\d+$/.test(entry)) yield `/proc/${entry}/ns/net`;
   }
@@ -94,7 +116,7 @@ export function* namespacePaths(): Generator<string> {
 
 /** A path that reaches the namespace with this identity right now, or null when it no longer exists. */
 export function findNamespacePath(ref: NamespaceRef): string | null {
-  const candidates = [ref.path, ref.pid ? `/proc/${ref.pid}/ns/net` : null, ref.initial ? '/proc/1/ns/net' : null];
+  const candidates = [ref.path, ref.pid ? `/proc/${ref.pid}/ns/net` : null, ref.initial ? initialRef().path : null];
   for (const p of candidates) {
     const got = p ? statNetnsId(p) : null;
     if (p && got && sameNetns(got, ref.id)) return p;

@@ -7,7 +7,7 @@ import { appendStep, writeRecord, type Ledger } from '../ledger';
 import type { LendRecord, NamespaceRef } from '../ledger/types';
 import { failpoint } from './failpoint';
 import { hintsFor, locateIn } from './locate';
-import { describeNamespace, initialNetnsId, reopen, type OpenNamespace } from './namespaces';
+import { describeNamespace, initialNetnsId, initialRef, reopen, type OpenNamespace } from './namespaces';
 import { chooseFallbackName, nameInUse } from './names';
 import type { GiveBackOutcome } from './types';
 
@@ -40,10 +40,6 @@ function closePlace(p: Place | null): void {
   if (!p) return;
   p.rtnl.close();
   p.ns.close();
-}
-
-function initialRef(): NamespaceRef {
-  return { id: initialNetnsId(), path: '/proc/1/ns/net', pid: 1, initial: true };
 }
 
 function sleepMs(ms: number): void {
@@ -113,7 +109,7 @@ function findNic(record: LendRecord, home: Place, places: Place[]): { place: Pla
   const order = [target, home, initial].filter((p): p is Place => p !== null);
   const search = () => {
     for (const place of order) {
-      const link = locateIn(place.rtnl, hints);
+      const link = locateIn(place.rtnl, hints, place === target ? record.targetIfindex : null);
       if (link) return { place, link };
     }
     return null;

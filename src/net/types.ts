@@ -58,6 +58,8 @@ export interface Link {
   altnames: string[];
   /** IFLA_LINK (the peer/parent ifindex, as seen from its own namespace), or null. */
   parentIndex: number | null;
+  /** IFLA_LINK_NETNSID: present when the parent/peer lives in another namespace (its id as seen from here). */
+  linkNetnsId?: number;
   /** Number of VFs the kernel reports (IFLA_NUM_VF), when asked for VF info. */
   numVfs?: number;
   /** Only present when requested with { vfs: true }. */
@@ -85,6 +87,8 @@ export interface LinkChange {
 
 export type NewLinkSpec =
   | { kind: 'dummy'; name: string; mac?: Mac; mtu?: number }
+  /** Like dummy (a standalone virtual device), for kernels built without the dummy driver. */
+  | { kind: 'ifb'; name: string; mac?: Mac; mtu?: number }
   | { kind: 'veth'; name: string; mac?: Mac; mtu?: number; peer: { name: string; ns?: Netns; mac?: Mac } }
   | { kind: 'macvlan'; name: string; parentIndex: number; mode?: 'bridge' | 'private' | 'vepa' | 'passthru'; mac?: Mac };
 
@@ -111,6 +115,8 @@ export interface Route {
   metric: number | null;
   scope: number;
   protocol: number;
+  /** RTN_* (1 = unicast); filled by listRoutes. */
+  type?: number;
 }
 
 export interface RouteSpec {
@@ -120,6 +126,8 @@ export interface RouteSpec {
   index?: number;
   metric?: number;
   table?: number;
+  /** Needed only for a 'default' route without a gateway (defaults to 4). */
+  family?: AddressFamily;
 }
 
 export type VfSetting =

@@ -44,23 +44,25 @@ export async function bindDriver(address: string, driver: string, opts: BindOpti
     throw new SysError(`driver ${driver} is not loaded (no ${pciDriverDir(driver)}/bind); load its module first`, { code: 'NOT_FOUND', op });
   }
   const write = (file: string, value: string) => writeSysfs(file, value, { timeoutMs: poll.timeoutMs });
-  const waitForDriver = async (want: string | null, step: string) => {
+  const waitForDriver = async (want: string | null) => {
     if (!(await pollUntil(() => driverOf(address) === want, poll))) {
-      throw new SysError(`${step}: ${address} is bound to ${driverOf(address) ?? 'no driver'} after ${poll.timeoutMs} ms`, { code: 'TIMEOUT', op });
+      throw new SysError(`${address} is bound to ${driverOf(address) ?? 'no driver'} after ${poll.timeoutMs} ms`, { code: 'TIMEOUT', op });
     }
   };
   const override = path.join(dir, 'driver_override');
 
   if (previous) {
-    await write(path.join(pciDriverDir(previous), 'unbind'), address).catch((err) => {
+    try {
+      await write(path.join(pciDriverDir(previous), 'unbind'), address);
+      await waitForDriver(null);
+    } catch (err) {
       throw wrap(err, `unbinding ${address} from ${previous}`, op);
-    });
-    await waitForDriver(null, `unbinding ${address} from ${previous}`);
+    }
   }
   try {
     await write(override, driver);
     await write(path.join(pciDriverDir(driver), 'bind'), address);
-    await waitForDriver(driver, `binding ${address} to ${driver}`);
+    await waitForDriver(driver);
   } catch (err) {
     const back = previous ? await rebind(address, previous, override, poll.timeoutMs) : 'it is left without a driver';
     throw wrap(err, `binding ${address} to ${driver} (was ${previous ?? 'unbound'}; ${back})`, op);

@@ -37,10 +37,7 @@ export async function setNumVfs(pfAddress: string, count: number, opts: SetNumVf
   // netdevsim and other non-PCI PFs have no VF devices: only the count can be checked
   const hasVfDevices = pf.bus === 'pci';
   const state = () => ({ numVfs: readIntAttr(numvfsFile) ?? -1, links: hasVfDevices ? countLinks(dir) : null });
-  const reached = (n: number) => () => {
-    const s = state();
-    return s.numVfs === n && (s.links === null || s.links === n);
-  };
+  const reached = (n: number, s = state()) => s.numVfs === n && (s.links === null || s.links === n);
   const write = async (n: number) => {
     const started = Date.now();
     try {
@@ -53,21 +50,24 @@ export async function setNumVfs(pfAddress: string, count: number, opts: SetNumVf
         op,
       });
     }
-    const started2 = Date.now();
-    if (!(await pollUntil(reached(n), poll))) {
+    const waitStarted = Date.now();
+    // once the write has returned, a count the kernel reports other than `n` (with its links in place) is final:
+    // the driver enabled fewer, or refused; no need to wait out the bound
+    const settledElsewhere = (s = state()) => s.numVfs >= 0 && s.numVfs !== n && (s.links === null || s.links === s.numVfs);
+    await pollUntil(() => reached(n) || settledElsewhere(), poll);
+    if (!reached(n)) {
       const s = state();
       const code = s.numVfs !== n && s.numVfs >= 0 ? 'VF_COUNT' : 'TIMEOUT';
       const step = n === count ? '' : ` while disabling VFs first (to go to ${count})`;
       throw new SysError(
-        `PF ${pf.address}: asked for ${n} VFs${step}, obtained ${obtained(s)} (${describe(s)}) after waiting ${Date.now() - started2} ms`,
+        `PF ${pf.address}: asked for ${n} VFs${step}, obtained ${obtained(s)} (${describe(s)}) after waiting ${Date.now() - waitStarted} ms`,
         { code, op },
       );
     }
   };
 
-  const current = state();
-  if (current.numVfs === count && (current.links === null || current.links === count)) return listVfs(pf.address);
-  if (current.numVfs !== 0 && count !== 0) await write(0);
+  if (reached(count)) return listVfs(pf.address);
+  if (state().numVfs !== 0 && count !== 0) await write(0);
   await write(count);
   return listVfs(pf.address);
 }

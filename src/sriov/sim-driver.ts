@@ -39,6 +39,8 @@ export class SimDriver {
     const pf = this.sim.pfConfig(bdf);
     const file = `${this.sim.pciDir(bdf)}/sriov_numvfs`;
     const text = (this.sim.read(file) ?? '').trim();
+    // empty: a writer is between its truncate and its write (the kernel never sees that state)
+    if (text === '') return;
     const current = this.sim.vfAddresses(bdf).filter(Boolean).length;
     const asked = /^\d+$/.test(text) ? Number(text) : NaN;
     if (asked === current) {

@@ -72,13 +72,20 @@ export class Scratch {
     return [a, b];
   }
 
+  /**
+   * A plain link that only occupies a name. The host kernel has no `dummy` driver (no module loading), so this
+   * is one end of a veth pair whose other end gets a generated name.
+   */
   dummy(suffix: string, netns?: string): string {
     const n = this.name(suffix);
+    const peer = this.name(`z${this.peers++}`);
     const nsArgs = netns ? ['-n', netns] : [];
-    ip(...nsArgs, 'link', 'add', n, 'type', 'dummy');
+    ip(...nsArgs, 'link', 'add', n, 'type', 'veth', 'peer', 'name', peer);
     this.onCleanup(() => deleteLinkAnywhere(n, netns));
     return n;
   }
+
+  private peers = 0;
 
   /** Register any undo action (run in reverse order). */
   onCleanup(fn: () => void): void {

@@ -13,6 +13,7 @@ export function sampleRecord(overrides: Partial<LendRecord> = {}): LendRecord {
     snapshot: { name: 'ens3f1', mac: '02:00:00:00:03:01', mtu: 1500, up: true, alias: null, altnames: [], vf: null },
     target: ns(4026532999, false),
     targetName: 'net1',
+    targetIfindex: null,
     moved: true,
     requested: { up: true },
     droppedAltnames: [],

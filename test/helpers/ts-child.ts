@@ -39,7 +39,7 @@ export function waitForLine(child: ChildProcess, re: RegExp, timeoutMs = 10_000)
   });
 }
 
-/** Resolves with the exit code/signal, and everything printed. */
+/** Resolves with the exit code/signal, and everything printed from now on. */
 export function waitForExit(
   child: ChildProcess,
   timeoutMs = 20_000,
@@ -49,6 +49,10 @@ export function waitForExit(
     let stderr = '';
     child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
     child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+    if (child.exitCode !== null || child.signalCode !== null) {
+      resolve({ code: child.exitCode, signal: child.signalCode, stdout, stderr });
+      return;
+    }
     const timer = setTimeout(() => reject(new Error(`child still running after ${timeoutMs} ms: ${stdout} ${stderr}`)), timeoutMs);
     child.on('exit', (code, signal) => {
       clearTimeout(timer);

@@ -100,7 +100,7 @@ describe('lend and give back', () => {
 
   it('refuses a name taken in the target and changes nothing', () => {
     const pod = s.netns('pod');
-    s.dummy('busy', pod);
+    s.veth('busy', 'busyp', pod);
     const taken = s.prefix + 'busy';
     const before = standInNic(s, 'c0');
     expect(() => lend({ nic: { name: before.name }, target: { path: path(pod) }, owner: 'test:c', name: taken })).toThrow(
@@ -114,7 +114,7 @@ describe('lend and give back', () => {
     const pod = s.netns('pod');
     const before = standInNic(s, 'f0');
     const { record } = lend({ nic: { name: before.name }, target: { path: path(pod) }, owner: 'test:f', name: 'net1' });
-    ip('link', 'add', before.name, 'type', 'dummy');
+    ip('link', 'add', before.name, 'type', 'veth', 'peer', 'name', s.prefix + 'fq');
     s.onCleanup(() => ip('link', 'del', before.name));
     const back = giveBack(record.key);
     expect(back.outcome).toBe('returned-renamed');
@@ -134,7 +134,7 @@ describe('lend and give back', () => {
     const clash = s.prefix + 'clash';
     ip('link', 'property', 'add', 'dev', before0.name, 'altname', own);
     ip('link', 'property', 'add', 'dev', before0.name, 'altname', clash);
-    ipIn(pod, 'link', 'add', clash, 'type', 'dummy');
+    s.veth('clash', 'clashp', pod);
     const before = nicState(before0.name)!;
     // the new name is the NIC's own altname, and another altname is taken in the target
     const { record } = lend({ nic: { name: before.name }, target: { path: path(pod) }, owner: 'test:a', name: own });

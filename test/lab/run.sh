@@ -47,18 +47,6 @@ if [ -n "$(find "$ROOT/src" -name '*.ts' -newer "$ROOT/dist/net/index.js" -print
 fi
 NODE=$(command -v node) || cannot_run "node not found"
 
-# ---- test helpers written in TypeScript, compiled to JS for the VM (no TS runtime in there) ----------
-LAB_BUILD=$ROOT/build/lab
-mkdir -p "$LAB_BUILD"
-for ts in "$ROOT/test/helpers/fake-sysfs.ts"; do
-  [ -f "$ts" ] || continue
-  out=$LAB_BUILD/$(basename "$ts" .ts).js
-  if [ ! -f "$out" ] || [ "$ts" -nt "$out" ]; then
-    "$ROOT/node_modules/.bin/esbuild" "$ts" --bundle --platform=node --format=cjs --target=node20 \
-      --log-level=warning --outfile="$out" || cannot_run "could not compile $ts"
-  fi
-done
-
 # ---- one VM boot for every scenario --------------------------------------------------------------------
 ARGS=$(printf ' %q' "$@")
 CMD="LAB_VERBOSE=${LAB_VERBOSE:-0} LAB_SCENARIO_TIMEOUT_MS=${LAB_SCENARIO_TIMEOUT_MS:-120000} \

@@ -98,10 +98,10 @@ describe('CNI_IFNAME', () => {
     expect(ifNameProblem('net-1_x.y')).toBeNull();
   });
   it.each([
-    ['', 'empty'],
-    ['a'.repeat(16), 'longer than 15'],
-    ['.', '"." or ".."'],
-    ['..', '"." or ".."'],
+    ['', '1..15 bytes'],
+    ['a'.repeat(16), '1..15 bytes'],
+    ['.', "'.' or '..'"],
+    ['..', "'.' or '..'"],
     ['a/b', "'/'"],
     ['a:b', "':'"],
     ['a b', 'whitespace'],
@@ -111,7 +111,7 @@ describe('CNI_IFNAME', () => {
     expect(ifNameProblem(name)).toContain(why);
   });
   it('counts bytes, not characters', () => {
-    expect(ifNameProblem('é'.repeat(8))).toContain('longer than 15 bytes');
+    expect(ifNameProblem('é'.repeat(8))).toContain('1..15 bytes');
     expect(ifNameProblem('é'.repeat(7) + 'a')).toBeNull();
   });
   it('a bad CNI_IFNAME → code 4 naming it', () => {

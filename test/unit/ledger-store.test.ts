@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -173,6 +174,22 @@ describe('scanRecords', () => {
     expect(corrupt[1].error).toMatch(/not valid JSON/);
     expect(corrupt[2].error).toMatch(/schema 0/);
     expect(corrupt[3].error).toMatch(/EISDIR/);
+  });
+
+  it('removes a stale temp file of a dead writer; keeps one of a live writer or a fresh one', () => {
+    const dir = path.join(ledger.dir, 'records');
+    const deadPid = spawnSync('true').pid!;
+    const old = new Date(Date.now() - 3600_000);
+    const stale = path.join(dir, `.mac-020000000001.json.tmp-${deadPid}-00ff`);
+    const fresh = path.join(dir, `.mac-020000000002.json.tmp-${deadPid}-00fe`);
+    const live = path.join(dir, `.mac-020000000003.json.tmp-${process.pid}-00fd`);
+    for (const f of [stale, fresh, live]) fs.writeFileSync(f, '{');
+    fs.utimesSync(stale, old, old);
+    fs.utimesSync(live, old, old);
+    expect(scanRecords(ledger)).toEqual({ records: [], corrupt: [] });
+    expect(fs.existsSync(stale)).toBe(false);
+    expect(fs.existsSync(fresh)).toBe(true);
+    expect(fs.existsSync(live)).toBe(true);
   });
 
   it('is empty for a fresh ledger, and for a ledger whose records directory vanished', () => {

@@ -2,11 +2,11 @@
 // kind's default CNI (kindnet) stays: Multus wraps it. Workers get the static CPU manager.
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { stringify } from 'yaml';
 import type { NamespaceSpec } from '../../lend/types';
 import { containerPid, detectContainerRuntime, type ContainerRuntime } from '../container-runtime';
 import { kubectlAccess } from '../kube';
 import type { ClusterNode, CreateSpec, Provider, ProviderContext } from '../types';
+import { yaml } from '../yaml';
 
 export interface KindOptions {
   runtime: ContainerRuntime | null;
@@ -18,7 +18,7 @@ export const KIND_CONFIG_FILE = 'kind-config.yaml';
 export function kindClusterConfig(spec: CreateSpec): Record<string, unknown> {
   // Workers join with kubeadm: kubelet flags travel in JoinConfiguration (a KubeletConfiguration patch on a
   // worker would be ignored, workers fetch the cluster-wide one).
-  const joinPatch = stringify({
+  const joinPatch = yaml().stringify({
     kind: 'JoinConfiguration',
     nodeRegistration: {
       kubeletExtraArgs: { 'cpu-manager-policy': 'static', 'reserved-cpus': spec.reservedCpus },
@@ -79,7 +79,7 @@ export function kindProvider(options: Partial<KindOptions> = {}): Provider {
     },
 
     async create(spec, ctx) {
-      await writeFile(join(spec.manifestsDir, KIND_CONFIG_FILE), stringify(kindClusterConfig(spec)));
+      await writeFile(join(spec.manifestsDir, KIND_CONFIG_FILE), yaml().stringify(kindClusterConfig(spec)));
       await kind(ctx, kindCreateArgs(spec), 600_000);
     },
 

@@ -9,6 +9,8 @@ const load = (name) => () => require(path.join(DIST, name));
 
 const net = load('net');
 const sriov = load('sriov');
+/** The project's simulated sysfs tree (src/sriov/sim), for the VF fixture's PCI side. */
+const sriovSim = load('sriov/sim');
 const errors = load('errors');
 
 /** An rtnetlink connection (to `ns`, default the caller's namespace) closed after the scenario. */
@@ -39,4 +41,4 @@ function withEnv(ctx, vars) {
   });
 }
 
-module.exports = { DIST, net, sriov, errors, rtnl, openNamedNetns, withEnv };
+module.exports = { DIST, net, sriov, sriovSim, errors, rtnl, openNamedNetns, withEnv };

@@ -1,0 +1,194 @@
+// `cluster down`: give back every NIC the ledger holds for the cluster — found from the ledger (and the cluster's
+// own file), never from the Kubernetes API, so it works when the API is already gone — and only then delete the
+// cluster. A NIC that fails does not stop the others; each gets one summary line.
+import { findRecords, giveBack } from '../lend';
+import type { GiveBackOutcome } from '../lend/types';
+import type { LendRecord } from '../ledger/types';
+import { listVfs, setNumVfs } from '../sriov';
+import type { Progress } from './progress';
+import { SimLab, removeSimNics } from './sim-lab';
+import { readClusterMeta } from './sriov-stage';
+import { readClusterState, removeClusterState, writeClusterState, type ClusterState } from './state';
+import { clusterOwnerPrefix, type Provider, type ProviderContext } from './types';
+
+/** A NIC's lock may be held for a moment by a CNI DEL or an attach. */
+const GIVE_BACK_LOCK_TIMEOUT_MS = 10_000;
+const VF_RESET_TIMEOUT_MS = 60_000;
+
+export interface NicReturn {
+  key: string;
+  pciAddress: string | null;
+  /** Its name at home before it was lent. */
+  name: string;
+  owner: string;
+  /** The cluster node it was lent to, or the borrower (a pod's attachment) when not the cluster's own. */
+  node: string | null;
+  outcome: GiveBackOutcome | 'failed';
+  /** Its name at home now. */
+  homeName: string | null;
+  /** Milliseconds from the start of `down` until it was usable at home again. */
+  homeAfterMs: number | null;
+  error: string | null;
+  warnings: string[];
+}
+
+export interface DownSummary {
+  cluster: string;
+  provider: string;
+  nics: NicReturn[];
+  clusterDeleted: boolean;
+  errors: string[];
+  /** Every NIC restored (returned or already home) and the cluster deleted. */
+  ok: boolean;
+  totalMs: number;
+}
+
+/** Outcomes that mean the NIC is home and intact. */
+export function restored(outcome: NicReturn['outcome']): boolean {
+  return outcome === 'returned' || outcome === 'already-home' || outcome === 'not-lent';
+}
+
+export interface DownInput {
+  name: string;
+  provider: Provider;
+  ctx: ProviderContext;
+  /** A state already loaded (up's rollback); otherwise read from the cluster's file. */
+  state?: ClusterState | null;
+}
+
+export async function clusterDown(input: DownInput): Promise<DownSummary> {
+  const { name, provider, ctx } = input;
+  const progress = ctx.progress;
+  const t0 = performance.now();
+  const state = input.state !== undefined ? input.state : readClusterState(name);
+  if (state && state.phase !== 'deleting') {
+    state.phase = 'deleting';
+    writeClusterState(state);
+  }
+  const summary: DownSummary = { cluster: name, provider: provider.name, nics: [], clusterDeleted: false, errors: [], ok: false, totalMs: 0 };
+  const lab = state?.sim ? openLab(state, progress, summary) : null;
+  try {
+    const { own, borrowed } = recordsOf(name);
+    progress.step(`down ${name}: ${own.length} NIC${own.length === 1 ? '' : 's'} lent to its nodes${borrowed.length ? `, ${borrowed.length} attached inside it` : ''}`);
+
+    // attachments inside the cluster (a pod's VF) first: their home is a node, which must still be there
+    for (const r of borrowed) summary.nics.push(await returnOne(r, null, lab, progress, t0));
+    for (const r of own) summary.nics.push(await returnOne(r, readClusterMeta(r.meta), lab, progress, t0));
+
+    progress.step(`deleting cluster ${name} (${provider.name})`);
+    try {
+      await provider.delete(name, ctx);
+      summary.clusterDeleted = true;
+    } catch (err) {
+      summary.errors.push(`deleting cluster ${name}: ${(err as Error).message}`);
+    }
+
+    // a physical NIC whose node could not give it back is in the initial namespace now (the kernel put it there):
+    // one more try finishes the job from its record
+    for (const nic of summary.nics.filter((n) => n.outcome === 'failed')) {
+      const retry = await returnOne(findRecords({ key: nic.key })[0] ?? null, null, lab, progress, t0, nic);
+      Object.assign(nic, retry);
+    }
+  } finally {
+    lab?.stop();
+  }
+
+  if (state?.sim) {
+    for (const p of removeSimNics(state.sim, progress)) summary.errors.push(`simulated NIC ${p}`);
+  }
+  summary.ok = summary.clusterDeleted && summary.errors.length === 0 && summary.nics.every((n) => restored(n.outcome));
+  if (summary.ok || (summary.clusterDeleted && findRecords({ ownerPrefix: clusterOwnerPrefix(name) }).length === 0)) {
+    removeClusterState(name);
+  }
+  summary.totalMs = performance.now() - t0;
+  return summary;
+}
+
+function openLab(state: ClusterState, progress: Progress, summary: DownSummary): SimLab | null {
+  try {
+    return new SimLab(state.sim!, progress);
+  } catch (err) {
+    summary.errors.push(`simulated sysfs: ${(err as Error).message}`);
+    return null;
+  }
+}
+
+/**
+ * The cluster's own records (its nodes' PFs), and records of NICs attached inside it: VFs of those PFs, or NICs
+ * whose home is one of its nodes (a pod attachment the CNI made on a node).
+ */
+export function recordsOf(name: string): { own: LendRecord[]; borrowed: LendRecord[] } {
+  const all = findRecords();
+  const own = all.filter((r) => r.owner.startsWith(clusterOwnerPrefix(name))).sort((a, b) => a.owner.localeCompare(b.owner));
+  const nodeIds = own.map((r) => r.target.id);
+  const vfAddresses = new Set<string>();
+  for (const r of own) {
+    const pf = readClusterMeta(r.meta)?.attach.vfs.pf ?? r.identity.pciAddress;
+    if (!pf) continue;
+    try {
+      for (const vf of listVfs(pf)) vfAddresses.add(vf.address);
+    } catch {
+      // the PF is not in this sysfs (any more): its VFs are found by their home below
+    }
+  }
+  const borrowed = all.filter(
+    (r) =>
+      !own.includes(r) &&
+      ((r.identity.pciAddress !== null && vfAddresses.has(r.identity.pciAddress)) ||
+        nodeIds.some((id) => id.dev === r.home.id.dev && id.ino === r.home.id.ino)),
+  );
+  return { own, borrowed };
+}
+
+function nodeOf(r: LendRecord): string | null {
+  const meta = readClusterMeta(r.meta);
+  return meta ? meta.cluster.node : null;
+}
+
+async function returnOne(
+  r: LendRecord | null,
+  meta: ReturnType<typeof readClusterMeta>,
+  lab: SimLab | null,
+  progress: Progress,
+  t0: number,
+  previous?: NicReturn,
+): Promise<NicReturn> {
+  if (!r) {
+    // the record is gone: someone (a CNI DEL, cleanup) finished it meanwhile
+    return { ...previous!, outcome: 'not-lent', error: null };
+  }
+  const nic: NicReturn = {
+    key: r.key,
+    pciAddress: r.identity.pciAddress,
+    name: r.snapshot.name || r.identity.name,
+    owner: r.owner,
+    node: nodeOf(r) ?? r.owner,
+    outcome: 'failed',
+    homeName: null,
+    homeAfterMs: null,
+    error: null,
+    warnings: previous?.warnings ?? [],
+  };
+  if (meta) {
+    // VFs were made after the PF arrived: remove them (back to the count it had at home) before it leaves
+    const { pf, before } = meta.attach.vfs;
+    lab?.placePf(pf, r.target.path);
+    try {
+      progress.detail(`sriov_numvfs of ${pf}: back to ${before}`);
+      await setNumVfs(pf, before, { timeoutMs: VF_RESET_TIMEOUT_MS, pollMs: 5 });
+    } catch (err) {
+      nic.warnings.push(`VF count of ${pf} not restored to ${before}: ${(err as Error).message}`);
+    }
+  }
+  try {
+    progress.detail(`give back ${nic.name} (${r.key}) from ${nic.node}`);
+    const result = giveBack(r.key, { owner: r.owner, lockTimeoutMs: GIVE_BACK_LOCK_TIMEOUT_MS });
+    nic.outcome = result.outcome;
+    nic.homeName = result.name;
+    nic.warnings.push(...result.warnings);
+    nic.homeAfterMs = performance.now() - t0;
+  } catch (err) {
+    nic.error = (err as Error).message;
+  }
+  return nic;
+}

@@ -1,0 +1,27 @@
+// The provider for a name, with its options (which only k3d and kind have).
+import type { ContainerRuntime } from '../container-runtime';
+import type { Provider, ProviderName } from '../types';
+import { k3dProvider, K3D_DEFAULTS } from './k3d';
+import { kindProvider } from './kind';
+import { localProvider } from './local';
+
+export interface ProviderOptions {
+  runtime?: ContainerRuntime | null;
+  registryPort?: number;
+  primaryCni?: string;
+}
+
+export function makeProvider(name: ProviderName, opts: ProviderOptions = {}): Provider {
+  switch (name) {
+    case 'local':
+      return localProvider();
+    case 'k3d':
+      return k3dProvider({
+        runtime: opts.runtime ?? null,
+        registryPort: opts.registryPort ?? K3D_DEFAULTS.registryPort,
+        primaryCni: opts.primaryCni ?? K3D_DEFAULTS.primaryCni,
+      });
+    case 'kind':
+      return kindProvider({ runtime: opts.runtime ?? null });
+  }
+}

@@ -1,0 +1,86 @@
+// The embedded default: a cluster whose nodes are network namespaces `<cluster>-server-0`, `<cluster>-agent-<i>`.
+// It needs nothing but a Linux kernel and root, so anyone can watch NICs being lent to nodes and given back.
+// The nodes ARE these named namespaces (made with `ip netns add`), so their bind mounts are the nodes themselves;
+// NICs lent to them are tracked by the ledger like any other target.
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { ClusterNode, CreateSpec, Provider, ProviderContext } from '../types';
+
+export const NETNS_DIR = '/var/run/netns';
+
+/** The node names of a local cluster with `agents` agents, server first. */
+export function localNodeNames(cluster: string, agents: number): ClusterNode[] {
+  return [
+    { name: `${cluster}-server-0`, role: 'server' },
+    ...Array.from({ length: agents }, (_, i) => ({ name: `${cluster}-agent-${i}`, role: 'agent' as const })),
+  ];
+}
+
+/** Nodes of `cluster` among namespace names (server first, agents by number). */
+export function parseLocalNodes(names: string[], cluster: string): ClusterNode[] {
+  const nodes: { node: ClusterNode; n: number }[] = [];
+  const prefix = `${cluster}-`;
+  for (const name of names) {
+    if (!name.startsWith(prefix)) continue;
+    const m = /^(server|agent)-(\d+)$/.exec(name.slice(prefix.length));
+    if (m) nodes.push({ node: { name, role: m[1] as 'server' | 'agent' }, n: (m[1] === 'server' ? -1e6 : 0) + Number(m[2]) });
+  }
+  return nodes.sort((a, b) => a.n - b.n).map((x) => x.node);
+}
+
+function namedNamespaces(): string[] {
+  try {
+    return readdirSync(NETNS_DIR);
+  } catch {
+    return [];
+  }
+}
+
+export function localProvider(): Provider {
+  const ip = (ctx: ProviderContext, args: string[]) => ctx.run('ip', args, { timeoutMs: 30_000 });
+
+  return {
+    name: 'local',
+    cni: { binDir: '/opt/cni/bin', confDir: '/etc/cni/net.d' },
+    requiredTools: () => ['ip'],
+
+    async preflight(spec: CreateSpec) {
+      const existing = new Set(namedNamespaces());
+      return localNodeNames(spec.name, spec.agents)
+        .filter((n) => existing.has(n.name))
+        .map((n) => `network namespace ${n.name} already exists (a previous cluster? run: sriovctl cluster down --name ${spec.name})`);
+    },
+
+    async create(spec, ctx) {
+      const made: string[] = [];
+      try {
+        for (const node of localNodeNames(spec.name, spec.agents)) {
+          await ip(ctx, ['netns', 'add', node.name]);
+          made.push(node.name);
+          await ip(ctx, ['-n', node.name, 'link', 'set', 'lo', 'up']);
+        }
+      } catch (err) {
+        // nothing of the cluster exists yet: remove the nodes made so far, then report
+        for (const name of made.reverse()) await ip(ctx, ['netns', 'del', name]).catch(() => undefined);
+        throw err;
+      }
+    },
+
+    async delete(name, ctx) {
+      // agents first, server last (the reverse of creation)
+      for (const node of parseLocalNodes(namedNamespaces(), name).reverse()) {
+        await ip(ctx, ['netns', 'del', node.name]);
+      }
+    },
+
+    async listNodes(name) {
+      return parseLocalNodes(namedNamespaces(), name);
+    },
+
+    async nodeTarget(_name, node) {
+      return { path: join(NETNS_DIR, node.name) };
+    },
+
+    kube: () => null,
+  };
+}

@@ -1,0 +1,220 @@
+// Simulated NICs for the local lab, when the machine has no SR-IOV PF: each PF is a veth stand-in registered in a
+// simulated sysfs tree (src/sriov/sim-tree.ts) under the cluster's state directory, and the tree's simulated
+// drivers turn sriov_numvfs writes into VFs. This module gives those VFs real stand-in netdevs (dummy links with
+// the tree's names and MACs) in the namespace where their PF is, and removes them when the VFs go away —
+// the same shapes the tests use, so `up` and `down` run the real code paths on any Linux kernel.
+import { createHash } from 'node:crypto';
+import { join } from 'node:path';
+import { connect, currentNetns, openNetns, type Netns } from '../net';
+import { netdevsOf } from '../sriov';
+import { SimSysfs, simMac, startSimDriver, type SimDriver } from '../sriov/sim';
+import type { Progress } from './progress';
+import type { SimNicState, SimState } from './state';
+
+/** VFs a simulated PF offers (sriov_totalvfs). */
+export const SIM_TOTAL_VFS = 16;
+
+/**
+ * Names and addresses of a cluster's simulated NICs, derived from its name: two labs on one machine never share a
+ * link name, a PCI address or a MAC (the address is the ledger key). The PCI domain comes from the name's hash
+ * (with the top bit set, away from the real domain 0000), each PF has its own bus.
+ */
+export function simNicPlan(cluster: string, count: number): SimNicState[] {
+  const h = createHash('sha1').update(cluster).digest();
+  const tag = h.toString('hex').slice(0, 4);
+  const domain = (0x8000 | h.readUInt16BE(0)).toString(16);
+  return Array.from({ length: count }, (_, i) => {
+    const pciAddress = `${domain}:${(i + 1).toString(16).padStart(2, '0')}:00.0`;
+    // 's' + 4 hex + 'p' + index: short enough that '<pf>v<vf>' VF names stay within 15 bytes
+    return { name: `s${tag}p${i}`, peer: `s${tag}w${i}`, pciAddress, mac: simMac(pciAddress) };
+  });
+}
+
+/** The simulated sysfs root of a cluster, under its state directory. */
+export function simSysfsRoot(clusterDir: string): string {
+  return join(clusterDir, 'sysfs');
+}
+
+/**
+ * Build the tree and the stand-in PFs (in our namespace, like NICs at home). Anything made before a failure is
+ * removed again. The caller writes `state` to the cluster file first, so a crash leaves enough to clean up.
+ */
+export function createSimNics(state: SimState, progress: Progress): void {
+  const sim = SimSysfs.create(state.sysfsRoot);
+  const rtnl = connect();
+  const made: string[] = [];
+  try {
+    for (const nic of state.nics) {
+      progress.detail(`sim: veth ${nic.name} (peer ${nic.peer}) as PF ${nic.pciAddress}, mac ${nic.mac}`);
+      rtnl.addLink({ kind: 'veth', name: nic.name, mac: nic.mac, peer: { name: nic.peer } });
+      made.push(nic.name);
+      sim.addPf({ bdf: nic.pciAddress, totalVfs: SIM_TOTAL_VFS, netdev: { name: nic.name, mac: nic.mac } });
+    }
+  } catch (err) {
+    for (const name of made) deleteLinkNamed(rtnl, name);
+    sim.remove();
+    throw err;
+  } finally {
+    rtnl.close();
+  }
+}
+
+/**
+ * Remove the stand-in PFs (they are home after give-back; a veth whose namespace died is gone already — the kernel
+ * destroys both ends) and the tree. Returns what could not be removed.
+ */
+export function removeSimNics(state: SimState, progress: Progress): string[] {
+  const problems: string[] = [];
+  const rtnl = connect();
+  try {
+    for (const nic of state.nics) {
+      for (const name of [nic.name, nic.peer]) {
+        try {
+          if (deleteLinkNamed(rtnl, name)) progress.detail(`sim: delete ${name}`);
+        } catch (err) {
+          problems.push(`${name}: ${(err as Error).message}`);
+        }
+      }
+    }
+  } finally {
+    rtnl.close();
+  }
+  try {
+    SimSysfs.open(state.sysfsRoot).remove();
+  } catch {
+    // never created, or already removed
+  }
+  return problems;
+}
+
+function deleteLinkNamed(rtnl: ReturnType<typeof connect>, name: string): boolean {
+  const link = rtnl.findLink({ name });
+  if (!link) return false;
+  rtnl.deleteLink(link.index);
+  return true;
+}
+
+/**
+ * A VF stand-in link: its name and MAC (from the tree), its PF, and the namespace it was made in (null: ours;
+ * undefined: made by an earlier process, so next to its PF).
+ */
+interface VfLink {
+  name: string;
+  mac: string;
+  pf: string;
+  nsPath: string | null | undefined;
+}
+
+/**
+ * The running lab: SRIOVCTL_SYSFS_ROOT points at the tree and its drivers react to writes. `placePf` tells the lab
+ * where a PF went, so the VFs it creates appear there, as they would inside the node.
+ */
+export class SimLab {
+  private readonly driver: SimDriver;
+  private readonly sim: SimSysfs;
+  private readonly pfPlace = new Map<string, string | null>();
+  private readonly vfLinks = new Map<string, VfLink>();
+  private readonly previousRoot: string | undefined;
+  /** Failures inside the drivers' reactions (they run on a timer: nobody else would see them). */
+  readonly errors: string[] = [];
+
+  constructor(
+    readonly state: SimState,
+    private readonly progress: Progress,
+  ) {
+    const sim = (this.sim = SimSysfs.open(state.sysfsRoot));
+    this.previousRoot = process.env.SRIOVCTL_SYSFS_ROOT;
+    process.env.SRIOVCTL_SYSFS_ROOT = state.sysfsRoot;
+    // VFs an earlier process created (`up` made them, `down` removes them): known by their tree entries
+    for (const nic of state.nics) {
+      for (const vf of sim.vfAddresses(nic.pciAddress).filter(Boolean)) {
+        const netdev = netdevsOf(vf)[0];
+        if (netdev) this.vfLinks.set(vf, { name: netdev.name, mac: netdev.mac ?? simMac(vf), pf: nic.pciAddress, nsPath: undefined });
+      }
+    }
+    this.driver = startSimDriver(sim, {
+      intervalMs: 2,
+      hooks: {
+        vfsCreated: (_pf, vfs) => this.guard(() => this.syncVfLinks(vfs)),
+        vfsRemoved: (_pf, vfs) => this.guard(() => vfs.forEach((vf) => this.removeVfLink(vf))),
+      },
+    });
+  }
+
+  /** The PF at `address` now lives in the namespace at `nsPath` (null: ours). */
+  placePf(address: string, nsPath: string | null): void {
+    this.pfPlace.set(address, nsPath);
+  }
+
+  /**
+   * Make the stand-in links match the tree for these VFs: a VF with a netdev in the tree has a link next to its
+   * PF; one without (bound to a userspace driver, or removed) has none.
+   */
+  syncVfLinks(vfAddresses: string[]): void {
+    for (const vf of vfAddresses) {
+      const netdev = netdevsOf(vf)[0] ?? null;
+      if (!netdev) {
+        this.removeVfLink(vf);
+        continue;
+      }
+      if (this.vfLinks.has(vf)) continue;
+      const pf = this.pfOfVf(vf);
+      if (!pf) continue;
+      const nsPath = this.pfPlace.get(pf) ?? null;
+      const mac = netdev.mac ?? simMac(vf);
+      this.progress.detail(`sim: VF ${vf} netdev ${netdev.name} (dummy) in ${nsPath ?? 'the host namespace'}`);
+      this.inNamespace(nsPath, (rtnl) => rtnl.addLink({ kind: 'dummy', name: netdev.name, mac }));
+      this.vfLinks.set(vf, { name: netdev.name, mac, pf, nsPath });
+    }
+  }
+
+  /** Stop the drivers and point SRIOVCTL_SYSFS_ROOT back where it was. */
+  stop(): void {
+    this.driver.stop();
+    if (this.previousRoot === undefined) delete process.env.SRIOVCTL_SYSFS_ROOT;
+    else process.env.SRIOVCTL_SYSFS_ROOT = this.previousRoot;
+  }
+
+  private removeVfLink(vf: string): void {
+    const known = this.vfLinks.get(vf);
+    if (!known) return;
+    this.vfLinks.delete(vf);
+    // a VF lent to a pod is not where it was made: the kernel would destroy it with its VF; the lab leaves it to
+    // its borrower's give-back (down gives those back first)
+    const nsPath = known.nsPath !== undefined ? known.nsPath : (this.pfPlace.get(known.pf) ?? null);
+    this.inNamespace(nsPath, (rtnl) => {
+      const link = rtnl.findLink({ name: known.name });
+      if (link && link.mac === known.mac) {
+        this.progress.detail(`sim: VF ${vf} netdev ${known.name} removed`);
+        rtnl.deleteLink(link.index);
+      }
+    });
+  }
+
+  private pfOfVf(vf: string): string | null {
+    return this.state.nics.find((nic) => this.sim.vfAddresses(nic.pciAddress).includes(vf))?.pciAddress ?? null;
+  }
+
+  private inNamespace(nsPath: string | null, fn: (rtnl: ReturnType<typeof connect>) => void): void {
+    let ns: Netns | null = null;
+    try {
+      ns = nsPath ? openNetns(nsPath) : currentNetns();
+      const rtnl = connect(ns);
+      try {
+        fn(rtnl);
+      } finally {
+        rtnl.close();
+      }
+    } finally {
+      ns?.close();
+    }
+  }
+
+  private guard(fn: () => void): void {
+    try {
+      fn();
+    } catch (err) {
+      this.errors.push((err as Error).message);
+    }
+  }
+}

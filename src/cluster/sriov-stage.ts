@@ -1,0 +1,106 @@
+// The SR-IOV stage of one agent: lend its PF to the node (through the lending engine), create the VFs (0 first,
+// poll, read back — src/sriov), bind them to the driver asked for, and read back what is ready.
+import { lend } from '../lend';
+import type { NamespaceSpec } from '../lend/types';
+import { bindDriver, getPf, listVfs, setNumVfs } from '../sriov';
+import type { PfCandidate } from './preflight';
+import type { Progress } from './progress';
+import type { SimLab } from './sim-lab';
+import type { NodeState } from './state';
+import { clusterOwner, type ClusterNode } from './types';
+
+export interface StageInput {
+  cluster: string;
+  node: ClusterNode;
+  target: NamespaceSpec;
+  pf: PfCandidate;
+  vfs: number;
+  driver: string | null;
+  /** Bound for the VF count change and each driver bind. */
+  vfTimeoutMs: number;
+  lab: SimLab | null;
+  progress: Progress;
+}
+
+/** How a record of a cluster PF says what to undo on top of the lend. */
+export interface ClusterMeta {
+  cluster: { name: string; node: string };
+  /**
+   * The same shape `sriovctl attach --vfs` stores, so `sriovctl detach` and `cleanup` (the CI hook) also put the
+   * VF count back when they give a cluster's PF back.
+   */
+  attach: { target: string; vfs: { pf: string; before: number } };
+}
+
+export function clusterMeta(cluster: string, node: string, target: NamespaceSpec, pf: string, before: number): ClusterMeta {
+  return { cluster: { name: cluster, node }, attach: { target: describeTarget(target), vfs: { pf, before } } };
+}
+
+/** The VF count to restore and the node, from a record's meta (null when the record is not a cluster PF). */
+export function readClusterMeta(meta: Record<string, unknown>): ClusterMeta | null {
+  const m = meta as Partial<ClusterMeta>;
+  const vfs = m.attach?.vfs;
+  if (!m.cluster || typeof m.cluster.name !== 'string' || !vfs || typeof vfs.pf !== 'string' || !Number.isInteger(vfs.before)) {
+    return null;
+  }
+  return m as ClusterMeta;
+}
+
+export function describeTarget(t: NamespaceSpec): string {
+  if ('path' in t) return t.path;
+  if ('pid' in t) return `pid:${t.pid}`;
+  return t.netns.path ?? `netns inode ${t.netns.id.ino}`;
+}
+
+/** Lends the agent's PF, creates and binds its VFs. Never throws: a failed agent is reported in its state. */
+export async function sriovStage(input: StageInput): Promise<NodeState> {
+  const { node, pf, progress } = input;
+  const t0 = performance.now();
+  const state: NodeState = {
+    name: node.name,
+    role: node.role,
+    pf: null,
+    vfs: { asked: input.vfs, ready: 0, driver: input.driver },
+    labels: {},
+    error: null,
+    sriovStageMs: null,
+  };
+  const pfLabel = `${pf.name ?? pf.address} (${pf.address})`;
+  try {
+    const before = getPf(pf.address).numVfs;
+    progress.detail(`lend PF ${pfLabel} to ${node.name} (${describeTarget(input.target)})`);
+    const { record, link } = lend({
+      nic: { pci: pf.address },
+      target: input.target,
+      owner: clusterOwner(input.cluster, node.name),
+      meta: { ...clusterMeta(input.cluster, node.name, input.target, pf.address, before) },
+      lockTimeoutMs: 5_000,
+    });
+    for (const h of record.history) progress.detail(`  ${h.step}${h.note ? `: ${h.note}` : ''}`);
+    state.pf = { key: record.key, address: pf.address, homeName: record.snapshot.name, nodeName: link?.name ?? record.targetName };
+    input.lab?.placePf(pf.address, 'path' in input.target ? input.target.path : null);
+
+    progress.detail(`sriov_numvfs of ${pf.address}: ${before} -> ${input.vfs}${before > 0 && input.vfs > 0 ? ' (through 0)' : ''}`);
+    const vfs = await setNumVfs(pf.address, input.vfs, { timeoutMs: input.vfTimeoutMs, pollMs: 5 });
+    if (input.driver) {
+      for (const vf of vfs) {
+        const bound = await bindDriver(vf.address, input.driver, { timeoutMs: input.vfTimeoutMs, pollMs: 5 });
+        progress.detail(`VF ${vf.index} (${vf.address}): ${bound.changed ? `${bound.previous ?? 'no driver'} -> ${input.driver}` : `already on ${input.driver}`}`);
+      }
+      input.lab?.syncVfLinks(vfs.map((v) => v.address));
+    }
+    if (input.lab && input.lab.errors.length > 0) throw new Error(`simulated VFs: ${input.lab.errors.join('; ')}`);
+
+    // read back: what the node really has now
+    const now = listVfs(pf.address);
+    const ready = now.filter((v) => !input.driver || v.driver === input.driver).length;
+    state.vfs = { asked: input.vfs, ready, driver: input.driver };
+    if (ready !== input.vfs) {
+      state.error = `${ready} of ${input.vfs} VFs ready on ${pfLabel}${input.driver ? ` (on ${input.driver})` : ''}`;
+    }
+  } catch (err) {
+    state.error = `${pfLabel}: ${(err as Error).message}`;
+  }
+  state.sriovStageMs = performance.now() - t0;
+  return state;
+}

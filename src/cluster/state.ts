@@ -1,0 +1,99 @@
+// What `up` remembers about a cluster, for `down` and `status` in later processes: the provider, the simulated
+// NICs (which `down` must remove) and each node's SR-IOV stage. The ledger stays the truth about lent NICs; this
+// file only says what else exists. Written atomically, before the change it describes.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { stateDir } from '../config';
+import { removeFileDurably, writeFileAtomic } from '../ledger/atomic-file';
+import type { NodeRole, ProviderName } from './types';
+
+export const CLUSTER_STATE_SCHEMA = 1;
+
+/** A simulated NIC of the local lab: a veth stand-in PF registered in the simulated sysfs tree. */
+export interface SimNicState {
+  /** The stand-in PF's name (it keeps it at home) and its veth peer's. */
+  name: string;
+  peer: string;
+  pciAddress: string;
+  mac: string;
+}
+
+export interface SimState {
+  /** The simulated sysfs root (SRIOVCTL_SYSFS_ROOT while the cluster's NICs are handled). */
+  sysfsRoot: string;
+  nics: SimNicState[];
+}
+
+export interface NodeState {
+  name: string;
+  role: NodeRole;
+  /** The PF lent to this agent. */
+  pf: { key: string; address: string; homeName: string; nodeName: string } | null;
+  vfs: { asked: number; ready: number; driver: string | null } | null;
+  /** Labels set (local: recorded only; k3d/kind: on the Kubernetes node). */
+  labels: Record<string, string>;
+  /** Why the agent's SR-IOV stage did not complete. */
+  error: string | null;
+  sriovStageMs: number | null;
+}
+
+export interface ClusterState {
+  schema: typeof CLUSTER_STATE_SCHEMA;
+  name: string;
+  provider: ProviderName;
+  phase: 'creating' | 'up' | 'deleting';
+  createdAt: string;
+  updatedAt: string;
+  manifestsDir: string | null;
+  sim: SimState | null;
+  nodes: NodeState[];
+}
+
+/** <state dir>/clusters/<name>/ holds the cluster's file and, for the simulated lab, its sysfs tree. */
+export function clusterDir(name: string): string {
+  return path.join(stateDir(), 'clusters', name);
+}
+
+function stateFile(name: string): string {
+  return path.join(clusterDir(name), 'cluster.json');
+}
+
+export function readClusterState(name: string): ClusterState | null {
+  let text: string;
+  try {
+    text = fs.readFileSync(stateFile(name), 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw err;
+  }
+  const state = JSON.parse(text) as ClusterState;
+  if (state.schema !== CLUSTER_STATE_SCHEMA || state.name !== name) {
+    throw new Error(`${stateFile(name)} is not a cluster state of schema ${CLUSTER_STATE_SCHEMA} for ${name}`);
+  }
+  return state;
+}
+
+export function writeClusterState(state: ClusterState): void {
+  const dir = clusterDir(state.name);
+  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  state.updatedAt = new Date().toISOString();
+  writeFileAtomic(stateFile(state.name), JSON.stringify(state, null, 2) + '\n', 0o600);
+}
+
+/** Forget the cluster: its file and its directory (the simulated tree must already be gone or is removed here). */
+export function removeClusterState(name: string): void {
+  removeFileDurably(stateFile(name));
+  fs.rmSync(clusterDir(name), { recursive: true, force: true });
+}
+
+/** Names of every cluster with a state file. */
+export function listClusterStates(): string[] {
+  try {
+    return fs
+      .readdirSync(path.join(stateDir(), 'clusters'))
+      .filter((n) => fs.existsSync(stateFile(n)))
+      .sort();
+  } catch {
+    return [];
+  }
+}

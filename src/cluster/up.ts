@@ -1,0 +1,325 @@
+// `cluster up`: preflight (nothing changes until everything needed is there), create the cluster, lend one PF to
+// each agent and create its VFs, label the agents whose VFs are ready, render (and apply) the manifests, and wait
+// until the VFs are allocatable. A failure after the first change rolls everything back through `down`.
+import { mkdir } from 'node:fs/promises';
+import { isAbsolute, resolve } from 'node:path';
+import { SysError } from '../errors';
+import type { ContainerRuntime } from './container-runtime';
+import { clusterDown, type DownSummary } from './down';
+import { defaultRouteLinks, existingLinks, pfCandidates } from './host-facts';
+import { NAD_CRD, renderManifests, SRIOV_NODE_LABEL, SRIOV_RESOURCE, writeManifests, type DEFAULT_IMAGES } from './manifests';
+import { ineligibility, missingTools, planPfs, preflightError, type PfCandidate } from './preflight';
+import type { Progress } from './progress';
+import { createSimNics, simNicPlan, simSysfsRoot, SimLab } from './sim-lab';
+import { sriovStage } from './sriov-stage';
+import { clusterDir, readClusterState, writeClusterState, type ClusterState, type NodeState } from './state';
+import type { ClusterNode, CreateSpec, KubeAccess, Provider, ProviderContext } from './types';
+
+export interface UpOptions {
+  name: string;
+  agents: number;
+  vfs: number;
+  /** --pf: names or addresses, in agent order. */
+  pf: string[];
+  /** --exclude: exact names or addresses. */
+  exclude: string[];
+  driver: string | null;
+  /** Where manifests go; null = not rendered (local) or the cluster's state directory (k3d/kind). */
+  manifests: string | null;
+  image: string | null;
+  reservedCpus: string;
+  /** local only: 'auto' simulates NICs when the machine has no eligible SR-IOV PF. */
+  simulate: 'auto' | 'always' | 'never';
+  /** Bound for VF creation and driver binding, per agent. */
+  vfTimeoutMs: number;
+  /** Bound for the allocatable wait (k3d/kind). */
+  waitTimeoutMs: number;
+  /** Keep what was made when up fails (for debugging) instead of rolling back. */
+  keepOnFailure: boolean;
+  images?: Partial<typeof DEFAULT_IMAGES>;
+  runtime?: ContainerRuntime | null;
+}
+
+export const UP_DEFAULTS: Omit<UpOptions, 'name'> = {
+  agents: 2,
+  vfs: 4,
+  pf: [],
+  exclude: [],
+  driver: null,
+  manifests: null,
+  image: null,
+  reservedCpus: '0',
+  simulate: 'auto',
+  vfTimeoutMs: 120_000,
+  waitTimeoutMs: 300_000,
+  keepOnFailure: false,
+};
+
+export interface UpSummary {
+  cluster: string;
+  provider: string;
+  simulated: boolean;
+  /** Every agent ready (its VFs created, labelled and — k3d/kind — allocatable). */
+  ok: boolean;
+  nodes: NodeState[];
+  manifests: string[];
+  warnings: string[];
+  timings: { preflightMs: number; createMs: number; sriovMs: number; manifestsMs: number; waitMs: number; totalMs: number };
+}
+
+/** Thrown when up failed after changes; `rollback` says how the teardown went. */
+export class UpFailed extends SysError {
+  constructor(
+    message: string,
+    readonly rollback: DownSummary | null,
+  ) {
+    super(message, { code: 'UP_FAILED', op: 'cluster up' });
+  }
+}
+
+interface Plan {
+  pfs: PfCandidate[];
+  simulated: boolean;
+  manifestsDir: string | null;
+}
+
+export async function clusterUp(opts: UpOptions, provider: Provider, ctx: ProviderContext): Promise<UpSummary> {
+  const progress = ctx.progress;
+  const t0 = performance.now();
+  const timings = { preflightMs: 0, createMs: 0, sriovMs: 0, manifestsMs: 0, waitMs: 0, totalMs: 0 };
+
+  const plan = await preflight(opts, provider, ctx);
+  timings.preflightMs = performance.now() - t0;
+  progress.step(
+    plan.simulated
+      ? `preflight: no SR-IOV PF here, simulating ${plan.pfs.length} NIC${plan.pfs.length === 1 ? '' : 's'} (${plan.pfs.map((p) => p.name).join(', ')})`
+      : `preflight: ${plan.pfs.length} PF${plan.pfs.length === 1 ? '' : 's'} for ${opts.agents} agents (${plan.pfs.map((p) => p.name ?? p.address).join(', ')})`,
+  );
+
+  // from here on everything is recorded first and rolled back on failure
+  const state: ClusterState = {
+    schema: 1,
+    name: opts.name,
+    provider: provider.name,
+    phase: 'creating',
+    createdAt: new Date().toISOString(),
+    updatedAt: '',
+    manifestsDir: plan.manifestsDir,
+    sim: plan.simulated ? { sysfsRoot: simSysfsRoot(clusterDir(opts.name)), nics: simNicPlan(opts.name, opts.agents) } : null,
+    nodes: [],
+  };
+  writeClusterState(state);
+
+  let lab: SimLab | null = null;
+  const summary: UpSummary = {
+    cluster: opts.name,
+    provider: provider.name,
+    simulated: plan.simulated,
+    ok: false,
+    nodes: [],
+    manifests: [],
+    warnings: [],
+    timings,
+  };
+  try {
+    if (state.sim) {
+      createSimNics(state.sim, progress);
+      lab = new SimLab(state.sim, progress);
+      progress.step(`simulated NICs ready (sysfs at ${state.sim.sysfsRoot})`);
+    }
+
+    const spec: CreateSpec = {
+      name: opts.name,
+      agents: opts.agents,
+      manifestsDir: plan.manifestsDir ?? clusterDir(opts.name),
+      driver: opts.driver,
+      reservedCpus: opts.reservedCpus,
+      image: opts.image,
+    };
+    const tCreate = performance.now();
+    await provider.create(spec, ctx);
+    timings.createMs = performance.now() - tCreate;
+    const nodes = await provider.listNodes(opts.name, ctx);
+    const agents = nodes.filter((n) => n.role === 'agent');
+    progress.step(`cluster ${opts.name} created (${provider.name}: ${nodes.length - agents.length} server, ${agents.length} agents)`);
+    if (agents.length !== opts.agents) throw new Error(`${agents.length} agents found after create, ${opts.agents} asked`);
+    state.nodes = nodes.map((n) => emptyNode(n));
+    writeClusterState(state);
+
+    const pfs = plan.simulated ? state.sim!.nics.map((n) => ({ address: n.pciAddress, name: n.name, totalVfs: null, lentTo: null })) : plan.pfs;
+    const tSriov = performance.now();
+    for (const [i, agent] of agents.entries()) {
+      const target = await provider.nodeTarget(opts.name, agent, ctx);
+      const node = await sriovStage({
+        cluster: opts.name,
+        node: agent,
+        target,
+        pf: pfs[i],
+        vfs: opts.vfs,
+        driver: opts.driver,
+        vfTimeoutMs: opts.vfTimeoutMs,
+        lab,
+        progress,
+      });
+      state.nodes[state.nodes.findIndex((n) => n.name === agent.name)] = node;
+      writeClusterState(state);
+      const ms = Math.round(node.sriovStageMs ?? 0);
+      if (node.error) progress.warn(`agent ${agent.name}: ${node.error}`);
+      else progress.step(`agent ${agent.name}: PF ${node.pf!.nodeName} lent, ${node.vfs!.ready} VFs ready (${ms} ms)`);
+    }
+    timings.sriovMs = performance.now() - tSriov;
+
+    const ready = state.nodes.filter((n) => n.role === 'agent' && n.pf && !n.error);
+    if (ready.length === 0) throw new Error('no agent has its VFs ready');
+    const kube = provider.kube(opts.name, ctx);
+    const labels = { 'node-role.kubernetes.io/worker': '', [SRIOV_NODE_LABEL]: 'true' };
+    for (const node of ready) {
+      await kube?.label(node.name, labels);
+      node.labels = labels;
+    }
+    writeClusterState(state);
+    progress.step(`labelled ${ready.map((n) => n.name).join(', ')} (${Object.keys(labels).join(', ')})${kube ? '' : ' [recorded: no Kubernetes on the local provider]'}`);
+
+    if (plan.manifestsDir) {
+      const tManifests = performance.now();
+      summary.manifests = await renderAndApply(plan.manifestsDir, ready, opts, provider, kube, progress);
+      timings.manifestsMs = performance.now() - tManifests;
+    }
+    if (kube) {
+      const tWait = performance.now();
+      await waitAllocatable(kube, ready, opts.waitTimeoutMs, progress);
+      timings.waitMs = performance.now() - tWait;
+    }
+
+    state.phase = 'up';
+    writeClusterState(state);
+    summary.nodes = state.nodes;
+    summary.warnings = state.nodes.filter((n) => n.error).map((n) => `${n.name}: ${n.error}`);
+    summary.ok = summary.warnings.length === 0;
+    timings.totalMs = performance.now() - t0;
+    progress.step(`cluster ${opts.name} is up${summary.ok ? '' : ` with ${summary.warnings.length} agent(s) not ready`}`);
+    return summary;
+  } catch (err) {
+    const why = (err as Error).message;
+    progress.error(`cluster up ${opts.name}: ${why}`);
+    if (opts.keepOnFailure) throw new UpFailed(`${why} (kept for debugging: run sriovctl cluster down --name ${opts.name})`, null);
+    progress.step(`rolling back: cluster down ${opts.name}`);
+    lab?.stop();
+    lab = null;
+    const rollback = await clusterDown({ name: opts.name, provider, ctx, state: readClusterState(opts.name) });
+    throw new UpFailed(why, rollback);
+  } finally {
+    lab?.stop();
+  }
+}
+
+function emptyNode(n: ClusterNode): NodeState {
+  return { name: n.name, role: n.role, pf: null, vfs: null, labels: {}, error: null, sriovStageMs: null };
+}
+
+async function preflight(opts: UpOptions, provider: Provider, ctx: ProviderContext): Promise<Plan> {
+  const problems: string[] = [];
+  if (!Number.isInteger(opts.agents) || opts.agents < 1 || opts.agents > 64) problems.push(`--agents ${opts.agents}: 1 to 64`);
+  if (!Number.isInteger(opts.vfs) || opts.vfs < 0 || opts.vfs > 256) problems.push(`--vfs ${opts.vfs}: 0 to 256`);
+  if (opts.simulate !== 'auto' && provider.name !== 'local') problems.push(`simulated NICs exist only on the local provider`);
+  problems.push(...missingTools(provider.requiredTools()));
+  if (readClusterState(opts.name)) problems.push(`cluster ${opts.name} exists already (run: sriovctl cluster down --name ${opts.name})`);
+
+  const manifestsDir = opts.manifests
+    ? resolve(opts.manifests)
+    : provider.kube(opts.name, ctx)
+      ? resolve(clusterDir(opts.name), 'manifests')
+      : null;
+  if (manifestsDir && !isAbsolute(manifestsDir)) problems.push(`--manifests ${opts.manifests}: not a directory path`);
+
+  const candidates = pfCandidates();
+  const routeLinks = defaultRouteLinks();
+  const eligible = candidates.filter((c) => ineligibility(c, { exclude: opts.exclude, defaultRouteLinks: routeLinks, vfs: opts.vfs }) === null);
+  const simulated =
+    provider.name === 'local' && (opts.simulate === 'always' || (opts.simulate === 'auto' && opts.pf.length === 0 && eligible.length === 0));
+
+  let pfs: PfCandidate[] = [];
+  if (simulated) {
+    const sims = simNicPlan(opts.name, opts.agents);
+    for (const taken of existingLinks(sims.flatMap((s) => [s.name, s.peer]))) {
+      problems.push(`link ${taken} exists already (left by an earlier lab? run: sriovctl cluster down --name ${opts.name})`);
+    }
+    pfs = sims.map((s) => ({ address: s.pciAddress, name: s.name, totalVfs: null, lentTo: null }));
+  } else {
+    const pfPlan = planPfs({ candidates, requested: opts.pf, exclude: opts.exclude, defaultRouteLinks: routeLinks, agents: opts.agents, vfs: opts.vfs });
+    problems.push(...pfPlan.problems);
+    pfs = pfPlan.chosen;
+  }
+
+  // the cluster's directory holds the manifests the provider needs at create time (k3d's primary CNI)
+  const spec: CreateSpec = {
+    name: opts.name,
+    agents: opts.agents,
+    manifestsDir: manifestsDir ?? clusterDir(opts.name),
+    driver: opts.driver,
+    reservedCpus: opts.reservedCpus,
+    image: opts.image,
+  };
+  if (problems.length === 0) {
+    if (manifestsDir) await mkdir(manifestsDir, { recursive: true });
+    problems.push(...(await provider.preflight(spec, ctx)));
+  }
+  if (problems.length > 0) throw preflightError(problems);
+  return { pfs, simulated, manifestsDir };
+}
+
+async function renderAndApply(
+  dir: string,
+  ready: NodeState[],
+  opts: UpOptions,
+  provider: Provider,
+  kube: KubeAccess | null,
+  progress: Progress,
+): Promise<string[]> {
+  const files = renderManifests({
+    pfNames: [...new Set(ready.map((n) => n.pf!.nodeName))],
+    driver: opts.driver,
+    cni: provider.cni,
+    images: opts.images,
+  });
+  const paths = await writeManifests(dir, files);
+  progress.step(`manifests rendered into ${dir} (${paths.length} files)`);
+  if (kube) {
+    for (const [i, p] of paths.entries()) {
+      // the attachment is of a kind Multus's CRD defines: it must be served before the attachment is applied
+      if (files[i].objects.some((o) => o.kind === 'NetworkAttachmentDefinition')) await kube.waitForCrd(NAD_CRD, 60_000);
+      await kube.apply(p);
+      progress.detail(`applied ${p}`);
+    }
+    progress.step(`manifests applied (context ${kube.context})`);
+  }
+  return paths;
+}
+
+/** Until each ready agent offers as many `kubevirt.io/sriov_net` as it has VFs, within the bound. */
+async function waitAllocatable(kube: KubeAccess, ready: NodeState[], timeoutMs: number, progress: Progress): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  const have = new Map<string, number>();
+  for (;;) {
+    for (const node of ready) {
+      try {
+        have.set(node.name, await kube.allocatable(node.name, SRIOV_RESOURCE));
+      } catch (err) {
+        progress.detail(`allocatable of ${node.name}: ${(err as Error).message}`);
+      }
+    }
+    const missing = ready.filter((n) => (have.get(n.name) ?? 0) !== n.vfs!.ready);
+    if (missing.length === 0) {
+      progress.step(`allocatable ${SRIOV_RESOURCE}: ${ready.map((n) => `${n.name}=${have.get(n.name)}`).join(', ')}`);
+      return;
+    }
+    if (Date.now() >= deadline) {
+      const detail = missing.map((n) => `${n.name} has ${have.get(n.name) ?? 0} of ${n.vfs!.ready}`).join(', ');
+      throw new SysError(`timed out after ${Math.round(timeoutMs / 1000)} s waiting for ${SRIOV_RESOURCE} to be allocatable: ${detail}`, {
+        code: 'TIMEOUT',
+        op: 'cluster up wait',
+      });
+    }
+    await new Promise((r) => setTimeout(r, Math.min(2000, Math.max(0, deadline - Date.now()))));
+  }
+}

@@ -1,0 +1,163 @@
+// ADD: everything is checked first (config, CNI_NETNS, the device, the default-route rule, the IPAM plugin);
+// then the NIC is lent into the pod, IPAM allocates, addresses and routes are configured. Any failure after
+// the lend releases the IPAM allocation and gives the NIC back as it was.
+import { giveBack, lend, type LendRequest, type LendResult } from '../lend';
+import type { VfRequest } from '../ledger/types';
+import type { Link, Netns } from '../net';
+import { configForReplay, recordResult, type CniMeta } from './attachment';
+import { ownerOf } from './env';
+import { CNI_ERR, CniError } from './errors';
+import { Ipam } from './ipam';
+import { log } from './log';
+import { parseNicConf, type NetConf, type NicConf } from './netconf';
+import { refuseDefaultRouteLink, resolveNicTarget, type NicTarget } from './nic-target';
+import { announce, configurePod } from './pod-net';
+import { openPodNetns, withRtnl } from './pod-netns';
+import type { CniInterface, CniResult } from './result';
+import { cniErrorFrom, describeError } from './sys-errors';
+import type { VerbHandler } from './verb';
+
+/** A NIC held by another process right now is usually a DEL finishing: worth a short wait before "try again". */
+const LEND_LOCK_WAIT_MS = 2000;
+const GIVE_BACK_LOCK_WAIT_MS = 10_000;
+
+export const cmdAdd: VerbHandler = ({ env, conf }) => {
+  const nicConf = parseNicConf(conf.raw, env.args);
+  const containerId = env.containerId!;
+  const ifname = env.ifname!;
+  const owner = ownerOf(containerId, ifname);
+  const pod = openPodNetns(env.netns!);
+  try {
+    const target = withRtnl(null, (rtnl) => {
+      const t = resolveNicTarget(nicConf, rtnl);
+      refuseDefaultRouteLink(rtnl, t, conf.allowDefaultRouteLink);
+      return t;
+    });
+    const ipam = conf.ipam ? new Ipam({ raw: conf.raw, type: conf.ipam.type, cniVersion: conf.cniVersion, cniPath: env.path }) : null;
+    ipam?.prepare();
+
+    const meta: CniMeta = {
+      network: conf.name,
+      cniVersion: conf.cniVersion,
+      containerId,
+      ifname,
+      netns: env.netns!,
+      ipam: conf.ipam ? { type: conf.ipam.type, conf: configForReplay(conf.raw) } : null,
+      result: null,
+    };
+    const lent = lendNic(lendRequest(nicConf, target, pod, owner, ifname, meta));
+    log.info(`lent ${target.label} as ${ifname}${lent.record.moved ? '' : ' (userspace driver: configured, not moved)'}`);
+
+    let allocated = false;
+    try {
+      const ipamResult = ipam ? ipam.add() : null;
+      allocated = ipam !== null;
+      if (ipamResult && lent.link) configureAddresses(pod, lent.link, ipamResult);
+      const result = buildResult(conf, lent, target, nicConf, ifname, env.netns!, ipamResult);
+      recordResult(lent.record.key, owner, result);
+      return result;
+    } catch (err) {
+      throw undoAttachment(err, lent, owner, allocated ? ipam : null);
+    }
+  } finally {
+    pod.close();
+  }
+};
+
+function lendRequest(nicConf: NicConf, target: NicTarget, pod: Netns, owner: string, ifname: string, meta: CniMeta): LendRequest {
+  const req: LendRequest = {
+    nic: target.selector,
+    target: { netns: pod },
+    owner,
+    name: ifname,
+    move: !target.userspace,
+    up: true,
+    meta: meta as unknown as Record<string, unknown>,
+    lockTimeoutMs: LEND_LOCK_WAIT_MS,
+  };
+  // sriov-cni sets the MAC twice: the VF's admin MAC on the PF (so the driver keeps it) and the netdev's
+  if (nicConf.mac && !target.userspace) req.mac = nicConf.mac;
+  if (target.vf) {
+    const vf: VfRequest = { ...nicConf.vf };
+    if (nicConf.mac) vf.mac = nicConf.mac;
+    if (Object.keys(vf).length) req.vf = vf;
+  }
+  return req;
+}
+
+function lendNic(req: LendRequest): LendResult {
+  try {
+    return lend(req);
+  } catch (err) {
+    throw cniErrorFrom(err, CNI_ERR.LEND_FAILED, 'lending the device');
+  }
+}
+
+function configureAddresses(pod: Netns, link: Link, ipamResult: CniResult): void {
+  try {
+    withRtnl(pod, (rtnl) => {
+      configurePod(rtnl, link.index, ipamResult.ips ?? [], ipamResult.routes ?? []);
+      announce(rtnl, link.index, ipamResult.ips ?? []);
+    });
+  } catch (err) {
+    throw cniErrorFrom(err, CNI_ERR.POD_CONFIG_FAILED, `configuring ${link.name} in the pod`);
+  }
+}
+
+function buildResult(
+  conf: NetConf,
+  lent: LendResult,
+  target: NicTarget,
+  nicConf: NicConf,
+  ifname: string,
+  sandbox: string,
+  ipamResult: CniResult | null,
+): CniResult {
+  const itf: CniInterface = { name: ifname };
+  const mac = lent.link?.mac ?? nicConf.mac ?? lent.record.snapshot.vf?.settings.mac ?? null;
+  if (mac) itf.mac = mac;
+  if (lent.link) itf.mtu = lent.link.mtu;
+  itf.sandbox = sandbox;
+  const pci = lent.record.identity.pciAddress ?? target.vf?.address ?? null;
+  if (pci) itf.pciID = pci;
+
+  // chained after another plugin: keep what it reported and add ours
+  const prev = conf.prevResult;
+  const interfaces = [...(prev?.interfaces ?? []), itf];
+  const index = interfaces.length - 1;
+  const result: CniResult = { cniVersion: conf.cniVersion, interfaces };
+  const ips = [...(prev?.ips ?? []), ...(ipamResult?.ips ?? []).map((ip) => ({ ...ip, interface: index }))];
+  const routes = [...(prev?.routes ?? []), ...(ipamResult?.routes ?? [])];
+  if (ips.length || ipamResult) result.ips = ips;
+  if (routes.length || ipamResult) result.routes = routes;
+  const dns = ipamResult?.dns && Object.keys(ipamResult.dns).length ? ipamResult.dns : prev?.dns ?? ipamResult?.dns;
+  if (dns) result.dns = dns;
+  return result;
+}
+
+/** Release the allocation and give the NIC back; the original failure is what the runtime is told. */
+function undoAttachment(cause: unknown, lent: LendResult, owner: string, ipam: Ipam | null): unknown {
+  const undoFailures: string[] = [];
+  if (ipam) {
+    try {
+      ipam.del(undefined, null);
+    } catch (err) {
+      undoFailures.push(`IPAM DEL: ${describeError(err)}`);
+    }
+  }
+  let nicKept = false;
+  try {
+    const back = giveBack(lent.record.key, { owner, lockTimeoutMs: GIVE_BACK_LOCK_WAIT_MS });
+    log.info(`rolled back: ${back.outcome}${back.name ? ` as ${back.name}` : ''}`);
+  } catch (err) {
+    nicKept = true;
+    undoFailures.push(`give-back: ${describeError(err)}`);
+  }
+  const err = cause instanceof CniError ? cause : (cniErrorFrom(cause, CNI_ERR.POD_CONFIG_FAILED, 'ADD') as Error);
+  if (!undoFailures.length) return err;
+  const text = `${err.message}; undo failed: ${undoFailures.join('; ')}`;
+  if (nicKept) {
+    return new CniError(CNI_ERR.GIVE_BACK_FAILED, `${text} (record ${lent.record.key} kept: a DEL or sriovctl cleanup finishes it)`, lent.record.key);
+  }
+  return err instanceof CniError ? new CniError(err.code, text, err.details) : err;
+}

@@ -1,0 +1,74 @@
+// DEL works from the ledger, not from stdin or CNI_NETNS: the attachment's record says which NIC and which
+// IPAM allocation to release. It succeeds when there is nothing left to do (second DEL, no ADD, pod netns
+// gone); a NIC that could not be restored keeps its record and the DEL fails, so the runtime's retry (or
+// `sriovctl cleanup`) finishes the job.
+import { findRecords, giveBack } from '../lend';
+import type { LendRecord } from '../ledger/types';
+import { storedIpam, storedResult } from './attachment';
+import { ownerOf } from './env';
+import { CNI_ERR, CniError } from './errors';
+import { Ipam, type IpamTarget } from './ipam';
+import { log } from './log';
+import type { NetConf } from './netconf';
+import { cniErrorFrom, describeError } from './sys-errors';
+import type { VerbHandler } from './verb';
+
+/** A DEL racing an ADD of the same attachment waits for it rather than failing at once. */
+export const DEL_LOCK_WAIT_MS = 10_000;
+
+export const cmdDel: VerbHandler = ({ env, conf }) => {
+  const owner = ownerOf(env.containerId!, env.ifname!);
+  const records = findAttachment(owner);
+
+  // IPAM first (the addresses go with the pod), but a failing IPAM plugin must not keep the NIC away
+  let ipamError: unknown = null;
+  const ipamTarget = ipamFor(records, conf, env.path);
+  if (ipamTarget) {
+    try {
+      new Ipam(ipamTarget).del(undefined, conf.prevResult ?? records.map(storedResult).find(Boolean) ?? null);
+    } catch (err) {
+      ipamError = err;
+      log.error(`IPAM DEL failed (giving the NIC back anyway): ${describeError(err)}`);
+    }
+  }
+
+  releaseNics(records, owner, DEL_LOCK_WAIT_MS);
+  if (ipamError) throw ipamError;
+  return null;
+};
+
+export function findAttachment(owner: string): LendRecord[] {
+  try {
+    return findRecords({ owner });
+  } catch (err) {
+    throw cniErrorFrom(err, CNI_ERR.GIVE_BACK_FAILED, 'reading the ledger');
+  }
+}
+
+/** The allocation as ADD made it (from the record), else as the runtime describes it now. */
+function ipamFor(records: LendRecord[], conf: NetConf, cniPath: readonly string[]): IpamTarget | null {
+  for (const r of records) {
+    const stored = storedIpam(r, cniPath);
+    if (stored) return stored;
+  }
+  if (!conf.ipam) return null;
+  return { raw: conf.raw, type: conf.ipam.type, cniVersion: conf.cniVersion, cniPath };
+}
+
+/** Give back every NIC of `owner`; all are tried, the first failure is reported with the others listed. */
+export function releaseNics(records: LendRecord[], owner: string, lockTimeoutMs: number): void {
+  const failures: CniError[] = [];
+  for (const r of records) {
+    try {
+      const back = giveBack(r.key, { owner, lockTimeoutMs });
+      log.info(`gave back ${r.key}: ${back.outcome}${back.name ? ` as ${back.name}` : ''}${back.warnings.length ? ` (${back.warnings.join('; ')})` : ''}`);
+    } catch (err) {
+      const e = cniErrorFrom(err, CNI_ERR.GIVE_BACK_FAILED, `giving back ${r.key} (record kept)`);
+      failures.push(e instanceof CniError ? e : new CniError(CNI_ERR.GIVE_BACK_FAILED, `giving back ${r.key} (record kept): ${describeError(e)}`, r.key));
+    }
+  }
+  if (failures.length === 1) throw failures[0];
+  if (failures.length > 1) {
+    throw new CniError(failures[0].code, failures.map((f) => f.message).join('; '), failures.map((f) => f.details).join(','));
+  }
+}

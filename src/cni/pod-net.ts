@@ -1,0 +1,93 @@
+// The pod side of an attachment: IPAM's addresses and routes put on the lent interface (ADD), and the same
+// read back and compared (CHECK). Done the way libcni's ConfigureIface does it: a route without a gateway
+// takes the gateway of its family from the interface's addresses.
+import type { Address, Route, RouteSpec, Rtnl } from '../net';
+import { canonicalIp } from '../net/validate';
+import { log } from './log';
+import { cidrFamily, type CniIp, type CniResult, type CniRoute } from './result';
+
+/** Addresses, then routes; throws on the first failure (the caller rolls the whole attachment back). */
+export function configurePod(rtnl: Rtnl, index: number, ips: CniIp[], routes: CniRoute[]): void {
+  for (const ip of ips) rtnl.addAddress(index, ip.address);
+  const gateways = gatewaysByFamily(ips);
+  for (const r of routes) {
+    rtnl.addRoute(routeSpec(r, gateways, index));
+    const ignored = (['mtu', 'advmss', 'scope'] as const).filter((k) => r[k] !== undefined);
+    if (ignored.length) log.warning(`route ${r.dst}: ${ignored.join(', ')} not applied (not supported yet)`);
+  }
+}
+
+/** Best effort: tell the segment where our IPv4 addresses now live. */
+export function announce(rtnl: Rtnl, index: number, ips: CniIp[]): void {
+  for (const ip of ips) {
+    if (cidrFamily(ip.address) !== 4) continue;
+    const address = ip.address.slice(0, ip.address.indexOf('/'));
+    try {
+      rtnl.sendGratuitousArp(index, address);
+    } catch (err) {
+      log.debug(`gratuitous ARP for ${address}: ${(err as Error).message}`);
+    }
+  }
+}
+
+function gatewaysByFamily(ips: CniIp[]): Record<4 | 6, string | undefined> {
+  const gw: Record<4 | 6, string | undefined> = { 4: undefined, 6: undefined };
+  for (const ip of ips) {
+    const fam = cidrFamily(ip.address);
+    if (fam && ip.gateway && !gw[fam]) gw[fam] = ip.gateway;
+  }
+  return gw;
+}
+
+function routeSpec(r: CniRoute, gateways: Record<4 | 6, string | undefined>, index: number): RouteSpec {
+  const family = cidrFamily(r.dst)!;
+  const spec: RouteSpec = { dst: r.dst, index };
+  const gw = r.gw ?? gateways[family];
+  if (gw) spec.gateway = gw;
+  if (r.priority !== undefined) spec.metric = r.priority;
+  if (r.table !== undefined) spec.table = r.table;
+  return spec;
+}
+
+/** Differences between what `expected` (a prevResult) says about interface `index` and what the pod has. */
+export function podDifferences(rtnl: Rtnl, index: number, ifname: string, expected: CniResult, ifaceIdx: number | null): string[] {
+  const problems: string[] = [];
+  const ours = (expected.ips ?? []).filter((ip) => ip.interface === undefined || ip.interface === ifaceIdx);
+  const have = rtnl.listAddresses({ index });
+  for (const ip of ours) {
+    if (!have.some((a) => sameAddress(a, ip.address))) problems.push(`${ifname} lacks address ${ip.address}`);
+  }
+  const routes = rtnl.listRoutes();
+  const gateways = gatewaysByFamily(ours);
+  for (const r of expected.routes ?? []) {
+    const gw = r.gw ?? gateways[cidrFamily(r.dst)!];
+    if (!routes.some((have) => sameRoute(have, r.dst, gw))) problems.push(`route ${r.dst}${gw ? ` via ${gw}` : ''} is missing`);
+  }
+  return problems;
+}
+
+function sameAddress(a: Address, cidr: string): boolean {
+  const slash = cidr.lastIndexOf('/');
+  return a.prefixLen === Number(cidr.slice(slash + 1)) && sameIp(a.address, cidr.slice(0, slash));
+}
+
+function sameRoute(have: Route, dst: string, gw: string | undefined): boolean {
+  const haveDst = have.dst === 'default' ? (have.family === 4 ? '0.0.0.0/0' : '::/0') : have.dst;
+  if (!sameCidr(haveDst, dst)) return false;
+  if (gw === undefined) return true;
+  return have.gateway !== null && sameIp(have.gateway, gw);
+}
+
+function sameCidr(a: string, b: string): boolean {
+  const [ia, la] = a.split('/');
+  const [ib, lb] = b.split('/');
+  return la === lb && sameIp(ia, ib);
+}
+
+/** Textual forms differ for IPv6 ('fd00::1' vs 'fd00:0::1'): compare canonical forms. */
+function sameIp(a: string, b: string): boolean {
+  if (a === b) return true;
+  const ca = canonicalIp(a);
+  const cb = canonicalIp(b);
+  return ca !== null && cb !== null && ca.address === cb.address;
+}

@@ -1,0 +1,119 @@
+// The only file that loads the compiled addon (build/Release/sriovctl.node) and declares its typed surface.
+// The addon is a thin syscall layer: arguments arrive here already validated by src/net.
+import * as path from 'node:path';
+import { SysError } from './errors';
+// Type-only: the addon builds exactly these shapes (no runtime dependency on src/net).
+import type { Address, Link, Route } from './net/types';
+
+export interface NativeNetns {
+  fd: number;
+  dev: number;
+  ino: number;
+}
+
+export interface NativeLinkChange {
+  name?: string;
+  mtu?: number;
+  mac?: string;
+  up?: boolean;
+  alias?: string;
+}
+
+export interface NativeNewLink {
+  kind: string;
+  name: string;
+  mac?: string;
+  mtu?: number;
+  peerName?: string;
+  /** The veth peer is created in this namespace (IFLA_NET_NS_FD in the peer's info). */
+  peerNsFd?: number;
+  peerMac?: string;
+  parentIndex?: number;
+  /** MACVLAN_MODE_* (private 1, vepa 2, bridge 4, passthru 8). */
+  macvlanMode?: number;
+}
+
+/** One VF change; `proto` is the ethertype (0x8100 → legacy IFLA_VF_VLAN, 0x88a8 → IFLA_VF_VLAN_LIST). */
+export type NativeVfChange =
+  | { kind: 'mac'; mac: string }
+  | { kind: 'vlan'; vlan: number; qos: number; proto: number }
+  | { kind: 'spoofchk' | 'trust'; enabled: boolean }
+  | { kind: 'linkState'; linkState: number }
+  | { kind: 'rate'; minTxRate: number; maxTxRate: number };
+
+export interface NativeRouteSpec {
+  family: 4 | 6;
+  /** Absent = default route. */
+  dst?: string;
+  dstLen?: number;
+  gateway?: string;
+  index?: number;
+  metric?: number;
+  table?: number;
+}
+
+export interface NativeDriverInfo {
+  driver: string;
+  busInfo: string;
+}
+
+/** The synchronous methods of the native socket; each also exists as `<name>Async` returning a promise. */
+export interface NativeRtnlSync {
+  /** By index when index > 0, else by name. */
+  getLink(index: number, name: string, vfs: boolean): Link;
+  listLinks(): Link[];
+  setLink(index: number, change: NativeLinkChange): void;
+  moveLink(index: number, nsFd: number, name?: string): void;
+  addAltname(index: number, altname: string): void;
+  delAltname(index: number, altname: string): void;
+  addLink(spec: NativeNewLink): void;
+  deleteLink(index: number): void;
+  setVf(pfIndex: number, vf: number, change: NativeVfChange): void;
+  /** index 0: all links; family 0: both. */
+  listAddresses(index: number, family: 0 | 4 | 6): Address[];
+  addAddress(index: number, family: 4 | 6, address: string, prefixLen: number): void;
+  deleteAddress(index: number, family: 4 | 6, address: string, prefixLen: number): void;
+  /** family 0: both; table 0: every table. */
+  listRoutes(family: 0 | 4 | 6, table: number): Route[];
+  addRoute(route: NativeRouteSpec): void;
+  deleteRoute(route: NativeRouteSpec): void;
+  driverInfo(name: string): NativeDriverInfo | null;
+  sendGratuitousArp(index: number, ipv4: string): void;
+}
+
+type AsyncVariants<T> = {
+  [K in keyof T & string as `${K}Async`]: T[K] extends (...a: infer A) => infer R ? (...a: A) => Promise<R> : never;
+};
+
+export type NativeRtnlSocket = NativeRtnlSync & AsyncVariants<NativeRtnlSync> & { close(): void };
+
+export interface NativeAddon {
+  setErrorClass(cls: typeof SysError): void;
+  /** new RtnlSocket(nsFd, timeoutMs): the socket is created on a thread inside nsFd (-1: our namespace). */
+  RtnlSocket: new (nsFd: number, timeoutMs: number) => NativeRtnlSocket;
+  netnsOpen(path: string): NativeNetns;
+  netnsIdentity(fd: number): NativeNetns;
+  netnsCreateAnonymous(): NativeNetns;
+  sysctlRead(nsFd: number, key: string): string;
+  sysctlWrite(nsFd: number, key: string, value: string): void;
+  lockFd(fd: number, exclusive: boolean, timeoutMs: number): boolean;
+  unlockFd(fd: number): void;
+  /** The exact request bytes setVf would send (nlmsghdr with the given seq, pid 0). */
+  encodeSetVf(pfIndex: number, vf: number, change: NativeVfChange, seq: number): Buffer;
+  /** Every RTM_NEWLINK in a buffer of concatenated netlink messages. */
+  parseLinkMessages(buf: Buffer): Link[];
+  /** The SysError an NLMSG_ERROR (or NLMSG_DONE) message carries; null for an ack. */
+  parseNetlinkError(buf: Buffer, op: string): SysError | null;
+}
+
+// src/native.ts and dist/native.js (and the bundled CNI plugin in dist/) all sit one level below the root.
+const addonPath = path.join(__dirname, '..', 'build', 'Release', 'sriovctl.node');
+
+function load(): NativeAddon {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const addon = require(addonPath) as NativeAddon;
+  addon.setErrorClass(SysError);
+  return addon;
+}
+
+export const native: NativeAddon = load();

@@ -1,0 +1,8 @@
+// The typed network API over the native addon: namespaces, links, VFs, addresses, routes, sysctl, locks.
+export * from './types';
+export { SysError, isSysError } from '../errors';
+export { openNetns, openNetnsOfPid, currentNetns, initialNetns, createAnonymousNetns, sameNetns } from './netns';
+export { connect, DEFAULT_TIMEOUT_MS } from './rtnl';
+export { readSysctl, writeSysctl } from './sysctl';
+export { lockFd, unlockFd } from './lock';
+export { normalizeMac, assertIfName, assertAltname, parseCidr } from './validate';

@@ -1,0 +1,431 @@
+// The Rtnl implementation: validate every argument, hand plain values to the native socket, map results.
+// Each method is described once as a plan (native method + arguments + result mapping) and run either
+// synchronously or as a promise off the JS thread (rtnl.async.*), so both paths validate identically.
+import { isSysError } from '../errors';
+import { native, type NativeLinkChange, type NativeNewLink, type NativeRouteSpec, type NativeRtnlSocket, type NativeRtnlSync, type NativeVfChange } from '../native';
+import { nsFdOf } from './netns';
+import type {
+  AddressFamily,
+  GetLinkOptions,
+  LinkChange,
+  LinkRef,
+  Netns,
+  NewLinkSpec,
+  RouteSpec,
+  Rtnl,
+  RtnlAsync,
+  VfSetting,
+} from './types';
+import {
+  assertAltname,
+  assertBoolean,
+  assertIfName,
+  assertIndex,
+  assertInteger,
+  assertKnownKeys,
+  invalid,
+  normalizeMac,
+  parseCidr,
+  parseIp,
+} from './validate';
+
+/** Default receive timeout: long enough for a slow PF driver, short enough that a wedged one is noticed. */
+export const DEFAULT_TIMEOUT_MS = 15_000;
+
+const U32_MAX = 0xffffffff;
+const RT_TABLE_MAIN = 254;
+
+interface Plan<R> {
+  method: keyof NativeRtnlSync;
+  args: unknown[];
+  map?: (raw: any) => R;
+  /** Turns an expected failure into a result (findLink: ENODEV → null). */
+  recover?: (err: unknown) => R;
+}
+
+function plan<R>(method: keyof NativeRtnlSync, args: unknown[], extra?: Omit<Plan<R>, 'method' | 'args'>): Plan<R> {
+  return { method, args, ...extra };
+}
+
+function assertObject(what: string, v: unknown): asserts v is object {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw invalid(what, v, 'expected an object');
+}
+
+function linkLookup(ref: LinkRef, opts?: GetLinkOptions): unknown[] {
+  assertObject('link reference', ref);
+  assertKnownKeys('link reference', ref, ['index', 'name']);
+  if (opts !== undefined) {
+    assertObject('getLink options', opts);
+    assertKnownKeys('getLink options', opts, ['vfs']);
+    if (opts.vfs !== undefined) assertBoolean('vfs', opts.vfs);
+  }
+  const vfs = opts?.vfs === true;
+  // The index wins when both are given: it is what the kernel resolves first.
+  if (ref.index !== undefined) {
+    assertIndex(ref.index);
+    return [ref.index, '', vfs];
+  }
+  if (ref.name === undefined) throw invalid('link reference', ref, 'needs index or name');
+  assertAltname(ref.name); // a lookup may use an altname (up to 127 bytes)
+  return [0, ref.name, vfs];
+}
+
+function linkChange(change: LinkChange): NativeLinkChange {
+  assertObject('link change', change);
+  assertKnownKeys('link change', change, ['name', 'mtu', 'mac', 'up', 'alias']);
+  const out: NativeLinkChange = {};
+  if (change.name !== undefined) {
+    assertIfName(change.name);
+    out.name = change.name;
+  }
+  if (change.mtu !== undefined) {
+    assertInteger('mtu', change.mtu, 1, 0x7fffffff);
+    out.mtu = change.mtu;
+  }
+  if (change.mac !== undefined) out.mac = normalizeMac(change.mac);
+  if (change.up !== undefined) {
+    assertBoolean('up', change.up);
+    out.up = change.up;
+  }
+  if (change.alias !== undefined) {
+    if (typeof change.alias !== 'string' || Buffer.byteLength(change.alias) > 255 || change.alias.includes('\0')) {
+      throw invalid('alias', change.alias, 'a string of at most 255 bytes');
+    }
+    out.alias = change.alias;
+  }
+  return out;
+}
+
+const MACVLAN_MODES = { private: 1, vepa: 2, bridge: 4, passthru: 8 } as const;
+
+function newLink(spec: NewLinkSpec): NativeNewLink {
+  assertObject('link spec', spec);
+  assertIfName(spec.name);
+  const out: NativeNewLink = { kind: spec.kind, name: spec.name };
+  if (spec.mac !== undefined) out.mac = normalizeMac(spec.mac);
+  switch (spec.kind) {
+    case 'dummy':
+    case 'ifb':
+    case 'veth':
+      assertKnownKeys(`${spec.kind} spec`, spec, spec.kind === 'veth' ? ['kind', 'name', 'mac', 'mtu', 'peer'] : ['kind', 'name', 'mac', 'mtu']);
+      if (spec.mtu !== undefined) {
+        assertInteger('mtu', spec.mtu, 1, 0x7fffffff);
+        out.mtu = spec.mtu;
+      }
+      if (spec.kind === 'veth') {
+        assertObject('veth peer', spec.peer);
+        assertKnownKeys('veth peer', spec.peer, ['name', 'ns', 'mac']);
+        assertIfName(spec.peer.name);
+        out.peerName = spec.peer.name;
+        if (spec.peer.ns) out.peerNsFd = nsFdOf(spec.peer.ns, 'veth peer namespace');
+        if (spec.peer.mac !== undefined) out.peerMac = normalizeMac(spec.peer.mac);
+      }
+      return out;
+    case 'macvlan': {
+      assertKnownKeys('macvlan spec', spec, ['kind', 'name', 'parentIndex', 'mode', 'mac']);
+      assertIndex(spec.parentIndex, 'macvlan parentIndex');
+      out.parentIndex = spec.parentIndex;
+      if (spec.mode !== undefined) {
+        if (!Object.hasOwn(MACVLAN_MODES, spec.mode)) throw invalid('macvlan mode', spec.mode);
+        out.macvlanMode = MACVLAN_MODES[spec.mode];
+      }
+      return out;
+    }
+    default:
+      throw invalid('link kind', (spec as { kind: unknown }).kind, "expected 'dummy', 'ifb', 'veth' or 'macvlan'");
+  }
+}
+
+const LINK_STATES = { auto: 0, enable: 1, disable: 2 } as const;
+const VLAN_PROTOS = { '802.1Q': 0x8100, '802.1ad': 0x88a8 } as const;
+
+/** One VfSetting → the one attribute the addon encodes. Exported for the unit tests' byte comparisons. */
+export function vfChange(setting: VfSetting): NativeVfChange {
+  assertObject('VF setting', setting);
+  const s = setting as Record<string, unknown>;
+  const keys = Object.keys(s).sort().join(',');
+  switch (keys) {
+    case 'mac':
+      return { kind: 'mac', mac: normalizeMac(s.mac as string) };
+    case 'proto,qos,vlan': {
+      assertInteger('VLAN', s.vlan, 0, 4094);
+      assertInteger('VLAN QoS', s.qos, 0, 7);
+      if (typeof s.proto !== 'string' || !Object.hasOwn(VLAN_PROTOS, s.proto)) {
+        throw invalid('VLAN protocol', s.proto, "expected '802.1Q' or '802.1ad'");
+      }
+      return { kind: 'vlan', vlan: s.vlan, qos: s.qos, proto: VLAN_PROTOS[s.proto as keyof typeof VLAN_PROTOS] };
+    }
+    case 'spoofchk':
+    case 'trust':
+      assertBoolean(keys, s[keys]);
+      return { kind: keys, enabled: s[keys] as boolean };
+    case 'linkState':
+      if (typeof s.linkState !== 'string' || !Object.hasOwn(LINK_STATES, s.linkState)) {
+        throw invalid('VF link state', s.linkState, "expected 'auto', 'enable' or 'disable'");
+      }
+      return { kind: 'linkState', linkState: LINK_STATES[s.linkState as keyof typeof LINK_STATES] };
+    case 'maxTxRate,minTxRate':
+      assertInteger('minTxRate', s.minTxRate, 0, U32_MAX);
+      assertInteger('maxTxRate', s.maxTxRate, 0, U32_MAX);
+      return { kind: 'rate', minTxRate: s.minTxRate, maxTxRate: s.maxTxRate };
+    default:
+      throw invalid('VF setting', setting, 'expected exactly one of {mac}, {vlan,qos,proto}, {spoofchk}, {trust}, {linkState}, {minTxRate,maxTxRate}');
+  }
+}
+
+function assertVfNumber(vf: unknown): asserts vf is number {
+  assertInteger('VF number', vf, 0, 0xffff);
+}
+
+function familyOption(v: unknown): 0 | AddressFamily {
+  if (v === undefined) return 0;
+  if (v !== 4 && v !== 6) throw invalid('address family', v, 'expected 4 or 6');
+  return v;
+}
+
+function routeSpec(route: RouteSpec): NativeRouteSpec {
+  assertObject('route', route);
+  assertKnownKeys('route', route, ['dst', 'gateway', 'index', 'metric', 'table', 'family']);
+  const gateway = route.gateway === undefined ? undefined : parseIp(route.gateway, 'route gateway');
+  let family = familyOption(route.family);
+  let out: NativeRouteSpec;
+  if (route.dst === 'default') {
+    family = family || gateway?.family || 4;
+    out = { family };
+  } else {
+    const dst = parseCidr(route.dst);
+    if (family && family !== dst.family) throw invalid('route', route, 'family does not match dst');
+    family = dst.family;
+    out = { family, dst: dst.address, dstLen: dst.prefixLen };
+  }
+  if (gateway) {
+    if (gateway.family !== family) throw invalid('route gateway', route.gateway, 'family does not match dst');
+    out.gateway = gateway.address;
+  }
+  if (route.index !== undefined) {
+    assertIndex(route.index, 'route index');
+    out.index = route.index;
+  }
+  if (route.metric !== undefined) {
+    assertInteger('route metric', route.metric, 0, U32_MAX);
+    out.metric = route.metric;
+  }
+  if (route.table !== undefined) assertInteger('route table', route.table, 1, U32_MAX);
+  out.table = route.table ?? RT_TABLE_MAIN;
+  if (!out.gateway && out.index === undefined) throw invalid('route', route, 'needs a gateway or an index');
+  return out;
+}
+
+function addressArgs(index: number, cidr: string): unknown[] {
+  assertIndex(index);
+  const c = parseCidr(cidr);
+  return [index, c.family, c.address, c.prefixLen];
+}
+
+/** Every Rtnl operation as a plan, so sync and async share one validation path. */
+const plans = {
+  getLink: (ref: LinkRef, opts?: GetLinkOptions) => plan<import('./types').Link>('getLink', linkLookup(ref, opts)),
+  findLink: (ref: LinkRef, opts?: GetLinkOptions) =>
+    plan<import('./types').Link | null>('getLink', linkLookup(ref, opts), {
+      recover: (err) => {
+        if (isSysError(err, 'ENODEV')) return null;
+        throw err;
+      },
+    }),
+  listLinks: () => plan<import('./types').Link[]>('listLinks', []),
+  setLink: (index: number, change: LinkChange) => {
+    assertIndex(index);
+    return plan<void>('setLink', [index, linkChange(change)]);
+  },
+  addAltname: (index: number, altname: string) => {
+    assertIndex(index);
+    assertAltname(altname);
+    return plan<void>('addAltname', [index, altname]);
+  },
+  delAltname: (index: number, altname: string) => {
+    assertIndex(index);
+    assertAltname(altname);
+    return plan<void>('delAltname', [index, altname]);
+  },
+  moveLink: (index: number, target: Netns, opts?: { name?: string }) => {
+    assertIndex(index);
+    if (target === null || target === undefined) throw invalid('target namespace', target);
+    const fd = nsFdOf(target, 'target namespace');
+    if (opts !== undefined) {
+      assertObject('moveLink options', opts);
+      assertKnownKeys('moveLink options', opts, ['name']);
+      if (opts.name !== undefined) assertIfName(opts.name);
+    }
+    return plan<void>('moveLink', opts?.name === undefined ? [index, fd] : [index, fd, opts.name]);
+  },
+  addLink: (spec: NewLinkSpec) => plan<void>('addLink', [newLink(spec)]),
+  deleteLink: (index: number) => {
+    assertIndex(index);
+    return plan<void>('deleteLink', [index]);
+  },
+  getVfs: (pfIndex: number) => {
+    assertIndex(pfIndex, 'PF ifindex');
+    return plan<import('./types').VfInfo[]>('getLink', [pfIndex, '', true], {
+      map: (link: import('./types').Link) => link.vfs ?? [],
+    });
+  },
+  setVf: (pfIndex: number, vf: number, setting: VfSetting) => {
+    assertIndex(pfIndex, 'PF ifindex');
+    assertVfNumber(vf);
+    return plan<void>('setVf', [pfIndex, vf, vfChange(setting)]);
+  },
+  listAddresses: (opts?: { index?: number; family?: AddressFamily }) => {
+    if (opts !== undefined) {
+      assertObject('listAddresses options', opts);
+      assertKnownKeys('listAddresses options', opts, ['index', 'family']);
+      if (opts.index !== undefined) assertIndex(opts.index);
+    }
+    return plan<import('./types').Address[]>('listAddresses', [opts?.index ?? 0, familyOption(opts?.family)]);
+  },
+  addAddress: (index: number, cidr: string) => plan<void>('addAddress', addressArgs(index, cidr)),
+  deleteAddress: (index: number, cidr: string) => plan<void>('deleteAddress', addressArgs(index, cidr)),
+  listRoutes: (opts?: { family?: AddressFamily; table?: number }) => {
+    if (opts !== undefined) {
+      assertObject('listRoutes options', opts);
+      assertKnownKeys('listRoutes options', opts, ['family', 'table']);
+      if (opts.table !== undefined) assertInteger('route table', opts.table, 0, U32_MAX);
+    }
+    return plan<import('./types').Route[]>('listRoutes', [familyOption(opts?.family), opts?.table ?? RT_TABLE_MAIN]);
+  },
+  addRoute: (route: RouteSpec) => plan<void>('addRoute', [routeSpec(route)]),
+  deleteRoute: (route: RouteSpec) => plan<void>('deleteRoute', [routeSpec(route)]),
+  driverInfo: (name: string) => {
+    assertIfName(name);
+    return plan<{ driver: string; busInfo: string } | null>('driverInfo', [name]);
+  },
+  sendGratuitousArp: (index: number, ipv4: string) => {
+    assertIndex(index);
+    const ip = parseIp(ipv4, 'IPv4 address');
+    if (ip.family !== 4) throw invalid('IPv4 address', ipv4);
+    return plan<void>('sendGratuitousArp', [index, ip.address]);
+  },
+} satisfies { [K in keyof RtnlAsync]: (...args: Parameters<Rtnl[K]>) => Plan<ReturnType<Rtnl[K]>> };
+
+type Plans = typeof plans;
+
+function runSync<R>(sock: NativeRtnlSocket, p: Plan<R>): R {
+  try {
+    const raw = (sock[p.method] as (...a: unknown[]) => unknown)(...p.args);
+    return p.map ? p.map(raw) : (raw as R);
+  } catch (err) {
+    if (p.recover) return p.recover(err);
+    throw err;
+  }
+}
+
+async function runAsync<R>(sock: NativeRtnlSocket, p: Plan<R>): Promise<R> {
+  const method = `${p.method}Async` as const;
+  try {
+    const raw = await (sock[method] as (...a: unknown[]) => Promise<unknown>)(...p.args);
+    return p.map ? p.map(raw) : (raw as R);
+  } catch (err) {
+    if (p.recover) return p.recover(err);
+    throw err;
+  }
+}
+
+function asyncApi(sock: NativeRtnlSocket): RtnlAsync {
+  const api: Record<string, unknown> = {};
+  for (const name of Object.keys(plans) as (keyof Plans)[]) {
+    const make = plans[name] as (...a: unknown[]) => Plan<unknown>;
+    // Validation failures become rejections, like every other failure of an async call.
+    api[name] = (...args: unknown[]) => new Promise((resolve, reject) => {
+      try {
+        resolve(runAsync(sock, make(...args)));
+      } catch (err) {
+        reject(err);
+      }
+    });
+  }
+  return api as RtnlAsync;
+}
+
+class RtnlConnection implements Rtnl {
+  readonly async: RtnlAsync;
+
+  constructor(
+    readonly ns: Netns | null,
+    private readonly sock: NativeRtnlSocket,
+  ) {
+    this.async = asyncApi(sock);
+  }
+
+  close(): void {
+    this.sock.close();
+  }
+
+  getLink(ref: LinkRef, opts?: GetLinkOptions) {
+    return runSync(this.sock, plans.getLink(ref, opts));
+  }
+  findLink(ref: LinkRef, opts?: GetLinkOptions) {
+    return runSync(this.sock, plans.findLink(ref, opts));
+  }
+  listLinks() {
+    return runSync(this.sock, plans.listLinks());
+  }
+  setLink(index: number, change: LinkChange) {
+    runSync(this.sock, plans.setLink(index, change));
+  }
+  addAltname(index: number, altname: string) {
+    runSync(this.sock, plans.addAltname(index, altname));
+  }
+  delAltname(index: number, altname: string) {
+    runSync(this.sock, plans.delAltname(index, altname));
+  }
+  moveLink(index: number, target: Netns, opts?: { name?: string }) {
+    runSync(this.sock, plans.moveLink(index, target, opts));
+  }
+  addLink(spec: NewLinkSpec) {
+    runSync(this.sock, plans.addLink(spec));
+  }
+  deleteLink(index: number) {
+    runSync(this.sock, plans.deleteLink(index));
+  }
+  getVfs(pfIndex: number) {
+    return runSync(this.sock, plans.getVfs(pfIndex));
+  }
+  setVf(pfIndex: number, vf: number, setting: VfSetting) {
+    runSync(this.sock, plans.setVf(pfIndex, vf, setting));
+  }
+  listAddresses(opts?: { index?: number; family?: AddressFamily }) {
+    return runSync(this.sock, plans.listAddresses(opts));
+  }
+  addAddress(index: number, cidr: string) {
+    runSync(this.sock, plans.addAddress(index, cidr));
+  }
+  deleteAddress(index: number, cidr: string) {
+    runSync(this.sock, plans.deleteAddress(index, cidr));
+  }
+  listRoutes(opts?: { family?: AddressFamily; table?: number }) {
+    return runSync(this.sock, plans.listRoutes(opts));
+  }
+  addRoute(route: RouteSpec) {
+    runSync(this.sock, plans.addRoute(route));
+  }
+  deleteRoute(route: RouteSpec) {
+    runSync(this.sock, plans.deleteRoute(route));
+  }
+  driverInfo(name: string) {
+    return runSync(this.sock, plans.driverInfo(name));
+  }
+  sendGratuitousArp(index: number, ipv4: string) {
+    runSync(this.sock, plans.sendGratuitousArp(index, ipv4));
+  }
+}
+
+/** An rtnetlink connection whose socket was created inside `ns` (null: the caller's namespace). */
+export function connect(ns?: Netns | null, opts?: { timeoutMs?: number }): Rtnl {
+  const nsFd = nsFdOf(ns);
+  if (opts !== undefined) {
+    assertObject('connect options', opts);
+    assertKnownKeys('connect options', opts, ['timeoutMs']);
+  }
+  const timeoutMs = opts?.timeoutMs ?? DEFAULT_TIMEOUT_MS;
+  assertInteger('timeoutMs', timeoutMs, 1, 0x7fffffff);
+  return new RtnlConnection(ns ?? null, new native.RtnlSocket(nsFd, timeoutMs));
+}

@@ -1,0 +1,89 @@
+// Argument validation before anything reaches C++: every bad value is a TypeError that names it.
+import { isIPv4, isIPv6 } from 'node:net';
+import type { AddressFamily, Mac } from './types';
+
+function show(v: unknown): string {
+  try {
+    if (typeof v === 'string' || (typeof v === 'object' && v !== null)) return JSON.stringify(v);
+    return String(v);
+  } catch {
+    return Object.prototype.toString.call(v);
+  }
+}
+
+export function invalid(what: string, v: unknown, why?: string): TypeError {
+  return new TypeError(`invalid ${what}: ${show(v)}${why ? ` (${why})` : ''}`);
+}
+
+const MAC_RE = /^[0-9a-f]{2}([:-])[0-9a-f]{2}(\1[0-9a-f]{2}){4}$/i;
+
+/** 'AA-BB-CC-DD-EE-FF' or 'aa:bb:…' → 'aa:bb:cc:dd:ee:ff'; TypeError on anything else. */
+export function normalizeMac(v: string): Mac {
+  if (typeof v !== 'string' || !MAC_RE.test(v)) throw invalid('MAC address', v);
+  return v.toLowerCase().replace(/-/g, ':');
+}
+
+function assertNameLike(what: string, v: string, maxBytes: number): void {
+  if (typeof v !== 'string') throw invalid(what, v, 'not a string');
+  const bytes = Buffer.byteLength(v);
+  if (bytes < 1 || bytes > maxBytes) throw invalid(what, v, `must be 1..${maxBytes} bytes`);
+  if (v === '.' || v === '..' || /[/:\s\0]/.test(v)) throw invalid(what, v, "no '/', ':', whitespace, '.' or '..'");
+}
+
+/** A kernel interface name: 1..15 bytes (IFNAMSIZ - 1), no '/', ':', whitespace; not '.' or '..'. */
+export function assertIfName(v: string): void {
+  assertNameLike('interface name', v, 15);
+}
+
+/** An alternative name: same rules, up to 127 bytes (ALTIFNAMSIZ - 1). */
+export function assertAltname(v: string): void {
+  assertNameLike('altname', v, 127);
+}
+
+export function assertInteger(what: string, v: unknown, min: number, max: number): asserts v is number {
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) {
+    throw invalid(what, v, `expected an integer in ${min}..${max}`);
+  }
+}
+
+/** An ifindex: a positive 32-bit integer. */
+export function assertIndex(v: unknown, what = 'ifindex'): asserts v is number {
+  assertInteger(what, v, 1, 0x7fffffff);
+}
+
+export function assertBoolean(what: string, v: unknown): asserts v is boolean {
+  if (typeof v !== 'boolean') throw invalid(what, v, 'expected a boolean');
+}
+
+/** Canonical text of an IP address (IPv6 compressed, lower-case), or null when it is not one. */
+export function canonicalIp(v: string): { family: AddressFamily; address: string } | null {
+  if (typeof v !== 'string') return null;
+  if (isIPv4(v)) return { family: 4, address: v };
+  if (isIPv6(v) && !v.includes('%')) return { family: 6, address: new URL(`http://[${v}]`).hostname.slice(1, -1) };
+  return null;
+}
+
+export function parseIp(v: string, what = 'IP address'): { family: AddressFamily; address: string } {
+  const ip = canonicalIp(v);
+  if (!ip) throw invalid(what, v);
+  return ip;
+}
+
+/** 'a.b.c.d/len' or 'x::y/len' → family, canonical address, prefix length. */
+export function parseCidr(v: string): { family: AddressFamily; address: string; prefixLen: number } {
+  if (typeof v !== 'string') throw invalid('CIDR', v);
+  const slash = v.lastIndexOf('/');
+  const ip = slash > 0 ? canonicalIp(v.slice(0, slash)) : null;
+  const lenText = slash > 0 ? v.slice(slash + 1) : '';
+  if (!ip || !/^\d{1,3}$/.test(lenText)) throw invalid('CIDR', v, "expected 'address/prefix'");
+  const prefixLen = Number(lenText);
+  if (prefixLen > (ip.family === 4 ? 32 : 128)) throw invalid('CIDR', v, 'prefix too long');
+  return { family: ip.family, address: ip.address, prefixLen };
+}
+
+/** Throws when `obj` has keys outside `allowed` (a typo must not silently do nothing). */
+export function assertKnownKeys(what: string, obj: object, allowed: readonly string[]): void {
+  for (const k of Object.keys(obj)) {
+    if (!allowed.includes(k)) throw invalid(what, obj, `unknown field '${k}'`);
+  }
+}

@@ -1,0 +1,82 @@
+// One isolated world per CLI integration test: a scratch prefix for namespaces and links, a private state dir,
+// and a simulated sysfs tree whose drivers run in the test process (so `vfs`/`attach --vfs` see VFs appear).
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { Scratch } from './kernel';
+import { fakeSysfs, type FakeSysfs } from './fake-sysfs';
+import { nicState, standInNic, type NicState } from './lend-fixture';
+import { netnsProcess, sriovctl, type CliEnv, type CliResult } from './cli-process';
+import type { SimPfSpec } from '../../src/sriov/sim';
+
+export class CliWorld {
+  readonly s = new Scratch();
+  readonly sysfs: FakeSysfs;
+  readonly env: CliEnv;
+  private readonly savedStateDir = process.env.SRIOVCTL_STATE_DIR;
+
+  constructor() {
+    this.sysfs = fakeSysfs();
+    this.sysfs.driver.start(5);
+    const stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'sriovctl-cli-state-'));
+    // in-process engine calls (records made by a "CNI" owner) use the same ledger as the CLI
+    process.env.SRIOVCTL_STATE_DIR = stateDir;
+    this.env = { stateDir, sysfsRoot: this.sysfs.root };
+  }
+
+  /** Run the real CLI in this world. */
+  run(...args: string[]): Promise<CliResult> {
+    return sriovctl(this.env, args);
+  }
+
+  /** Run the real CLI inside named namespace `netns` (a non-initial home). */
+  runIn(netns: string, ...args: string[]): Promise<CliResult> {
+    return sriovctl(this.env, args, { netns });
+  }
+
+  /** A stand-in SR-IOV PF: a veth end (in `netns`, default here) that sysfs knows as the netdev of PF `bdf`. */
+  pf(suffix: string, bdf: string, opts: { netns?: string; spec?: Partial<SimPfSpec> } = {}): NicState {
+    const nic = standInNic(this.s, suffix, opts.netns);
+    this.sysfs.sim.addPf({ bdf, netdev: { name: nic.name, mac: nic.mac }, ...opts.spec });
+    return nic;
+  }
+
+  /** A stand-in NIC sysfs does not know (no PCI address): like a node's eth0. */
+  plainNic(suffix: string, netns?: string): NicState {
+    return standInNic(this.s, suffix, netns);
+  }
+
+  netns(suffix: string): string {
+    return this.s.netns(suffix);
+  }
+
+  /** A container stand-in (unshare --net sleep 60), killed at cleanup. */
+  async container(): Promise<{ pid: number; kill(): void }> {
+    const p = await netnsProcess();
+    this.s.onCleanup(() => p.kill());
+    return p;
+  }
+
+  state(name: string, netns?: string): NicState | null {
+    return nicState(name, netns);
+  }
+
+  records(): string[] {
+    try {
+      return fs.readdirSync(path.join(this.env.stateDir, 'records')).filter((f) => f.endsWith('.json'));
+    } catch {
+      return [];
+    }
+  }
+
+  cleanup(): void {
+    try {
+      this.s.cleanup();
+    } finally {
+      this.sysfs.remove();
+      fs.rmSync(this.env.stateDir, { recursive: true, force: true });
+      if (this.savedStateDir === undefined) delete process.env.SRIOVCTL_STATE_DIR;
+      else process.env.SRIOVCTL_STATE_DIR = this.savedStateDir;
+    }
+  }
+}

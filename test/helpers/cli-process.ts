@@ -1,0 +1,109 @@
+// Running the real `sriovctl` process (node bin/sriovctl.js, i.e. the built dist/) in integration tests, and
+// container stand-ins: processes in a network namespace of their own (`unshare --net`).
+import { spawn, type ChildProcess } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+
+export const REPO = path.resolve(__dirname, '..', '..');
+export const BIN = path.join(REPO, 'bin', 'sriovctl.js');
+
+/** The tests run the built program: refuse a dist/ older than the sources instead of testing stale code. */
+export function assertBuilt(): void {
+  const main = path.join(REPO, 'dist', 'cli', 'main.js');
+  if (!fs.existsSync(main)) throw new Error(`${main} is missing: run npm run build`);
+  const built = fs.statSync(main).mtimeMs;
+  const stale = newestTs(path.join(REPO, 'src'));
+  if (stale.mtime > built + 1000) throw new Error(`dist/ is older than ${stale.file}: run npm run build`);
+}
+
+function newestTs(dir: string): { file: string; mtime: number } {
+  let best = { file: '', mtime: 0 };
+  for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+    const p = path.join(dir, e.name);
+    const cand = e.isDirectory() ? newestTs(p) : e.name.endsWith('.ts') ? { file: p, mtime: fs.statSync(p).mtimeMs } : best;
+    if (cand.mtime > best.mtime) best = cand;
+  }
+  return best;
+}
+
+export interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+export interface CliEnv {
+  stateDir: string;
+  sysfsRoot: string;
+  /** Prepended to PATH (container runtime stand-ins). */
+  pathPrefix?: string;
+}
+
+function envFor(e: CliEnv): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, SRIOVCTL_STATE_DIR: e.stateDir, SRIOVCTL_SYSFS_ROOT: e.sysfsRoot };
+  delete env.SRIOVCTL_FAILPOINT;
+  if (e.pathPrefix) env.PATH = `${e.pathPrefix}:${process.env.PATH}`;
+  return env;
+}
+
+function argvFor(args: string[], netns?: string): [string, string[]] {
+  return netns ? ['ip', ['netns', 'exec', netns, process.execPath, BIN, ...args]] : [process.execPath, [BIN, ...args]];
+}
+
+/**
+ * Run `sriovctl args…` to completion (inside named namespace `netns` when given: a non-initial home). Async, so
+ * simulated sysfs drivers running in the test process keep reacting while the CLI waits for them.
+ */
+export function sriovctl(e: CliEnv, args: string[], opts: { netns?: string } = {}): Promise<CliResult> {
+  const [cmd, argv] = argvFor(args, opts.netns);
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, argv, { env: envFor(e), stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+    child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('error', (err) => {
+      clearTimeout(timer);
+      reject(err);
+    });
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+/** Start `sriovctl args…` without waiting (for crash tests). */
+export function startSriovctl(e: CliEnv, args: string[]): ChildProcess {
+  const [cmd, argv] = argvFor(args);
+  return spawn(cmd, argv, { env: envFor(e), stdio: 'ignore' });
+}
+
+/** A container stand-in: `unshare --net sleep 60`, ready once its namespace differs from ours. */
+export async function netnsProcess(): Promise<{ pid: number; kill(): void }> {
+  const child = spawn('unshare', ['--net', 'sleep', '60'], { stdio: 'ignore' });
+  const pid = child.pid!;
+  const ours = fs.readlinkSync('/proc/self/ns/net');
+  const end = Date.now() + 5000;
+  for (;;) {
+    let theirs = '';
+    try {
+      theirs = fs.readlinkSync(`/proc/${pid}/ns/net`);
+    } catch {
+      // not started yet
+    }
+    if (theirs && theirs !== ours) break;
+    if (Date.now() > end) {
+      child.kill('SIGKILL');
+      throw new Error('unshare --net did not start');
+    }
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  return {
+    pid,
+    kill: () => {
+      child.kill('SIGKILL');
+    },
+  };
+}

@@ -1,0 +1,131 @@
+// The engine's pure decisions: which VF setters restore a snapshot, which fallback name, which link is the NIC.
+import { describe, expect, it } from 'vitest';
+import { vfChanges } from '../../src/lend/restore';
+import { chooseFallbackName } from '../../src/lend/names';
+import { locateIn, type LocateHints } from '../../src/lend/locate';
+import { failpoint } from '../../src/lend/failpoint';
+import type { Link, Rtnl, VfInfo } from '../../src/net/types';
+
+const vf = (over: Partial<VfInfo> = {}): VfInfo => ({
+  vf: 3,
+  mac: '00:00:00:00:00:00',
+  vlan: 0,
+  qos: 0,
+  vlanProto: '802.1Q',
+  spoofchk: true,
+  trust: false,
+  linkState: 'auto',
+  minTxRate: 0,
+  maxTxRate: 0,
+  ...over,
+});
+
+const link = (over: Partial<Link>): Link => ({
+  index: 1,
+  name: 'x',
+  mac: null,
+  permMac: null,
+  mtu: 1500,
+  flags: 0,
+  up: false,
+  operstate: 'down',
+  kind: null,
+  alias: null,
+  altnames: [],
+  parentIndex: null,
+  ...over,
+});
+
+/** Only what locate/names read from a socket. */
+function fakeRtnl(links: Link[], busInfo: Record<string, string> = {}): Rtnl {
+  return {
+    listLinks: () => links,
+    findLink: ({ name }: { name?: string }) => links.find((l) => l.name === name || l.altnames.includes(name!)) ?? null,
+    driverInfo: (name: string) => (busInfo[name] !== undefined ? { driver: 'd', busInfo: busInfo[name] } : null),
+  } as unknown as Rtnl;
+}
+
+describe('vfChanges', () => {
+  it('is empty when nothing differs', () => {
+    expect(vfChanges(vf(), vf())).toEqual([]);
+  });
+  it('restores every field the borrower changed, one setter each', () => {
+    const now = vf({ mac: '02:00:00:00:00:01', vlan: 10, qos: 2, spoofchk: false, trust: true, linkState: 'enable', maxTxRate: 100 });
+    expect(vfChanges(now, vf())).toEqual([
+      { mac: '00:00:00:00:00:00' },
+      { vlan: 0, qos: 0, proto: '802.1Q' },
+      { spoofchk: true },
+      { trust: false },
+      { linkState: 'auto' },
+      { minTxRate: 0, maxTxRate: 0 },
+    ]);
+  });
+  it('sends min and max rate together even when one differs', () => {
+    expect(vfChanges(vf({ minTxRate: 5, maxTxRate: 50 }), vf({ minTxRate: 5, maxTxRate: 70 }))).toEqual([
+      { minTxRate: 5, maxTxRate: 70 },
+    ]);
+  });
+  it('leaves settings the driver does not report alone', () => {
+    expect(vfChanges(vf({ spoofchk: true, trust: true }), vf({ spoofchk: null, trust: null }))).toEqual([]);
+  });
+  it('changes the VLAN protocol as part of the VLAN setting', () => {
+    expect(vfChanges(vf({ vlan: 5, vlanProto: '802.1ad' }), vf({ vlan: 5 }))).toEqual([{ vlan: 5, qos: 0, proto: '802.1Q' }]);
+  });
+});
+
+describe('chooseFallbackName', () => {
+  it('appends r<n>, skipping taken names and altnames', () => {
+    const r = fakeRtnl([link({ name: 'ens1f0r0' }), link({ name: 'y', altnames: ['ens1f0r1'] })]);
+    expect(chooseFallbackName(r, 'ens1f0')).toBe('ens1f0r2');
+  });
+  it('stays within 15 bytes', () => {
+    const name = chooseFallbackName(fakeRtnl([]), 'abcdefghijklmno');
+    expect(name).toBe('abcdefghijklmr0');
+    expect(Buffer.byteLength(name)).toBeLessThanOrEqual(15);
+  });
+});
+
+describe('locateIn', () => {
+  const hints = (over: Partial<LocateHints['identity']> = {}): LocateHints => ({
+    identity: { pciAddress: null, permMac: null, mac: '02:00:00:00:00:01', ifindex: 7, name: 'eth1', kind: 'veth', ...over },
+    names: ['net1', 'eth1', 'dev7'],
+    macs: ['02:00:00:00:00:01'],
+  });
+
+  it('matches a physical NIC by bus-info even under another name and MAC', () => {
+    const r = fakeRtnl([link({ index: 9, name: 'dev9', mac: '02:99:00:00:00:00' })], { dev9: '0000:03:00.1' });
+    expect(locateIn(r, hints({ kind: null, pciAddress: '0000:03:00.1' }))?.name).toBe('dev9');
+  });
+  it('matches by permanent MAC', () => {
+    const r = fakeRtnl([link({ index: 2, name: 'other', permMac: '0a:0b:0c:0d:0e:0f' })]);
+    expect(locateIn(r, hints({ kind: null, permMac: '0a:0b:0c:0d:0e:0f' }))?.index).toBe(2);
+  });
+  it('needs two weak hints: a newcomer with only the old name is not the NIC', () => {
+    const newcomer = link({ index: 30, name: 'eth1', mac: '02:aa:00:00:00:00', kind: 'veth' });
+    expect(locateIn(fakeRtnl([newcomer]), hints())).toBeNull();
+    const renamedButSameIndexAndMac = link({ index: 7, name: 'whatever', mac: '02:00:00:00:00:01', kind: 'veth' });
+    expect(locateIn(fakeRtnl([newcomer, renamedButSameIndexAndMac]), hints())?.index).toBe(7);
+  });
+  it('never matches a link of another kind', () => {
+    const dummy = link({ index: 7, name: 'net1', mac: '02:00:00:00:00:01', kind: 'dummy' });
+    expect(locateIn(fakeRtnl([dummy]), hints())).toBeNull();
+  });
+});
+
+describe('failpoint', () => {
+  it('is a no-op when unset or for another step', () => {
+    delete process.env.SRIOVCTL_FAILPOINT;
+    expect(() => failpoint('lend:moved')).not.toThrow();
+    process.env.SRIOVCTL_FAILPOINT = 'lend:recorded:error';
+    expect(() => failpoint('lend:moved')).not.toThrow();
+    delete process.env.SRIOVCTL_FAILPOINT;
+  });
+  it('throws FAILPOINT in error mode for its step', () => {
+    process.env.SRIOVCTL_FAILPOINT = 'lend:moved:error';
+    try {
+      expect(() => failpoint('lend:moved')).toThrow(expect.objectContaining({ code: 'FAILPOINT' }));
+    } finally {
+      delete process.env.SRIOVCTL_FAILPOINT;
+    }
+  });
+});

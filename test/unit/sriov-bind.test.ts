@@ -1,0 +1,102 @@
+// bindDriver against a fake tree with simulated drivers: the driver_override sequence, checks and errors.
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { isSysError, type SysError } from '../../src/errors';
+import { bindDriver, driverOf, getVf, netdevsOf } from '../../src/sriov';
+import { fakeSysfs, type FakeSysfs } from '../helpers/fake-sysfs';
+
+let fake: FakeSysfs;
+const PF = '0000:03:00.0';
+const VF = '0000:03:02.0';
+const fast = { pollMs: 5, timeoutMs: 2000 };
+
+beforeEach(() => {
+  fake = fakeSysfs();
+  fake.sim.addPf({ bdf: PF, numVfs: 2, netdev: { name: 'ens3f0', mac: '02:00:00:03:00:00' } });
+  fake.sim.addDriver('vfio-pci');
+});
+
+afterEach(() => {
+  fake.remove();
+});
+
+async function sysErrorOf(p: Promise<unknown>): Promise<SysError> {
+  try {
+    await p;
+  } catch (err) {
+    if (isSysError(err)) return err;
+    throw err;
+  }
+  throw new Error('expected a SysError');
+}
+
+const override = () => fake.sim.read(`${fake.sim.pciDir(VF)}/driver_override`);
+
+describe('bindDriver', () => {
+  it('iavf -> vfio-pci: unbind, override, bind, clear override; the netdev goes away', async () => {
+    fake.driver.start(5);
+    expect(netdevsOf(VF)).toEqual([{ name: 'ens3f0v0', mac: '02:00:00:03:10:01' }]);
+    expect(await bindDriver(VF, 'vfio-pci', fast)).toEqual({ address: VF, previous: 'iavf', driver: 'vfio-pci', changed: true });
+    expect(driverOf(VF)).toBe('vfio-pci');
+    expect(getVf(VF)).toMatchObject({ userspace: true, netdevs: [] });
+    expect(override()).toBe('\n'); // cleared
+    expect(fake.driver.events.map((e) => `${e.kind} ${e.address} ${e.detail}`)).toEqual([`unbind ${VF} iavf`, `bind ${VF} vfio-pci`]);
+    // and back: the kernel driver brings its netdev back under the same name
+    await bindDriver(VF, 'iavf', fast);
+    expect(netdevsOf(VF)).toEqual([{ name: 'ens3f0v0', mac: '02:00:00:03:10:01' }]);
+    expect(driverOf('0000:03:02.1')).toBe('iavf'); // the other VF untouched
+  });
+
+  it('an unbound device is bound without an unbind', async () => {
+    fake.driver.start(5);
+    fake.sim.release(VF);
+    expect(await bindDriver(VF, 'vfio-pci', fast)).toMatchObject({ previous: null, changed: true });
+    expect(fake.driver.events.map((e) => e.kind)).toEqual(['bind']);
+  });
+
+  it('already on that driver: nothing is written', async () => {
+    expect(await bindDriver(VF, 'iavf', fast)).toEqual({ address: VF, previous: 'iavf', driver: 'iavf', changed: false });
+    expect(fake.sim.read('bus/pci/drivers/iavf/unbind')).toBe('');
+  });
+
+  it('a driver that is not loaded is NOT_FOUND before anything is written', async () => {
+    const err = await sysErrorOf(bindDriver(VF, 'igb_uio', fast));
+    expect(err.code).toBe('NOT_FOUND');
+    expect(err.message).toMatch(/driver igb_uio is not loaded/);
+    expect(driverOf(VF)).toBe('iavf');
+  });
+
+  it('a bind that does not take: TIMEOUT naming the device and driver; put back on the previous driver', async () => {
+    fake.driver.start(5);
+    // a racer overwrites driver_override as soon as our bind request lands: the (simulated) kernel refuses the bind
+    const driverDir = 'bus/pci/drivers/vfio-pci';
+    const racer = setInterval(() => {
+      if ((fake.sim.read(`${driverDir}/bind`) ?? '').trim()) fake.sim.writeFile(`${fake.sim.pciDir(VF)}/driver_override`, 'pci-stub');
+    }, 1);
+    try {
+      const err = await sysErrorOf(bindDriver(VF, 'vfio-pci', { pollMs: 5, timeoutMs: 300 }));
+      expect(err.code).toBe('TIMEOUT');
+      expect(err.message).toMatch(/^binding 0000:03:02.0 to vfio-pci \(was iavf; put back on iavf\): 0000:03:02.0 is bound to no driver after 300 ms$/);
+    } finally {
+      clearInterval(racer);
+    }
+    expect(fake.driver.events.find((e) => e.kind === 'bind-refused')?.detail).toBe('bind to vfio-pci: driver_override is pci-stub (ENODEV)');
+    expect(driverOf(VF)).toBe('iavf');
+    expect(override()).toBe('\n');
+  });
+
+  it('an unbind that does not take: TIMEOUT, and nothing else written', async () => {
+    // no simulated driver running: the unbind request is never acted on
+    const err = await sysErrorOf(bindDriver(VF, 'vfio-pci', { pollMs: 5, timeoutMs: 150 }));
+    expect(err.code).toBe('TIMEOUT');
+    expect(err.message).toBe('unbinding 0000:03:02.0 from iavf: 0000:03:02.0 is bound to iavf after 150 ms');
+    expect(fake.sim.read('bus/pci/drivers/vfio-pci/bind')).toBe('');
+    expect(override()).toBe('(null)\n');
+  });
+
+  it('validates arguments; a missing device is NOT_FOUND', async () => {
+    await expect(bindDriver('netdevsim1', 'vfio-pci')).rejects.toThrow(/invalid PCI address "netdevsim1"/);
+    await expect(bindDriver(VF, '../x')).rejects.toThrow(TypeError);
+    await expect(bindDriver(VF, '')).rejects.toThrow(TypeError);
+    expect((await sysErrorOf(bindDriver('0000:09:00.0', 'vfio-pci'))).code).toBe('NOT_FOUND');
+  });
+});

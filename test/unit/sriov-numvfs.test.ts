@@ -1,0 +1,141 @@
+// setNumVfs against a fake tree with the simulated driver: the kernel's rules, bounds and error texts.
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { isSysError, type SysError } from '../../src/errors';
+import { getPf, listVfs, setNumVfs } from '../../src/sriov';
+import { fakeSysfs, type FakeSysfs } from '../helpers/fake-sysfs';
+
+let fake: FakeSysfs;
+const PF = '0000:03:00.0';
+
+beforeEach(() => {
+  fake = fakeSysfs();
+});
+
+afterEach(() => {
+  fake.remove();
+});
+
+async function sysErrorOf(p: Promise<unknown>): Promise<SysError> {
+  try {
+    await p;
+  } catch (err) {
+    if (isSysError(err)) return err;
+    throw err;
+  }
+  throw new Error('expected a SysError');
+}
+
+const fast = { pollMs: 5, timeoutMs: 3000 };
+
+describe('setNumVfs with the simulated driver', () => {
+  it('0 -> 3: one write, VFs appear, resolves with them', async () => {
+    fake.sim.addPf({ bdf: PF, totalVfs: 8, netdev: { name: 'ens3f0', mac: '02:00:00:03:00:00' } });
+    fake.driver.start(5);
+    const vfs = await setNumVfs(PF, 3, fast);
+    expect(vfs.map((v) => [v.index, v.address, v.driver])).toEqual([
+      [0, '0000:03:02.0', 'iavf'],
+      [1, '0000:03:02.1', 'iavf'],
+      [2, '0000:03:02.2', 'iavf'],
+    ]);
+    expect(getPf(PF).numVfs).toBe(3);
+    expect(fake.driver.events.filter((e) => e.kind.startsWith('numvfs'))).toEqual([
+      { kind: 'numvfs', address: PF, detail: '3 (asked 3)' },
+    ]);
+  });
+
+  it('4 -> 2 goes through 0 (the kernel refuses non-zero to non-zero)', async () => {
+    fake.sim.addPf({ bdf: PF, totalVfs: 8, numVfs: 4 });
+    fake.driver.start(5);
+    const vfs = await setNumVfs(PF, 2, fast);
+    expect(vfs.map((v) => v.address)).toEqual(['0000:03:02.0', '0000:03:02.1']);
+    expect(fake.driver.events.map((e) => `${e.kind} ${e.detail}`)).toEqual(['numvfs 0 (removed 4)', 'numvfs 2 (asked 2)']);
+    expect(fake.sim.hasPciDevice('0000:03:02.3')).toBe(false);
+  });
+
+  it('the simulated driver refuses a direct non-zero -> non-zero write, like the kernel (EBUSY)', () => {
+    fake.sim.addPf({ bdf: PF, totalVfs: 8, numVfs: 4 });
+    fake.sim.writeFile(`${fake.sim.pciDir(PF)}/sriov_numvfs`, '2');
+    fake.driver.applyPending();
+    expect(getPf(PF).numVfs).toBe(4);
+    expect(fake.driver.events.at(-1)?.detail).toMatch(/write 0 first \(EBUSY\)/);
+  });
+
+  it('to 0 removes every VF', async () => {
+    fake.sim.addPf({ bdf: PF, numVfs: 3 });
+    fake.driver.start(5);
+    expect(await setNumVfs(PF, 0, fast)).toEqual([]);
+    expect(listVfs(PF)).toEqual([]);
+    expect(getPf(PF).numVfs).toBe(0);
+  });
+
+  it('the same count is a no-op (nothing written)', async () => {
+    fake.sim.addPf({ bdf: PF, numVfs: 2 });
+    const vfs = await setNumVfs(PF, 2, fast); // no driver running: a write would time out
+    expect(vfs).toHaveLength(2);
+  });
+
+  it('polls until slow VFs appear (vfCreateDelayMs)', async () => {
+    fake.sim.addPf({ bdf: PF, vfCreateDelayMs: 150 });
+    fake.driver.start(5);
+    const started = Date.now();
+    expect(await setNumVfs(PF, 2, fast)).toHaveLength(2);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(140);
+  });
+
+  it('fewer VFs than asked: the error names the PF, the count asked and the count obtained', async () => {
+    fake.sim.addPf({ bdf: PF, totalVfs: 8, maxVfs: 3 });
+    fake.driver.start(5);
+    const started = Date.now();
+    const err = await sysErrorOf(setNumVfs(PF, 6, { pollMs: 5, timeoutMs: 10_000 }));
+    // the count the driver settled on is final once the write returned: no waiting out the bound
+    expect(Date.now() - started).toBeLessThan(2000);
+    expect(err.code).toBe('VF_COUNT');
+    expect(err.message).toMatch(/^PF 0000:03:00.0: asked for 6 VFs, obtained 3 \(sriov_numvfs reads 3, 3 virtfn links\) after waiting \d+ ms$/);
+  });
+
+  it('VFs that never appear: TIMEOUT naming PF, asked and obtained, within the bound', async () => {
+    fake.sim.addPf({ bdf: PF, totalVfs: 8 });
+    // no simulated driver: the count is written but nothing reacts
+    const started = Date.now();
+    const err = await sysErrorOf(setNumVfs(PF, 4, { pollMs: 10, timeoutMs: 250 }));
+    expect(Date.now() - started).toBeLessThan(2000);
+    expect(err.code).toBe('TIMEOUT');
+    expect(err.message).toMatch(/^PF 0000:03:00.0: asked for 4 VFs, obtained 0 \(sriov_numvfs reads 4, 0 virtfn links\)/);
+  });
+
+  it('stuck while disabling first: the error says so', async () => {
+    fake.sim.addPf({ bdf: PF, totalVfs: 8, numVfs: 2 });
+    const err = await sysErrorOf(setNumVfs(PF, 4, { pollMs: 10, timeoutMs: 200 }));
+    expect(err.code).toBe('TIMEOUT');
+    expect(err.message).toMatch(/asked for 0 VFs while disabling VFs first \(to go to 4\), obtained 0 \(sriov_numvfs reads 0, 2 virtfn links\)/);
+  });
+
+  it('refuses a count above sriov_totalvfs before writing anything', async () => {
+    fake.sim.addPf({ bdf: PF, totalVfs: 4, numVfs: 2 });
+    const err = await sysErrorOf(setNumVfs(PF, 5, fast));
+    expect(err.code).toBe('INVALID');
+    expect(err.message).toBe('PF 0000:03:00.0 supports at most 4 VFs (sriov_totalvfs); 5 asked');
+    expect(fake.sim.read(`${fake.sim.pciDir(PF)}/sriov_numvfs`)).toBe('2\n'); // untouched
+  });
+
+  it('a PF with sriov_numvfs only takes any count', async () => {
+    fake.sim.addPf({ bdf: PF, totalVfs: null });
+    fake.driver.start(5);
+    expect(await setNumVfs(PF, 12, fast)).toHaveLength(12);
+  });
+
+  it('netdevsim (no VF devices): only the count is checked', async () => {
+    fake.sim.addNetdevsim({ id: 3 });
+    // netdevsim applies the count inside the write; a plain file just keeps it
+    expect(await setNumVfs('netdevsim3', 5, fast)).toEqual([]);
+    expect(getPf('netdevsim3').numVfs).toBe(5);
+  });
+
+  it('validates arguments with TypeError; a missing PF is NOT_FOUND', async () => {
+    fake.sim.addPf({ bdf: PF });
+    await expect(setNumVfs(PF, -1)).rejects.toThrow(TypeError);
+    await expect(setNumVfs(PF, 1.5)).rejects.toThrow(/invalid VF count 1.5 for PF 0000:03:00.0/);
+    await expect(setNumVfs(PF, 1, { pollMs: 0 })).rejects.toThrow(/invalid pollMs/);
+    expect((await sysErrorOf(setNumVfs('0000:04:00.0', 1))).code).toBe('NOT_FOUND');
+  });
+});
