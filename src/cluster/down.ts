@@ -54,6 +54,8 @@ export interface DownInput {
   ctx: ProviderContext;
   /** A state already loaded (up's rollback); otherwise read from the cluster's file. */
   state?: ClusterState | null;
+  /** Called once every NIC was given back, before the cluster is deleted (the demo reads them at home here). */
+  onGivenBack?: (nics: NicReturn[]) => void;
 }
 
 export async function clusterDown(input: DownInput): Promise<DownSummary> {
@@ -74,6 +76,7 @@ export async function clusterDown(input: DownInput): Promise<DownSummary> {
     // attachments inside the cluster (a pod's VF) first: their home is a node, which must still be there
     for (const r of borrowed) summary.nics.push(await returnOne(r, null, lab, progress, t0));
     for (const r of own) summary.nics.push(await returnOne(r, readClusterMeta(r.meta), lab, progress, t0));
+    input.onGivenBack?.(summary.nics);
 
     progress.step(`deleting cluster ${name} (${provider.name})`);
     try {

@@ -60,6 +60,8 @@ export function lockNic(l: Ledger, key: string, opts: LockOptions = {}): NicLock
       if (!held) return;
       held = false;
       try {
+        // a later waiter blocked by shared holders must not read our name as the holder
+        if (exclusive) noteHolder(fd, null);
         unlockFd(fd);
       } finally {
         fs.closeSync(fd); // closing alone would also drop the lock
@@ -80,11 +82,11 @@ function describeHolder(fd: number): string {
   }
 }
 
-function noteHolder(fd: number, holder: string): void {
+/** Write (or with null, clear) the holder line of a lock file we hold exclusively. */
+function noteHolder(fd: number, holder: string | null): void {
   try {
-    const text = `held by ${holder} since ${new Date().toISOString()}\n`;
     fs.ftruncateSync(fd, 0);
-    fs.writeSync(fd, text, 0);
+    if (holder !== null) fs.writeSync(fd, `held by ${holder} since ${new Date().toISOString()}\n`, 0);
   } catch {
     // only used for messages
   }

@@ -104,10 +104,13 @@ describe('lockNic in one process', () => {
     b.release();
   });
 
-  it('lock files are 0600 in locks/ and survive release (never unlinked under a waiter)', () => {
-    lockNic(ledger, KEY, { timeoutMs: 0 }).release();
+  it('lock files are 0600 in locks/, name the holder while held, and survive release (never unlinked under a waiter)', () => {
+    const lock = lockNic(ledger, KEY, { timeoutMs: 0, holder: 'cni:abc/net1' });
     const file = path.join(tmp, 'locks', KEY + '.lock');
+    expect(fs.readFileSync(file, 'utf8')).toMatch(/^held by cni:abc\/net1 since \d{4}-/);
+    lock.release();
     expect(fs.statSync(file).mode & 0o777).toBe(0o600);
+    expect(fs.readFileSync(file, 'utf8')).toBe('');
   });
 
   it('validates its arguments', () => {

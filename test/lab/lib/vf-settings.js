@@ -29,4 +29,22 @@ function vfMac(tag, n) {
   return `02:5a:${tag.toString(16).padStart(2, '0')}:00:${((n >> 8) & 0xff).toString(16).padStart(2, '0')}:${(n & 0xff).toString(16).padStart(2, '0')}`;
 }
 
-module.exports = { settingFields, applySetting, settingsOf, vfMac };
+const LINK_STATES = ['auto', 'enable', 'disable'];
+
+/** Distinct values for every VF, so a VF parsed at the wrong position or with the wrong number shows. */
+function distinctTable(tag, count) {
+  return Array.from({ length: count }, (_, i) => ({
+    vf: i,
+    mac: vfMac(tag, i),
+    vlan: (i % 4094) + 1,
+    qos: i % 8,
+    vlanProto: i % 2 ? '802.1ad' : '802.1Q',
+    spoofchk: i % 2 === 0,
+    trust: i % 3 === 0,
+    linkState: LINK_STATES[i % 3],
+    minTxRate: i % 5,
+    maxTxRate: (i % 5) * 100 + 100,
+  }));
+}
+
+module.exports = { settingFields, applySetting, settingsOf, vfMac, distinctTable };

@@ -5,27 +5,9 @@ const fs = require('node:fs');
 const { performance } = require('node:perf_hooks');
 const { NetdevsimPf } = require('../fixture');
 const { iproute2VfTable, iproute2SetVfs } = require('../lib/iproute2-vf');
-const { vfMac } = require('../lib/vf-settings');
+const { distinctTable } = require('../lib/vf-settings');
 const { expect, expectEqual, expectThrows } = require('../lib/expect');
 const { rtnl, sriov } = require('../lib/project');
-
-const LINK_STATES = ['auto', 'enable', 'disable'];
-
-/** Distinct values for every VF, so a VF parsed at the wrong position or with the wrong number shows. */
-function distinctTable(tag, count) {
-  return Array.from({ length: count }, (_, i) => ({
-    vf: i,
-    mac: vfMac(tag, i),
-    vlan: (i % 4094) + 1,
-    qos: i % 8,
-    vlanProto: i % 2 ? '802.1ad' : '802.1Q',
-    spoofchk: i % 2 === 0,
-    trust: i % 3 === 0,
-    linkState: LINK_STATES[i % 3],
-    minTxRate: i % 5,
-    maxTxRate: (i % 5) * 100 + 100,
-  }));
-}
 
 async function bigTable(ctx, count, tag) {
   const pf = await NetdevsimPf.create({ name: ctx.ifname('pf'), numVfs: count });

@@ -1,0 +1,281 @@
+// `sriovctl cluster up|down|status` and `sriovctl demo`: commander wiring and output only; the orchestrator is
+// src/cluster. Progress goes to stderr (one line per step, -v each action, -q errors only); results and --json
+// go to stdout.
+import { Option, type Command } from 'commander';
+import { isSysError } from '../errors';
+import { CONTAINER_RUNTIMES, type ContainerRuntime } from '../cluster/container-runtime';
+import { runDemo, type DemoReport } from '../cluster/demo';
+import { clusterDown, restored, type DownSummary } from '../cluster/down';
+import { Progress } from '../cluster/progress';
+import { makeProvider, type ProviderOptions } from '../cluster/providers';
+import { K3D_DEFAULTS } from '../cluster/providers/k3d';
+import { readClusterState } from '../cluster/state';
+import { clusterStatus } from '../cluster/status';
+import { toolRunner } from '../cluster/tools';
+import { assertClusterName, PROVIDER_NAMES, type ProviderContext, type ProviderName } from '../cluster/types';
+import { clusterUp, UP_DEFAULTS, UpFailed, type UpSummary } from '../cluster/up';
+import { parseCount, parseSeconds } from './arguments';
+import type { CommandIo, CommandKit } from './command-kit';
+import { ExitCode } from './exit-codes';
+import { formatTable } from './table';
+
+export const DEFAULT_CLUSTER_NAME = 'sriov';
+
+interface CommonOpts {
+  name: string;
+  provider?: ProviderName;
+  runtime?: ContainerRuntime;
+  json?: boolean;
+}
+
+interface UpOpts extends CommonOpts {
+  agents: number;
+  vfs: number;
+  pf?: string[];
+  exclude?: string[];
+  driver?: string;
+  manifests?: string;
+  image?: string;
+  reservedCpus: string;
+  registryPort: number;
+  primaryCni: string;
+  /** true: --simulate, false: --no-simulate, absent: auto. */
+  simulate?: boolean;
+  vfTimeout: number;
+  waitTimeout: number;
+  keepOnFailure?: boolean;
+}
+
+function parseName(value: string): string {
+  assertClusterName(value);
+  return value;
+}
+
+function parsePort(value: string): number {
+  const n = parseCount(value);
+  if (n < 1 || n > 65535) throw new TypeError(`not a port: ${value}`);
+  return n;
+}
+
+function commonOptions(cmd: Command, withProvider: boolean): Command {
+  cmd.option('--name <cluster>', 'the cluster name', parseName, DEFAULT_CLUSTER_NAME);
+  if (withProvider) {
+    cmd
+      .addOption(new Option('--provider <provider>', 'local (network namespaces), k3d or kind').choices([...PROVIDER_NAMES]))
+      .addOption(new Option('--runtime <runtime>', 'container runtime of k3d/kind nodes (default: auto-detect)').choices([...CONTAINER_RUNTIMES]));
+  }
+  return cmd.option('--json', 'print a JSON summary on stdout');
+}
+
+function providerOptions(opts: Partial<UpOpts>): ProviderOptions {
+  return { runtime: opts.runtime ?? null, registryPort: opts.registryPort, primaryCni: opts.primaryCni };
+}
+
+function contextFor(io: CommandIo, kit: CommandKit): ProviderContext {
+  const progress = new Progress(
+    io.globals.quiet ? 'quiet' : io.globals.verbose ? 'verbose' : 'normal',
+    kit.invocation.stderr ?? process.stderr,
+  );
+  return { progress, run: toolRunner({ onCommand: (line) => progress.detail(line) }) };
+}
+
+export function registerClusterCommands(program: Command, kit: CommandKit): void {
+  const cluster = program.command('cluster').description('bring up an SR-IOV test cluster, and tear it down without losing a NIC');
+
+  commonOptions(
+    cluster
+      .command('up')
+      .description('create a cluster (1 server, n agents), lend one PF to each agent and create its VFs')
+      .option('--agents <n>', 'number of agents (one PF each)', parseCount, UP_DEFAULTS.agents)
+      .option('--vfs <n>', 'VFs to create on each agent', parseCount, UP_DEFAULTS.vfs)
+      .option('--pf <nic...>', 'PFs to use, in agent order (names or PCI addresses; default: pick eligible ones)')
+      .option('--exclude <nic...>', 'never use these PFs (exact names or PCI addresses)')
+      .option('--driver <name>', 'bind the VFs to this driver (e.g. vfio-pci)')
+      .option('--manifests <dir>', 'render the manifests into this directory (k3d/kind: default under the state dir)')
+      .option('--image <image>', 'node image (k3s or kindest/node)')
+      .option('--reserved-cpus <list>', 'CPUs the kubelet keeps for the system on agents (static CPU manager)', UP_DEFAULTS.reservedCpus)
+      .option('--registry-port <port>', 'host port of the k3d registry', parsePort, K3D_DEFAULTS.registryPort)
+      .option('--primary-cni <url|file>', 'k3d: the primary CNI manifest (Calico by default)', K3D_DEFAULTS.primaryCni)
+      .option('--simulate', 'local: use simulated NICs even when real SR-IOV PFs exist')
+      .option('--no-simulate', 'local: never simulate NICs (fail when there are no PFs)')
+      .option('--vf-timeout <seconds>', 'bound for creating and binding VFs on each agent', parseSeconds, UP_DEFAULTS.vfTimeoutMs / 1000)
+      .option('--wait-timeout <seconds>', 'k3d/kind: bound for the VFs to become allocatable', parseSeconds, UP_DEFAULTS.waitTimeoutMs / 1000)
+      .option('--keep-on-failure', 'leave what was made when up fails (default: roll everything back)'),
+    true,
+  ).action(kit.action<UpOpts>((_a, o) => `cluster up ${o.name}`, (io, _a, o) => up(io, kit, o)));
+
+  commonOptions(cluster.command('down').description('give back every NIC of the cluster, then delete it'), true).action(
+    kit.action<CommonOpts>((_a, o) => `cluster down ${o.name}`, (io, _a, o) => down(io, kit, o)),
+  );
+
+  commonOptions(cluster.command('status').description("the cluster's nodes and the NICs lent to it"), false).action(
+    kit.action<CommonOpts>((_a, o) => `cluster status ${o.name}`, (io, _a, o) => status(io, kit, o)),
+  );
+}
+
+export function registerDemoCommand(program: Command, kit: CommandKit): void {
+  program
+    .command('demo')
+    .description('run the local lab end to end on simulated NICs: cluster up, a pod attachment through sriovctl-cni, cluster down, and a report')
+    .option('--json', 'print the report as JSON')
+    .action(kit.action<{ json?: boolean }>(() => 'demo', (io, _a, o) => demo(io, kit, !!o.json)));
+}
+
+async function up(io: CommandIo, kit: CommandKit, o: UpOpts): Promise<ExitCode> {
+  const providerName = o.provider ?? 'local';
+  const provider = makeProvider(providerName, providerOptions(o));
+  const ctx = contextFor(io, kit);
+  const simulate = o.simulate === true ? 'always' : o.simulate === false ? 'never' : 'auto';
+  try {
+    const summary = await clusterUp(
+      {
+        ...UP_DEFAULTS,
+        name: o.name,
+        agents: o.agents,
+        vfs: o.vfs,
+        pf: o.pf ?? [],
+        exclude: o.exclude ?? [],
+        driver: o.driver ?? null,
+        manifests: o.manifests ?? null,
+        image: o.image ?? null,
+        reservedCpus: o.reservedCpus,
+        simulate,
+        vfTimeoutMs: Math.round(o.vfTimeout * 1000),
+        waitTimeoutMs: Math.round(o.waitTimeout * 1000),
+        keepOnFailure: !!o.keepOnFailure,
+        runtime: o.runtime ?? null,
+      },
+      provider,
+      ctx,
+    );
+    printUp(io, summary, !!o.json);
+    return summary.ok ? ExitCode.ok : ExitCode.warnings;
+  } catch (err) {
+    if (isSysError(err, 'PREFLIGHT')) {
+      const problems = err.message.split('\n').slice(1).map((l) => l.replace(/^\s*- /, ''));
+      io.out.error(`cluster up ${o.name}: preflight failed, nothing was changed:`);
+      for (const p of problems) (kit.invocation.stderr ?? process.stderr).write(`  - ${p}\n`);
+      if (o.json) io.out.json({ cluster: o.name, ok: false, problems });
+      return ExitCode.failed;
+    }
+    if (err instanceof UpFailed) {
+      if (err.rollback) printDown(io, err.rollback, false);
+      if (o.json) io.out.json({ cluster: o.name, ok: false, error: err.message, rollback: err.rollback });
+      io.out.error(`cluster up ${o.name}: ${err.message}${err.rollback ? ' (rolled back)' : ''}`);
+      return err.rollback && !err.rollback.ok ? ExitCode.warnings : ExitCode.failed;
+    }
+    throw err;
+  }
+}
+
+function printUp(io: CommandIo, s: UpSummary, json: boolean): void {
+  if (json) {
+    io.out.json(s);
+    return;
+  }
+  const rows = s.nodes.map((n) => [
+    n.name,
+    n.role,
+    n.pf ? `${n.pf.homeName} (${n.pf.address}) as ${n.pf.nodeName}` : '-',
+    n.vfs ? `${n.vfs.ready}/${n.vfs.asked}${n.vfs.driver ? ` on ${n.vfs.driver}` : ''}` : '-',
+    n.error ? `not ready: ${n.error}` : n.role === 'agent' ? 'ready' : '',
+  ]);
+  io.out.line(formatTable(['NODE', 'ROLE', 'PF', 'VFS', 'STATE'], rows));
+  for (const w of s.warnings) io.out.warn(w);
+}
+
+async function down(io: CommandIo, kit: CommandKit, o: CommonOpts): Promise<ExitCode> {
+  const state = readClusterState(o.name);
+  const providerName = o.provider ?? state?.provider ?? 'local';
+  if (state && o.provider && o.provider !== state.provider) {
+    io.out.warn(`cluster ${o.name} was made with ${state.provider}, deleting it with ${o.provider} as asked`);
+  }
+  const provider = makeProvider(providerName, providerOptions(o));
+  const summary = await clusterDown({ name: o.name, provider, ctx: contextFor(io, kit), state });
+  if (o.json) io.out.json(summary);
+  else printDown(io, summary, true);
+  if (!summary.nics.every((n) => restored(n.outcome))) return ExitCode.warnings;
+  return summary.ok ? ExitCode.ok : ExitCode.failed;
+}
+
+/** One line per NIC, then what else went wrong. */
+function printDown(io: CommandIo, s: DownSummary, final: boolean): void {
+  for (const n of s.nics) {
+    const label = n.pciAddress ? `${n.name} (${n.pciAddress})` : n.name;
+    const from = n.node ? ` from ${n.node}` : '';
+    const when = n.homeAfterMs !== null ? ` in ${Math.round(n.homeAfterMs)} ms` : '';
+    const line =
+      n.outcome === 'failed'
+        ? `${label}: NOT restored${from}: ${n.error}`
+        : `${label}: ${n.outcome}${n.homeName ? ` as ${n.homeName}` : ''}${from}${when}`;
+    if (restored(n.outcome)) io.out.line(line);
+    else io.out.error(line);
+    for (const w of n.warnings) io.out.warn(`${label}: ${w}`);
+  }
+  for (const e of s.errors) io.out.error(e);
+  if (final) io.out.line(`cluster ${s.cluster}: ${s.clusterDeleted ? 'deleted' : 'NOT deleted'} (${Math.round(s.totalMs)} ms)`);
+}
+
+async function status(io: CommandIo, kit: CommandKit, o: CommonOpts): Promise<ExitCode> {
+  const state = readClusterState(o.name);
+  const provider = state ? makeProvider(state.provider) : null;
+  const report = await clusterStatus(o.name, provider, contextFor(io, kit));
+  if (o.json) io.out.json(report);
+  if (!report.known) {
+    if (!o.json) io.out.error(`no cluster named ${o.name}`);
+    return ExitCode.failed;
+  }
+  if (!o.json) {
+    io.out.line(`cluster ${report.cluster}: ${report.provider ?? 'unknown provider'}, ${report.phase ?? 'no cluster file'}${report.simulated ? ', simulated NICs' : ''}`);
+    const rows = report.nodes.map((n) => [
+      n.name,
+      n.role,
+      n.present === null ? '?' : n.present ? 'yes' : 'GONE',
+      n.pf ? `${n.pf.homeName} as ${n.pf.nodeName}` : '-',
+      n.vfs ? `${n.vfs.ready}/${n.vfs.asked}` : '-',
+      Object.keys(n.labels).length ? 'labelled' : n.error ? `not ready: ${n.error}` : '',
+    ]);
+    if (rows.length) io.out.line(formatTable(['NODE', 'ROLE', 'PRESENT', 'PF', 'VFS', 'STATE'], rows));
+    for (const nic of report.nics) {
+      io.out.line(`${nic.name}${nic.pciAddress ? ` (${nic.pciAddress})` : ''}: ${nic.phase} to ${nic.node ?? nic.owner} as ${nic.nameThere} since ${nic.since}`);
+    }
+  }
+  return ExitCode.ok;
+}
+
+async function demo(io: CommandIo, kit: CommandKit, json: boolean): Promise<ExitCode> {
+  const ctx = contextFor(io, kit);
+  const report = await runDemo(ctx);
+  if (json) io.out.json(report);
+  else printDemo(io, report);
+  return report.ok ? ExitCode.ok : ExitCode.failed;
+}
+
+function printDemo(io: CommandIo, r: DemoReport): void {
+  const look = (s: { name: string; mac: string | null; mtu: number } | null) => (s ? `${s.name} ${s.mac ?? '-'} ${s.mtu}` : 'missing');
+  io.out.line('');
+  io.out.line(
+    formatTable(
+      ['NIC', 'KIND', 'LENT TO', 'BEFORE (name mac mtu)', 'AFTER', 'BACK'],
+      r.nics.map((n) => [
+        n.pciAddress ? `${n.name} (${n.pciAddress})` : n.name,
+        n.kind,
+        n.lentTo,
+        look(n.before),
+        look(n.after),
+        n.back ? `yes${n.homeAfterMs !== null ? ` (${Math.round(n.homeAfterMs)} ms after down)` : ''}` : 'NO',
+      ]),
+    ),
+  );
+  io.out.line('');
+  io.out.line(
+    formatTable(
+      ['STEP', 'TIME'],
+      Object.entries(r.timings).map(([k, v]) => [k, `${Math.round(v)} ms`]),
+    ),
+  );
+  io.out.line('');
+  if (r.leftovers.length) for (const l of r.leftovers) io.out.error(`left behind: ${l}`);
+  for (const e of r.errors) io.out.error(e);
+  io.out.line(r.ok ? 'demo: every NIC came back with its name, MAC and MTU; nothing left behind' : 'demo: FAILED');
+}

@@ -1,0 +1,254 @@
+// `sriovctl attach / detach / status` as a real process (node bin/sriovctl.js), against real namespaces with veth
+// stand-ins that a simulated sysfs tree knows as SR-IOV PFs.
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { ip, ipIn } from '../helpers/kernel';
+import { assertBuilt } from '../helpers/cli-process';
+import { CliWorld } from '../helpers/cli-fixture';
+import { fakeContainerRuntimes } from '../helpers/cli-fake-runtime';
+import type { StatusEntry } from '../../src/cli/status';
+import { lend } from '../../src/lend';
+import { execFileSync } from 'node:child_process';
+
+/** `ip …` inside the namespace of process `pid`. */
+function ipInPid(pid: number, ...args: string[]): string {
+  return execFileSync('nsenter', ['-t', String(pid), '-n', 'ip', ...args], { encoding: 'utf8' });
+}
+
+const PF_A = '0000:3b:00.0';
+const PF_B = '0000:3b:00.1';
+
+describe('sriovctl attach / detach / status', () => {
+  let w: CliWorld;
+  beforeAll(() => assertBuilt());
+  beforeEach(() => {
+    w = new CliWorld();
+  });
+  afterEach(() => w.cleanup());
+
+  it('lends to a named namespace, shows it, and gives it back exactly — even renamed, down and changed inside', async () => {
+    const nic = w.pf('a', PF_A);
+    ip('link', 'set', nic.name, 'up');
+    const before = w.state(nic.name)!;
+    const node = w.netns('node');
+
+    const a = await w.run('attach', nic.name, node);
+    expect(a.stderr).toBe('');
+    expect(a.code).toBe(0);
+    expect(a.stdout).toBe(`${nic.name}: lent to ${node} as ${nic.name}\n`);
+    expect(w.state(nic.name)).toBeNull();
+    expect(w.state(nic.name, node)).toMatchObject({ mac: before.mac, mtu: before.mtu });
+
+    const st = await w.run('status', '--json');
+    expect(st.code).toBe(0);
+    const entries = JSON.parse(st.stdout) as StatusEntry[];
+    expect(entries).toHaveLength(1);
+    expect(entries[0]).toMatchObject({
+      nic: nic.name,
+      pciAddress: PF_A,
+      owner: `attach:${node}`,
+      phase: 'lent',
+      home: { initial: true },
+      target: { path: `/var/run/netns/${node}`, name: nic.name },
+      now: { place: 'target', name: nic.name, namespace: `/var/run/netns/${node}` },
+    });
+    expect(Date.parse(entries[0].since)).toBeGreaterThan(Date.now() - 60_000);
+    const text = await w.run('status');
+    expect(text.stdout).toMatch(new RegExp(`^NIC .*OWNER .*PHASE .*NOW .*SINCE\\n${nic.name} \\(${PF_A}\\) +attach:${node} +lent +target: ${nic.name} in /var/run/netns/${node} `));
+
+    // the borrower renames it, takes it down, changes its MTU and MAC
+    ipIn(node, 'link', 'set', nic.name, 'down');
+    ipIn(node, 'link', 'set', nic.name, 'name', 'eth7', 'mtu', '1300', 'address', '02:00:00:00:00:77');
+    expect(JSON.parse((await w.run('status', '--json')).stdout)[0].now).toMatchObject({ place: 'target', name: 'eth7' });
+
+    const d = await w.run('detach', nic.name);
+    expect(d.stderr).toBe('');
+    expect(d.code).toBe(0);
+    expect(d.stdout).toBe(`${nic.name} (${PF_A}): returned as ${nic.name}\n`);
+    expect(w.state(nic.name)).toEqual(before);
+    expect(w.state('eth7', node)).toBeNull();
+    expect(w.records()).toEqual([]);
+
+    // a second detach is a no-op
+    const again = await w.run('detach', nic.name);
+    expect(again.code).toBe(0);
+    expect(again.stdout).toBe(`${nic.name}: not lent\n`);
+    expect(JSON.parse((await w.run('status', '--json')).stdout)).toEqual([]);
+    expect((await w.run('status')).stdout).toBe('no NIC is lent\n');
+  });
+
+  it('takes path and pid: targets, --as, and detach by PCI address', async () => {
+    const a = w.pf('a', PF_A);
+    const b = w.pf('b', PF_B);
+    const c = w.plainNic('c');
+    const node = w.netns('node');
+    const ctr = await w.container();
+
+    expect((await w.run('attach', a.name, `/var/run/netns/${node}`, '--as', 'eth1')).code).toBe(0);
+    expect(w.state('eth1', node)).toMatchObject({ mac: a.mac });
+    expect((await w.run('attach', b.name, `pid:${ctr.pid}`, '--as', 'net1')).stdout).toBe(`${b.name}: lent to pid:${ctr.pid} as net1\n`);
+    expect(ipInPid(ctr.pid, 'link', 'show', 'net1')).toContain(b.mac);
+    expect((await w.run('attach', c.name, `/proc/${ctr.pid}/ns/net`)).code).toBe(0);
+
+    const owners = (JSON.parse((await w.run('status', '--json')).stdout) as StatusEntry[]).map((e) => [e.nic, e.owner, e.now.place]);
+    expect(owners.sort()).toEqual(
+      [
+        [a.name, `attach:/var/run/netns/${node}`, 'target'],
+        [b.name, `attach:pid:${ctr.pid}`, 'target'],
+        [c.name, `attach:/proc/${ctr.pid}/ns/net`, 'target'],
+      ].sort(),
+    );
+
+    // by PCI address, and a pid target reached however it was typed
+    const d = await w.run('detach', PF_A);
+    expect(d.stdout).toBe(`${a.name} (${PF_A}): returned as ${a.name}\n`);
+    const all = await w.run('detach', '--all', '--target', `pid:${ctr.pid}`);
+    expect(all.code).toBe(0);
+    expect(all.stdout.split('\n').sort().join('\n')).toBe(
+      ['', `${b.name} (${PF_B}): returned as ${b.name}`, `${c.name}: returned as ${c.name}`].join('\n'),
+    );
+    for (const n of [a, b, c]) expect(w.state(n.name)).toEqual(n);
+    expect(w.records()).toEqual([]);
+  });
+
+  it.each(['docker', 'podman'])('resolves %s:<container> through the runtime and detaches by that target', async (rt) => {
+    const nic = w.pf('a', PF_A);
+    const ctr = await w.container();
+    const fake = fakeContainerRuntimes({ 'kind-worker': { pid: ctr.pid }, stopped: { pid: 0 } });
+    w.s.onCleanup(() => fake.remove());
+    w.env.pathPrefix = fake.dir;
+
+    const stopped = await w.run('attach', nic.name, `${rt}:stopped`);
+    expect(stopped.code).toBe(1);
+    expect(stopped.stderr).toBe(`sriovctl: attach ${nic.name} to ${rt}:stopped: target ${rt}:stopped: container stopped is not running\n`);
+
+    const a = await w.run('attach', nic.name, `${rt}:kind-worker`);
+    expect(a.code).toBe(0);
+    expect(fake.calls()).toContain(`${rt} inspect --type container --format {{.State.Pid}} kind-worker`);
+    expect(ipInPid(ctr.pid, 'link', 'show', nic.name)).toContain(nic.mac);
+
+    const d = await w.run('detach', '--all', '--target', `${rt}:kind-worker`);
+    expect(d.code).toBe(0);
+    expect(w.state(nic.name)).toEqual(nic);
+  });
+
+  it('gives back to a non-initial home (a CI job namespace), wherever detach runs', async () => {
+    const job = w.netns('job');
+    const node = w.netns('node');
+    const nic = w.pf('a', PF_A, { netns: job });
+
+    const a = await w.runIn(job, 'attach', nic.name, node);
+    expect(a.stderr).toBe('');
+    expect(a.code).toBe(0);
+    expect(w.state(nic.name, job)).toBeNull();
+    const [entry] = JSON.parse((await w.run('status', '--json')).stdout) as StatusEntry[];
+    expect(entry.home).toMatchObject({ initial: false });
+
+    const d = await w.run('detach', nic.name); // from the initial namespace
+    expect(d.code).toBe(0);
+    expect(w.state(nic.name, job)).toEqual(nic);
+    expect(w.state(nic.name)).toBeNull();
+  });
+
+  it('refuses a name collision in the target, changing nothing', async () => {
+    const nic = w.pf('a', PF_A);
+    const node = w.netns('node');
+    w.plainNic('x', node); // the node already has <prefix>x
+    ipIn(node, 'link', 'add', nic.name, 'type', 'dummy');
+
+    const r = await w.run('attach', nic.name, node);
+    expect(r.code).toBe(1);
+    expect(r.stderr.split('\n')).toHaveLength(2);
+    expect(r.stderr).toMatch(new RegExp(`^sriovctl: attach ${nic.name} to ${node}: .*${nic.name}.*taken`));
+    expect(w.state(nic.name)).toEqual(nic);
+    expect(w.records()).toEqual([]);
+
+    const as = await w.run('attach', nic.name, node, '--as', w.s.name('x'));
+    expect(as.code).toBe(1);
+    expect(w.state(nic.name)).toEqual(nic);
+    expect(w.records()).toEqual([]);
+  });
+
+  it('returns under a fallback name when the home name was taken meanwhile: exit 3', async () => {
+    const nic = w.pf('a', PF_A);
+    const node = w.netns('node');
+    expect((await w.run('attach', nic.name, node)).code).toBe(0);
+    ip('link', 'add', nic.name, 'type', 'dummy'); // a newcomer takes the name
+    w.s.onCleanup(() => ip('link', 'del', nic.name));
+
+    const d = await w.run('detach', nic.name);
+    expect(d.code).toBe(3);
+    const fallback = /returned under a fallback name as (\S+)\n$/.exec(d.stdout)?.[1];
+    expect(fallback).toBeDefined();
+    expect(d.stderr).toMatch(/warning: .*taken/);
+    expect(w.state(fallback!)).toMatchObject({ mac: nic.mac, mtu: nic.mtu });
+    w.s.onCleanup(() => ip('link', 'del', fallback!));
+    expect(w.records()).toEqual([]);
+  });
+
+  it('bad arguments change nothing: unknown NIC, unknown target, dead pid, too many VFs', async () => {
+    const nic = w.pf('a', PF_A, { spec: { totalVfs: 8 } });
+    const node = w.netns('node');
+    const cases: [string[], RegExp][] = [
+      [['attach', w.s.name('zz'), node], new RegExp(`^sriovctl: attach ${w.s.name('zz')} to ${node}: .+`)],
+      [['attach', nic.name, w.s.name('nons')], new RegExp(`^sriovctl: attach ${nic.name} to ${w.s.name('nons')}: target ${w.s.name('nons')}: no such network namespace`)],
+      [['attach', nic.name, 'pid:999999999'], new RegExp(`^sriovctl: attach ${nic.name} to pid:999999999: target pid:999999999: no such process`)],
+      [['attach', nic.name, node, '--vfs', '9'], new RegExp(`^sriovctl: attach ${nic.name} to ${node}: ${nic.name}: 9 VFs asked, the PF supports at most 8`)],
+      [['attach', '0000:99:00.0', node], new RegExp(`^sriovctl: attach 0000:99:00.0 to ${node}: .+`)],
+    ];
+    for (const [args, message] of cases) {
+      const r = await w.run(...args);
+      expect(r.code, args.join(' ')).toBe(1);
+      expect(r.stderr, args.join(' ')).toMatch(message);
+      expect(r.stderr.trim().split('\n'), args.join(' ')).toHaveLength(1);
+      expect(w.state(nic.name)).toEqual(nic);
+      expect(w.records()).toEqual([]);
+    }
+    expect(w.sysfs.sim.read(`${w.sysfs.sim.pciDir(PF_A)}/sriov_numvfs`)).toBe('0\n');
+    const unknown = await w.run('detach', w.s.name('zz'));
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toBe(`sriovctl: detach ${w.s.name('zz')}: no such NIC here, and no record of it\n`);
+  });
+
+  it('two concurrent attach runs never take the same NIC: one wins, the other fails cleanly', async () => {
+    const nic = w.pf('a', PF_A);
+    const n1 = w.netns('n1');
+    const n2 = w.netns('n2');
+    for (let round = 0; round < 3; round++) {
+      const [r1, r2] = await Promise.all([w.run('attach', nic.name, n1), w.run('attach', nic.name, n2)]);
+      expect([r1.code, r2.code].sort(), `${r1.stderr}${r2.stderr}`).toEqual([0, 1]);
+      const loser = r1.code === 1 ? r1 : r2;
+      expect(loser.stderr.trim().split('\n')).toHaveLength(1);
+      const where = [w.state(nic.name, n1), w.state(nic.name, n2)].filter(Boolean);
+      expect(where).toHaveLength(1);
+      expect(w.records()).toHaveLength(1);
+      expect((await w.run('detach', nic.name)).code).toBe(0);
+      expect(w.state(nic.name)).toEqual(nic);
+    }
+  });
+
+  it('-v prints each step of the lend on its own line; -q prints nothing on success', async () => {
+    const nic = w.pf('a', PF_A);
+    const node = w.netns('node');
+    const v = await w.run('-v', 'attach', nic.name, node);
+    expect(v.code).toBe(0);
+    expect(v.stderr).toMatch(/^ {2}lend:recorded\n(.*\n)* {2}lend:moved\n/);
+    const q = await w.run('-q', 'detach', nic.name);
+    expect(q).toMatchObject({ code: 0, stdout: '', stderr: '' });
+    expect(w.state(nic.name)).toEqual(nic);
+  });
+
+  it('status lists CNI attachments too, and detach leaves them to their owner', async () => {
+    const nic = w.pf('a', PF_A);
+    const pod = w.netns('pod');
+    lend({ nic: { name: nic.name }, target: { path: `/var/run/netns/${pod}` }, owner: 'cni:abc123/net1', name: 'net1' });
+
+    const [entry] = JSON.parse((await w.run('status', '--json')).stdout) as StatusEntry[];
+    expect(entry).toMatchObject({ owner: 'cni:abc123/net1', now: { place: 'target', name: 'net1' } });
+    const d = await w.run('detach', nic.name);
+    expect(d.code).toBe(1);
+    expect(d.stderr).toMatch(/is lent by cni:abc123\/net1, not by attach/);
+    expect(w.state('net1', pod)).not.toBeNull();
+    expect((await w.run('detach', '--all')).stdout).toBe('nothing is lent by attach\n');
+    expect(w.state('net1', pod)).not.toBeNull();
+  });
+});

@@ -1,0 +1,236 @@
+// The real sriovctl-cni executable, whole-device mode on veth stand-ins in real namespaces, with Debian's
+// static and host-local IPAM: ADD lends and configures, DEL gives everything back exactly.
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { cniRoots, requireBundle, runCni, type CniRoots } from '../helpers/cni-run';
+import { ip, ipIn, ipJson, Scratch } from '../helpers/kernel';
+import { nicState, standInNic, type NicState } from '../helpers/lend-fixture';
+
+let s: Scratch;
+let roots: CniRoots;
+let pod: string;
+let nic: NicState;
+
+beforeAll(requireBundle);
+beforeEach(() => {
+  s = new Scratch();
+  roots = cniRoots();
+  pod = s.netns('pod');
+  nic = standInNic(s, 'n0');
+});
+afterEach(() => {
+  s.cleanup();
+  roots.cleanup();
+});
+
+const nsPath = (ns: string) => `/var/run/netns/${ns}`;
+const staticIpam = {
+  type: 'static',
+  addresses: [
+    { address: '10.77.0.5/24', gateway: '10.77.0.1' },
+    { address: 'fd77::5/64', gateway: 'fd77::1' },
+  ],
+  routes: [{ dst: '0.0.0.0/0' }, { dst: '192.168.50.0/24', gw: '10.77.0.254' }, { dst: '::/0' }],
+  dns: { nameservers: ['10.77.0.2'], search: ['example.test'] },
+};
+
+function conf(extra: Record<string, unknown> = {}, version = '1.1.0') {
+  return { cniVersion: version, name: `net-${s.prefix}`, type: 'sriovctl-cni', device: nic.name, ipam: staticIpam, ...extra };
+}
+
+function call(command: string, config: object | string, more: Record<string, unknown> = {}) {
+  return runCni({ command, containerId: `ctr-${s.prefix}`, netns: nsPath(pod), ifname: 'net1', config, ...more }, roots);
+}
+
+function records(): any[] {
+  const dir = join(roots.stateDir, 'records');
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir)
+    .filter((f) => f.endsWith('.json'))
+    .map((f) => JSON.parse(readFileSync(join(dir, f), 'utf8')));
+}
+
+function podAddresses(): string[] {
+  return ipJson<any[]>('-n', pod, 'addr', 'show', 'dev', 'net1')[0].addr_info
+    .filter((a: any) => a.scope === 'global')
+    .map((a: any) => `${a.local}/${a.prefixlen}`)
+    .sort();
+}
+
+function podRoutes(family: '-4' | '-6'): string[] {
+  return ipJson<any[]>('-n', pod, family, 'route', 'show').map((r: any) => `${r.dst}${r.gateway ? ` via ${r.gateway}` : ''}`);
+}
+
+describe('ADD then DEL, whole-device mode by name', () => {
+  it('lends the NIC into the pod with its addresses, routes and DNS, and gives it back exactly', () => {
+    const add = call('ADD', conf());
+    expect(add.status, add.stdout + add.stderr).toBe(0);
+    expect(add.json).toEqual({
+      cniVersion: '1.1.0',
+      interfaces: [{ name: 'net1', mac: nic.mac, mtu: 1400, sandbox: nsPath(pod) }],
+      ips: [
+        { address: '10.77.0.5/24', gateway: '10.77.0.1', interface: 0 },
+        { address: 'fd77::5/64', gateway: 'fd77::1', interface: 0 },
+      ],
+      routes: [{ dst: '0.0.0.0/0' }, { dst: '192.168.50.0/24', gw: '10.77.0.254' }, { dst: '::/0' }],
+      dns: { nameservers: ['10.77.0.2'], search: ['example.test'] },
+    });
+    // the pod, read with iproute2
+    expect(nicState(nic.name)).toBeNull();
+    expect(nicState('net1', pod)).toEqual({ ...nic, name: 'net1', up: true });
+    expect(podAddresses()).toEqual(['10.77.0.5/24', 'fd77::5/64']);
+    expect(podRoutes('-4')).toEqual(expect.arrayContaining(['default via 10.77.0.1', '192.168.50.0/24 via 10.77.0.254']));
+    expect(podRoutes('-6')).toEqual(expect.arrayContaining(['default via fd77::1']));
+    // the ledger knows the attachment
+    const [rec] = records();
+    expect(rec.owner).toBe(`cni:ctr-${s.prefix}/net1`);
+    expect(rec.meta).toMatchObject({ network: `net-${s.prefix}`, cniVersion: '1.1.0', ifname: 'net1', ipam: { type: 'static' } });
+    expect(rec.meta.result.ips).toHaveLength(2);
+
+    const del = call('DEL', conf());
+    expect(del.status, del.stdout + del.stderr).toBe(0);
+    expect(del.stdout).toBe('');
+    expect(nicState(nic.name)).toEqual(nic);
+    expect(nicState('net1', pod)).toBeNull();
+    expect(records()).toEqual([]);
+  });
+
+  it('restores name, MAC and MTU the pod changed', () => {
+    expect(call('ADD', conf()).status).toBe(0);
+    ipIn(pod, 'link', 'set', 'net1', 'down');
+    ipIn(pod, 'link', 'set', 'net1', 'mtu', '1280', 'address', '02:ee:ee:ee:ee:ee', 'name', 'renamed0');
+    const del = call('DEL', conf());
+    expect(del.status, del.stdout).toBe(0);
+    expect(nicState(nic.name)).toEqual(nic);
+    expect(ipJson<any[]>('-n', pod, 'link', 'show').map((l) => l.ifname)).toEqual(['lo']);
+  });
+
+  it.each(['0.3.0', '0.3.1', '0.4.0', '1.0.0'])('answers in CNI %s when the config asks for it', (version) => {
+    const add = call('ADD', conf({}, version));
+    expect(add.status, add.stdout).toBe(0);
+    expect(add.json.cniVersion).toBe(version);
+    expect(add.json.interfaces).toEqual([{ name: 'net1', mac: nic.mac, sandbox: nsPath(pod) }]);
+    const legacy = version !== '1.0.0';
+    expect(add.json.ips[0]).toEqual({ ...(legacy ? { version: '4' } : {}), address: '10.77.0.5/24', gateway: '10.77.0.1', interface: 0 });
+    expect(add.json.ips[1].version).toBe(legacy ? '6' : undefined);
+    expect(call('DEL', conf({}, version)).status).toBe(0);
+    expect(nicState(nic.name)).toEqual(nic);
+  });
+
+  it('works without IPAM: only the interface is reported', () => {
+    const add = call('ADD', conf({ ipam: undefined }));
+    expect(add.status, add.stdout).toBe(0);
+    expect(add.json).toEqual({ cniVersion: '1.1.0', interfaces: [{ name: 'net1', mac: nic.mac, mtu: 1400, sandbox: nsPath(pod) }] });
+    expect(call('DEL', conf({ ipam: undefined })).status).toBe(0);
+    expect(nicState(nic.name)).toEqual(nic);
+  });
+});
+
+describe('choosing the NIC (host-device fields) and its MAC', () => {
+  it('hwaddr selects the NIC; CNI_ARGS MAC= sets the MAC in the pod; DEL restores it', () => {
+    const config = conf({ device: undefined, hwaddr: nic.mac.toUpperCase() });
+    const args = `IgnoreUnknown=1;K8S_POD_NAMESPACE=default;K8S_POD_NAME=p-${s.prefix};K8S_POD_INFRA_CONTAINER_ID=ctr;K8S_POD_UID=u1;MAC=02:11:22:33:44:55`;
+    const add = call('ADD', config, { args });
+    expect(add.status, add.stdout).toBe(0);
+    expect(add.json.interfaces[0].mac).toBe('02:11:22:33:44:55');
+    expect(nicState('net1', pod)?.mac).toBe('02:11:22:33:44:55');
+    expect(call('DEL', config, { args }).status).toBe(0);
+    expect(nicState(nic.name)).toEqual(nic);
+  });
+
+  it('runtimeConfig.mac wins over CNI_ARGS MAC= and the config mac', () => {
+    const config = conf({ mac: '02:00:00:00:00:01', runtimeConfig: { mac: '02:00:00:00:00:03' } });
+    const add = call('ADD', config, { args: 'IgnoreUnknown=1;MAC=02:00:00:00:00:02' });
+    expect(add.status, add.stdout).toBe(0);
+    expect(nicState('net1', pod)?.mac).toBe('02:00:00:00:00:03');
+    expect(call('DEL', config).status).toBe(0);
+    expect(nicState(nic.name)).toEqual(nic);
+  });
+
+  it('kernelpath selects the NIC under its device directory (simulated sysfs)', () => {
+    roots.sim.addPciDevice({ bdf: '0000:00:05.0', driver: 'virtio-pci', netdev: { name: nic.name, mac: nic.mac } });
+    const config = conf({ device: undefined, kernelpath: '/sys/devices/pci0000:00/0000:00:05.0' });
+    const add = call('ADD', config);
+    expect(add.status, add.stdout).toBe(0);
+    expect(add.json.interfaces[0]).toMatchObject({ name: 'net1', pciID: '0000:00:05.0' });
+    expect(call('DEL', config).status).toBe(0);
+    expect(nicState(nic.name)).toEqual(nic);
+  });
+
+  it('pciBusID (and runtimeConfig.deviceID over it) select the NIC by PCI address; 1.1.0 reports pciID', () => {
+    const [other] = s.veth('n1', 'n1p');
+    roots.sim.addPciDevice({ bdf: '0000:00:06.0', driver: 'virtio-pci', netdev: { name: nic.name, mac: nic.mac } });
+    roots.sim.addPciDevice({ bdf: '0000:00:07.0', driver: 'virtio-pci', netdev: { name: other, mac: nicState(other)!.mac } });
+    const config = conf({ device: undefined, pciBusID: '0000:00:07.0', runtimeConfig: { deviceID: '0000:00:06.0' } });
+    const add = call('ADD', config);
+    expect(add.status, add.stdout).toBe(0);
+    expect(add.json.interfaces[0].pciID).toBe('0000:00:06.0');
+    expect(nicState(nic.name)).toBeNull();
+    expect(nicState(other)).not.toBeNull();
+    expect(call('DEL', config).status).toBe(0);
+    expect(nicState(nic.name)).toEqual(nic);
+  });
+});
+
+describe('IPAM delegation to the real plugins', () => {
+  it('host-local on a 1.1.0 network: spoken to in 1.0.0, allocation released by DEL', () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'cni-hostlocal-'));
+    s.onCleanup(() => rmSync(dataDir, { recursive: true, force: true }));
+    const config = conf({
+      ipam: { type: 'host-local', dataDir, ranges: [[{ subnet: '10.88.0.0/24', rangeStart: '10.88.0.10', gateway: '10.88.0.1' }]], routes: [{ dst: '0.0.0.0/0' }] },
+    });
+    const add = call('ADD', config);
+    expect(add.status, add.stdout + add.stderr).toBe(0);
+    expect(add.json.ips).toEqual([{ address: '10.88.0.10/24', gateway: '10.88.0.1', interface: 0 }]);
+    const netDir = join(dataDir, `net-${s.prefix}`);
+    expect(readFileSync(join(netDir, '10.88.0.10'), 'utf8')).toContain(`ctr-${s.prefix}`);
+    // the plugin's versions were asked once and remembered
+    const cache = JSON.parse(readFileSync(join(roots.stateDir, 'cni', 'plugin-versions.json'), 'utf8'));
+    expect(Object.values(cache.plugins)).toEqual([['0.1.0', '0.2.0', '0.3.0', '0.3.1', '0.4.0', '1.0.0']]);
+
+    expect(call('DEL', config).status).toBe(0);
+    expect(existsSync(join(netDir, '10.88.0.10'))).toBe(false);
+    expect(nicState(nic.name)).toEqual(nic);
+  });
+
+  it('an IPAM failure after the lend gives the NIC back and passes the IPAM error on', () => {
+    const config = conf({ ipam: { type: 'host-local', ranges: 'not-a-list' } });
+    const add = call('ADD', config);
+    expect(add.status).toBe(1);
+    expect(add.json.msg).toContain('ipam host-local ADD');
+    expect(nicState(nic.name)).toEqual(nic);
+    expect(ipJson<any[]>('-n', pod, 'link', 'show').map((l) => l.ifname)).toEqual(['lo']);
+    expect(records()).toEqual([]);
+  });
+
+  it('a route the kernel refuses rolls the attachment back (code 103), the allocation released', () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'cni-hostlocal-'));
+    s.onCleanup(() => rmSync(dataDir, { recursive: true, force: true }));
+    // the gateway is not on any connected network of the pod
+    const config = conf({ ipam: { type: 'host-local', dataDir, ranges: [[{ subnet: '10.89.0.0/24' }]], routes: [{ dst: '10.200.0.0/16', gw: '172.31.255.1' }] } });
+    const add = call('ADD', config);
+    expect(add.status).toBe(1);
+    expect(add.json.code).toBe(103);
+    expect(add.json.msg).toContain('configuring net1 in the pod');
+    expect(nicState(nic.name)).toEqual(nic);
+    expect(readdirSync(join(dataDir, `net-${s.prefix}`)).filter((f) => /^\d/.test(f))).toEqual([]);
+    expect(records()).toEqual([]);
+  });
+});
+
+describe('namespaces', () => {
+  it('lends from a non-initial home namespace and gives back there', () => {
+    const home = s.netns('home');
+    const inner = standInNic(s, 'h0', home);
+    const config = { ...conf(), device: inner.name };
+    const add = runCni({ command: 'ADD', containerId: 'c1', netns: nsPath(pod), ifname: 'eth9', config, inNetns: home }, roots);
+    expect(add.status, add.stdout + add.stderr).toBe(0);
+    expect(nicState('eth9', pod)?.mac).toBe(inner.mac);
+    const del = runCni({ command: 'DEL', containerId: 'c1', netns: nsPath(pod), ifname: 'eth9', config, inNetns: home }, roots);
+    expect(del.status, del.stdout).toBe(0);
+    expect(nicState(inner.name, home)).toEqual(inner);
+    ip('netns', 'list'); // the home namespace is still there for cleanup
+  });
+});

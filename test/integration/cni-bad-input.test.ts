@@ -1,0 +1,189 @@
+// Every malformed or hostile input to the real executable changes nothing and gets the right code, in one
+// error object on stdout, with no stack trace anywhere.
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cniRoots, expectErrorShape, requireBundle, runCni, type CniAnswer, type CniCall, type CniRoots } from '../helpers/cni-run';
+import { ipIn, ipJson, Scratch } from '../helpers/kernel';
+import { nicState, standInNic, type NicState } from '../helpers/lend-fixture';
+
+let s: Scratch;
+let roots: CniRoots;
+let pod: string;
+let nic: NicState;
+let dataDir: string;
+let plainFile: string;
+
+beforeAll(() => {
+  requireBundle();
+  s = new Scratch();
+  roots = cniRoots();
+  pod = s.netns('pod');
+  nic = standInNic(s, 'b0');
+  dataDir = mkdtempSync(join(tmpdir(), 'cni-bad-'));
+  plainFile = join(dataDir, 'plain');
+  writeFileSync(plainFile, '');
+  // a PCI device that is not a VF, and a VF-shaped config pointing at it
+  roots.sim.addPciDevice({ bdf: '0000:00:09.0', driver: 'virtio-pci', netdev: { name: nic.name, mac: nic.mac } });
+});
+afterAll(() => {
+  s?.cleanup();
+  roots?.cleanup();
+  if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+});
+
+const nsPath = (ns: string) => `/var/run/netns/${ns}`;
+
+function conf(extra: Record<string, unknown> = {}) {
+  return {
+    cniVersion: '1.1.0',
+    name: `net-${s.prefix}`,
+    type: 'sriovctl-cni',
+    device: nic.name,
+    ipam: { type: 'host-local', dataDir, ranges: [[{ subnet: '10.91.0.0/24' }]] },
+    ...extra,
+  };
+}
+
+const VF = { device: undefined, deviceID: '0000:00:09.0' };
+
+/** Everything a bad call could have touched. */
+function world() {
+  const recDir = join(roots.stateDir, 'records');
+  const allocDir = join(dataDir, `net-${s.prefix}`);
+  return {
+    host: nicState(nic.name),
+    pod: ipJson<any[]>('-n', pod, 'link', 'show').map((l) => `${l.ifname} ${l.address} ${l.mtu}`),
+    records: existsSync(recDir) ? readdirSync(recDir) : [],
+    allocations: existsSync(allocDir) ? readdirSync(allocDir).filter((f) => /^\d/.test(f)) : [],
+  };
+}
+
+function expectRefused(a: CniAnswer, code: number, fragment: string): void {
+  const err = expectErrorShape(a);
+  expect(a.status).toBe(1);
+  expect(err.code, a.stdout).toBe(code);
+  expect(`${err.msg} ${err.details}`).toContain(fragment);
+  expect(a.stdout.trim().split('\n')).toHaveLength(1);
+  expect(a.stdout + a.stderr).not.toMatch(/\n\s+at /); // no stack trace
+}
+
+/** The call is built lazily: the fixture (NIC name, paths) exists only once beforeAll has run. */
+type Case = [string, () => Partial<CniCall>, number, string];
+
+const ENV_CASES: Case[] = [
+  ['no CNI_COMMAND', () => ({ command: undefined as unknown as string }), 4, 'CNI_COMMAND'],
+  ['an unknown verb', () => ({ command: 'UPDATE' }), 4, 'unknown CNI_COMMAND'],
+  ['a lower-case verb', () => ({ command: 'add' }), 4, 'unknown CNI_COMMAND'],
+  ['ADD without CNI_CONTAINERID, CNI_NETNS and CNI_IFNAME', () => ({ containerId: undefined, netns: undefined, ifname: undefined }), 4, 'CNI_CONTAINERID,CNI_NETNS,CNI_IFNAME'],
+  ['ADD without CNI_PATH', () => ({ cniPath: '' }), 4, 'CNI_PATH'],
+  ['an empty CNI_IFNAME', () => ({ ifname: '' }), 4, 'CNI_IFNAME'],
+  ['a 16-byte CNI_IFNAME', () => ({ ifname: 'abcdefghijklmnop' }), 4, 'CNI_IFNAME'],
+  ['CNI_IFNAME "."', () => ({ ifname: '.' }), 4, 'CNI_IFNAME'],
+  ['CNI_IFNAME ".."', () => ({ ifname: '..' }), 4, 'CNI_IFNAME'],
+  ['CNI_IFNAME with /', () => ({ ifname: 'a/b' }), 4, 'CNI_IFNAME'],
+  ['CNI_IFNAME with :', () => ({ ifname: 'eth0:1' }), 4, 'CNI_IFNAME'],
+  ['CNI_IFNAME with a space', () => ({ ifname: 'net 1' }), 4, 'CNI_IFNAME'],
+  ['CNI_CONTAINERID with a path', () => ({ containerId: '../../etc' }), 4, 'CNI_CONTAINERID'],
+  ['CNI_CONTAINERID with a space', () => ({ containerId: 'a b' }), 4, 'CNI_CONTAINERID'],
+  ['CNI_CONTAINERID starting with -', () => ({ containerId: '-rf' }), 4, 'CNI_CONTAINERID'],
+  ['CNI_NETNS a regular file', () => ({ netns: '@plain' }), 4, 'CNI_NETNS'],
+  ['CNI_NETNS a directory', () => ({ netns: '/tmp' }), 4, 'CNI_NETNS'],
+  ['CNI_NETNS that does not exist', () => ({ netns: '/var/run/netns/nonexistent-xyz' }), 4, 'CNI_NETNS'],
+  ['a relative CNI_NETNS', () => ({ netns: 'pod' }), 4, 'CNI_NETNS'],
+  ['CNI_ARGS that is not K=V', () => ({ args: 'garbage' }), 4, 'CNI_ARGS'],
+  ['CNI_ARGS with an unknown key and no IgnoreUnknown', () => ({ args: 'FOO=1' }), 4, 'FOO'],
+];
+
+const STDIN_CASES: Case[] = [
+  ['stdin that is not JSON', () => ({ config: '{"cniVersion":' }), 6, 'decoding'],
+  ['empty stdin', () => ({ config: '' }), 6, 'decoding'],
+  ['a JSON array', () => ({ config: '[1,2]' }), 6, 'object'],
+];
+
+const CONFIG_CASES: Case[] = [
+  ['an unsupported cniVersion', () => ({ config: conf({ cniVersion: '0.2.0' }) }), 1, '0.2.0'],
+  ['a future cniVersion', () => ({ config: conf({ cniVersion: '2.0.0' }) }), 1, '2.0.0'],
+  ['CHECK on 0.3.1', () => ({ command: 'CHECK', config: conf({ cniVersion: '0.3.1' }) }), 1, 'CHECK'],
+  ['STATUS on 1.0.0', () => ({ command: 'STATUS', config: conf({ cniVersion: '1.0.0' }) }), 1, 'STATUS'],
+  ['no name', () => ({ config: conf({ name: undefined }) }), 7, 'name'],
+  ['VLAN 4095', () => ({ config: conf({ ...VF, vlan: 4095 }) }), 7, 'vlan'],
+  ['QoS 8', () => ({ config: conf({ ...VF, vlan: 10, vlanQoS: 8 }) }), 7, 'vlanQoS'],
+  ['QoS without VLAN', () => ({ config: conf({ ...VF, vlanQoS: 3 }) }), 7, 'vlanQoS'],
+  ['protocol without VLAN', () => ({ config: conf({ ...VF, vlanProto: '802.1ad' }) }), 7, 'vlanProto'],
+  ['802.1ad with VLAN 0', () => ({ config: conf({ ...VF, vlan: 0, vlanProto: '802.1ad' }) }), 7, 'vlanProto'],
+  ['a bad link_state', () => ({ config: conf({ ...VF, link_state: 'up' }) }), 7, 'link_state'],
+  ['spoofchk of the wrong type', () => ({ config: conf({ ...VF, spoofchk: true }) }), 7, 'spoofchk'],
+  ['min_tx_rate above max_tx_rate', () => ({ config: conf({ ...VF, min_tx_rate: 100, max_tx_rate: 10 }) }), 7, 'min_tx_rate'],
+  ['a multicast mac', () => ({ config: conf({ mac: '01:00:5e:00:00:01' }) }), 7, 'mac'],
+  ['device of the wrong type', () => ({ config: conf({ device: 42 }) }), 7, 'device'],
+  ['allowDefaultRouteLink of the wrong type', () => ({ config: conf({ allowDefaultRouteLink: 'yes' }) }), 7, 'allowDefaultRouteLink'],
+  ['ipam of the wrong type', () => ({ config: conf({ ipam: 'host-local' }) }), 7, 'ipam'],
+  ['an ipam type that is a path', () => ({ config: conf({ ipam: { type: '../../bin/sh' } }) }), 7, 'ipam.type'],
+  ['a relative kernelpath', () => ({ config: conf({ device: undefined, kernelpath: 'devices/x' }) }), 7, 'kernelpath'],
+  ['VF fields mixed with whole-device fields', () => ({ config: conf({ vlan: 5 }) }), 7, 'cannot be combined'],
+  ['VF mode on a device that is not a VF', () => ({ config: conf({ ...VF, vlan: 5 }) }), 7, 'not a VF'],
+  ['a device that does not exist', () => ({ config: conf({ device: 'nosuchdev0' }) }), 100, 'nosuchdev0'],
+  ['a PCI address with no device', () => ({ config: conf({ device: undefined, pciBusID: '0000:7f:00.0' }) }), 100, '0000:7f:00.0'],
+  ['a kernelpath with no interface', () => ({ config: conf({ device: undefined, kernelpath: '/sys/devices/pci0000:00/nothing' }) }), 100, 'kernelpath'],
+  ['an IPAM plugin that is not in CNI_PATH', () => ({ config: conf({ ipam: { type: 'no-such-ipam' } }) }), 104, 'no-such-ipam'],
+];
+
+describe.each([
+  ['environment', ENV_CASES],
+  ['stdin', STDIN_CASES],
+  ['configuration', CONFIG_CASES],
+])('bad %s', (_what, cases) => {
+  it.each(cases)('%s → code %i, nothing changed', (_name, makeOverride, code, fragment) => {
+    const override = makeOverride();
+    const before = world();
+    const callSpec: CniCall = {
+      command: 'ADD',
+      containerId: 'c1',
+      netns: nsPath(pod),
+      ifname: 'net1',
+      config: conf(),
+      ...override,
+    };
+    if (callSpec.netns === '@plain') callSpec.netns = plainFile;
+    const a = runCni(callSpec, roots);
+    expectRefused(a, code, fragment);
+    expect(world()).toEqual(before);
+  });
+});
+
+describe('refusals that need the kernel to decide', () => {
+  it('the interface name is taken in the pod → code 102, the NIC untouched', () => {
+    ipIn(pod, 'link', 'add', 'net1', 'type', 'dummy');
+    try {
+      const before = world();
+      const a = runCni({ command: 'ADD', containerId: 'c1', netns: nsPath(pod), ifname: 'net1', config: conf() }, roots);
+      expectRefused(a, 102, 'net1');
+      expect(world()).toEqual(before);
+    } finally {
+      ipIn(pod, 'link', 'del', 'net1');
+    }
+  });
+
+  it('the link carrying the host\'s default route is refused (101) unless allowDefaultRouteLink', () => {
+    // the plugin runs in `home`, where the stand-in carries the default route
+    const home = s.netns('home');
+    const uplink = standInNic(s, 'up', home);
+    ipIn(home, 'link', 'set', uplink.name, 'up');
+    ipIn(home, 'addr', 'add', '10.66.0.2/24', 'dev', uplink.name);
+    ipIn(home, 'route', 'add', 'default', 'via', '10.66.0.1', 'dev', uplink.name);
+    const config = conf({ device: uplink.name, ipam: undefined });
+    const call = (c: object) => runCni({ command: 'ADD', containerId: 'c1', netns: nsPath(pod), ifname: 'net1', config: c, inNetns: home }, roots);
+    const refused = call(config);
+    expectRefused(refused, 101, 'allowDefaultRouteLink');
+    expect(nicState(uplink.name, home)?.mac).toBe(uplink.mac);
+    expect(ipIn(home, 'route', 'show', 'default')).toContain('10.66.0.1');
+
+    const allowed = call({ ...config, allowDefaultRouteLink: true });
+    expect(allowed.status, allowed.stdout).toBe(0);
+    const del = runCni({ command: 'DEL', containerId: 'c1', netns: nsPath(pod), ifname: 'net1', config, inNetns: home }, roots);
+    expect(del.status, del.stdout).toBe(0);
+    expect(nicState(uplink.name, home)).toEqual({ ...uplink, up: true });
+  });
+});

@@ -1,0 +1,144 @@
+// Issue 4 on a real SR-IOV driver: the lending engine (dist/lend) with a netdevsim PF — a device the kernel
+// RETURNS to the initial namespace when its namespace dies, where veth would be destroyed — and with a VF whose
+// PF-side settings live in the real driver. iproute2 is the independent witness.
+'use strict';
+
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const { spawnSync } = require('node:child_process');
+const { createVfFixture, NetdevsimPf } = require('../fixture');
+const { iproute2VfTable, iproute2SetVfs } = require('../lib/iproute2-vf');
+const { vfMac } = require('../lib/vf-settings');
+const { ip, linkJson, tempNetns, poll } = require('../lib/shell');
+const { expect, expectEqual } = require('../lib/expect');
+const { DIST, withEnv } = require('../lib/project');
+
+const lendApi = () => require(path.join(DIST, 'lend'));
+
+/** A private ledger for the scenario (and the fixture's sysfs tree when given). */
+function isolate(ctx, sysfsRoot) {
+  const stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'lab-state-'));
+  ctx.defer(() => fs.rmSync(stateDir, { recursive: true, force: true }));
+  const root = sysfsRoot ?? fs.mkdtempSync(path.join(os.tmpdir(), 'lab-sysfs-'));
+  if (!sysfsRoot) ctx.defer(() => fs.rmSync(root, { recursive: true, force: true }));
+  withEnv(ctx, { SRIOVCTL_STATE_DIR: stateDir, SRIOVCTL_SYSFS_ROOT: root });
+  return { SRIOVCTL_STATE_DIR: stateDir, SRIOVCTL_SYSFS_ROOT: root };
+}
+
+/** name, MAC, MTU, admin state as iproute2 reports them. */
+function looks(name, netns) {
+  const j = linkJson(name, netns);
+  return j && { name: j.ifname, mac: j.address, mtu: j.mtu, up: j.flags.includes('UP') };
+}
+
+async function configuredPf(ctx) {
+  const pf = await NetdevsimPf.create({ name: ctx.ifname('pf'), numVfs: 2 });
+  ctx.defer(() => pf.destroy());
+  ip('link', 'set', 'dev', pf.name, 'address', vfMac(0x41, 0xfe), 'mtu', '1450', 'up');
+  return pf;
+}
+
+/** Wait until the kernel has put the PF back in the initial namespace after its namespace died. */
+async function waitForPfHome(index) {
+  const back = await poll(() => ip('-j', 'link', 'show').includes(`"ifindex":${index},`), { timeoutMs: 10_000 });
+  expect(back, `the PF (ifindex ${index}) did not come back to the initial namespace`);
+}
+
+module.exports = [
+  {
+    name: 'lend: a netdevsim PF whose namespace died is given back under its original name',
+    async run(ctx) {
+      isolate(ctx);
+      const { lend, giveBack, findRecords } = lendApi();
+      const pf = await configuredPf(ctx);
+      const before = looks(pf.name);
+      const vfsBefore = iproute2VfTable(pf.name);
+      const node = tempNetns(ctx, ctx.ifname('node'));
+      const { record } = lend({ nic: { name: pf.name }, target: { path: `/run/netns/${node}` }, owner: 'lab:pf', name: ctx.ifname('in') });
+      expectEqual(looks(ctx.ifname('in'), node)?.up, true, 'PF up in the node');
+      ip('netns', 'del', node);
+      await waitForPfHome(pf.index);
+      const back = giveBack(record.key);
+      expectEqual(back.outcome, 'returned', 'outcome');
+      expectEqual(looks(pf.name), before, 'PF at home');
+      expectEqual(iproute2VfTable(pf.name), vfsBefore, 'VF table');
+      expectEqual(findRecords().length, 0, 'records left');
+    },
+  },
+  {
+    name: 'lend: a PF that came back as dev<ifindex> (name taken) is renamed back',
+    async run(ctx) {
+      isolate(ctx);
+      const { lend, giveBack } = lendApi();
+      const pf = await configuredPf(ctx);
+      const before = looks(pf.name);
+      const node = tempNetns(ctx, ctx.ifname('node'));
+      const inner = ctx.ifname('in');
+      const { record } = lend({ nic: { name: pf.name }, target: { path: `/run/netns/${node}` }, owner: 'lab:devn', name: inner });
+      // someone takes the name it has inside, so the kernel must call it dev<ifindex> when it comes back
+      ip('link', 'add', inner, 'type', 'veth', 'peer', 'name', ctx.ifname('q'));
+      ctx.defer(() => ip('link', 'del', inner, { check: false }));
+      ip('netns', 'del', node);
+      await waitForPfHome(pf.index);
+      const asDevN = ip('-j', 'link', 'show').match(new RegExp(`"ifindex":${pf.index},"ifname":"([^"]+)"`))?.[1];
+      ctx.figure('returned by the kernel as', asDevN);
+      const back = giveBack(record.key);
+      expectEqual(back.outcome, 'returned', 'outcome');
+      expectEqual(looks(pf.name), before, 'PF at home under its original name');
+    },
+  },
+  {
+    name: 'lend: lend killed after the move, node namespace deleted, recover() brings the PF home',
+    async run(ctx) {
+      const env = isolate(ctx);
+      const pf = await configuredPf(ctx);
+      const before = looks(pf.name);
+      const node = tempNetns(ctx, ctx.ifname('node'));
+      const request = { nic: { name: pf.name }, target: { path: `/run/netns/${node}` }, owner: 'lab:crash', name: ctx.ifname('in') };
+      const script = `require(${JSON.stringify(path.join(DIST, 'lend'))}).lend(${JSON.stringify(request)})`;
+      const r = spawnSync(process.execPath, ['-e', script], { env: { ...process.env, ...env, SRIOVCTL_FAILPOINT: 'lend:moved' } });
+      expectEqual(r.signal, 'SIGKILL', 'the lend was killed at its failpoint');
+      ip('netns', 'del', node);
+      await waitForPfHome(pf.index);
+      const report = lendApi().recover();
+      expectEqual(report.failures, [], 'recover failures');
+      expectEqual(looks(pf.name), before, 'PF at home');
+    },
+  },
+  {
+    name: 'lend: VF lent with PF-side settings on the real driver, restored exactly on give-back',
+    async run(ctx) {
+      const fx = await createVfFixture(ctx, { numVfs: 4 });
+      isolate(ctx, fx.sysfsRoot);
+      const { lend, giveBack } = lendApi();
+      // settings someone else put there: give-back must restore exactly these, not defaults
+      iproute2SetVfs(fx.pf.name, [{ vf: 1, mac: vfMac(0x42, 1), vlan: 5, qos: 1, spoofchk: true, trust: false, minTxRate: 10, maxTxRate: 100 }]);
+      const tableBefore = iproute2VfTable(fx.pf.name);
+      const vf = fx.vfs[1];
+      const netdevBefore = looks(vf.netdev);
+      const pod = tempNetns(ctx, ctx.ifname('pod'));
+      const { record } = lend({
+        nic: { pci: vf.bdf },
+        target: { path: `/run/netns/${pod}` },
+        owner: 'lab:vf',
+        name: 'net1',
+        vf: { mac: vfMac(0x43, 1), vlan: { vlan: 100, qos: 3, proto: '802.1ad' }, spoofchk: false, trust: true, linkState: 'disable', maxTxRate: 500 },
+      });
+      expectEqual(record.snapshot.vf?.vf, 1, 'VF number in the record');
+      const during = iproute2VfTable(fx.pf.name)[1];
+      expectEqual(
+        { mac: during.mac, vlan: during.vlan, qos: during.qos, proto: during.vlanProto, spoofchk: during.spoofchk, trust: during.trust, linkState: during.linkState, min: during.minTxRate, max: during.maxTxRate },
+        { mac: vfMac(0x43, 1), vlan: 100, qos: 3, proto: '802.1ad', spoofchk: false, trust: true, linkState: 'disable', min: 10, max: 500 },
+        'VF 1 while lent (min rate kept when only max was asked)',
+      );
+      expectEqual(iproute2VfTable(fx.pf.name).filter((v) => v.vf !== 1), tableBefore.filter((v) => v.vf !== 1), 'other VFs untouched');
+      expect(looks('net1', pod), 'VF netdev in the pod as net1');
+      ip('-n', pod, 'link', 'set', 'net1', 'mtu', '1280');
+      const back = giveBack(record.key);
+      expectEqual(back.outcome, 'returned', 'outcome');
+      expectEqual(iproute2VfTable(fx.pf.name), tableBefore, 'VF table restored exactly');
+      expectEqual(looks(vf.netdev), netdevBefore, 'VF netdev at home');
+    },
+  },
+];
