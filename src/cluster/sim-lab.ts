@@ -1,7 +1,8 @@
 // Simulated NICs for the local lab, when the machine has no SR-IOV PF: each PF is a veth stand-in registered in a
 // simulated sysfs tree (src/sriov/sim-tree.ts) under the cluster's state directory, and the tree's simulated
-// drivers turn sriov_numvfs writes into VFs. This module gives those VFs real stand-in netdevs (dummy links with
-// the tree's names and MACs) in the namespace where their PF is, and removes them when the VFs go away —
+// drivers turn sriov_numvfs writes into VFs. This module gives those VFs real stand-in netdevs (veth ends with
+// the tree's names and MACs; the peer end stays beside it as '<name>p') in the namespace where their PF is, and
+// removes them when the VFs go away —
 // the same shapes the tests use, so `up` and `down` run the real code paths on any Linux kernel.
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
@@ -94,6 +95,11 @@ function deleteLinkNamed(rtnl: ReturnType<typeof connect>, name: string): boolea
   return true;
 }
 
+/** The peer end of a VF stand-in (veth needs two ends; this one plays the wire and never moves). */
+export function vfPeerName(vfName: string): string {
+  return `${vfName}p`;
+}
+
 /**
  * A VF stand-in link: its name and MAC (from the tree), its PF, and the namespace it was made in (null: ours;
  * undefined: made by an earlier process, so next to its PF).
@@ -162,8 +168,8 @@ export class SimLab {
       if (!pf) continue;
       const nsPath = this.pfPlace.get(pf) ?? null;
       const mac = netdev.mac ?? simMac(vf);
-      this.progress.detail(`sim: VF ${vf} netdev ${netdev.name} (dummy) in ${nsPath ?? 'the host namespace'}`);
-      this.inNamespace(nsPath, (rtnl) => rtnl.addLink({ kind: 'dummy', name: netdev.name, mac }));
+      this.progress.detail(`sim: VF ${vf} netdev ${netdev.name} (veth, peer ${vfPeerName(netdev.name)}) in ${nsPath ?? 'the host namespace'}`);
+      this.inNamespace(nsPath, (rtnl) => rtnl.addLink({ kind: 'veth', name: netdev.name, mac, peer: { name: vfPeerName(netdev.name) } }));
       this.vfLinks.set(vf, { name: netdev.name, mac, pf, nsPath });
     }
   }
@@ -183,10 +189,13 @@ export class SimLab {
     // its borrower's give-back (down gives those back first)
     const nsPath = known.nsPath !== undefined ? known.nsPath : (this.pfPlace.get(known.pf) ?? null);
     this.inNamespace(nsPath, (rtnl) => {
+      // the VF end, or — when the VF is lent elsewhere — its peer: deleting either end destroys the pair, as the
+      // kernel destroys a VF's netdev wherever it is
       const link = rtnl.findLink({ name: known.name });
-      if (link && link.mac === known.mac) {
+      const end = link && link.mac === known.mac ? link : rtnl.findLink({ name: vfPeerName(known.name) });
+      if (end) {
         this.progress.detail(`sim: VF ${vf} netdev ${known.name} removed`);
-        rtnl.deleteLink(link.index);
+        rtnl.deleteLink(end.index);
       }
     });
   }

@@ -27,27 +27,13 @@ export function lend(req: LendRequest): LendResult {
   try {
     nic = resolveNic(req.nic);
     const move = req.move !== false;
-    if (move && !nic.link) {
-      throw new SysError(`${describeSelector(req)} has no network interface to move (userspace driver?)`, {
-        code: 'ENODEV',
-        op: 'lend resolve',
-      });
-    }
-    if (move && sameNetns(target.ref.id, nic.home.ref.id)) {
-      throw new SysError(`${nic.link!.name} is already in ${describeNamespace(target.ref)}`, {
-        code: 'INVALID',
-        op: 'lend',
-      });
-    }
-    if (req.vf && !nic.vf) {
-      throw new SysError(`${describeSelector(req)} is not a VF: VF settings need a PF`, { code: 'INVALID', op: 'lend' });
-    }
     const ledger = openLedger();
-    const identity = identityOf(nic);
-    const key = recordKeyFor(identity);
+    const key = recordKeyFor(identityOf(nic));
     const lock = lockNic(ledger, key, { timeoutMs: req.lockTimeoutMs ?? 0 });
     try {
+      // the ledger first: a NIC lent elsewhere is reported as lent, not as whatever its absence looks like
       finishPrevious(ledger, key);
+      checkLendable(req, nic, target, move);
       refreshUnderLock(nic, key, recordKeyFor);
       return lendLocked(ledger, req, nic, target, key, move);
     } finally {
@@ -56,6 +42,21 @@ export function lend(req: LendRequest): LendResult {
   } finally {
     nic?.close();
     target.close();
+  }
+}
+
+function checkLendable(req: LendRequest, nic: ResolvedNic, target: OpenNamespace, move: boolean): void {
+  if (move && !nic.link) {
+    throw new SysError(`${describeSelector(req)} has no network interface to move (userspace driver?)`, {
+      code: 'ENODEV',
+      op: 'lend resolve',
+    });
+  }
+  if (move && sameNetns(target.ref.id, nic.home.ref.id)) {
+    throw new SysError(`${nic.link!.name} is already in ${describeNamespace(target.ref)}`, { code: 'INVALID', op: 'lend' });
+  }
+  if (req.vf && !nic.vf) {
+    throw new SysError(`${describeSelector(req)} is not a VF: VF settings need a PF`, { code: 'INVALID', op: 'lend' });
   }
 }
 

@@ -1,5 +1,6 @@
 // Network namespaces as open file descriptors. Holding a Netns keeps its namespace alive until close().
 import { closeSync } from 'node:fs';
+import { isSysError } from '../errors';
 import { native, type NativeNetns } from '../native';
 import type { Netns, NetnsId } from './types';
 import { assertInteger, invalid } from './validate';
@@ -42,9 +43,23 @@ export function currentNetns(): Netns {
   return openNetns('/proc/thread-self/ns/net');
 }
 
-/** The initial namespace (that of pid 1). */
+// init_net's fixed nsfs inode on kernels that pin it (PROC_NET_INIT_INO, 0xEFFFFFF9).
+const PROC_NET_INIT_INO = 0xeffffff9;
+
+/**
+ * The initial namespace: that of pid 1. Where pid 1's namespace files are not readable (a sandboxed pid 1),
+ * our own namespace is accepted when the kernel identifies it as init_net by its fixed inode.
+ */
 export function initialNetns(): Netns {
-  return openNetns('/proc/1/ns/net');
+  try {
+    return openNetns('/proc/1/ns/net');
+  } catch (err) {
+    if (!isSysError(err, 'EACCES') && !isSysError(err, 'EPERM')) throw err;
+    const own = currentNetns();
+    if (own.id.ino === PROC_NET_INIT_INO) return own;
+    own.close();
+    throw err;
+  }
 }
 
 /** A fresh namespace (loopback up) held only by the returned fd: no bind mount, gone when closed. */

@@ -55,9 +55,10 @@ describe('sriovctl attach / detach / status', () => {
     const text = await w.run('status');
     expect(text.stdout).toMatch(new RegExp(`^NIC .*OWNER .*PHASE .*NOW .*SINCE\\n${nic.name} \\(${PF_A}\\) +attach:${node} +lent +target: ${nic.name} in /var/run/netns/${node} `));
 
-    // the borrower renames it, takes it down, changes its MTU and MAC
+    // the borrower renames it, takes it down and changes its MTU (a veth stand-in has no PCI bus-info: renamed,
+    // it is still recognised by its MAC and ifindex)
     ipIn(node, 'link', 'set', nic.name, 'down');
-    ipIn(node, 'link', 'set', nic.name, 'name', 'eth7', 'mtu', '1300', 'address', '02:00:00:00:00:77');
+    ipIn(node, 'link', 'set', nic.name, 'name', 'eth7', 'mtu', '1300');
     expect(JSON.parse((await w.run('status', '--json')).stdout)[0].now).toMatchObject({ place: 'target', name: 'eth7' });
 
     const d = await w.run('detach', nic.name);
@@ -153,7 +154,7 @@ describe('sriovctl attach / detach / status', () => {
     const nic = w.pf('a', PF_A);
     const node = w.netns('node');
     w.plainNic('x', node); // the node already has <prefix>x
-    ipIn(node, 'link', 'add', nic.name, 'type', 'dummy');
+    ipIn(node, 'link', 'add', nic.name, 'type', 'veth', 'peer', 'name', w.s.name('y')); // and the NIC's own name
 
     const r = await w.run('attach', nic.name, node);
     expect(r.code).toBe(1);
@@ -172,8 +173,8 @@ describe('sriovctl attach / detach / status', () => {
     const nic = w.pf('a', PF_A);
     const node = w.netns('node');
     expect((await w.run('attach', nic.name, node)).code).toBe(0);
-    ip('link', 'add', nic.name, 'type', 'dummy'); // a newcomer takes the name
-    w.s.onCleanup(() => ip('link', 'del', nic.name));
+    ip('link', 'add', nic.name, 'type', 'veth', 'peer', 'name', w.s.name('y')); // a newcomer takes the name
+    w.s.onCleanup(() => ip('link', 'del', w.s.name('y')));
 
     const d = await w.run('detach', nic.name);
     expect(d.code).toBe(3);

@@ -70,64 +70,64 @@ function expectRefused(a: CniAnswer, code: number, fragment: string): void {
 }
 
 /** The call is built lazily: the fixture (NIC name, paths) exists only once beforeAll has run. */
-type Case = [string, () => Partial<CniCall>, number, string];
+type Case = [string, number, string, () => Partial<CniCall>];
 
 const ENV_CASES: Case[] = [
-  ['no CNI_COMMAND', () => ({ command: undefined as unknown as string }), 4, 'CNI_COMMAND'],
-  ['an unknown verb', () => ({ command: 'UPDATE' }), 4, 'unknown CNI_COMMAND'],
-  ['a lower-case verb', () => ({ command: 'add' }), 4, 'unknown CNI_COMMAND'],
-  ['ADD without CNI_CONTAINERID, CNI_NETNS and CNI_IFNAME', () => ({ containerId: undefined, netns: undefined, ifname: undefined }), 4, 'CNI_CONTAINERID,CNI_NETNS,CNI_IFNAME'],
-  ['ADD without CNI_PATH', () => ({ cniPath: '' }), 4, 'CNI_PATH'],
-  ['an empty CNI_IFNAME', () => ({ ifname: '' }), 4, 'CNI_IFNAME'],
-  ['a 16-byte CNI_IFNAME', () => ({ ifname: 'abcdefghijklmnop' }), 4, 'CNI_IFNAME'],
-  ['CNI_IFNAME "."', () => ({ ifname: '.' }), 4, 'CNI_IFNAME'],
-  ['CNI_IFNAME ".."', () => ({ ifname: '..' }), 4, 'CNI_IFNAME'],
-  ['CNI_IFNAME with /', () => ({ ifname: 'a/b' }), 4, 'CNI_IFNAME'],
-  ['CNI_IFNAME with :', () => ({ ifname: 'eth0:1' }), 4, 'CNI_IFNAME'],
-  ['CNI_IFNAME with a space', () => ({ ifname: 'net 1' }), 4, 'CNI_IFNAME'],
-  ['CNI_CONTAINERID with a path', () => ({ containerId: '../../etc' }), 4, 'CNI_CONTAINERID'],
-  ['CNI_CONTAINERID with a space', () => ({ containerId: 'a b' }), 4, 'CNI_CONTAINERID'],
-  ['CNI_CONTAINERID starting with -', () => ({ containerId: '-rf' }), 4, 'CNI_CONTAINERID'],
-  ['CNI_NETNS a regular file', () => ({ netns: '@plain' }), 4, 'CNI_NETNS'],
-  ['CNI_NETNS a directory', () => ({ netns: '/tmp' }), 4, 'CNI_NETNS'],
-  ['CNI_NETNS that does not exist', () => ({ netns: '/var/run/netns/nonexistent-xyz' }), 4, 'CNI_NETNS'],
-  ['a relative CNI_NETNS', () => ({ netns: 'pod' }), 4, 'CNI_NETNS'],
-  ['CNI_ARGS that is not K=V', () => ({ args: 'garbage' }), 4, 'CNI_ARGS'],
-  ['CNI_ARGS with an unknown key and no IgnoreUnknown', () => ({ args: 'FOO=1' }), 4, 'FOO'],
+  ['no CNI_COMMAND', 4, 'CNI_COMMAND', () => ({ command: undefined as unknown as string })],
+  ['an unknown verb', 4, 'unknown CNI_COMMAND', () => ({ command: 'UPDATE' })],
+  ['a lower-case verb', 4, 'unknown CNI_COMMAND', () => ({ command: 'add' })],
+  ['ADD without CNI_CONTAINERID, CNI_NETNS and CNI_IFNAME', 4, 'CNI_CONTAINERID,CNI_NETNS,CNI_IFNAME', () => ({ containerId: undefined, netns: undefined, ifname: undefined })],
+  ['ADD without CNI_PATH', 4, 'CNI_PATH', () => ({ cniPath: '' })],
+  ['an empty CNI_IFNAME', 4, 'CNI_IFNAME', () => ({ ifname: '' })],
+  ['a 16-byte CNI_IFNAME', 4, 'CNI_IFNAME', () => ({ ifname: 'abcdefghijklmnop' })],
+  ['CNI_IFNAME "."', 4, 'CNI_IFNAME', () => ({ ifname: '.' })],
+  ['CNI_IFNAME ".."', 4, 'CNI_IFNAME', () => ({ ifname: '..' })],
+  ['CNI_IFNAME with /', 4, 'CNI_IFNAME', () => ({ ifname: 'a/b' })],
+  ['CNI_IFNAME with :', 4, 'CNI_IFNAME', () => ({ ifname: 'eth0:1' })],
+  ['CNI_IFNAME with a space', 4, 'CNI_IFNAME', () => ({ ifname: 'net 1' })],
+  ['CNI_CONTAINERID with a path', 4, 'CNI_CONTAINERID', () => ({ containerId: '../../etc' })],
+  ['CNI_CONTAINERID with a space', 4, 'CNI_CONTAINERID', () => ({ containerId: 'a b' })],
+  ['CNI_CONTAINERID starting with -', 4, 'CNI_CONTAINERID', () => ({ containerId: '-rf' })],
+  ['CNI_NETNS a regular file', 4, 'CNI_NETNS', () => ({ netns: '@plain' })],
+  ['CNI_NETNS a directory', 4, 'CNI_NETNS', () => ({ netns: '/tmp' })],
+  ['CNI_NETNS that does not exist', 4, 'CNI_NETNS', () => ({ netns: '/var/run/netns/nonexistent-xyz' })],
+  ['a relative CNI_NETNS', 4, 'CNI_NETNS', () => ({ netns: 'pod' })],
+  ['CNI_ARGS that is not K=V', 4, 'CNI_ARGS', () => ({ args: 'garbage' })],
+  ['CNI_ARGS with an unknown key and no IgnoreUnknown', 4, 'FOO', () => ({ args: 'FOO=1' })],
 ];
 
 const STDIN_CASES: Case[] = [
-  ['stdin that is not JSON', () => ({ config: '{"cniVersion":' }), 6, 'decoding'],
-  ['empty stdin', () => ({ config: '' }), 6, 'decoding'],
-  ['a JSON array', () => ({ config: '[1,2]' }), 6, 'object'],
+  ['stdin that is not JSON', 6, 'decoding', () => ({ config: '{"cniVersion":' })],
+  ['empty stdin', 6, 'decoding', () => ({ config: '' })],
+  ['a JSON array', 6, 'object', () => ({ config: '[1,2]' })],
 ];
 
 const CONFIG_CASES: Case[] = [
-  ['an unsupported cniVersion', () => ({ config: conf({ cniVersion: '0.2.0' }) }), 1, '0.2.0'],
-  ['a future cniVersion', () => ({ config: conf({ cniVersion: '2.0.0' }) }), 1, '2.0.0'],
-  ['CHECK on 0.3.1', () => ({ command: 'CHECK', config: conf({ cniVersion: '0.3.1' }) }), 1, 'CHECK'],
-  ['STATUS on 1.0.0', () => ({ command: 'STATUS', config: conf({ cniVersion: '1.0.0' }) }), 1, 'STATUS'],
-  ['no name', () => ({ config: conf({ name: undefined }) }), 7, 'name'],
-  ['VLAN 4095', () => ({ config: conf({ ...VF, vlan: 4095 }) }), 7, 'vlan'],
-  ['QoS 8', () => ({ config: conf({ ...VF, vlan: 10, vlanQoS: 8 }) }), 7, 'vlanQoS'],
-  ['QoS without VLAN', () => ({ config: conf({ ...VF, vlanQoS: 3 }) }), 7, 'vlanQoS'],
-  ['protocol without VLAN', () => ({ config: conf({ ...VF, vlanProto: '802.1ad' }) }), 7, 'vlanProto'],
-  ['802.1ad with VLAN 0', () => ({ config: conf({ ...VF, vlan: 0, vlanProto: '802.1ad' }) }), 7, 'vlanProto'],
-  ['a bad link_state', () => ({ config: conf({ ...VF, link_state: 'up' }) }), 7, 'link_state'],
-  ['spoofchk of the wrong type', () => ({ config: conf({ ...VF, spoofchk: true }) }), 7, 'spoofchk'],
-  ['min_tx_rate above max_tx_rate', () => ({ config: conf({ ...VF, min_tx_rate: 100, max_tx_rate: 10 }) }), 7, 'min_tx_rate'],
-  ['a multicast mac', () => ({ config: conf({ mac: '01:00:5e:00:00:01' }) }), 7, 'mac'],
-  ['device of the wrong type', () => ({ config: conf({ device: 42 }) }), 7, 'device'],
-  ['allowDefaultRouteLink of the wrong type', () => ({ config: conf({ allowDefaultRouteLink: 'yes' }) }), 7, 'allowDefaultRouteLink'],
-  ['ipam of the wrong type', () => ({ config: conf({ ipam: 'host-local' }) }), 7, 'ipam'],
-  ['an ipam type that is a path', () => ({ config: conf({ ipam: { type: '../../bin/sh' } }) }), 7, 'ipam.type'],
-  ['a relative kernelpath', () => ({ config: conf({ device: undefined, kernelpath: 'devices/x' }) }), 7, 'kernelpath'],
-  ['VF fields mixed with whole-device fields', () => ({ config: conf({ vlan: 5 }) }), 7, 'cannot be combined'],
-  ['VF mode on a device that is not a VF', () => ({ config: conf({ ...VF, vlan: 5 }) }), 7, 'not a VF'],
-  ['a device that does not exist', () => ({ config: conf({ device: 'nosuchdev0' }) }), 100, 'nosuchdev0'],
-  ['a PCI address with no device', () => ({ config: conf({ device: undefined, pciBusID: '0000:7f:00.0' }) }), 100, '0000:7f:00.0'],
-  ['a kernelpath with no interface', () => ({ config: conf({ device: undefined, kernelpath: '/sys/devices/pci0000:00/nothing' }) }), 100, 'kernelpath'],
-  ['an IPAM plugin that is not in CNI_PATH', () => ({ config: conf({ ipam: { type: 'no-such-ipam' } }) }), 104, 'no-such-ipam'],
+  ['an unsupported cniVersion', 1, '0.2.0', () => ({ config: conf({ cniVersion: '0.2.0' }) })],
+  ['a future cniVersion', 1, '2.0.0', () => ({ config: conf({ cniVersion: '2.0.0' }) })],
+  ['CHECK on 0.3.1', 1, 'CHECK', () => ({ command: 'CHECK', config: conf({ cniVersion: '0.3.1' }) })],
+  ['STATUS on 1.0.0', 1, 'STATUS', () => ({ command: 'STATUS', config: conf({ cniVersion: '1.0.0' }) })],
+  ['no name', 7, 'name', () => ({ config: conf({ name: undefined }) })],
+  ['VLAN 4095', 7, 'vlan', () => ({ config: conf({ ...VF, vlan: 4095 }) })],
+  ['QoS 8', 7, 'vlanQoS', () => ({ config: conf({ ...VF, vlan: 10, vlanQoS: 8 }) })],
+  ['QoS without VLAN', 7, 'vlanQoS', () => ({ config: conf({ ...VF, vlanQoS: 3 }) })],
+  ['protocol without VLAN', 7, 'vlanProto', () => ({ config: conf({ ...VF, vlanProto: '802.1ad' }) })],
+  ['802.1ad with VLAN 0', 7, 'vlanProto', () => ({ config: conf({ ...VF, vlan: 0, vlanProto: '802.1ad' }) })],
+  ['a bad link_state', 7, 'link_state', () => ({ config: conf({ ...VF, link_state: 'up' }) })],
+  ['spoofchk of the wrong type', 7, 'spoofchk', () => ({ config: conf({ ...VF, spoofchk: true }) })],
+  ['min_tx_rate above max_tx_rate', 7, 'min_tx_rate', () => ({ config: conf({ ...VF, min_tx_rate: 100, max_tx_rate: 10 }) })],
+  ['a multicast mac', 7, 'mac', () => ({ config: conf({ mac: '01:00:5e:00:00:01' }) })],
+  ['device of the wrong type', 7, 'device', () => ({ config: conf({ device: 42 }) })],
+  ['allowDefaultRouteLink of the wrong type', 7, 'allowDefaultRouteLink', () => ({ config: conf({ allowDefaultRouteLink: 'yes' }) })],
+  ['ipam of the wrong type', 7, 'ipam', () => ({ config: conf({ ipam: 'host-local' }) })],
+  ['an ipam type that is a path', 7, 'ipam.type', () => ({ config: conf({ ipam: { type: '../../bin/sh' } }) })],
+  ['a relative kernelpath', 7, 'kernelpath', () => ({ config: conf({ device: undefined, kernelpath: 'devices/x' }) })],
+  ['VF fields mixed with whole-device fields', 7, 'cannot be combined', () => ({ config: conf({ vlan: 5 }) })],
+  ['VF mode on a device that is not a VF', 7, 'not a VF', () => ({ config: conf({ ...VF, vlan: 5 }) })],
+  ['a device that does not exist', 100, 'nosuchdev0', () => ({ config: conf({ device: 'nosuchdev0' }) })],
+  ['a PCI address with no device', 100, '0000:7f:00.0', () => ({ config: conf({ device: undefined, pciBusID: '0000:7f:00.0' }) })],
+  ['a kernelpath with no interface', 100, 'pci0000:00/nothing', () => ({ config: conf({ device: undefined, kernelpath: '/sys/devices/pci0000:00/nothing' }) })],
+  ['an IPAM plugin that is not in CNI_PATH', 104, 'no-such-ipam', () => ({ config: conf({ ipam: { type: 'no-such-ipam' } }) })],
 ];
 
 describe.each([
@@ -135,7 +135,7 @@ describe.each([
   ['stdin', STDIN_CASES],
   ['configuration', CONFIG_CASES],
 ])('bad %s', (_what, cases) => {
-  it.each(cases)('%s → code %i, nothing changed', (_name, makeOverride, code, fragment) => {
+  it.each(cases)('%s → code %i, nothing changed', (_name, code, fragment, makeOverride) => {
     const override = makeOverride();
     const before = world();
     const callSpec: CniCall = {
@@ -155,7 +155,7 @@ describe.each([
 
 describe('refusals that need the kernel to decide', () => {
   it('the interface name is taken in the pod → code 102, the NIC untouched', () => {
-    ipIn(pod, 'link', 'add', 'net1', 'type', 'dummy');
+    ipIn(pod, 'link', 'add', 'net1', 'type', 'veth', 'peer', 'name', 'net1p');
     try {
       const before = world();
       const a = runCni({ command: 'ADD', containerId: 'c1', netns: nsPath(pod), ifname: 'net1', config: conf() }, roots);

@@ -4,6 +4,7 @@
 // NICs lent to them are tracked by the ledger like any other target.
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { connect, openNetns } from '../../net';
 import type { ClusterNode, CreateSpec, Provider, ProviderContext } from '../types';
 
 export const NETNS_DIR = '/var/run/netns';
@@ -26,6 +27,21 @@ export function parseLocalNodes(names: string[], cluster: string): ClusterNode[]
     if (m) nodes.push({ node: { name, role: m[1] as 'server' | 'agent' }, n: (m[1] === 'server' ? -1e6 : 0) + Number(m[2]) });
   }
   return nodes.sort((a, b) => a.n - b.n).map((x) => x.node);
+}
+
+/** A node's `lo` up, as on any booted machine (through netlink: no process per node). */
+function loopbackUp(nsPath: string): void {
+  const ns = openNetns(nsPath);
+  try {
+    const rtnl = connect(ns);
+    try {
+      rtnl.setLink(rtnl.getLink({ name: 'lo' }).index, { up: true });
+    } finally {
+      rtnl.close();
+    }
+  } finally {
+    ns.close();
+  }
 }
 
 function namedNamespaces(): string[] {
@@ -57,7 +73,7 @@ export function localProvider(): Provider {
         for (const node of localNodeNames(spec.name, spec.agents)) {
           await ip(ctx, ['netns', 'add', node.name]);
           made.push(node.name);
-          await ip(ctx, ['-n', node.name, 'link', 'set', 'lo', 'up']);
+          loopbackUp(join(NETNS_DIR, node.name));
         }
       } catch (err) {
         // nothing of the cluster exists yet: remove the nodes made so far, then report
