@@ -9,6 +9,7 @@ import type { CommandIo, CommandKit } from './command-kit';
 import { CliError, ExitCode, usageError } from './exit-codes';
 import { parseCount } from './arguments';
 import { resolveNic } from './nics';
+import { assertNicExists } from './records';
 import { reasonOf } from './output';
 import { resolveTarget } from './targets';
 import { createVfs, planVfs, restoreVfCount, type VfPlan } from './vf-plan';
@@ -53,6 +54,7 @@ async function attach(io: CommandIo, nicText: string, targetText: string, opts: 
   }
   if (opts.driver !== undefined && opts.vfs === undefined) throw usageError('--driver needs --vfs <n>');
   const target = await resolveTarget(targetText);
+  assertNicExists(nic);
   const plan = opts.vfs !== undefined ? planVfs(nic, nicText, opts.vfs, opts.driver) : null;
 
   const meta: AttachMeta = { target: targetText, ...(plan ? { vfs: { pf: plan.pf, before: plan.before } } : {}) };

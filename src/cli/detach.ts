@@ -47,7 +47,7 @@ async function detachOne(io: CommandIo, nicText: string): Promise<ExitCode> {
   const matches = recordsForNic(findRecords(), selector);
   if (matches.length === 0) {
     // A second detach is a no-op; a NIC that exists nowhere is a mistake worth an error.
-    if (!nicExistsHere(selector)) throw new CliError(`no such NIC here, and no record of it`);
+    if (!nicExistsHere(selector)) throw new CliError('no record of it, and no such NIC here');
     io.out.line(`${nicText}: not lent`);
     return ExitCode.ok;
   }

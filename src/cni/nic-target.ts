@@ -87,7 +87,7 @@ function notFound(msg: string, lentMatch: (r: LendRecord) => boolean): CniError 
 export function refuseDefaultRouteLink(rtnl: Rtnl, target: NicTarget, allowed: boolean): void {
   if (allowed || !target.link) return;
   const index = target.link.index;
-  const carries = rtnl.listRoutes().some((r) => r.index === index && (r.dst === 'default' || r.dst.endsWith('/0')));
+  const carries = rtnl.listRoutes({ table: 0 }).some((r) => r.index === index && (r.dst === 'default' || r.dst.endsWith('/0')));
   if (carries) {
     throw new CniError(
       CNI_ERR.DEFAULT_ROUTE_LINK,

@@ -57,11 +57,11 @@ export function podDifferences(rtnl: Rtnl, index: number, ifname: string, expect
   for (const ip of ours) {
     if (!have.some((a) => sameAddress(a, ip.address))) problems.push(`${ifname} lacks address ${ip.address}`);
   }
-  const routes = rtnl.listRoutes();
-  const gateways = gatewaysByFamily(ours);
+  // as libcni's ValidateExpectedRoute: the chain's routes are not tagged with an interface, so a route is
+  // checked by its destination, and by its gateway only when it names one
+  const routes = rtnl.listRoutes({ table: 0 });
   for (const r of expected.routes ?? []) {
-    const gw = r.gw ?? gateways[cidrFamily(r.dst)!];
-    if (!routes.some((have) => sameRoute(have, r.dst, gw))) problems.push(`route ${r.dst}${gw ? ` via ${gw}` : ''} is missing`);
+    if (!routes.some((have) => sameRoute(have, r.dst, r.gw))) problems.push(`route ${r.dst}${r.gw ? ` via ${r.gw}` : ''} is missing`);
   }
   return problems;
 }

@@ -2,8 +2,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { afterEach, beforeEach } from 'vitest';
 import { spawnTs, waitForExit } from './ts-child';
-import { ip, linkJson, type Scratch } from './kernel';
+import { ip, linkJson, Scratch } from './kernel';
 
 const CHILD = join(__dirname, 'lend-child.ts');
 
@@ -70,4 +71,26 @@ export async function runChild(job: object, env: NodeJS.ProcessEnv = {}) {
     parsed = null;
   }
   return { ...done, parsed };
+}
+
+/**
+ * Per-test scratch space and an isolated ledger, created before and removed after every test of the file.
+ * Returns accessors, since each test gets fresh ones.
+ */
+export function useLendScratch(): { scratch(): Scratch; roots(): ReturnType<typeof isolatedRoots>; env(): NodeJS.ProcessEnv } {
+  let s: Scratch;
+  let r: ReturnType<typeof isolatedRoots>;
+  beforeEach(() => {
+    s = new Scratch();
+    r = isolatedRoots();
+  });
+  afterEach(() => {
+    s.cleanup();
+    r.cleanup();
+  });
+  return {
+    scratch: () => s,
+    roots: () => r,
+    env: () => ({ SRIOVCTL_STATE_DIR: r.stateDir, SRIOVCTL_SYSFS_ROOT: r.sysfsRoot }),
+  };
 }

@@ -207,7 +207,7 @@ describe('sriovctl attach / detach / status', () => {
     expect(w.sysfs.sim.read(`${w.sysfs.sim.pciDir(PF_A)}/sriov_numvfs`)).toBe('0\n');
     const unknown = await w.run('detach', w.s.name('zz'));
     expect(unknown.code).toBe(1);
-    expect(unknown.stderr).toBe(`sriovctl: detach ${w.s.name('zz')}: no such NIC here, and no record of it\n`);
+    expect(unknown.stderr).toBe(`sriovctl: detach ${w.s.name('zz')}: no record of it, and no such NIC here\n`);
   });
 
   it('two concurrent attach runs never take the same NIC: one wins, the other fails cleanly', async () => {

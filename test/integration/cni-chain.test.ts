@@ -32,13 +32,13 @@ const nsPath = (ns: string) => `/var/run/netns/${ns}`;
 // Debian's tuning speaks up to 1.0.0, so the whole list does
 const VERSION = '1.0.0';
 
-function ours(device: string, address: string) {
+function ours(device: string, address: string, dst = '0.0.0.0/0') {
   return {
     cniVersion: VERSION,
     name: `chain-${s.prefix}`,
     type: 'sriovctl-cni',
     device,
-    ipam: { type: 'static', addresses: [{ address, gateway: address.replace(/\.\d+\//, '.1/') }], routes: [{ dst: '0.0.0.0/0' }] },
+    ipam: { type: 'static', addresses: [{ address, gateway: address.replace(/\.\d+\/\d+$/, '.1') }], routes: [{ dst }] },
   };
 }
 
@@ -98,20 +98,20 @@ describe('sriovctl-cni after another interface plugin', () => {
     const first = runCni({ ...base(), command: 'ADD', config: ours(nic.name, '10.62.0.5/24') }, roots);
     expect(first.status, first.stdout).toBe(0);
     const net2 = { ...base(), ifname: 'net2' };
-    const add = runCni({ ...net2, command: 'ADD', config: { ...ours(second.name, '10.63.0.5/24'), prevResult: first.json } }, roots);
+    const add = runCni({ ...net2, command: 'ADD', config: { ...ours(second.name, '10.63.0.5/24', '10.200.0.0/16'), prevResult: first.json } }, roots);
     expect(add.status, add.stdout + add.stderr).toBe(0);
     expect(add.json.interfaces.map((i: any) => i.name)).toEqual(['net1', 'net2']);
     expect(add.json.ips).toEqual([
       { address: '10.62.0.5/24', gateway: '10.62.0.1', interface: 0 },
       { address: '10.63.0.5/24', gateway: '10.63.0.1', interface: 1 },
     ]);
-    expect(add.json.routes).toEqual([{ dst: '0.0.0.0/0' }, { dst: '0.0.0.0/0' }]);
+    expect(add.json.routes).toEqual([{ dst: '0.0.0.0/0' }, { dst: '10.200.0.0/16' }]);
     expect(nicState('net2', pod)?.mac).toBe(second.mac);
 
-    const check = runCni({ ...net2, command: 'CHECK', config: { ...ours(second.name, '10.63.0.5/24'), prevResult: add.json } }, roots);
+    const check = runCni({ ...net2, command: 'CHECK', config: { ...ours(second.name, '10.63.0.5/24', '10.200.0.0/16'), prevResult: add.json } }, roots);
     expect(check.status, check.stdout).toBe(0);
 
-    expect(runCni({ ...net2, command: 'DEL', config: ours(second.name, '10.63.0.5/24') }, roots).status).toBe(0);
+    expect(runCni({ ...net2, command: 'DEL', config: ours(second.name, '10.63.0.5/24', '10.200.0.0/16') }, roots).status).toBe(0);
     expect(runCni({ ...base(), command: 'DEL', config: ours(nic.name, '10.62.0.5/24') }, roots).status).toBe(0);
     expect(nicState(nic.name)).toEqual(nic);
     expect(nicState(second.name)).toEqual(second);

@@ -1,27 +1,15 @@
 // Many processes at once: 16 lends of 16 NICs all succeed; two processes racing for one NIC: one wins, the other
 // is told BUSY, and nothing is half-done.
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { findRecords, giveBack } from '../../src/lend';
-import { Scratch } from '../helpers/kernel';
-import { isolatedRoots, nicState, runChild, standInNic } from '../helpers/lend-fixture';
+import { nicState, runChild, standInNic, useLendScratch } from '../helpers/lend-fixture';
 
-let s: Scratch;
-let roots: ReturnType<typeof isolatedRoots>;
-
-beforeEach(() => {
-  s = new Scratch();
-  roots = isolatedRoots();
-});
-
-afterEach(() => {
-  s.cleanup();
-  roots.cleanup();
-});
-
-const env = () => ({ SRIOVCTL_STATE_DIR: roots.stateDir, SRIOVCTL_SYSFS_ROOT: roots.sysfsRoot });
+const space = useLendScratch();
+const env = space.env;
 
 describe('concurrency', () => {
   it('lends 16 NICs from 16 processes at once', async () => {
+    const s = space.scratch();
     const node = s.netns('node');
     const nics = Array.from({ length: 16 }, (_, i) => standInNic(s, `c${i}`));
     const runs = await Promise.all(
@@ -40,6 +28,7 @@ describe('concurrency', () => {
   }, 120_000);
 
   it('two processes racing for one NIC: one wins, the other gets BUSY', async () => {
+    const s = space.scratch();
     const a = s.netns('a');
     const b = s.netns('b');
     const nic = standInNic(s, 'r0');

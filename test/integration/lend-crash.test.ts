@@ -1,30 +1,21 @@
 // Crash safety, table-driven over every step the engine has: a process SIGKILLed (or failing) right after any
 // step's kernel action, then recover(), must leave the NIC home and intact. A new step without a row here fails
 // the "covers every step" test.
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { execFileSync } from 'node:child_process';
+import { describe, expect, it } from 'vitest';
 import { findRecords, GIVE_BACK_STEPS, LEND_STEPS, recover } from '../../src/lend';
-import { Scratch } from '../helpers/kernel';
-import { isolatedRoots, nicState, runChild, standInNic } from '../helpers/lend-fixture';
+import { nicState, runChild, standInNic, useLendScratch, type NicState } from '../helpers/lend-fixture';
 
-let s: Scratch;
-let roots: ReturnType<typeof isolatedRoots>;
-
-beforeEach(() => {
-  s = new Scratch();
-  roots = isolatedRoots();
-});
-
-afterEach(() => {
-  s.cleanup();
-  roots.cleanup();
-});
+const space = useLendScratch();
+const env = space.env;
 
 /** The lend every row makes: renamed, reconfigured, with an altname the move must drop. */
 function setup() {
+  const s = space.scratch();
   const pod = s.netns('pod');
   const nic = standInNic(s, 'k0');
   const alt = s.prefix + 'net1';
-  require('node:child_process').execFileSync('ip', ['link', 'property', 'add', 'dev', nic.name, 'altname', alt]);
+  execFileSync('ip', ['link', 'property', 'add', 'dev', nic.name, 'altname', alt]);
   const before = nicState(nic.name)!;
   const request = {
     nic: { name: nic.name },
@@ -37,7 +28,16 @@ function setup() {
   return { pod, before, request };
 }
 
-const env = () => ({ SRIOVCTL_STATE_DIR: roots.stateDir, SRIOVCTL_SYSFS_ROOT: roots.sysfsRoot });
+/** After a SIGKILL mid-operation: one record is left, and recover() puts the NIC home exactly as it was. */
+function expectKilledThenRecovered(run: { signal: string | null }, before: NicState, pod: string, targetName: string) {
+  expect(run.signal).toBe('SIGKILL');
+  expect(findRecords()).toHaveLength(1);
+  const report = recover();
+  expect(report.failures).toEqual([]);
+  expect(nicState(before.name)).toEqual(before);
+  expect(nicState(targetName, pod)).toBeNull();
+  expect(findRecords()).toHaveLength(0);
+}
 
 describe('crash at every step, then recover()', () => {
   it('covers every step of lend and give-back', () => {
@@ -49,13 +49,7 @@ describe('crash at every step, then recover()', () => {
     it(`lend killed at ${step}`, async () => {
       const { pod, before, request } = setup();
       const run = await runChild({ op: 'lend', request }, { ...env(), SRIOVCTL_FAILPOINT: step });
-      expect(run.signal).toBe('SIGKILL');
-      expect(findRecords()).toHaveLength(1);
-      const report = recover();
-      expect(report.failures).toEqual([]);
-      expect(nicState(before.name)).toEqual(before);
-      expect(nicState(request.name, pod)).toBeNull();
-      expect(findRecords()).toHaveLength(0);
+      expectKilledThenRecovered(run, before, pod, request.name);
     });
 
     it(`lend failing at ${step} rolls back at once`, async () => {
@@ -74,13 +68,7 @@ describe('crash at every step, then recover()', () => {
       expect(lent.parsed).toMatchObject({ ok: true });
       const key = lent.parsed.result as string;
       const run = await runChild({ op: 'giveBack', key }, { ...env(), SRIOVCTL_FAILPOINT: step });
-      expect(run.signal).toBe('SIGKILL');
-      expect(findRecords()).toHaveLength(1);
-      const report = recover();
-      expect(report.failures).toEqual([]);
-      expect(nicState(before.name)).toEqual(before);
-      expect(nicState(request.name, pod)).toBeNull();
-      expect(findRecords()).toHaveLength(0);
+      expectKilledThenRecovered(run, before, pod, request.name);
     });
   }
 });

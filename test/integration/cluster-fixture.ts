@@ -1,0 +1,152 @@
+// Shared by the cluster tests: the `sriovctl` program run in-process with the cluster commands (so the engine,
+// the simulated drivers and the orchestrator share one process, as in a real run), and the stand-in
+// k3d/kind/kubectl/docker/podman executables of test/fixtures/bin on PATH.
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { main } from '../../src/cli/main';
+import { registerClusterCommands, registerDemoCommand } from '../../src/cli/cluster';
+
+export const FIXTURE_BIN = resolve(__dirname, '..', 'fixtures', 'bin');
+/** No /usr/local/bin: the machine may have a real docker there, and no container engine may run in tests. */
+export const SYSTEM_PATH = '/usr/sbin:/usr/bin:/sbin:/bin';
+
+export interface RunResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** `sriovctl <args>` in this process. */
+export async function sriovctl(...args: string[]): Promise<RunResult> {
+  let stdout = '';
+  let stderr = '';
+  const code = await main(['node', 'sriovctl', ...args], {
+    stdout: { write: (s: string) => (stdout += s) },
+    stderr: { write: (s: string) => (stderr += s) },
+    extra: [registerClusterCommands, registerDemoCommand],
+  });
+  return { code, stdout, stderr };
+}
+
+export interface Call {
+  tool: string;
+  args: string[];
+  at: number;
+  provider?: string;
+  config?: any;
+  linksAtDelete?: Record<string, string[]>;
+  recordsAtDelete?: number;
+}
+
+/** The stand-ins' world: their state and call log in a temp dir, first on PATH while in use. */
+export class Standins {
+  readonly dir = mkdtempSync(join(tmpdir(), 'sriovctl-standins-'));
+  private readonly saved = { path: process.env.PATH, dir: process.env.STANDIN_DIR };
+
+  constructor(binDir = FIXTURE_BIN) {
+    process.env.STANDIN_DIR = this.dir;
+    process.env.PATH = `${binDir}:${SYSTEM_PATH}`;
+  }
+
+  calls(tool?: string): Call[] {
+    const file = join(this.dir, 'calls.jsonl');
+    if (!existsSync(file)) return [];
+    const all = readFileSync(file, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as Call);
+    return tool ? all.filter((c) => c.tool === tool) : all;
+  }
+
+  /** Node "containers" still running. */
+  containers(): Record<string, number> {
+    try {
+      return JSON.parse(readFileSync(join(this.dir, 'state.json'), 'utf8')).containers;
+    } catch {
+      return {};
+    }
+  }
+
+  cleanup(): void {
+    for (const pid of Object.values(this.containers())) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // gone
+      }
+    }
+    restoreEnv('PATH', this.saved.path);
+    restoreEnv('STANDIN_DIR', this.saved.dir);
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+/** A bin directory with only some of the stand-ins (e.g. podman but no docker). */
+export function partialBin(tools: string[]): { dir: string; cleanup(): void } {
+  const dir = mkdtempSync(join(tmpdir(), 'sriovctl-bin-'));
+  for (const t of [...tools, '_standin.js']) {
+    execFileSync('ln', ['-s', join(FIXTURE_BIN, t === 'podman' ? 'docker' : t), join(dir, t)]);
+  }
+  return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+export function restoreEnv(key: string, value: string | undefined): void {
+  if (value === undefined) delete process.env[key];
+  else process.env[key] = value;
+}
+
+/** Links (but lo) in the network namespace of process `pid`, as iproute2 sees them. */
+export function linksOfPid(pid: number): string[] {
+  const out = execFileSync('nsenter', ['-t', String(pid), '-n', 'ip', '-j', 'link', 'show'], { encoding: 'utf8' });
+  return (JSON.parse(out || '[]') as { ifname: string }[]).map((l) => l.ifname).filter((n) => n !== 'lo');
+}
+
+/** Named namespaces whose name starts with `prefix`. */
+export function namespacesWith(prefix: string): string[] {
+  try {
+    return readdirSync('/var/run/netns').filter((n) => n.startsWith(prefix));
+  } catch {
+    return [];
+  }
+}
+
+/** A trimmed Calico manifest (the parts the k3s adaptation touches), written to a file for --primary-cni. */
+export function calicoFixture(dir: string): string {
+  const file = join(dir, 'calico-mini.yaml');
+  writeFileSync(
+    file,
+    `kind: ConfigMap
+apiVersion: v1
+metadata:
+  name: calico-config
+  namespace: kube-system
+data:
+  cni_network_config: |-
+    {
+      "name": "k8s-pod-network",
+      "cniVersion": "0.3.1",
+      "plugins": [
+        {
+          "type": "calico",
+          "ipam": { "type": "calico-ipam" }
+        }
+      ]
+    }
+---
+kind: DaemonSet
+apiVersion: apps/v1
+metadata:
+  name: calico-node
+  namespace: kube-system
+spec:
+  template:
+    spec:
+      containers:
+        - name: calico-node
+          image: docker.io/calico/node:v3.28.2
+          env:
+            - name: DATASTORE_TYPE
+              value: kubernetes
+`,
+  );
+  return file;
+}

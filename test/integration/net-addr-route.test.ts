@@ -1,0 +1,136 @@
+// Addresses, routes, sysctl and gratuitous ARP in a non-initial namespace.
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { SysError, connect, openNetns, readSysctl, writeSysctl, type Netns, type Rtnl } from '../../src/net';
+import { Scratch, ip, ipJson } from '../helpers/kernel';
+
+let scratch: Scratch;
+let nsName: string;
+let ns: Netns;
+let rtnl: Rtnl;
+let a: string;
+let b: string;
+let index: number;
+
+beforeEach(() => {
+  scratch = new Scratch();
+  nsName = scratch.netns('ar');
+  ns = openNetns(`/var/run/netns/${nsName}`);
+  scratch.onCleanup(() => ns.close());
+  rtnl = connect(ns);
+  scratch.onCleanup(() => rtnl.close());
+  [a, b] = scratch.veth('a', 'b', nsName);
+  index = rtnl.getLink({ name: a }).index;
+  rtnl.setLink(index, { up: true });
+  rtnl.setLink(rtnl.getLink({ name: b }).index, { up: true });
+});
+afterEach(() => scratch.cleanup());
+
+function addrsOf(dev: string): string[] {
+  return ipJson<any[]>('-n', nsName, 'addr', 'show', 'dev', dev)[0].addr_info.map((x: any) => `${x.local}/${x.prefixlen}`);
+}
+
+describe('addresses', () => {
+  it('adds, lists and deletes IPv4 and IPv6 addresses', () => {
+    rtnl.addAddress(index, '192.0.2.10/24');
+    rtnl.addAddress(index, '2001:DB8:0::10/64');
+    expect(addrsOf(a)).toEqual(expect.arrayContaining(['192.0.2.10/24', '2001:db8::10/64']));
+    const listed = rtnl.listAddresses({ index });
+    expect(listed).toEqual(expect.arrayContaining([
+      { index, family: 4, address: '192.0.2.10', prefixLen: 24, cidr: '192.0.2.10/24' },
+      { index, family: 6, address: '2001:db8::10', prefixLen: 64, cidr: '2001:db8::10/64' },
+    ]));
+    expect(rtnl.listAddresses({ index, family: 4 }).map((x) => x.cidr)).toEqual(['192.0.2.10/24']);
+    expect(rtnl.listAddresses({ family: 4 }).map((x) => x.cidr).sort()).toEqual(['127.0.0.1/8', '192.0.2.10/24']);
+    // the host namespace does not see them
+    expect(ipJson<any[]>('-4', 'addr', 'show').flatMap((l: any) => l.addr_info.map((x: any) => x.local))).not.toContain('192.0.2.10');
+
+    const dup = (() => {
+      try {
+        rtnl.addAddress(index, '192.0.2.10/24');
+      } catch (err) {
+        return err;
+      }
+    })();
+    expect(dup).toBeInstanceOf(SysError);
+    expect(dup).toMatchObject({ code: 'EEXIST', op: 'RTM_NEWADDR' });
+
+    rtnl.deleteAddress(index, '192.0.2.10/24');
+    rtnl.deleteAddress(index, '2001:db8::10/64');
+    expect(addrsOf(a).filter((x) => !x.startsWith('fe80'))).toEqual([]);
+    expect(() => rtnl.deleteAddress(index, '192.0.2.10/24')).toThrow(SysError);
+  });
+});
+
+describe('routes', () => {
+  it('adds, lists and deletes IPv4 and IPv6 routes in the main table', () => {
+    rtnl.addAddress(index, '192.0.2.10/24');
+    rtnl.addAddress(index, '2001:db8::10/64');
+    rtnl.addRoute({ dst: 'default', gateway: '192.0.2.1' });
+    rtnl.addRoute({ dst: '198.51.100.0/24', gateway: '192.0.2.1', metric: 50 });
+    rtnl.addRoute({ dst: '203.0.113.0/24', index });
+    // IPv6 addresses are tentative until DAD finishes; a route via a gateway on-link needs only the prefix
+    rtnl.addRoute({ dst: '2001:db8:1::/48', gateway: '2001:db8::1' });
+    rtnl.addRoute({ dst: 'default', gateway: '2001:db8::1', metric: 7 });
+
+    const v4 = rtnl.listRoutes({ family: 4 });
+    expect(v4).toEqual(expect.arrayContaining([
+      expect.objectContaining({ family: 4, dst: 'default', gateway: '192.0.2.1', index, table: 254 }),
+      expect.objectContaining({ dst: '198.51.100.0/24', gateway: '192.0.2.1', metric: 50 }),
+      expect.objectContaining({ dst: '203.0.113.0/24', gateway: null, index, scope: 253 }),
+    ]));
+    const v6 = rtnl.listRoutes({ family: 6 });
+    expect(v6).toEqual(expect.arrayContaining([
+      expect.objectContaining({ family: 6, dst: '2001:db8:1::/48', gateway: '2001:db8::1', index }),
+      expect.objectContaining({ family: 6, dst: 'default', gateway: '2001:db8::1', metric: 7 }),
+    ]));
+    expect(rtnl.listRoutes().length).toBe(v4.length + v6.length);
+    const ipRoutes = ipJson<any[]>('-n', nsName, '-4', 'route', 'show').map((r: any) => r.dst);
+    expect(ipRoutes).toEqual(expect.arrayContaining(['default', '198.51.100.0/24', '203.0.113.0/24']));
+    // the local table is separate
+    expect(rtnl.listRoutes({ family: 4, table: 255 }).some((r) => r.dst === '192.0.2.10/32')).toBe(true);
+
+    rtnl.deleteRoute({ dst: 'default', gateway: '192.0.2.1' });
+    rtnl.deleteRoute({ dst: '198.51.100.0/24', gateway: '192.0.2.1', metric: 50 });
+    rtnl.deleteRoute({ dst: '203.0.113.0/24', index });
+    rtnl.deleteRoute({ dst: '2001:db8:1::/48', gateway: '2001:db8::1' });
+    rtnl.deleteRoute({ dst: 'default', gateway: '2001:db8::1', metric: 7 });
+    expect(ipJson<any[]>('-n', nsName, '-4', 'route', 'show').map((r: any) => r.dst)).toEqual(['192.0.2.0/24']);
+    expect(() => rtnl.deleteRoute({ dst: '198.51.100.0/24', index })).toThrow(SysError);
+    const noRoute = (() => {
+      try {
+        rtnl.addRoute({ dst: '10.99.0.0/16', gateway: '10.1.1.1' });
+      } catch (err) {
+        return err as SysError;
+      }
+    })();
+    expect(noRoute).toMatchObject({ code: 'ENETUNREACH', op: 'RTM_NEWROUTE' });
+  });
+});
+
+describe('sysctl in a namespace', () => {
+  it('reads and writes the namespace\'s value, not the host\'s', () => {
+    const key = 'net/ipv4/ip_forward';
+    const host = readSysctl(null, key);
+    const flipped = host === '1' ? '0' : '1';
+    writeSysctl(ns, key, flipped);
+    expect(readSysctl(ns, key)).toBe(flipped);
+    expect(readSysctl(null, key)).toBe(host);
+    expect(ip('netns', 'exec', nsName, 'cat', `/proc/sys/${key}`).trim()).toBe(flipped);
+    // per-interface keys exist only where the interface is
+    expect(readSysctl(ns, `net/ipv6/conf/${a}/disable_ipv6`)).toBe('0');
+    expect(() => readSysctl(null, `net/ipv6/conf/${a}/disable_ipv6`)).toThrow(SysError);
+    expect(() => readSysctl(ns, '../kernel/hostname')).toThrow(TypeError);
+  });
+});
+
+describe('gratuitous ARP', () => {
+  it('is seen on the peer link (tx counter) and fails with a SysError on a link that is down', () => {
+    rtnl.addAddress(index, '192.0.2.10/24');
+    const tx = () => ipJson<any[]>('-n', nsName, '-s', 'link', 'show', 'dev', a)[0].stats64.tx.packets as number;
+    const before = tx();
+    rtnl.sendGratuitousArp(index, '192.0.2.10');
+    expect(tx()).toBeGreaterThan(before);
+    rtnl.setLink(index, { up: false });
+    expect(() => rtnl.sendGratuitousArp(index, '192.0.2.10')).toThrow(SysError);
+  });
+});
