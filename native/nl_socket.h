@@ -1,5 +1,7 @@
 // A NETLINK_ROUTE socket: send one request, read until its ack (or NLMSG_DONE for a dump), filtered by
-// sequence number, receives sized with MSG_PEEK|MSG_TRUNC, SO_RCVTIMEO so a wedged driver cannot hang us.
+// sequence number, receives sized with MSG_PEEK|MSG_TRUNC, and SO_RCVTIMEO so a reply that never comes
+// cannot hang us. (rtnetlink runs a request synchronously inside sendmsg(), under RTNL: a driver that
+// blocks there blocks the send, which no socket timeout can bound — use the async variants for that.)
 // The socket acts in the namespace of the thread that created it (see netns.h for creating it elsewhere).
 #pragma once
 

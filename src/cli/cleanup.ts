@@ -7,9 +7,9 @@ import type { Command } from 'commander';
 import { isSysError } from '../errors';
 import { findRecords, recover, returnStray } from '../lend';
 import type { GiveBackResult } from '../lend/types';
-import { openLedger, scanRecords } from '../ledger';
 import type { LendRecord } from '../ledger/types';
 import type { CommandIo, CommandKit } from './command-kit';
+import { readLedger } from './ledger-view';
 import { ExitCode } from './exit-codes';
 import { giveBackRecord, worst } from './give-back';
 import { reasonOf } from './output';
@@ -58,15 +58,15 @@ async function cleanup(io: CommandIo, opts: { dryRun: boolean; json: boolean }):
 
 /** --dry-run: what the ledger holds and what the scan finds; nothing changes (no recover, no lock taken). */
 function plan(io: CommandIo): CleanupEntry[] {
-  const { records, corrupt } = scanRecords(openLedger());
+  const { records, corrupt } = readLedger();
   const entries: CleanupEntry[] = records.map((r) => ledgerEntry(r, { outcome: 'would-give-back' }));
   entries.push(...corrupt.map(corruptEntry));
-  for (const s of scanStrays(io, records, records)) entries.push(strayEntry(s, { outcome: 'would-return' }));
+  for (const s of scanStrays(io, records, records)) entries.push(strayEntry(s, { outcome: 'would-return', name: s.originalName ?? s.name }));
   return entries;
 }
 
 async function act(io: CommandIo): Promise<CleanupEntry[]> {
-  const before = new Map(scanRecords(openLedger()).records.map((r) => [r.key, r]));
+  const before = new Map(readLedger().records.map((r) => [r.key, r]));
   const entries: CleanupEntry[] = [];
 
   // 1. finish what crashed half-way

@@ -3,7 +3,7 @@ import { CommanderError } from 'commander';
 import { CliError, ExitCode } from './exit-codes';
 import { buildProgram, type RegisterCommands } from './program';
 import type { Invocation } from './command-kit';
-import type { Sink } from './output';
+import { exitCodeOf, reasonOf, type Sink } from './output';
 
 export interface MainOptions {
   stdout?: Sink;
@@ -24,9 +24,10 @@ export async function main(argv: string[], opts: MainOptions = {}): Promise<Exit
       // commander already printed its message; help and version are successes, everything else is usage
       return err.code === 'commander.helpDisplayed' || err.code === 'commander.version' ? ExitCode.ok : ExitCode.usage;
     }
-    if (err instanceof CliError) {
-      (opts.stderr ?? process.stderr).write(`sriovctl: ${err.message}\n`);
-      return err.exitCode;
+    // our own checks before an action (-v with -q), and option parsers that throw TypeError naming the value
+    if (err instanceof CliError || err instanceof TypeError) {
+      (opts.stderr ?? process.stderr).write(`sriovctl: ${reasonOf(err, false)}\n`);
+      return exitCodeOf(err);
     }
     throw err;
   }

@@ -6,6 +6,7 @@ import { Command } from 'commander';
 import { registerAttachCommand } from './attach';
 import { applyGlobalOptions, createKit, globalOptions, type CommandKit, type Invocation } from './command-kit';
 import { registerCleanupCommand } from './cleanup';
+import { registerClusterCommands, registerDemoCommand } from './cluster';
 import { registerDetachCommand } from './detach';
 import { usageError } from './exit-codes';
 import { registerStatusCommand } from './status';
@@ -14,12 +15,15 @@ import { registerVfsCommand } from './vfs';
 /** A command group added to the program (the host commands below, the cluster commands in cluster*.ts). */
 export type RegisterCommands = (program: Command, kit: CommandKit) => void;
 
-const HOST_COMMANDS: RegisterCommands[] = [
+const COMMANDS: RegisterCommands[] = [
   registerAttachCommand,
   registerDetachCommand,
   registerStatusCommand,
   registerVfsCommand,
   registerCleanupCommand,
+  // `cluster up|down|status` and `demo` (npm start): owned by the orchestrator, wired with the same kit
+  registerClusterCommands,
+  registerDemoCommand,
 ];
 
 /**
@@ -48,7 +52,7 @@ export function buildProgram(invocation: Invocation, extra: RegisterCommands[] =
   });
 
   const kit = createKit(invocation);
-  for (const register of [...HOST_COMMANDS, ...extra]) register(program, kit);
+  for (const register of [...COMMANDS, ...extra]) register(program, kit);
   return program;
 }
 

@@ -1,10 +1,10 @@
 // `sriovctl status [--json]`: every NIC the ledger holds (CNI attachments, attach, cluster nodes alike), with
 // where it is now, who has it and since when.
 import type { Command } from 'commander';
-import { openLedger, scanRecords } from '../ledger';
 import type { LendRecord } from '../ledger/types';
 import { describeNamespace } from '../lend/namespaces';
 import type { CommandIo, CommandKit } from './command-kit';
+import { readLedger } from './ledger-view';
 import { ExitCode } from './exit-codes';
 import { nicLabel } from './give-back';
 import { reasonOf } from './output';
@@ -35,7 +35,7 @@ export function registerStatusCommand(program: Command, kit: CommandKit): void {
 }
 
 function status(io: CommandIo, json: boolean): ExitCode {
-  const { records, corrupt } = scanRecords(openLedger());
+  const { records, corrupt } = readLedger();
   const entries = records.map((r) => statusEntry(r, io));
   for (const c of corrupt) io.out.warn(`unreadable record ${c.file}: ${c.error} (run sriovctl cleanup)`);
   if (json) io.out.json(entries);

@@ -75,7 +75,8 @@ export async function clusterDown(input: DownInput): Promise<DownSummary> {
 
     // attachments inside the cluster (a pod's VF) first: their home is a node, which must still be there
     for (const r of borrowed) summary.nics.push(await returnOne(r, null, lab, progress, t0));
-    for (const r of own) summary.nics.push(await returnOne(r, readClusterMeta(r.meta), lab, progress, t0));
+    // the nodes' own NICs side by side (one's VF removal overlaps another's give-back); one failing stops none
+    summary.nics.push(...(await Promise.all(own.map((r) => returnOne(r, readClusterMeta(r.meta), lab, progress, t0)))));
     input.onGivenBack?.(summary.nics);
 
     progress.step(`deleting cluster ${name} (${provider.name})`);

@@ -52,6 +52,18 @@ export function describeTarget(t: NamespaceSpec): string {
   return t.netns.path ?? `netns inode ${t.netns.id.ino}`;
 }
 
+/**
+ * Driver (un)binding goes through files shared by every device of a driver (`drivers/<drv>/bind`); agents run side
+ * by side, so their binds take turns — the simulated tree holds one pending write per file, and a real kernel
+ * gains nothing from racing them.
+ */
+let bindTurn: Promise<unknown> = Promise.resolve();
+function inBindTurn<T>(fn: () => Promise<T>): Promise<T> {
+  const run = bindTurn.then(fn, fn);
+  bindTurn = run.catch(() => undefined);
+  return run;
+}
+
 /** Lends the agent's PF, creates and binds its VFs. Never throws: a failed agent is reported in its state. */
 export async function sriovStage(input: StageInput): Promise<NodeState> {
   const { node, pf, progress } = input;
@@ -84,7 +96,8 @@ export async function sriovStage(input: StageInput): Promise<NodeState> {
     const vfs = await setNumVfs(pf.address, input.vfs, { timeoutMs: input.vfTimeoutMs, pollMs: 5 });
     if (input.driver) {
       for (const vf of vfs) {
-        const bound = await bindDriver(vf.address, input.driver, { timeoutMs: input.vfTimeoutMs, pollMs: 5 });
+        const driver = input.driver;
+        const bound = await inBindTurn(() => bindDriver(vf.address, driver, { timeoutMs: input.vfTimeoutMs, pollMs: 5 }));
         progress.detail(`VF ${vf.index} (${vf.address}): ${bound.changed ? `${bound.previous ?? 'no driver'} -> ${input.driver}` : `already on ${input.driver}`}`);
       }
       input.lab?.syncVfLinks(vfs.map((v) => v.address));

@@ -148,25 +148,18 @@ export async function clusterUp(opts: UpOptions, provider: Provider, ctx: Provid
 
     const pfs = plan.simulated ? state.sim!.nics.map((n) => ({ address: n.pciAddress, name: n.name, totalVfs: null, lentTo: null })) : plan.pfs;
     const tSriov = performance.now();
-    for (const [i, agent] of agents.entries()) {
-      const target = await provider.nodeTarget(opts.name, agent, ctx);
-      const node = await sriovStage({
-        cluster: opts.name,
-        node: agent,
-        target,
-        pf: pfs[i],
-        vfs: opts.vfs,
-        driver: opts.driver,
-        vfTimeoutMs: opts.vfTimeoutMs,
-        lab,
-        progress,
-      });
-      state.nodes[state.nodes.findIndex((n) => n.name === agent.name)] = node;
-      writeClusterState(state);
-      const ms = Math.round(node.sriovStageMs ?? 0);
-      if (node.error) progress.warn(`agent ${agent.name}: ${node.error}`);
-      else progress.step(`agent ${agent.name}: PF ${node.pf!.nodeName} lent, ${node.vfs!.ready} VFs ready (${ms} ms)`);
-    }
+    // agents run side by side: the kernel serialises the moves, but one agent's waits (a sysfs write, the VFs
+    // appearing) overlap another's work
+    const targets = await Promise.all(agents.map((agent) => provider.nodeTarget(opts.name, agent, ctx)));
+    const staged = await Promise.all(
+      agents.map(async (agent, i) => {
+        const node = await sriovStage({ cluster: opts.name, node: agent, target: targets[i], pf: pfs[i], vfs: opts.vfs, driver: opts.driver, vfTimeoutMs: opts.vfTimeoutMs, lab, progress });
+        if (node.error) progress.warn(`agent ${agent.name}: ${node.error}`);
+        else progress.step(`agent ${agent.name}: PF ${node.pf!.nodeName} lent, ${node.vfs!.ready} VFs ready (${Math.round(node.sriovStageMs ?? 0)} ms)`);
+        return node;
+      }),
+    );
+    for (const node of staged) state.nodes[state.nodes.findIndex((n) => n.name === node.name)] = node;
     timings.sriovMs = performance.now() - tSriov;
 
     const ready = state.nodes.filter((n) => n.role === 'agent' && n.pf && !n.error);
@@ -177,7 +170,6 @@ export async function clusterUp(opts: UpOptions, provider: Provider, ctx: Provid
       await kube?.label(node.name, labels);
       node.labels = labels;
     }
-    writeClusterState(state);
     progress.step(`labelled ${ready.map((n) => n.name).join(', ')} (${Object.keys(labels).join(', ')})${kube ? '' : ' [recorded: no Kubernetes on the local provider]'}`);
 
     if (plan.manifestsDir) {
@@ -260,10 +252,9 @@ async function preflight(opts: UpOptions, provider: Provider, ctx: ProviderConte
     reservedCpus: opts.reservedCpus,
     image: opts.image,
   };
-  if (problems.length === 0) {
-    if (manifestsDir) await mkdir(manifestsDir, { recursive: true });
-    problems.push(...(await provider.preflight(spec, ctx)));
-  }
+  // the provider's own checks run even when others failed: one error lists everything that is missing
+  if (manifestsDir) await mkdir(manifestsDir, { recursive: true });
+  problems.push(...(await provider.preflight(spec, ctx)));
   if (problems.length > 0) throw preflightError(problems);
   return { pfs, simulated, manifestsDir };
 }

@@ -2,7 +2,7 @@
 // addresses and routes, and the VF's PF-side settings still equal the config. IPAM CHECK runs first and its
 // error is passed on as it is.
 import type { LendRecord, VfRequest } from '../ledger/types';
-import { currentNetns, openNetns, sameNetns, type Rtnl, type VfInfo } from '../net';
+import { currentNetns, openNetns, sameNetns, type Rtnl } from '../net';
 import { ownerOf } from './env';
 import { findAttachment } from './cmd-del';
 import { CNI_ERR, CniError, invalidConfig } from './errors';
@@ -13,6 +13,7 @@ import { openPodNetns, withRtnl } from './pod-netns';
 import type { CniResult } from './result';
 import { cniErrorFrom } from './sys-errors';
 import type { VerbHandler } from './verb';
+import { vfDifferences } from './vf-compare';
 
 export const cmdCheck: VerbHandler = ({ env, conf }) => {
   const nicConf = parseNicConf(conf.raw, env.args);
@@ -67,27 +68,6 @@ function vfProblems(record: LendRecord, nicConf: NicConf): string[] {
   });
   if (!have) return [`VF ${snap.vf} is no longer in ${snap.pfName}'s VF table`];
   return vfDifferences(want, have, `VF ${snap.vf} of ${snap.pfName}`);
-}
-
-export function vfDifferences(want: VfRequest, have: VfInfo, label: string): string[] {
-  const out: string[] = [];
-  const differ = (what: string, w: unknown, h: unknown) => out.push(`${label}: ${what} is ${String(h)}, config says ${String(w)}`);
-  if (want.mac !== undefined && want.mac !== have.mac) differ('MAC', want.mac, have.mac);
-  if (want.vlan) {
-    if (want.vlan.vlan !== have.vlan) differ('VLAN', want.vlan.vlan, have.vlan);
-    if (want.vlan.qos !== have.qos) differ('VLAN QoS', want.vlan.qos, have.qos);
-    if (have.vlan !== 0 && want.vlan.proto !== have.vlanProto) differ('VLAN protocol', want.vlan.proto, have.vlanProto);
-  }
-  if (want.spoofchk !== undefined && have.spoofchk !== null && want.spoofchk !== have.spoofchk) differ('spoofchk', onOff(want.spoofchk), onOff(have.spoofchk));
-  if (want.trust !== undefined && have.trust !== null && want.trust !== have.trust) differ('trust', onOff(want.trust), onOff(have.trust));
-  if (want.linkState !== undefined && want.linkState !== have.linkState) differ('link_state', want.linkState, have.linkState);
-  if (want.minTxRate !== undefined && want.minTxRate !== have.minTxRate) differ('min_tx_rate', want.minTxRate, have.minTxRate);
-  if (want.maxTxRate !== undefined && want.maxTxRate !== have.maxTxRate) differ('max_tx_rate', want.maxTxRate, have.maxTxRate);
-  return out;
-}
-
-function onOff(v: boolean): string {
-  return v ? 'on' : 'off';
 }
 
 /** A socket in the namespace the PF was in when the VF was lent (normally ours). */

@@ -1,69 +1,14 @@
 // sriovctl-cni: the entry point esbuild bundles into dist/sriovctl-cni.bundle.js.
-// Start-up is most of this plugin's cost, so this file loads only the protocol; each verb's module (and with
-// it the native addon) is loaded when that verb runs. VERSION never touches the addon.
-import { CNI_ERR, CniError, errorObject } from './errors';
-import { parseCommand, parseEnv, type Verb } from './env';
-import { log } from './log';
-import { configVersionOf, decodeStdin, parseLogConf, parseNetConf } from './netconf';
-import { formatResult, lostInConversion } from './result';
-import { readStdin, writeStdout } from './stdio';
-import { isVersionString, LATEST_VERSION, requireVerbAllowed, versionReply } from './versions';
-import type { VerbHandler } from './verb';
-
-/* eslint-disable @typescript-eslint/no-require-imports -- a lazy require is what keeps VERSION off the addon */
-function loadVerb(verb: Exclude<Verb, 'VERSION'>): VerbHandler {
-  switch (verb) {
-    case 'ADD':
-      return (require('./cmd-add') as typeof import('./cmd-add')).cmdAdd;
-    case 'DEL':
-      return (require('./cmd-del') as typeof import('./cmd-del')).cmdDel;
-    case 'CHECK':
-      return (require('./cmd-check') as typeof import('./cmd-check')).cmdCheck;
-    case 'STATUS':
-      return (require('./cmd-status') as typeof import('./cmd-status')).cmdStatus;
-    case 'GC':
-      return (require('./cmd-gc') as typeof import('./cmd-gc')).cmdGc;
-  }
-}
-/* eslint-enable @typescript-eslint/no-require-imports */
+// Start-up is most of this plugin's cost, so this file loads only what VERSION needs; every other verb loads
+// the protocol (./run), and each verb's own module (with it the native addon), when it runs.
+import { writeStdout } from './stdio';
+import { versionReply } from './versions';
 
 export function main(): number {
-  let replyVersion: string = LATEST_VERSION;
-  try {
-    const verb = parseCommand(process.env);
-    if (verb === 'VERSION') {
-      writeStdout(versionReply());
-      return 0;
-    }
-    const env = parseEnv(process.env);
-    const raw = decodeStdin(readStdin());
-    const asked = configVersionOf(raw);
-    if (isVersionString(asked)) replyVersion = asked;
-    const target = env.containerId ? ` ${env.containerId}/${env.ifname ?? ''}` : '';
-    log.configure(parseLogConf(raw), `${verb}${target}: `);
-    const conf = parseNetConf(raw);
-    requireVerbAllowed(verb, conf.cniVersion);
-    const handler = loadVerb(verb);
-    const result = handler({ env, conf });
-    if (result) {
-      const lost = lostInConversion(result, conf.cniVersion);
-      if (lost.length) log.debug(`not representable in CNI ${conf.cniVersion}: ${lost.join(', ')}`);
-      writeStdout(formatResult(result, conf.cniVersion));
-    }
-    log.info('done');
+  if (process.env.CNI_COMMAND === 'VERSION') {
+    writeStdout(versionReply());
     return 0;
-  } catch (err) {
-    const cniErr = toCniError(err);
-    log.error(`code ${cniErr.code}: ${cniErr.message}${cniErr.details ? ` (${cniErr.details})` : ''}`);
-    writeStdout(errorObject(replyVersion, cniErr));
-    return 1;
   }
-}
-
-/** Expected failures are CniErrors already; anything else is a bug, logged with its stack. */
-function toCniError(err: unknown): CniError {
-  if (err instanceof CniError) return err;
-  const e = err instanceof Error ? err : new Error(String(err));
-  log.error(`internal error: ${e.stack ?? e.message}`);
-  return new CniError(CNI_ERR.INTERNAL, `internal error: ${e.message}`, '');
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- lazy: VERSION must not pay for it
+  return (require('./run') as typeof import('./run')).run();
 }

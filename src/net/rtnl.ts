@@ -5,15 +5,19 @@ import { isSysError } from '../errors';
 import { native, type NativeLinkChange, type NativeNewLink, type NativeRouteSpec, type NativeRtnlSocket, type NativeRtnlSync, type NativeVfChange } from '../native';
 import { nsFdOf } from './netns';
 import type {
+  Address,
   AddressFamily,
   GetLinkOptions,
+  Link,
   LinkChange,
   LinkRef,
   Netns,
   NewLinkSpec,
+  Route,
   RouteSpec,
   Rtnl,
   RtnlAsync,
+  VfInfo,
   VfSetting,
 } from './types';
 import {
@@ -224,15 +228,15 @@ function addressArgs(index: number, cidr: string): unknown[] {
 
 /** Every Rtnl operation as a plan, so sync and async share one validation path. */
 const plans = {
-  getLink: (ref: LinkRef, opts?: GetLinkOptions) => plan<import('./types').Link>('getLink', linkLookup(ref, opts)),
+  getLink: (ref: LinkRef, opts?: GetLinkOptions) => plan<Link>('getLink', linkLookup(ref, opts)),
   findLink: (ref: LinkRef, opts?: GetLinkOptions) =>
-    plan<import('./types').Link | null>('getLink', linkLookup(ref, opts), {
+    plan<Link | null>('getLink', linkLookup(ref, opts), {
       recover: (err) => {
         if (isSysError(err, 'ENODEV')) return null;
         throw err;
       },
     }),
-  listLinks: () => plan<import('./types').Link[]>('listLinks', []),
+  listLinks: () => plan<Link[]>('listLinks', []),
   setLink: (index: number, change: LinkChange) => {
     assertIndex(index);
     return plan<void>('setLink', [index, linkChange(change)]);
@@ -265,8 +269,8 @@ const plans = {
   },
   getVfs: (pfIndex: number) => {
     assertIndex(pfIndex, 'PF ifindex');
-    return plan<import('./types').VfInfo[]>('getLink', [pfIndex, '', true], {
-      map: (link: import('./types').Link) => link.vfs ?? [],
+    return plan<VfInfo[]>('getLink', [pfIndex, '', true], {
+      map: (link: Link) => link.vfs ?? [],
     });
   },
   setVf: (pfIndex: number, vf: number, setting: VfSetting) => {
@@ -280,7 +284,7 @@ const plans = {
       assertKnownKeys('listAddresses options', opts, ['index', 'family']);
       if (opts.index !== undefined) assertIndex(opts.index);
     }
-    return plan<import('./types').Address[]>('listAddresses', [opts?.index ?? 0, familyOption(opts?.family)]);
+    return plan<Address[]>('listAddresses', [opts?.index ?? 0, familyOption(opts?.family)]);
   },
   addAddress: (index: number, cidr: string) => plan<void>('addAddress', addressArgs(index, cidr)),
   deleteAddress: (index: number, cidr: string) => plan<void>('deleteAddress', addressArgs(index, cidr)),
@@ -290,7 +294,7 @@ const plans = {
       assertKnownKeys('listRoutes options', opts, ['family', 'table']);
       if (opts.table !== undefined) assertInteger('route table', opts.table, 0, U32_MAX);
     }
-    return plan<import('./types').Route[]>('listRoutes', [familyOption(opts?.family), opts?.table ?? RT_TABLE_MAIN]);
+    return plan<Route[]>('listRoutes', [familyOption(opts?.family), opts?.table ?? RT_TABLE_MAIN]);
   },
   addRoute: (route: RouteSpec) => plan<void>('addRoute', [routeSpec(route)]),
   deleteRoute: (route: RouteSpec) => plan<void>('deleteRoute', [routeSpec(route)]),

@@ -29,6 +29,11 @@ export class CliWorld {
     return sriovctl(this.env, args);
   }
 
+  /** Run the real CLI with more environment (a failpoint). */
+  runWith(extra: NodeJS.ProcessEnv, ...args: string[]): Promise<CliResult> {
+    return sriovctl({ ...this.env, extra }, args);
+  }
+
   /** Run the real CLI inside named namespace `netns` (a non-initial home). */
   runIn(netns: string, ...args: string[]): Promise<CliResult> {
     return sriovctl(this.env, args, { netns });

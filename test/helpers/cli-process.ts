@@ -37,13 +37,15 @@ export interface CliEnv {
   sysfsRoot: string;
   /** Prepended to PATH (container runtime stand-ins). */
   pathPrefix?: string;
+  /** More environment (e.g. SRIOVCTL_FAILPOINT for one run). */
+  extra?: NodeJS.ProcessEnv;
 }
 
 function envFor(e: CliEnv): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env, SRIOVCTL_STATE_DIR: e.stateDir, SRIOVCTL_SYSFS_ROOT: e.sysfsRoot };
   delete env.SRIOVCTL_FAILPOINT;
   if (e.pathPrefix) env.PATH = `${e.pathPrefix}:${process.env.PATH}`;
-  return env;
+  return { ...env, ...e.extra };
 }
 
 function argvFor(args: string[], netns?: string): [string, string[]] {

@@ -1,4 +1,4 @@
-// Shared by the cluster tests: the `sriovctl` program run in-process with the cluster commands (so the engine,
+// Shared by the cluster tests: the `sriovctl` program run in-process (so the engine,
 // the simulated drivers and the orchestrator share one process, as in a real run), and the stand-in
 // k3d/kind/kubectl/docker/podman executables of test/fixtures/bin on PATH.
 import { execFileSync } from 'node:child_process';
@@ -6,7 +6,6 @@ import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSy
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { main } from '../../src/cli/main';
-import { registerClusterCommands, registerDemoCommand } from '../../src/cli/cluster';
 
 export const FIXTURE_BIN = resolve(__dirname, '..', 'fixtures', 'bin');
 /** No /usr/local/bin: the machine may have a real docker there, and no container engine may run in tests. */
@@ -25,7 +24,6 @@ export async function sriovctl(...args: string[]): Promise<RunResult> {
   const code = await main(['node', 'sriovctl', ...args], {
     stdout: { write: (s: string) => (stdout += s) },
     stderr: { write: (s: string) => (stderr += s) },
-    extra: [registerClusterCommands, registerDemoCommand],
   });
   return { code, stdout, stderr };
 }

@@ -68,25 +68,25 @@ export function localProvider(): Provider {
     },
 
     async create(spec, ctx) {
-      const made: string[] = [];
+      const nodes = localNodeNames(spec.name, spec.agents);
+      // one `ip` per node, all at once: each is a process start, and the nodes do not depend on each other
+      const made = await Promise.allSettled(nodes.map((node) => ip(ctx, ['netns', 'add', node.name])));
+      const failed = made.find((r): r is PromiseRejectedResult => r.status === 'rejected');
       try {
-        for (const node of localNodeNames(spec.name, spec.agents)) {
-          await ip(ctx, ['netns', 'add', node.name]);
-          made.push(node.name);
-          loopbackUp(join(NETNS_DIR, node.name));
-        }
+        if (failed) throw failed.reason;
+        for (const node of nodes) loopbackUp(join(NETNS_DIR, node.name));
       } catch (err) {
-        // nothing of the cluster exists yet: remove the nodes made so far, then report
-        for (const name of made.reverse()) await ip(ctx, ['netns', 'del', name]).catch(() => undefined);
+        // nothing of the cluster is in use yet: remove the nodes that were made, then report
+        const ours = nodes.filter((_, i) => made[i].status === 'fulfilled');
+        await Promise.allSettled(ours.map((node) => ip(ctx, ['netns', 'del', node.name])));
         throw err;
       }
     },
 
     async delete(name, ctx) {
-      // agents first, server last (the reverse of creation)
-      for (const node of parseLocalNodes(namedNamespaces(), name).reverse()) {
-        await ip(ctx, ['netns', 'del', node.name]);
-      }
+      const results = await Promise.allSettled(parseLocalNodes(namedNamespaces(), name).map((node) => ip(ctx, ['netns', 'del', node.name])));
+      const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+      if (failed) throw failed.reason;
     },
 
     async listNodes(name) {

@@ -1,0 +1,68 @@
+// Every verb but VERSION: environment, stdin and config parsed and checked, the verb run, its result or one
+// error object printed. Loaded by main.ts only when needed.
+import { CNI_ERR, CniError, errorObject } from './errors';
+import { parseEnv, type Verb } from './env';
+import { log } from './log';
+import { configVersionOf, decodeStdin, parseLogConf, parseNetConf } from './netconf';
+import { formatResult, lostInConversion } from './result';
+import { readStdin, writeStdout } from './stdio';
+import { isVersionString, LATEST_VERSION, requireVerbAllowed, versionReply } from './versions';
+import type { VerbHandler } from './verb';
+
+/* eslint-disable @typescript-eslint/no-require-imports -- a lazy require is what keeps VERSION off the addon */
+function loadVerb(verb: Exclude<Verb, 'VERSION'>): VerbHandler {
+  switch (verb) {
+    case 'ADD':
+      return (require('./cmd-add') as typeof import('./cmd-add')).cmdAdd;
+    case 'DEL':
+      return (require('./cmd-del') as typeof import('./cmd-del')).cmdDel;
+    case 'CHECK':
+      return (require('./cmd-check') as typeof import('./cmd-check')).cmdCheck;
+    case 'STATUS':
+      return (require('./cmd-status') as typeof import('./cmd-status')).cmdStatus;
+    case 'GC':
+      return (require('./cmd-gc') as typeof import('./cmd-gc')).cmdGc;
+  }
+}
+/* eslint-enable @typescript-eslint/no-require-imports */
+
+export function run(): number {
+  let replyVersion: string = LATEST_VERSION;
+  try {
+    const env = parseEnv(process.env);
+    const verb = env.command;
+    if (verb === 'VERSION') {
+      writeStdout(versionReply());
+      return 0;
+    }
+    const raw = decodeStdin(readStdin());
+    const asked = configVersionOf(raw);
+    if (isVersionString(asked)) replyVersion = asked;
+    const target = env.containerId ? ` ${env.containerId}/${env.ifname ?? ''}` : '';
+    log.configure(parseLogConf(raw), `${verb}${target}: `);
+    const conf = parseNetConf(raw);
+    requireVerbAllowed(verb, conf.cniVersion);
+    const handler = loadVerb(verb);
+    const result = handler({ env, conf });
+    if (result) {
+      const lost = lostInConversion(result, conf.cniVersion);
+      if (lost.length) log.debug(`not representable in CNI ${conf.cniVersion}: ${lost.join(', ')}`);
+      writeStdout(formatResult(result, conf.cniVersion));
+    }
+    log.info('done');
+    return 0;
+  } catch (err) {
+    const cniErr = toCniError(err);
+    log.error(`code ${cniErr.code}: ${cniErr.message}${cniErr.details ? ` (${cniErr.details})` : ''}`);
+    writeStdout(errorObject(replyVersion, cniErr));
+    return 1;
+  }
+}
+
+/** Expected failures are CniErrors already; anything else is a bug, logged with its stack. */
+function toCniError(err: unknown): CniError {
+  if (err instanceof CniError) return err;
+  const e = err instanceof Error ? err : new Error(String(err));
+  log.error(`internal error: ${e.stack ?? e.message}`);
+  return new CniError(CNI_ERR.INTERNAL, `internal error: ${e.message}`, '');
+}

@@ -1,0 +1,236 @@
+// `cluster up/down --provider k3d` with stand-in k3d/kubectl/docker on PATH (they record their arguments; node
+// "containers" are processes in their own network namespaces) and veth stand-in PFs known to a sysfs tree.
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { parseAllDocuments } from 'yaml';
+import type { DownSummary } from '../../src/cluster/down';
+import { clusterDir } from '../../src/cluster/state';
+import { findRecords } from '../../src/lend';
+import { fakeSysfs, type FakeSysfs } from '../helpers/fake-sysfs';
+import { ip, Scratch } from '../helpers/kernel';
+import { isolatedRoots, nicState, type NicState } from '../helpers/lend-fixture';
+import { calicoFixture, linksOfPid, partialBin, restoreEnv, sriovctl, Standins } from './cluster-fixture';
+
+let s: Scratch;
+let roots: ReturnType<typeof isolatedRoots>;
+let sys: FakeSysfs;
+let standins: Standins;
+let name: string;
+let work: string;
+let pfs: { name: string; bdf: string; before: NicState }[];
+
+beforeEach(() => {
+  s = new Scratch();
+  roots = isolatedRoots();
+  sys = fakeSysfs();
+  standins = new Standins();
+  name = `k${randomBytes(2).toString('hex')}`;
+  work = mkdtempSync(join(tmpdir(), 'sriovctl-k3d-'));
+  pfs = ['0000:3b:00.0', '0000:3b:00.1'].map((bdf, i) => {
+    const [nic] = s.veth(`pf${i}`, `w${i}`);
+    const mac = `02:5c:00:00:0${i}:01`;
+    ip('link', 'set', nic, 'address', mac, 'mtu', '1450');
+    sys.sim.addPf({ bdf, totalVfs: 8, netdev: { name: nic, mac } });
+    return { name: nic, bdf, before: nicState(nic)! };
+  });
+  sys.driver.start(2);
+});
+
+afterEach(async () => {
+  try {
+    delete process.env.STANDIN_KUBE;
+    if (existsSync(clusterDir(name)) || findRecords().length) await sriovctl('cluster', 'down', '--name', name, '--provider', 'k3d', '-q');
+  } finally {
+    delete process.env.STANDIN_ALLOCATABLE;
+    standins.cleanup();
+    sys.remove();
+    s.cleanup();
+    roots.cleanup();
+    rmSync(work, { recursive: true, force: true });
+  }
+});
+
+function upArgs(...extra: string[]): string[] {
+  return ['cluster', 'up', '--provider', 'k3d', '--name', name, '--vfs', '3', '--manifests', join(work, 'm'), '--primary-cni', calicoFixture(work), '--vf-timeout', '10', ...extra];
+}
+
+function objectsOf(file: string): any[] {
+  const docs = parseAllDocuments(readFileSync(file, 'utf8')) as any[];
+  for (const d of docs) expect(d.errors).toEqual([]);
+  return docs.map((d) => d.toJS());
+}
+
+describe('k3d provider', () => {
+  it('creates the cluster with the exact arguments, lends a PF to each agent, labels, applies, waits for allocatable', async () => {
+    process.env.STANDIN_ALLOCATABLE = '3';
+    const up = await sriovctl(...upArgs());
+    expect(up.stderr).not.toMatch(/warning|sriovctl: /);
+    expect(up.code).toBe(0);
+
+    const k3d = standins.calls('k3d').map((c) => c.args);
+    const manifests = join(work, 'm');
+    expect(k3d.find((a) => a[1] === 'create' && a[0] === 'registry')).toEqual(['registry', 'create', `${name}-registry`, '--port', '127.0.0.1:5000']);
+    expect(k3d.find((a) => a[1] === 'create' && a[0] === 'cluster')).toEqual([
+      'cluster', 'create', name,
+      '--servers', '1',
+      '--agents', '2',
+      '--no-lb',
+      '--registry-use', `k3d-${name}-registry:5000`,
+      '--k3s-arg', '--flannel-backend=none@server:*',
+      '--k3s-arg', '--disable-network-policy@server:*',
+      '--k3s-arg', '--kubelet-arg=cpu-manager-policy=static@agent:*',
+      '--k3s-arg', '--kubelet-arg=reserved-cpus=0@agent:*',
+      '--volume', `${manifests}/00-primary-cni.yaml:/var/lib/rancher/k3s/server/manifests/sriovctl-primary-cni.yaml@server:0`,
+      '--wait', '--timeout', '300s',
+    ]);
+    expect(k3d.findIndex((a) => a[0] === 'registry' && a[1] === 'create')).toBeLessThan(k3d.findIndex((a) => a[0] === 'cluster' && a[1] === 'create'));
+
+    // the primary CNI handed to k3s: Calico on k3s's pod network
+    const calico = objectsOf(join(manifests, '00-primary-cni.yaml'));
+    expect(calico[1].spec.template.spec.containers[0].env).toContainEqual({ name: 'CALICO_IPV4POOL_CIDR', value: '10.42.0.0/16' });
+
+    // nodes resolved to their container's pid through docker (auto-detected)
+    const containers = standins.containers();
+    expect(standins.calls('docker').map((c) => c.args[c.args.length - 1])).toEqual([`k3d-${name}-agent-0`, `k3d-${name}-agent-1`]);
+    for (const [i, pf] of pfs.entries()) {
+      const pid = containers[`k3d-${name}-agent-${i}`];
+      expect(linksOfPid(pid)).toEqual([pf.name]);
+      expect(nicState(pf.name)).toBeNull();
+      expect(sys.sim.read(`${sys.sim.pciDir(pf.bdf)}/sriov_numvfs`)).toBe('3\n');
+    }
+    expect(linksOfPid(containers[`k3d-${name}-server-0`])).toEqual([]);
+
+    const kubectl = standins.calls('kubectl').map((c) => c.args);
+    const ctx = ['--context', `k3d-${name}`, '--request-timeout=20s'];
+    for (const i of [0, 1]) {
+      expect(kubectl).toContainEqual([...ctx, 'label', 'node', `k3d-${name}-agent-${i}`, 'node-role.kubernetes.io/worker=', 'sriov_capable=true', '--overwrite']);
+    }
+    const files = ['10-multus.yaml', '20-sriov-device-plugin.yaml', '30-sriovctl-cni-installer.yaml', '40-network-attachment.yaml'];
+    const applies = kubectl.filter((a) => a[3] === 'apply').map((a) => a[5]);
+    expect(applies).toEqual(files.map((f) => join(manifests, f)));
+    const waitCrd = kubectl.findIndex((a) => a[3] === 'wait');
+    expect(kubectl[waitCrd]).toEqual([...ctx, 'wait', '--for', 'condition=established', '--timeout=60s', 'crd/network-attachment-definitions.k8s.cni.cncf.io']);
+    expect(waitCrd).toBeLessThan(kubectl.findIndex((a) => a[5]?.endsWith('40-network-attachment.yaml')));
+    expect(kubectl.filter((a) => a[3] === 'get').map((a) => a.slice(3))).toEqual([
+      ['get', 'node', `k3d-${name}-agent-0`, '-o', 'json'],
+      ['get', 'node', `k3d-${name}-agent-1`, '-o', 'json'],
+    ]);
+
+    // the manifests, field by field
+    const dp = objectsOf(join(manifests, '20-sriov-device-plugin.yaml'));
+    const config = JSON.parse(dp.find((o) => o.kind === 'ConfigMap').data['config.json']);
+    expect(config).toEqual({
+      resourceList: [{ resourcePrefix: 'kubevirt.io', resourceName: 'sriov_net', selectors: { pfNames: pfs.map((p) => p.name) } }],
+    });
+    const [installer] = objectsOf(join(manifests, '30-sriovctl-cni-installer.yaml'));
+    expect(installer.spec.template.spec.volumes).toEqual([{ name: 'cnibin', hostPath: { path: '/opt/cni/bin', type: 'DirectoryOrCreate' } }]);
+    expect(installer.spec.template.spec.nodeSelector).toBeUndefined();
+    const arch = installer.spec.template.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions;
+    expect(arch).toContainEqual({ key: 'kubernetes.io/arch', operator: 'In', values: ['amd64', 'arm64'] });
+    const [nad] = objectsOf(join(manifests, '40-network-attachment.yaml'));
+    expect(nad.metadata.annotations).toEqual({ 'k8s.v1.cni.cncf.io/resourceName': 'kubevirt.io/sriov_net' });
+    expect(JSON.parse(nad.spec.config).type).toBe('sriovctl-cni');
+    const multus = objectsOf(join(manifests, '10-multus.yaml'));
+    expect(multus.map((o) => o.kind)).toEqual(['CustomResourceDefinition', 'ClusterRole', 'ClusterRoleBinding', 'ServiceAccount', 'DaemonSet']);
+
+    // down gives every NIC back before the cluster is deleted, and never asks the Kubernetes API
+    const kubectlBefore = standins.calls('kubectl').length;
+    const down = await sriovctl('cluster', 'down', '--name', name, '--json');
+    expect(down.code).toBe(0);
+    const summary = JSON.parse(down.stdout) as DownSummary;
+    expect(summary.nics.map((n) => [n.name, n.outcome, n.node])).toEqual(pfs.map((p, i) => [p.name, 'returned', `k3d-${name}-agent-${i}`]));
+    expect(standins.calls('kubectl')).toHaveLength(kubectlBefore);
+    const del = standins.calls('k3d').find((c) => c.args[0] === 'cluster' && c.args[1] === 'delete')!;
+    expect(del.args).toEqual(['cluster', 'delete', name]);
+    expect(del.recordsAtDelete).toBe(0);
+    expect(del.linksAtDelete).toEqual({ [`k3d-${name}-server-0`]: [], [`k3d-${name}-agent-0`]: [], [`k3d-${name}-agent-1`]: [] });
+    expect(standins.calls('k3d').at(-1)!.args).toEqual(['registry', 'delete', `k3d-${name}-registry`]);
+    for (const pf of pfs) {
+      expect(nicState(pf.name)).toEqual(pf.before);
+      expect(sys.sim.read(`${sys.sim.pciDir(pf.bdf)}/sriov_numvfs`)).toBe('0\n');
+    }
+    expect(findRecords()).toEqual([]);
+    expect(standins.containers()).toEqual({});
+  });
+
+  it('down works with the Kubernetes API unreachable', async () => {
+    process.env.STANDIN_ALLOCATABLE = '3';
+    expect((await sriovctl(...upArgs('-q'))).code).toBe(0);
+    process.env.STANDIN_KUBE = 'unreachable';
+    const down = await sriovctl('cluster', 'down', '--name', name);
+    expect(down.stderr).toContain(`down ${name}: 2 NICs lent to its nodes`);
+    expect(down.stderr).not.toContain('sriovctl:');
+    expect(down.code).toBe(0);
+    for (const pf of pfs) expect(down.stdout).toContain(`${pf.name} (${pf.bdf}): returned as ${pf.name} from k3d-${name}-agent-`);
+    for (const pf of pfs) expect(nicState(pf.name)).toEqual(pf.before);
+    expect(findRecords()).toEqual([]);
+    expect(standins.containers()).toEqual({});
+  });
+
+  it('allocatable never arrives: a clear timeout, and everything is rolled back', async () => {
+    process.env.STANDIN_ALLOCATABLE = '1';
+    const up = await sriovctl(...upArgs('--wait-timeout', '1'));
+    expect(up.code).toBe(1);
+    expect(up.stderr).toMatch(/timed out after 1 s waiting for kubevirt\.io\/sriov_net to be allocatable: k3d-\S+-agent-0 has 1 of 3, k3d-\S+-agent-1 has 1 of 3/);
+    expect(up.stderr).toContain('(rolled back)');
+    const del = standins.calls('k3d').find((c) => c.args[1] === 'delete' && c.args[0] === 'cluster')!;
+    expect(del.recordsAtDelete).toBe(0);
+    for (const pf of pfs) expect(nicState(pf.name)).toEqual(pf.before);
+    expect(findRecords()).toEqual([]);
+    expect(existsSync(clusterDir(name))).toBe(false);
+  });
+
+  it('a failed k3d cluster create is rolled back, nothing lent', async () => {
+    process.env.STANDIN_FAIL = 'k3d-create';
+    let up;
+    try {
+      up = await sriovctl(...upArgs());
+    } finally {
+      restoreEnv('STANDIN_FAIL', undefined);
+    }
+    expect(up.code).toBe(1);
+    expect(up.stderr).toContain("Failed to create cluster");
+    expect(standins.calls('k3d').some((c) => c.args[0] === 'registry' && c.args[1] === 'delete')).toBe(true);
+    for (const pf of pfs) expect(nicState(pf.name)).toEqual(pf.before);
+    expect(findRecords()).toEqual([]);
+  });
+
+  it('podman when docker is absent', async () => {
+    const bin = partialBin(['k3d', 'kubectl', 'podman']);
+    process.env.PATH = `${bin.dir}:/usr/sbin:/usr/bin:/sbin:/bin`;
+    process.env.STANDIN_ALLOCATABLE = '3';
+    try {
+      const up = await sriovctl(...upArgs('-q'));
+      expect(up.stderr).toBe('');
+      expect(up.code).toBe(0);
+      expect(standins.calls('podman').map((c) => c.args.slice(0, 4))).toEqual([
+        ['inspect', '--type', 'container', '--format'],
+        ['inspect', '--type', 'container', '--format'],
+      ]);
+      expect(standins.calls('docker')).toEqual([]);
+      expect((await sriovctl('cluster', 'down', '--name', name, '-q')).code).toBe(0);
+    } finally {
+      bin.cleanup();
+    }
+  });
+
+  it('preflight names missing tools and a missing primary CNI manifest together', async () => {
+    const bin = partialBin(['k3d']);
+    // /usr/bin has a real kubectl on some machines (and /bin is /usr/bin): only our bin dir and /usr/sbin (ip)
+    process.env.PATH = `${bin.dir}:/usr/sbin`;
+    try {
+      const up = await sriovctl('cluster', 'up', '--provider', 'k3d', '--name', name, '--primary-cni', join(work, 'nope.yaml'));
+      expect(up.code).toBe(1);
+      expect(up.stderr).toContain('  - kubectl is not installed (not on PATH)');
+      expect(up.stderr).toContain('  - docker is not installed (not on PATH)');
+      expect(up.stderr).toContain('  - no container runtime: neither docker nor podman is on PATH');
+      expect(up.stderr).toMatch(/  - primary CNI manifest: cannot read \S+nope\.yaml/);
+      expect(standins.calls()).toEqual([]);
+    } finally {
+      bin.cleanup();
+    }
+  });
+});

@@ -1,0 +1,120 @@
+// `cluster up/down --provider kind` with stand-in kind/kubectl/docker/podman on PATH (they record their arguments;
+// node "containers" are processes in their own network namespaces) and veth stand-in PFs known to a sysfs tree.
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { parse, parseAllDocuments } from 'yaml';
+import { clusterDir } from '../../src/cluster/state';
+import { findRecords } from '../../src/lend';
+import { fakeSysfs, type FakeSysfs } from '../helpers/fake-sysfs';
+import { ip, Scratch } from '../helpers/kernel';
+import { isolatedRoots, nicState, type NicState } from '../helpers/lend-fixture';
+import { linksOfPid, sriovctl, Standins } from './cluster-fixture';
+
+let s: Scratch;
+let roots: ReturnType<typeof isolatedRoots>;
+let sys: FakeSysfs;
+let standins: Standins;
+let name: string;
+let work: string;
+let pfs: { name: string; bdf: string; before: NicState }[];
+
+beforeEach(() => {
+  s = new Scratch();
+  roots = isolatedRoots();
+  sys = fakeSysfs();
+  sys.sim.addDriver('vfio-pci');
+  standins = new Standins();
+  name = `d${randomBytes(2).toString('hex')}`;
+  work = mkdtempSync(join(tmpdir(), 'sriovctl-kind-'));
+  pfs = ['0000:5e:00.0', '0000:5e:00.1'].map((bdf, i) => {
+    const [nic] = s.veth(`pf${i}`, `w${i}`);
+    const mac = `02:5d:00:00:0${i}:01`;
+    ip('link', 'set', nic, 'address', mac);
+    sys.sim.addPf({ bdf, totalVfs: 4, netdev: { name: nic, mac } });
+    return { name: nic, bdf, before: nicState(nic)! };
+  });
+  sys.driver.start(2);
+  process.env.STANDIN_ALLOCATABLE = '2';
+});
+
+afterEach(async () => {
+  try {
+    if (existsSync(clusterDir(name)) || findRecords().length) await sriovctl('cluster', 'down', '--name', name, '--provider', 'kind', '-q');
+  } finally {
+    delete process.env.STANDIN_ALLOCATABLE;
+    standins.cleanup();
+    sys.remove();
+    s.cleanup();
+    roots.cleanup();
+    rmSync(work, { recursive: true, force: true });
+  }
+});
+
+describe('kind provider', () => {
+  it('generates the cluster config, binds VFs to vfio-pci, and gives every NIC back before deleting the cluster', async () => {
+    const manifests = join(work, 'm');
+    const up = await sriovctl('cluster', 'up', '--provider', 'kind', '--name', name, '--vfs', '2', '--driver', 'vfio-pci', '--manifests', manifests, '--vf-timeout', '10');
+    expect(up.stderr).not.toMatch(/warning|sriovctl: /);
+    expect(up.code).toBe(0);
+
+    const create = standins.calls('kind').find((c) => c.args[0] === 'create')!;
+    expect(create.args).toEqual(['create', 'cluster', '--name', name, '--config', join(manifests, 'kind-config.yaml'), '--wait', '300s']);
+    const config = parse(readFileSync(join(manifests, 'kind-config.yaml'), 'utf8'));
+    expect(create.config).toEqual(config);
+    expect(config.kind).toBe('Cluster');
+    expect(config.apiVersion).toBe('kind.x-k8s.io/v1alpha4');
+    expect(config.name).toBe(name);
+    expect(config.nodes.map((n: any) => n.role)).toEqual(['control-plane', 'worker', 'worker']);
+    for (const worker of config.nodes.slice(1)) {
+      expect(parse(worker.kubeadmConfigPatches[0])).toEqual({
+        kind: 'JoinConfiguration',
+        nodeRegistration: { kubeletExtraArgs: { 'cpu-manager-policy': 'static', 'reserved-cpus': '0' } },
+      });
+      expect(worker.extraMounts).toEqual([{ hostPath: '/dev/vfio', containerPath: '/dev/vfio' }]);
+    }
+
+    const containers = standins.containers();
+    for (const [i, pf] of pfs.entries()) {
+      const node = i === 0 ? `${name}-worker` : `${name}-worker2`;
+      expect(linksOfPid(containers[node])).toEqual([pf.name]);
+      const vfs = sys.sim.vfAddresses(pf.bdf);
+      expect(vfs).toHaveLength(2);
+      for (const vf of vfs) expect(sys.sim.readLinkName(`${sys.sim.pciDir(vf)}/driver`)).toBe('vfio-pci');
+    }
+    const kubectl = standins.calls('kubectl').map((c) => c.args);
+    expect(kubectl.every((a) => a[0] === '--context' && a[1] === `kind-${name}`)).toBe(true);
+    expect(kubectl.filter((a) => a[3] === 'label').map((a) => a[5])).toEqual([`${name}-worker`, `${name}-worker2`]);
+
+    const dp = (parseAllDocuments(readFileSync(join(manifests, '20-sriov-device-plugin.yaml'), 'utf8')) as any[]).map((d) => d.toJS());
+    expect(JSON.parse(dp[0].data['config.json']).resourceList[0].selectors).toEqual({ pfNames: pfs.map((p) => p.name), drivers: ['vfio-pci'] });
+
+    const down = await sriovctl('cluster', 'down', '--name', name, '-q');
+    expect(down.stderr).toBe('');
+    expect(down.code).toBe(0);
+    const calls = standins.calls('kind');
+    const del = calls.find((c) => c.args[0] === 'delete')!;
+    expect(del.args).toEqual(['delete', 'cluster', '--name', name]);
+    expect(del.recordsAtDelete).toBe(0);
+    expect(del.linksAtDelete).toEqual({ [`${name}-control-plane`]: [], [`${name}-worker`]: [], [`${name}-worker2`]: [] });
+    for (const pf of pfs) {
+      expect(nicState(pf.name)).toEqual(pf.before);
+      expect(sys.sim.vfAddresses(pf.bdf)).toEqual([]);
+    }
+    expect(findRecords()).toEqual([]);
+  });
+
+  it('--runtime podman reaches kind (KIND_EXPERIMENTAL_PROVIDER) and resolves nodes through podman', async () => {
+    const up = await sriovctl('cluster', 'up', '--provider', 'kind', '--runtime', 'podman', '--name', name, '--agents', '1', '--vfs', '2', '--manifests', join(work, 'm'), '-q');
+    expect(up.stderr).toBe('');
+    expect(up.code).toBe(0);
+    expect(standins.calls('kind').every((c) => c.provider === 'podman')).toBe(true);
+    expect(standins.calls('podman').map((c) => c.args.at(-1))).toEqual([`${name}-worker`]);
+    expect(standins.calls('docker')).toEqual([]);
+    const down = await sriovctl('cluster', 'down', '--name', name, '--runtime', 'podman', '-q');
+    expect(down.code).toBe(0);
+    expect(standins.calls('kind').at(-1)).toMatchObject({ args: ['delete', 'cluster', '--name', name], provider: 'podman' });
+  });
+});

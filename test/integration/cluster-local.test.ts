@@ -1,0 +1,226 @@
+// `sriovctl cluster up/down/status` on the local provider: nodes are real network namespaces, NICs are veth
+// stand-ins known to a simulated sysfs tree (the lab's own, or a test's), VFs come from the tree's drivers.
+import { randomBytes } from 'node:crypto';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { parseAllDocuments } from 'yaml';
+import { simNicPlan } from '../../src/cluster/sim-lab';
+import { clusterDir } from '../../src/cluster/state';
+import type { ClusterStatus } from '../../src/cluster/status';
+import type { DownSummary } from '../../src/cluster/down';
+import { findRecords } from '../../src/lend';
+import { simMac } from '../../src/sriov/sim';
+import { fakeSysfs, type FakeSysfs } from '../helpers/fake-sysfs';
+import { deleteLinkAnywhere, ip, Scratch } from '../helpers/kernel';
+import { isolatedRoots, nicState } from '../helpers/lend-fixture';
+import { namespacesWith, sriovctl } from './cluster-fixture';
+
+let s: Scratch;
+let roots: ReturnType<typeof isolatedRoots>;
+let sys: FakeSysfs | null;
+let name: string;
+
+beforeEach(() => {
+  s = new Scratch();
+  roots = isolatedRoots();
+  sys = null;
+  name = `cl${randomBytes(2).toString('hex')}`;
+});
+
+afterEach(async () => {
+  try {
+    if (existsSync(clusterDir(name)) || findRecords().length) await sriovctl('cluster', 'down', '--name', name, '-q');
+  } finally {
+    for (const ns of namespacesWith(`${name}-`)) ip('netns', 'del', ns);
+    for (const nic of simNicPlan(name, 4)) for (const l of [nic.name, nic.peer]) deleteLinkAnywhere(l);
+    sys?.remove();
+    s.cleanup();
+    roots.cleanup();
+  }
+});
+
+/** Link names (but lo) in a named namespace. */
+function linksIn(ns: string): string[] {
+  return (JSON.parse(ip('-n', ns, '-j', 'link', 'show')) as { ifname: string }[]).map((l) => l.ifname).filter((n) => n !== 'lo');
+}
+
+async function status(): Promise<ClusterStatus> {
+  const r = await sriovctl('cluster', 'status', '--name', name, '--json');
+  expect(r.code).toBe(0);
+  return JSON.parse(r.stdout) as ClusterStatus;
+}
+
+describe('local provider, simulated NICs', () => {
+  it('up: nodes, one PF per agent with its VFs inside, manifests; down: every NIC back, nothing left', async () => {
+    const manifests = join(roots.stateDir, 'out');
+    const up = await sriovctl('cluster', 'up', '--name', name, '--agents', '2', '--vfs', '3', '--manifests', manifests);
+    expect(up.stderr).not.toMatch(/warning|sriovctl: /);
+    expect(up.code).toBe(0);
+    // one progress line per step, each with its elapsed time
+    expect(up.stderr).toMatch(/^\[\s*\d+\.\d\ds\] preflight: no SR-IOV PF here, simulating 2 NICs/m);
+    expect(up.stderr).toMatch(new RegExp(`^\\[\\s*\\d+\\.\\d\\ds\\] cluster ${name} is up$`, 'm'));
+    expect(up.stdout).toMatch(new RegExp(`${name}-agent-0\\s+agent\\s+\\S+ \\(\\S+\\) as \\S+\\s+3/3\\s+ready`));
+
+    expect(namespacesWith(`${name}-`).sort()).toEqual([`${name}-agent-0`, `${name}-agent-1`, `${name}-server-0`]);
+    const sims = simNicPlan(name, 2);
+    for (const [i, nic] of sims.entries()) {
+      const node = `${name}-agent-${i}`;
+      expect(nicState(nic.name)).toBeNull();
+      expect(nicState(nic.name, node)).toMatchObject({ mac: nic.mac, up: true });
+      // VFs were created inside the node: veth stand-ins named and addressed as the tree says
+      const vfs = linksIn(node).filter((l) => /v\d$/.test(l)).sort();
+      expect(vfs).toEqual([0, 1, 2].map((v) => `${nic.name}v${v}`));
+      const vf0 = nicState(`${nic.name}v0`, node)!;
+      expect(vf0.mac).toBe(simMac(`${nic.pciAddress.slice(0, 8)}02.0`)); // VF 0 at the PF's routing ID + 16
+      expect(findRecords({ owner: `cluster:${name}/${node}` }).map((r) => r.identity.pciAddress)).toEqual([nic.pciAddress]);
+    }
+    expect(linksIn(`${name}-server-0`)).toEqual([]);
+
+    const st = await status();
+    expect(st).toMatchObject({ cluster: name, known: true, provider: 'local', phase: 'up', simulated: true, manifestsDir: manifests });
+    expect(st.nodes.map((n) => [n.name, n.role, n.present, n.vfs?.ready ?? null])).toEqual([
+      [`${name}-server-0`, 'server', true, null],
+      [`${name}-agent-0`, 'agent', true, 3],
+      [`${name}-agent-1`, 'agent', true, 3],
+    ]);
+    expect(st.nodes[1].labels).toEqual({ 'node-role.kubernetes.io/worker': '', sriov_capable: 'true' });
+    expect(st.nics.map((n) => [n.name, n.node, n.phase])).toEqual(sims.map((n, i) => [n.name, `${name}-agent-${i}`, 'lent']));
+
+    // the device plugin selects the VFs of every attached PF
+    expect(readdirSync(manifests).sort()).toEqual([
+      '10-multus.yaml',
+      '20-sriov-device-plugin.yaml',
+      '30-sriovctl-cni-installer.yaml',
+      '40-network-attachment.yaml',
+    ]);
+    const dp = parseAllDocuments(readFileSync(join(manifests, '20-sriov-device-plugin.yaml'), 'utf8')) as any[];
+    const config = JSON.parse(dp.map((d) => d.toJS()).find((o) => o.kind === 'ConfigMap').data['config.json']);
+    expect(config.resourceList[0].selectors).toEqual({ pfNames: sims.map((n) => n.name) });
+
+    const down = await sriovctl('cluster', 'down', '--name', name, '--json');
+    expect(down.code).toBe(0);
+    const summary = JSON.parse(down.stdout) as DownSummary;
+    expect(summary.ok).toBe(true);
+    expect(summary.clusterDeleted).toBe(true);
+    expect(summary.nics.map((n) => [n.name, n.outcome, n.homeName, n.node])).toEqual(
+      sims.map((n, i) => [n.name, 'returned', n.name, `${name}-agent-${i}`]),
+    );
+    for (const n of summary.nics) expect(n.homeAfterMs).toBeGreaterThan(0);
+
+    expect(namespacesWith(`${name}-`)).toEqual([]);
+    for (const nic of sims) for (const l of [nic.name, nic.peer]) expect(nicState(l)).toBeNull();
+    expect(findRecords()).toEqual([]);
+    expect(existsSync(clusterDir(name))).toBe(false);
+    const gone = await sriovctl('cluster', 'status', '--name', name);
+    expect(gone.code).toBe(1);
+    expect(gone.stderr).toContain(`no cluster named ${name}`);
+  });
+
+  it('down after a node namespace was deleted behind our back: the others come back, the lost one is reported, exit 3', async () => {
+    const up = await sriovctl('cluster', 'up', '--name', name, '--agents', '2', '--vfs', '1', '-q');
+    expect(up.stderr).toBe('');
+    expect(up.code).toBe(0);
+    ip('netns', 'del', `${name}-agent-0`);
+
+    const down = await sriovctl('cluster', 'down', '--name', name);
+    expect(down.code).toBe(3);
+    const [lost, kept] = simNicPlan(name, 2);
+    // a veth stand-in dies with its namespace (a physical PF would be found in the initial namespace instead)
+    expect(down.stderr).toContain(`${lost.name} (${lost.pciAddress}): gone from ${name}-agent-0`);
+    expect(down.stdout).toContain(`${kept.name} (${kept.pciAddress}): returned as ${kept.name} from ${name}-agent-1`);
+    expect(down.stdout).toContain(`cluster ${name}: deleted`);
+    expect(namespacesWith(`${name}-`)).toEqual([]);
+    expect(nicState(kept.name)).toBeNull(); // the lab removed its stand-ins after giving them back
+    expect(findRecords()).toEqual([]);
+    expect(existsSync(clusterDir(name))).toBe(false);
+  });
+
+  it('-v shows each kernel action; a second down is a no-op', async () => {
+    const up = await sriovctl('cluster', 'up', '--name', name, '--agents', '1', '--vfs', '1', '-v');
+    expect(up.code).toBe(0);
+    expect(up.stderr).toMatch(/\$ ip netns add /);
+    expect(up.stderr).toMatch(/lend PF \S+ \(\S+\) to /);
+    expect(up.stderr).toMatch(/lend:moved/);
+    expect(up.stderr).toMatch(/sriov_numvfs of \S+: 0 -> 1/);
+    const down = await sriovctl('cluster', 'down', '--name', name, '-v');
+    expect(down.code).toBe(0);
+    expect(down.stderr).toMatch(/give back \S+ \(pci-\S+\) from /);
+    const again = await sriovctl('cluster', 'down', '--name', name);
+    expect(again.code).toBe(0);
+    expect(again.stdout).toBe(`cluster ${name}: deleted (${again.stdout.match(/\((\d+) ms\)/)![1]} ms)\n`);
+  });
+});
+
+describe('local provider on SR-IOV PFs of the sysfs tree', () => {
+  /** Three veth stand-ins the test's tree knows as PFs; `pf1` is a prefix of `pf10`'s name. */
+  function pfs() {
+    sys = fakeSysfs();
+    sys.sim.addDriver('vfio-pci');
+    const made = [
+      { suffix: 'pf1', bdf: '0000:3b:00.0' },
+      { suffix: 'pf10', bdf: '0000:3b:00.1' },
+      { suffix: 'pf2', bdf: '0000:3c:00.0' },
+    ].map(({ suffix, bdf }, i) => {
+      const [nic] = s.veth(suffix, `w${i}`);
+      const mac = `02:5b:00:00:0${i}:01`;
+      ip('link', 'set', nic, 'address', mac, 'mtu', '1450');
+      sys!.sim.addPf({ bdf, totalVfs: 8, netdev: { name: nic, mac } });
+      return { name: nic, bdf, before: nicState(nic)! };
+    });
+    sys.driver.start(2);
+    return made;
+  }
+
+  it('--exclude is an exact match; VFs bound to --driver; down restores PFs and VF counts', async () => {
+    const [a, b, c] = pfs();
+    const up = await sriovctl(
+      'cluster', 'up', '--name', name, '--agents', '2', '--vfs', '2', '--driver', 'vfio-pci', '--exclude', a.name, '--no-simulate', '--vf-timeout', '10',
+    );
+    expect(up.stderr).not.toContain('warning');
+    expect(up.code).toBe(0);
+    expect(nicState(a.name)).toEqual(a.before);
+    expect(nicState(b.name, `${name}-agent-0`)).toMatchObject({ mac: b.before.mac, mtu: 1450 });
+    expect(nicState(c.name, `${name}-agent-1`)).toMatchObject({ mac: c.before.mac, mtu: 1450 });
+    for (const pf of [b, c]) {
+      expect(sys!.sim.read(`${sys!.sim.pciDir(pf.bdf)}/sriov_numvfs`)).toBe('2\n');
+      for (const vf of sys!.sim.vfAddresses(pf.bdf)) expect(sys!.sim.readLinkName(`${sys!.sim.pciDir(vf)}/driver`)).toBe('vfio-pci');
+    }
+    const records = findRecords({ ownerPrefix: `cluster:${name}/` });
+    expect(records.map((r) => r.meta.attach)).toEqual([
+      { target: `/var/run/netns/${name}-agent-0`, vfs: { pf: b.bdf, before: 0 } },
+      { target: `/var/run/netns/${name}-agent-1`, vfs: { pf: c.bdf, before: 0 } },
+    ]);
+
+    const down = await sriovctl('cluster', 'down', '--name', name, '-q');
+    expect(down.stderr).toBe('');
+    expect(down.code).toBe(0);
+    for (const pf of [a, b, c]) expect(nicState(pf.name)).toEqual(pf.before);
+    for (const pf of [b, c]) expect(sys!.sim.read(`${sys!.sim.pciDir(pf.bdf)}/sriov_numvfs`)).toBe('0\n');
+    expect(findRecords()).toEqual([]);
+  });
+
+  it('preflight lists everything missing at once and changes nothing', async () => {
+    const [a, b, c] = pfs();
+    const saved = process.env.PATH;
+    process.env.PATH = '/nonexistent';
+    let r;
+    try {
+      r = await sriovctl('cluster', 'up', '--name', name, '--agents', '3', '--exclude', b.name, '--no-simulate', '--vfs', '9');
+    } finally {
+      process.env.PATH = saved;
+    }
+    expect(r.code).toBe(1);
+    const lines = r.stderr.trim().split('\n');
+    expect(lines[0]).toBe(`sriovctl: cluster up ${name}: preflight failed, nothing was changed:`);
+    expect(lines).toContain('  - ip is not installed (not on PATH)');
+    const pfLine = lines.find((l) => l.includes('3 agents need 3 SR-IOV PFs'))!;
+    expect(pfLine).toContain('0 eligible of 3 found');
+    expect(pfLine).toContain(`${b.name} (${b.bdf}) is excluded`);
+    expect(pfLine).toContain(`${a.name} (${a.bdf}) supports 8 VFs, 9 asked`);
+    expect(pfLine).toContain(`${c.name} (${c.bdf}) supports 8 VFs, 9 asked`);
+    expect(namespacesWith(`${name}-`)).toEqual([]);
+    expect(existsSync(clusterDir(name))).toBe(false);
+    for (const pf of [a, b, c]) expect(nicState(pf.name)).toEqual(pf.before);
+  });
+});

@@ -1,0 +1,102 @@
+// Many plugin processes at once, as a node starting a batch of pods: 16 ADDs of 16 NICs all succeed; two ADDs
+// for one NIC — one wins, the other is told to try again later (11) having changed nothing.
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { cniRoots, expectErrorShape, requireBundle, runCniAsync, type CniRoots } from '../helpers/cni-run';
+import { ipJson, Scratch } from '../helpers/kernel';
+import { nicState, standInNic, type NicState } from '../helpers/lend-fixture';
+
+let s: Scratch;
+let roots: CniRoots;
+let dataDir: string;
+
+beforeAll(requireBundle);
+beforeEach(() => {
+  s = new Scratch();
+  roots = cniRoots();
+  dataDir = mkdtempSync(join(tmpdir(), 'cni-par-'));
+});
+afterEach(() => {
+  s.cleanup();
+  roots.cleanup();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+const nsPath = (ns: string) => `/var/run/netns/${ns}`;
+
+function conf(device: string) {
+  return {
+    cniVersion: '1.1.0',
+    name: `par-${s.prefix}`,
+    type: 'sriovctl-cni',
+    device,
+    ipam: { type: 'host-local', dataDir, ranges: [[{ subnet: '10.94.0.0/24' }]] },
+  };
+}
+
+function allocations(): string[] {
+  const dir = join(dataDir, `par-${s.prefix}`);
+  return existsSync(dir) ? readdirSync(dir).filter((f) => /^\d/.test(f)) : [];
+}
+
+function podLinks(pod: string): string[] {
+  return ipJson<any[]>('-n', pod, 'link', 'show').map((l) => l.ifname);
+}
+
+describe('parallel plugin processes', () => {
+  it('16 ADDs of 16 NICs into 16 pods all succeed, with 16 distinct addresses; 16 DELs give all back', async () => {
+    const n = 16;
+    const nics: NicState[] = [];
+    const pods: string[] = [];
+    for (let i = 0; i < n; i++) {
+      nics.push(standInNic(s, `q${i.toString(16)}`));
+      pods.push(s.netns(`p${i.toString(16)}`));
+    }
+    const adds = await Promise.all(
+      nics.map((nic, i) => runCniAsync({ command: 'ADD', containerId: `c${i}`, netns: nsPath(pods[i]), ifname: 'eth1', config: conf(nic.name) }, roots)),
+    );
+    adds.forEach((a, i) => expect(a.status, `ADD ${i}: ${a.stdout}${a.stderr}`).toBe(0));
+    const addresses = new Set(adds.map((a) => a.json.ips[0].address));
+    expect(addresses.size).toBe(n);
+    pods.forEach((pod, i) => expect(nicState('eth1', pod)?.mac).toBe(nics[i].mac));
+
+    const dels = await Promise.all(
+      nics.map((nic, i) => runCniAsync({ command: 'DEL', containerId: `c${i}`, netns: nsPath(pods[i]), ifname: 'eth1', config: conf(nic.name) }, roots)),
+    );
+    dels.forEach((d, i) => expect(d.status, `DEL ${i}: ${d.stdout}`).toBe(0));
+    nics.forEach((nic) => expect(nicState(nic.name)).toEqual(nic));
+    expect(allocations()).toEqual([]);
+  });
+
+  it('two ADDs racing for one NIC: one wins, the other gets 11 and leaves nothing behind', async () => {
+    const nic = standInNic(s, 'r0');
+    const podA = s.netns('ra');
+    const podB = s.netns('rb');
+    for (let round = 0; round < 3; round++) {
+      const [a, b] = await Promise.all([
+        runCniAsync({ command: 'ADD', containerId: 'ca', netns: nsPath(podA), ifname: 'net1', config: conf(nic.name) }, roots),
+        runCniAsync({ command: 'ADD', containerId: 'cb', netns: nsPath(podB), ifname: 'net1', config: conf(nic.name) }, roots),
+      ]);
+      const statuses = [a.status, b.status].sort();
+      expect(statuses, `${a.stdout} ${b.stdout}`).toEqual([0, 1]);
+      const [winner, loser] = a.status === 0 ? [a, b] : [b, a];
+      const [winPod, losePod, loseId] = a.status === 0 ? [podA, podB, 'cb'] : [podB, podA, 'ca'];
+      expect(expectErrorShape(loser).code).toBe(11);
+      expect(nicState('net1', winPod)?.mac).toBe(nic.mac);
+      expect(podLinks(losePod)).toEqual(['lo']);
+      expect(allocations()).toHaveLength(1);
+      expect(winner.json.interfaces[0].sandbox).toBe(nsPath(winPod));
+      // the runtime sends DEL after a failed ADD: it must not touch the winner's NIC
+      const loserDel = await runCniAsync({ command: 'DEL', containerId: loseId, netns: nsPath(losePod), ifname: 'net1', config: conf(nic.name) }, roots);
+      expect(loserDel.status).toBe(0);
+      expect(nicState('net1', winPod)?.mac).toBe(nic.mac);
+      const winId = loseId === 'ca' ? 'cb' : 'ca';
+      const del = await runCniAsync({ command: 'DEL', containerId: winId, netns: nsPath(winPod), ifname: 'net1', config: conf(nic.name) }, roots);
+      expect(del.status, del.stdout).toBe(0);
+      expect(nicState(nic.name)).toEqual(nic);
+      expect(allocations()).toEqual([]);
+    }
+  });
+});

@@ -1,0 +1,49 @@
+// How `detach <nic>` finds a record from what a person typed, and what attach leaves in a record's meta.
+import { describe, expect, it } from 'vitest';
+import { recordsForNic } from '../../src/cli/records';
+import { attachMeta, readAttachMeta } from '../../src/cli/attach-meta';
+import { ownNetnsId } from '../../src/cli/netns-id';
+import { sampleRecord } from '../helpers/ledger-record';
+
+describe('recordsForNic', () => {
+  const here = ownNetnsId();
+  const a = sampleRecord({ key: 'pci-0000_03_00_1' });
+  const b = sampleRecord({
+    key: 'pci-0000_03_00_2',
+    identity: { ...a.identity, pciAddress: '0000:03:00.2', name: 'ens3f2' },
+    snapshot: { ...a.snapshot, name: 'ens3f2' },
+    targetName: 'eth1',
+  });
+
+  it('matches a PCI address on the identity only', () => {
+    expect(recordsForNic([a, b], { pci: '0000:03:00.2' })).toEqual([b]);
+    expect(recordsForNic([a, b], { pci: '0000:03:00.3' })).toEqual([]);
+  });
+
+  it('matches a name as the NIC was called at home before the name it has in the target', () => {
+    expect(recordsForNic([a, b], { name: 'ens3f1' })).toEqual([a]);
+    expect(recordsForNic([a, b], { name: 'eth1' })).toEqual([b]);
+    // a record whose target name equals another NIC's home name: the home name wins
+    const c = sampleRecord({ key: 'mac-020000000001', identity: { ...a.identity, pciAddress: null, name: 'x' }, snapshot: { ...a.snapshot, name: 'x' }, targetName: 'ens3f1' });
+    expect(recordsForNic([a, c], { name: 'ens3f1' })).toEqual([a]);
+  });
+
+  it('with one name in several homes, prefers the NIC that came from here', () => {
+    const fromHere = sampleRecord({ key: 'mac-0200000000aa', home: { id: here, path: null, pid: null, initial: false } });
+    const fromElsewhere = sampleRecord({ key: 'mac-0200000000bb', home: { id: { dev: here.dev, ino: here.ino + 1 }, path: null, pid: null, initial: false } });
+    expect(recordsForNic([fromElsewhere, fromHere], { name: 'ens3f1' })).toEqual([fromHere]);
+    const otherA = { ...fromElsewhere, key: 'mac-0200000000cc', home: { ...fromElsewhere.home, id: { dev: 1, ino: 2 } } };
+    // none from here: all of them (the caller reports the ambiguity)
+    expect(recordsForNic([fromElsewhere, otherA], { name: 'ens3f1' })).toHaveLength(2);
+  });
+});
+
+describe('attach meta', () => {
+  it('round-trips, and ignores what another front door stored', () => {
+    const meta = attachMeta({ target: 'docker:kind-worker', vfs: { pf: '0000:03:00.0', before: 2 } });
+    expect(readAttachMeta(meta)).toEqual({ target: 'docker:kind-worker', vfs: { pf: '0000:03:00.0', before: 2 } });
+    expect(readAttachMeta(attachMeta({ target: 'node1' }))).toEqual({ target: 'node1' });
+    expect(readAttachMeta({ cni: { network: 'x' } })).toBeNull();
+    expect(readAttachMeta({ attach: { target: 'n', vfs: { pf: 3, before: 'x' } } })).toEqual({ target: 'n' });
+  });
+});
