@@ -1,18 +1,19 @@
 // `sriovctl attach <nic> <target> [--as <name>] [--vfs <n>] [--driver <name>]`: lend a NIC to a namespace,
 // then (kubevirtci's flow in one command) create VFs on it and bind them. Every move goes through src/lend.
 import type { Command } from 'commander';
-import { giveBack, lend } from '../lend';
+import { lend } from '../lend';
 import type { LendRecord } from '../ledger/types';
 import { assertIfName } from '../net';
+import { parseCount } from './arguments';
 import { attachMeta, type AttachMeta } from './attach-meta';
 import type { CommandIo, CommandKit } from './command-kit';
 import { CliError, ExitCode, usageError } from './exit-codes';
-import { parseCount } from './arguments';
+import { giveBackRecord } from './give-back';
 import { resolveNic } from './nics';
-import { assertNicExists } from './records';
 import { reasonOf } from './output';
+import { assertNicExists } from './records';
 import { resolveTarget } from './targets';
-import { createVfs, planVfs, restoreVfCount, type VfPlan } from './vf-plan';
+import { createVfs, planVfs, type VfPlan } from './vf-plan';
 
 interface AttachOptions {
   as?: string;
@@ -66,29 +67,25 @@ async function attach(io: CommandIo, nicText: string, targetText: string, opts: 
   return ExitCode.ok;
 }
 
-/** VFs that cannot be made undo the whole attach: the VF count goes back, then the NIC. */
+/** VFs that cannot be made undo the whole attach: the VF count goes back, then the NIC (as detach does). */
 async function createVfsOrGiveBack(io: CommandIo, record: LendRecord, plan: VfPlan, nicText: string): Promise<void> {
   try {
     for (const line of await createVfs(plan)) io.out.detail(line);
     io.out.line(`${nicText}: ${plan.count} VFs${plan.driver ? ` bound to ${plan.driver}` : ''}`);
   } catch (err) {
-    const undo: string[] = [];
+    let undone: string;
     try {
-      await restoreVfCount(plan.pf, plan.before);
+      const back = await giveBackRecord(record);
+      const r = back.result;
+      undone = [`given back (${r.outcome}${r.name ? ` as ${r.name}` : ''})`, ...back.warnings].join('; ');
     } catch (e) {
-      undo.push(`VF count not restored: ${reasonOf(e, io.globals.verbose)}`);
+      undone = `give-back failed: ${reasonOf(e, io.globals.verbose)} (run sriovctl cleanup)`;
     }
-    try {
-      const back = giveBack(record.key, { owner: record.owner, lockTimeoutMs: 5000 });
-      undo.push(`given back (${back.outcome}${back.name ? ` as ${back.name}` : ''})`);
-    } catch (e) {
-      undo.push(`give-back failed: ${reasonOf(e, io.globals.verbose)} (run sriovctl cleanup)`);
-    }
-    throw new CliError(`${reasonOf(err, io.globals.verbose)}; ${undo.join('; ')}`);
+    throw new CliError(`${reasonOf(err, io.globals.verbose)}; ${undone}`);
   }
 }
 
 /** -v: each step the engine recorded, one per line. */
-export function printSteps(io: CommandIo, record: LendRecord): void {
+function printSteps(io: CommandIo, record: LendRecord): void {
   for (const h of record.history) io.out.detail(`${h.step}${h.note ? ` (${h.note})` : ''}`);
 }

@@ -91,7 +91,12 @@ async function act(io: CommandIo): Promise<CleanupEntry[]> {
   const stillRecorded = findRecords();
   for (const stray of scanStrays(io, [...before.values(), ...stillRecorded], stillRecorded)) {
     try {
-      const res = returnStray({ in: { path: stray.netnsPath }, name: stray.name, pciAddress: stray.pciAddress, originalName: stray.originalName ?? undefined });
+      const res = returnStray({
+        in: { path: stray.netnsPath },
+        name: stray.name,
+        pciAddress: stray.pciAddress,
+        originalName: stray.originalName ?? undefined,
+      });
       entries.push(strayEntry(stray, { outcome: res.outcome, name: res.name, warnings: res.warnings }));
     } catch (err) {
       const busy = isSysError(err, 'BUSY');

@@ -3,14 +3,14 @@
 import type { Command } from 'commander';
 import { findRecords } from '../lend';
 import type { LendRecord } from '../ledger/types';
-import { sameNetns } from '../net';
+import { sameNetns, type NetnsId } from '../net';
 import { attachOwner } from './attach';
 import type { CommandIo, CommandKit } from './command-kit';
 import { CliError, ExitCode, usageError } from './exit-codes';
 import { giveBackRecord, nicLabel, printGiveBack, worst } from './give-back';
-import { nicExistsHere, recordsForNic } from './records';
 import { resolveNic } from './nics';
 import { reasonOf } from './output';
+import { nicExistsHere, recordsForNic } from './records';
 import { namespaceIdOf, resolveTarget } from './targets';
 
 interface DetachOptions {
@@ -91,12 +91,11 @@ async function detachAll(io: CommandIo, targetText: string | undefined): Promise
  * gone) still matches by text.
  */
 async function lentTo(targetText: string): Promise<(r: LendRecord) => boolean> {
-  let id: ReturnType<typeof namespaceIdOf> | null = null;
+  let id: NetnsId | null = null;
   try {
     id = namespaceIdOf(await resolveTarget(targetText));
   } catch (err) {
     if (!(err instanceof CliError) || err.exitCode === ExitCode.usage) throw err;
-    id = null;
   }
   return (r) => r.owner === attachOwner(targetText) || (id !== null && sameNetns(r.target.id, id));
 }

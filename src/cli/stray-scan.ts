@@ -4,7 +4,7 @@
 // Read-only: the moves are src/lend's (returnStray).
 import { connect, openNetns, type Link, type NetnsId, type Rtnl } from '../net';
 import { initialNetnsId, namespacePaths } from '../lend/namespaces';
-import { deviceDir, getPf, getVf, isUserspaceDriver, listPfs, listVfs } from '../sriov';
+import { deviceDir, getPf, getVf, isUserspaceDriver, listPfs, listVfs, type SysNetdev } from '../sriov';
 import { netnsIdKey, ownNetnsId, statNetnsId } from './netns-id';
 
 export interface Stray {
@@ -13,7 +13,6 @@ export interface Stray {
   name: string;
   /** Its device address (a PCI BDF, or 'netdevsimN'). */
   pciAddress: string;
-  role: 'pf' | 'vf';
   /** Its name at home when sysfs tells it and it differs from the current one. */
   originalName: string | null;
 }
@@ -74,13 +73,12 @@ function straysIn(path: string, byMac: Map<string, SysfsNetdev>): Stray[] {
 function identify(rtnl: Rtnl, link: Link, byMac: Map<string, SysfsNetdev>): Omit<Stray, 'netnsPath' | 'name'> | null {
   if (link.kind === null) {
     const address = busInfoOf(rtnl, link.name);
-    const role = address ? sriovRole(address) : null;
-    if (address && role) return { pciAddress: address, role, originalName: null };
+    if (address && isSriovDevice(address)) return { pciAddress: address, originalName: null };
   }
   const mac = link.permMac && link.permMac !== ZERO_MAC ? link.permMac : link.mac;
   const netdev = mac && mac !== ZERO_MAC ? byMac.get(mac) : undefined;
   if (!netdev) return null;
-  return { pciAddress: netdev.address, role: netdev.role, originalName: netdev.name !== link.name ? netdev.name : null };
+  return { pciAddress: netdev.address, originalName: netdev.name !== link.name ? netdev.name : null };
 }
 
 function busInfoOf(rtnl: Rtnl, name: string): string | null {
@@ -92,23 +90,23 @@ function busInfoOf(rtnl: Rtnl, name: string): string | null {
   }
 }
 
-function sriovRole(address: string): 'pf' | 'vf' | null {
+/** A PF (sriov_totalvfs / sriov_numvfs) or a VF (physfn) in sysfs. */
+function isSriovDevice(address: string): boolean {
   try {
-    if (getVf(address)) return 'vf';
+    if (getVf(address)) return true;
   } catch {
-    // not a PCI device sysfs knows as a VF
+    // not a device sysfs knows as a VF
   }
   try {
     getPf(address);
-    return 'pf';
+    return true;
   } catch {
-    return null;
+    return false;
   }
 }
 
 interface SysfsNetdev {
   address: string;
-  role: 'pf' | 'vf';
   name: string;
 }
 
@@ -117,15 +115,15 @@ function homelessSysfsNetdevs(): Map<string, SysfsNetdev> {
   const rtnl = connect();
   const byMac = new Map<string, SysfsNetdev>();
   try {
-    const add = (address: string, role: SysfsNetdev['role'], netdevs: { name: string; mac: string | null }[]) => {
+    const add = (address: string, netdevs: SysNetdev[]) => {
       for (const n of netdevs) {
         if (!n.mac || n.mac === ZERO_MAC || rtnl.findLink({ name: n.name })) continue;
-        byMac.set(n.mac.toLowerCase(), { address, role, name: n.name });
+        byMac.set(n.mac.toLowerCase(), { address, name: n.name });
       }
     };
     for (const pf of listPfs()) {
-      add(pf.address, 'pf', pf.netdevs);
-      for (const vf of listVfs(pf.address)) if (!isUserspaceDriver(vf.driver)) add(vf.address, 'vf', vf.netdevs);
+      add(pf.address, pf.netdevs);
+      for (const vf of listVfs(pf.address)) if (!isUserspaceDriver(vf.driver)) add(vf.address, vf.netdevs);
     }
   } finally {
     rtnl.close();

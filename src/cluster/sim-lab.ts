@@ -5,10 +5,12 @@
 // removes them when the VFs go away —
 // the same shapes the tests use, so `up` and `down` run the real code paths on any Linux kernel.
 import { createHash } from 'node:crypto';
-import { join } from 'node:path';
+import { rmdirSync, statfsSync, watch, type FSWatcher } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { stateDir } from '../config';
 import { connect, currentNetns, openNetns, type Netns } from '../net';
 import { netdevsOf } from '../sriov';
-import { SimSysfs, simMac, startSimDriver, type SimDriver } from '../sriov/sim';
+import { SimDriver, SimSysfs, simMac } from '../sriov/sim';
 import type { Progress } from './progress';
 import type { SimNicState, SimState } from './state';
 
@@ -31,9 +33,25 @@ export function simNicPlan(cluster: string, count: number): SimNicState[] {
   });
 }
 
-/** The simulated sysfs root of a cluster, under its state directory. */
-export function simSysfsRoot(clusterDir: string): string {
-  return join(clusterDir, 'sysfs');
+const TMPFS_MAGIC = 0x01021994;
+const SHM = '/dev/shm';
+
+/**
+ * Where a cluster's simulated sysfs tree lives. Like the real sysfs — and like the veth stand-ins it describes —
+ * it is volatile: on tmpfs (/dev/shm) when there is one, where building and removing the tree's hundreds of small
+ * files is ten times faster than on disk, else in the cluster's state directory. Keyed by the state directory, so
+ * two ledgers never share a tree. The cluster file records the path.
+ */
+export function simSysfsRoot(cluster: string, clusterStateDir: string): string {
+  try {
+    if (Number(statfsSync(SHM).type) === TMPFS_MAGIC) {
+      const ledger = createHash('sha1').update(stateDir()).digest('hex').slice(0, 12);
+      return join(SHM, `sriovctl-${ledger}`, cluster, 'sysfs');
+    }
+  } catch {
+    // no /dev/shm
+  }
+  return join(clusterStateDir, 'sysfs');
 }
 
 /**
@@ -42,6 +60,8 @@ export function simSysfsRoot(clusterDir: string): string {
  */
 export function createSimNics(state: SimState, progress: Progress): void {
   const sim = SimSysfs.create(state.sysfsRoot);
+  // the userspace driver VFs are usually bound to (DPDK, VMs), as if its module were loaded
+  sim.addDriver('vfio-pci');
   const rtnl = connect();
   const made: string[] = [];
   try {
@@ -85,6 +105,15 @@ export function removeSimNics(state: SimState, progress: Progress): string[] {
   } catch {
     // never created, or already removed
   }
+  // the tree's own directories on tmpfs, when nothing else is in them
+  for (const dir of [dirname(state.sysfsRoot), dirname(dirname(state.sysfsRoot))]) {
+    if (!dir.startsWith(`${SHM}/sriovctl-`)) continue;
+    try {
+      rmdirSync(dir);
+    } catch {
+      // not empty (another cluster), or gone
+    }
+  }
   return problems;
 }
 
@@ -118,10 +147,12 @@ interface VfLink {
 export class SimLab {
   private readonly driver: SimDriver;
   private readonly sim: SimSysfs;
+  private readonly watchers: FSWatcher[] = [];
+  private readonly fallback: NodeJS.Timeout;
   private readonly pfPlace = new Map<string, string | null>();
   private readonly vfLinks = new Map<string, VfLink>();
   private readonly previousRoot: string | undefined;
-  /** Failures inside the drivers' reactions (they run on a timer: nobody else would see them). */
+  /** Failures inside the drivers' reactions (they run on file events: nobody else would see them). */
   readonly errors: string[] = [];
 
   constructor(
@@ -138,13 +169,27 @@ export class SimLab {
         if (netdev) this.vfLinks.set(vf, { name: netdev.name, mac: netdev.mac ?? simMac(vf), pf: nic.pciAddress, nsPath: undefined });
       }
     }
-    this.driver = startSimDriver(sim, {
-      intervalMs: 2,
-      hooks: {
-        vfsCreated: (_pf, vfs) => this.guard(() => this.syncVfLinks(vfs)),
-        vfsRemoved: (_pf, vfs) => this.guard(() => vfs.forEach((vf) => this.removeVfLink(vf))),
-      },
+    this.driver = new SimDriver(sim, {
+      vfsCreated: (_pf, vfs) => this.guard(() => this.syncVfLinks(vfs)),
+      vfsRemoved: (_pf, vfs) => this.guard(() => vfs.forEach((vf) => this.removeVfLink(vf))),
     });
+    // The drivers react when their files are written (inotify), like the kernel reacts inside write(2) — a
+    // fast poll of the whole tree would burn a core for the life of the process. A slow poll catches the rare
+    // event a watcher misses.
+    const react = () => this.guard(() => this.driver.applyPending());
+    const files = [
+      ...state.nics.map((n) => sim.p(sim.pciDir(n.pciAddress), 'sriov_numvfs')),
+      ...sim.list('bus/pci/drivers').flatMap((d) => ['bind', 'unbind'].map((f) => sim.p('bus/pci/drivers', d, f))),
+    ];
+    for (const file of files) {
+      try {
+        this.watchers.push(watch(file, { persistent: false }, react));
+      } catch {
+        // not there: the slow poll covers it
+      }
+    }
+    this.fallback = setInterval(react, 100);
+    this.fallback.unref();
   }
 
   /** The PF at `address` now lives in the namespace at `nsPath` (null: ours). */
@@ -176,7 +221,8 @@ export class SimLab {
 
   /** Stop the drivers and point SRIOVCTL_SYSFS_ROOT back where it was. */
   stop(): void {
-    this.driver.stop();
+    for (const w of this.watchers.splice(0)) w.close();
+    clearInterval(this.fallback);
     if (this.previousRoot === undefined) delete process.env.SRIOVCTL_SYSFS_ROOT;
     else process.env.SRIOVCTL_SYSFS_ROOT = this.previousRoot;
   }

@@ -105,7 +105,7 @@ export async function clusterUp(opts: UpOptions, provider: Provider, ctx: Provid
     createdAt: new Date().toISOString(),
     updatedAt: '',
     manifestsDir: plan.manifestsDir,
-    sim: plan.simulated ? { sysfsRoot: simSysfsRoot(clusterDir(opts.name)), nics: simNicPlan(opts.name, opts.agents) } : null,
+    sim: plan.simulated ? { sysfsRoot: simSysfsRoot(opts.name, clusterDir(opts.name)), nics: simNicPlan(opts.name, opts.agents) } : null,
     nodes: [],
   };
   writeClusterState(state);

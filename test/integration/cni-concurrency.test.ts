@@ -1,12 +1,14 @@
 // Many plugin processes at once, as a node starting a batch of pods: 16 ADDs of 16 NICs all succeed; two ADDs
 // for one NIC — one wins, the other is told to try again later (11) having changed nothing.
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { cniRoots, expectErrorShape, requireBundle, runCniAsync, type CniRoots } from '../helpers/cni-run';
 import { ipJson, Scratch } from '../helpers/kernel';
 import { nicState, standInNic, type NicState } from '../helpers/lend-fixture';
+import { recordKeyFor } from '../../src/ledger/keys';
 
 let s: Scratch;
 let roots: CniRoots;
@@ -98,5 +100,32 @@ describe('parallel plugin processes', () => {
       expect(nicState(nic.name)).toEqual(nic);
       expect(allocations()).toEqual([]);
     }
+  });
+
+  it('a NIC whose lock another process holds: code 11 after a bounded wait, nothing changed', async () => {
+    const nic = standInNic(s, 'l0');
+    const pod = s.netns('lk');
+    const locks = join(roots.stateDir, 'locks');
+    mkdirSync(locks, { recursive: true });
+    const key = recordKeyFor({ pciAddress: null, permMac: null, mac: nic.mac, name: nic.name });
+    // its own process group: `sleep` inherits the locked fd, so both must go to release it
+    const holder = spawn('flock', ['-x', join(locks, `${key}.lock`), 'sleep', '30'], { stdio: 'ignore', detached: true });
+    const release = () => process.kill(-holder.pid!, 'SIGKILL');
+    s.onCleanup(release);
+    await new Promise((r) => setTimeout(r, 300)); // let flock take it
+    const call = { command: 'ADD', containerId: 'cl', netns: nsPath(pod), ifname: 'net1', config: conf(nic.name) };
+    const busy = await runCniAsync(call, roots);
+    expect(expectErrorShape(busy).code).toBe(11);
+    expect(busy.ms).toBeGreaterThan(1500); // it waited for the holder (bounded: 2 s)
+    expect(nicState(nic.name)).toEqual(nic);
+    expect(podLinks(pod)).toEqual(['lo']);
+    expect(allocations()).toEqual([]);
+    const closed = new Promise((r) => holder.on('close', r));
+    release();
+    await closed;
+    const add = await runCniAsync(call, roots);
+    expect(add.status, add.stdout).toBe(0);
+    expect((await runCniAsync({ ...call, command: 'DEL' }, roots)).status).toBe(0);
+    expect(nicState(nic.name)).toEqual(nic);
   });
 });

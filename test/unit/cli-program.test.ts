@@ -80,6 +80,14 @@ describe('sriovctl command line', () => {
     expect((await run('attach', 'eth9', 'ns1', '--as', 'bad/name')).stderr).toMatch(/^sriovctl: attach eth9 to ns1: --as "bad\/name": /);
   });
 
+  it('status reads the ledger without creating it', async () => {
+    const fresh = path.join(stateDir, 'never-used');
+    const r = await run('--state-dir', fresh, 'status');
+    expect(r).toEqual({ code: ExitCode.ok, stdout: 'no NIC is lent\n', stderr: '' });
+    expect((await run('--state-dir', fresh, 'status', '--json')).stdout).toBe('[]\n');
+    expect(fs.existsSync(fresh)).toBe(false);
+  });
+
   it('--state-dir and --sysfs-root reach every layer through the environment', async () => {
     const other = path.join(stateDir, 'other');
     // a usage error after option parsing: the preAction hook has run, nothing else has

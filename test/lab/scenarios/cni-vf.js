@@ -120,7 +120,6 @@ module.exports = [
       expectEqual(iproute2VfTable(fx.pf.name), tableBefore, 'VF table restored exactly');
       expectEqual(looks(vf.netdev), netdevBefore, 'VF netdev at home');
       expectEqual(plugin.records(), [], 'records left');
-      ok(plugin.run('DEL', { pod, config }), 'second DEL');
     },
   },
   {
