@@ -11,7 +11,7 @@ import { connect, openNetns, type Link } from '../net';
 import { listVfs, netdevsOf } from '../sriov';
 import { clusterDown, restored, type NicReturn } from './down';
 import { localProvider, NETNS_DIR } from './providers/local';
-import { simNicPlan } from './sim-lab';
+import { simNicPlan, simSysfsRoot } from './sim-lab';
 import { clusterDir, readClusterState } from './state';
 import type { ProviderContext } from './types';
 import { clusterUp, UP_DEFAULTS, UpFailed } from './up';
@@ -276,7 +276,9 @@ function leftovers(cluster: string): string[] {
   } finally {
     rtnl.close();
   }
-  if (existsSync(clusterDir(cluster))) found.push(`directory ${clusterDir(cluster)}`);
+  for (const dir of [clusterDir(cluster), simSysfsRoot(cluster, clusterDir(cluster))]) {
+    if (existsSync(dir)) found.push(`directory ${dir}`);
+  }
   for (const r of findRecords()) {
     if (r.owner.startsWith(`cluster:${cluster}/`) || r.owner.startsWith(`cni:${cluster}-`)) found.push(`ledger record ${r.key} (${r.owner})`);
   }

@@ -28,6 +28,8 @@ export interface NicReturn {
   homeName: string | null;
   /** Milliseconds from the start of `down` until it was usable at home again. */
   homeAfterMs: number | null;
+  /** When it was usable at home again (ISO time, ms precision). */
+  homeAt: string | null;
   error: string | null;
   warnings: string[];
 }
@@ -170,6 +172,7 @@ async function returnOne(
     outcome: 'failed',
     homeName: null,
     homeAfterMs: null,
+    homeAt: null,
     error: null,
     warnings: previous?.warnings ?? [],
   };
@@ -191,6 +194,7 @@ async function returnOne(
     nic.homeName = result.name;
     nic.warnings.push(...result.warnings);
     nic.homeAfterMs = performance.now() - t0;
+    nic.homeAt = new Date().toISOString();
   } catch (err) {
     nic.error = (err as Error).message;
   }

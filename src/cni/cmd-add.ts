@@ -10,7 +10,7 @@ import { CNI_ERR, CniError } from './errors';
 import { Ipam } from './ipam';
 import { log } from './log';
 import { parseNicConf, type NetConf, type NicConf } from './netconf';
-import { refuseDefaultRouteLink, resolveNicTarget, type NicTarget } from './nic-target';
+import { lentToOther, refuseDefaultRouteLink, resolveNicTarget, type NicTarget } from './nic-target';
 import { announce, configurePod } from './pod-net';
 import { openPodNetns, withRtnl } from './pod-netns';
 import type { CniInterface, CniResult } from './result';
@@ -35,6 +35,7 @@ export const cmdAdd: VerbHandler = ({ env, conf }) => {
     });
     const ipam = conf.ipam ? new Ipam({ raw: conf.raw, type: conf.ipam.type, cniVersion: conf.cniVersion, cniPath: env.path }) : null;
     ipam?.prepare();
+    log.debug(`checked: ${target.label}${ipam ? `, ${ipam.label}` : ''}`);
 
     const meta: CniMeta = {
       network: conf.name,
@@ -45,16 +46,18 @@ export const cmdAdd: VerbHandler = ({ env, conf }) => {
       ipam: conf.ipam ? { type: conf.ipam.type, conf: configForReplay(conf.raw) } : null,
       result: null,
     };
-    const lent = lendNic(lendRequest(nicConf, target, pod, owner, ifname, meta));
+    const lent = lendNic(lendRequest(nicConf, target, pod, owner, ifname, meta), target, owner);
     log.info(`lent ${target.label} as ${ifname}${lent.record.moved ? '' : ' (userspace driver: configured, not moved)'}`);
 
     let allocated = false;
     try {
       const ipamResult = ipam ? ipam.add() : null;
       allocated = ipam !== null;
+      if (ipamResult) log.debug(`${ipam!.label} allocated ${(ipamResult.ips ?? []).map((i) => i.address).join(', ') || 'nothing'}`);
       if (ipamResult && lent.link) configureAddresses(pod, lent.link, ipamResult);
       const result = buildResult(conf, lent, target, nicConf, ifname, env.netns!, ipamResult);
       recordResult(lent.record.key, owner, result);
+      log.debug('result recorded');
       return result;
     } catch (err) {
       throw undoAttachment(err, lent, owner, allocated ? ipam : null);
@@ -85,12 +88,18 @@ function lendRequest(nicConf: NicConf, target: NicTarget, pod: Netns, owner: str
   return req;
 }
 
-function lendNic(req: LendRequest): LendResult {
+function lendNic(req: LendRequest, target: NicTarget, owner: string): LendResult {
   try {
     return lend(req);
   } catch (err) {
+    const holder = lentToOther(target, owner);
+    if (holder) return busy(target, holder.owner, err);
     throw cniErrorFrom(err, CNI_ERR.LEND_FAILED, 'lending the device');
   }
+}
+
+function busy(target: NicTarget, holder: string, cause: unknown): never {
+  throw new CniError(CNI_ERR.TRY_AGAIN_LATER, `${target.label} was taken by ${holder} meanwhile`, describeError(cause));
 }
 
 function configureAddresses(pod: Netns, link: Link, ipamResult: CniResult): void {

@@ -26,6 +26,7 @@ export const cmdDel: VerbHandler = ({ env, conf }) => {
   if (ipamTarget) {
     try {
       new Ipam(ipamTarget).del(undefined, conf.prevResult ?? records.map(storedResult).find(Boolean) ?? null);
+      log.debug(`ipam ${ipamTarget.type} released`);
     } catch (err) {
       ipamError = err;
       log.error(`IPAM DEL failed (giving the NIC back anyway): ${describeError(err)}`);

@@ -44,7 +44,8 @@ export function execDelegate(call: DelegateCall): { stdout: string; stderr: stri
     killSignal: 'SIGKILL',
     maxBuffer: 16 * 1024 * 1024,
   });
-  if (res.error) {
+  // EPIPE: the plugin exited without reading all of stdin (plugins answer VERSION without reading it)
+  if (res.error && !((res.error as NodeJS.ErrnoException).code === 'EPIPE' && res.status !== null)) {
     const e = res.error as NodeJS.ErrnoException;
     const why = e.code === 'ETIMEDOUT' ? `timed out after ${DELEGATE_TIMEOUT_MS / 1000} s` : e.message;
     throw new CniError(CNI_ERR.IPAM_EXEC_FAILED, `${call.label} ${call.command}: ${why}`, call.path);

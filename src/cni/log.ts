@@ -33,7 +33,9 @@ export class Logger {
 
   private write(level: LogLevel, msg: string): void {
     if (!this.enabled(level)) return;
-    const line = `${new Date().toISOString()} ${level} sriovctl-cni[${process.pid}] ${this.context}${msg}\n`;
+    // the process's age in every line: a CNI call is one process, so this is where its time went
+    const age = `+${Math.round(process.uptime() * 1000)}ms`;
+    const line = `${new Date().toISOString()} ${level} sriovctl-cni[${process.pid}] ${age} ${this.context}${msg}\n`;
     if (this.conf.file) {
       try {
         appendFileSync(this.conf.file, line, { mode: 0o600 });

@@ -42,6 +42,7 @@ export function run(): number {
     log.configure(parseLogConf(raw), `${verb}${target}: `);
     const conf = parseNetConf(raw);
     requireVerbAllowed(verb, conf.cniVersion);
+    log.debug(`network ${conf.name}, CNI ${conf.cniVersion}`);
     const handler = loadVerb(verb);
     const result = handler({ env, conf });
     if (result) {

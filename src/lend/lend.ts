@@ -1,6 +1,6 @@
 // lend(): move a NIC into a target namespace, with its record written before the first change and every failure
 // rolled back through the same restore path that give-back uses.
-import { SysError } from '../errors';
+import { SysError, isSysError } from '../errors';
 import { assertIfName, connect, normalizeMac, sameNetns, type Link, type Rtnl, type VfSetting } from '../net';
 import {
   appendStep,
@@ -9,12 +9,13 @@ import {
   openLedger,
   readRecord,
   recordKeyFor,
+  scanRecords,
   writeRecord,
   type Ledger,
 } from '../ledger';
 import { RECORD_SCHEMA, type LendRecord, type VfRequest } from '../ledger/types';
 import { failpoint } from './failpoint';
-import { describeNamespace, openSpec, type OpenNamespace } from './namespaces';
+import { describeNamespace, openCurrent, openSpec, type OpenNamespace } from './namespaces';
 import { nameInUse } from './names';
 import { identityOf, refreshUnderLock, resolveNic, snapshotOf, type ResolvedNic } from './nic';
 import { restoreFromRecord } from './restore';
@@ -25,7 +26,7 @@ export function lend(req: LendRequest): LendResult {
   const target = openSpec(req.target);
   let nic: ResolvedNic | null = null;
   try {
-    nic = resolveNic(req.nic);
+    nic = resolveOrExplain(req);
     const move = req.move !== false;
     const ledger = openLedger();
     const key = recordKeyFor(identityOf(nic));
@@ -42,6 +43,29 @@ export function lend(req: LendRequest): LendResult {
   } finally {
     nic?.close();
     target.close();
+  }
+}
+
+/**
+ * A NIC named by its name is not found at home while it is lent: say so (BUSY, naming the owner) instead of
+ * ENODEV, so a caller racing another lend learns the truth.
+ */
+function resolveOrExplain(req: LendRequest): ResolvedNic {
+  try {
+    return resolveNic(req.nic);
+  } catch (err) {
+    if (!isSysError(err, 'ENODEV') || 'pci' in req.nic) throw err;
+    const name = req.nic.name;
+    const home = req.nic.in ? openSpec(req.nic.in) : openCurrent();
+    try {
+      const lent = scanRecords(openLedger()).records.find(
+        (r) => r.snapshot.name === name && sameNetns(r.home.id, home.ref.id),
+      );
+      if (!lent) throw err;
+      throw new SysError(`${name} is lent to ${lent.owner}`, { code: 'BUSY', op: 'lend' });
+    } finally {
+      home.close();
+    }
   }
 }
 

@@ -26,14 +26,14 @@ describe('sriovctl vfs and attach --vfs', () => {
 
     const four = await w.run('vfs', pf.name, '4');
     expect(four.stderr).toBe('');
-    expect(four.code).toBe(0);
+    expect(four.code, four.stderr).toBe(0);
     expect(four.stdout.split('\n')[0]).toBe(`${pf.name} (${PF}): 4 of 8 VFs`);
     expect(four.stdout).toMatch(/vf3 +0000:5e:02\.3 +iavf +\S+v3/);
     expect(numvfs()).toBe('4');
 
     // 4 -> 2 must go through 0 (the simulated driver refuses non-zero to non-zero, as the kernel does)
     const two = await w.run('vfs', PF, '2', '--driver', 'vfio-pci', '--json');
-    expect(two.code).toBe(0);
+    expect(two.code, two.stderr).toBe(0);
     const report = JSON.parse(two.stdout) as VfsReport;
     expect(report).toMatchObject({ pf: PF, totalVfs: 8, numVfs: 2, driver: 'sim_pf' });
     expect(report.vfs.map((v) => [v.index, v.driver, v.userspace, v.netdevs])).toEqual([
@@ -51,14 +51,14 @@ describe('sriovctl vfs and attach --vfs', () => {
   it('says which driver is missing when --driver names one that is not loaded', async () => {
     const pf = w.pf('a', PF, { spec: { totalVfs: 8 } });
     const r = await w.run('vfs', pf.name, '1', '--driver', 'vfio-pci');
-    expect(r.code).toBe(1);
+    expect(r.code, r.stderr).toBe(1);
     expect(r.stderr).toMatch(new RegExp(`^sriovctl: vfs ${pf.name} 1: driver vfio-pci is not loaded`));
   });
 
   it('refuses a count above sriov_totalvfs before writing anything', async () => {
     const pf = w.pf('a', PF, { spec: { totalVfs: 4, numVfs: 2 } });
     const r = await w.run('vfs', pf.name, '5');
-    expect(r.code).toBe(1);
+    expect(r.code, r.stderr).toBe(1);
     expect(r.stderr).toBe(`sriovctl: vfs ${pf.name} 5: ${pf.name}: 5 VFs asked, the PF supports at most 4 (sriov_totalvfs)\n`);
     expect(numvfs()).toBe('2');
     expect(w.sysfs.driver.events).toEqual([]);
@@ -67,11 +67,11 @@ describe('sriovctl vfs and attach --vfs', () => {
   it('fails within --timeout with the PF, the count asked and the count obtained', async () => {
     const pf = w.pf('a', PF, { spec: { totalVfs: 8, maxVfs: 3 } });
     const r = await w.run('vfs', pf.name, '6', '--timeout', '1');
-    expect(r.code).toBe(1);
+    expect(r.code, r.stderr).toBe(1);
     expect(r.stderr).toMatch(new RegExp(`^sriovctl: vfs ${pf.name} 6: PF ${PF}: asked for 6 VFs, obtained 3 .*\\n$`));
     w.sysfs.driver.stop(); // nothing reacts any more: the next write must time out
     const slow = await w.run('vfs', pf.name, '0', '--timeout', '0.3');
-    expect(slow.code).toBe(1);
+    expect(slow.code, slow.stderr).toBe(1);
     expect(slow.stderr).toMatch(/asked for 0 VFs.*3 virtfn links\) after waiting \d+ ms \(TIMEOUT\)\n$/);
   });
 
@@ -81,14 +81,14 @@ describe('sriovctl vfs and attach --vfs', () => {
     const node = w.netns('node');
     const a = await w.run('attach', pf.name, node, '--vfs', '3', '--driver', 'vfio-pci');
     expect(a.stderr).toBe('');
-    expect(a.code).toBe(0);
+    expect(a.code, a.stderr).toBe(0);
     expect(a.stdout).toBe(`${pf.name}: lent to ${node} as ${pf.name}\n${pf.name}: 3 VFs bound to vfio-pci\n`);
     expect(w.state(pf.name, node)).not.toBeNull();
     expect(numvfs()).toBe('3');
     expect(drivers()).toEqual(['vfio-pci', 'vfio-pci', 'vfio-pci']);
 
     const d = await w.run('detach', pf.name);
-    expect(d.code).toBe(0);
+    expect(d.code, d.stderr).toBe(0);
     expect(numvfs()).toBe('0');
     expect(w.state(pf.name)).toEqual(pf);
     expect(w.records()).toEqual([]);
@@ -97,9 +97,11 @@ describe('sriovctl vfs and attach --vfs', () => {
   it('attach --vfs restores the VF count it found, not zero', async () => {
     const pf = w.pf('a', PF, { spec: { totalVfs: 8, numVfs: 2 } });
     const node = w.netns('node');
-    expect((await w.run('attach', pf.name, node, '--vfs', '5')).code).toBe(0);
+    const a = await w.run('attach', pf.name, node, '--vfs', '5');
+    expect(a.code, a.stderr).toBe(0);
     expect(numvfs()).toBe('5');
-    expect((await w.run('detach', '--all')).code).toBe(0);
+    const d = await w.run('detach', '--all');
+    expect(d.code, d.stderr).toBe(0);
     expect(numvfs()).toBe('2');
     expect(w.state(pf.name)).toEqual(pf);
   });
@@ -108,7 +110,7 @@ describe('sriovctl vfs and attach --vfs', () => {
     const pf = w.pf('a', PF, { spec: { totalVfs: 8, maxVfs: 2 } }); // firmware gives fewer than asked
     const node = w.netns('node');
     const r = await w.run('attach', pf.name, node, '--vfs', '4');
-    expect(r.code).toBe(1);
+    expect(r.code, r.stderr).toBe(1);
     expect(r.stderr).toMatch(new RegExp(`^sriovctl: attach ${pf.name} to ${node}: PF ${PF}: asked for 4 VFs, obtained 2 .*; given back \\(returned as ${pf.name}\\)\\n$`));
     expect(numvfs()).toBe('0');
     expect(w.state(pf.name)).toEqual(pf);

@@ -33,7 +33,6 @@ export interface Call {
   args: string[];
   at: number;
   provider?: string;
-  config?: any;
   linksAtDelete?: Record<string, string[]>;
   recordsAtDelete?: number;
 }
@@ -55,13 +54,12 @@ export class Standins {
     return tool ? all.filter((c) => c.tool === tool) : all;
   }
 
-  /** Node "containers" still running. */
+  /** Node "containers" still running: name → pid. */
   containers(): Record<string, number> {
-    try {
-      return JSON.parse(readFileSync(join(this.dir, 'state.json'), 'utf8')).containers;
-    } catch {
-      return {};
-    }
+    const dir = join(this.dir, 'containers');
+    const found: Record<string, number> = {};
+    for (const name of existsSync(dir) ? readdirSync(dir) : []) found[name] = Number(readFileSync(join(dir, name), 'utf8').trim());
+    return found;
   }
 
   cleanup(): void {
@@ -81,7 +79,7 @@ export class Standins {
 /** A bin directory with only some of the stand-ins (e.g. podman but no docker). */
 export function partialBin(tools: string[]): { dir: string; cleanup(): void } {
   const dir = mkdtempSync(join(tmpdir(), 'sriovctl-bin-'));
-  for (const t of [...tools, '_standin.js']) {
+  for (const t of [...tools, '_standin.sh']) {
     execFileSync('ln', ['-s', join(FIXTURE_BIN, t === 'podman' ? 'docker' : t), join(dir, t)]);
   }
   return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };

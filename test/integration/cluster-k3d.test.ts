@@ -94,7 +94,7 @@ describe('k3d provider', () => {
 
     // nodes resolved to their container's pid through docker (auto-detected)
     const containers = standins.containers();
-    expect(standins.calls('docker').map((c) => c.args[c.args.length - 1])).toEqual([`k3d-${name}-agent-0`, `k3d-${name}-agent-1`]);
+    expect(standins.calls('docker').map((c) => c.args.at(-1)).sort()).toEqual([`k3d-${name}-agent-0`, `k3d-${name}-agent-1`]);
     for (const [i, pf] of pfs.entries()) {
       const pid = containers[`k3d-${name}-agent-${i}`];
       expect(linksOfPid(pid)).toEqual([pf.name]);

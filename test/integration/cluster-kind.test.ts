@@ -63,7 +63,6 @@ describe('kind provider', () => {
     const create = standins.calls('kind').find((c) => c.args[0] === 'create')!;
     expect(create.args).toEqual(['create', 'cluster', '--name', name, '--config', join(manifests, 'kind-config.yaml'), '--wait', '300s']);
     const config = parse(readFileSync(join(manifests, 'kind-config.yaml'), 'utf8'));
-    expect(create.config).toEqual(config);
     expect(config.kind).toBe('Cluster');
     expect(config.apiVersion).toBe('kind.x-k8s.io/v1alpha4');
     expect(config.name).toBe(name);

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { simNicPlan } from '../../src/cluster/sim-lab';
-import { clusterDir } from '../../src/cluster/state';
+import { clusterDir, readClusterState } from '../../src/cluster/state';
 import type { ClusterStatus } from '../../src/cluster/status';
 import type { DownSummary } from '../../src/cluster/down';
 import { findRecords } from '../../src/lend';
@@ -98,6 +98,8 @@ describe('local provider, simulated NICs', () => {
     const config = JSON.parse(dp.map((d) => d.toJS()).find((o) => o.kind === 'ConfigMap').data['config.json']);
     expect(config.resourceList[0].selectors).toEqual({ pfNames: sims.map((n) => n.name) });
 
+    const tree = readClusterState(name)!.sim!.sysfsRoot;
+    expect(existsSync(join(tree, 'bus', 'pci', 'devices', sims[0].pciAddress))).toBe(true);
     const down = await sriovctl('cluster', 'down', '--name', name, '--json');
     expect(down.code).toBe(0);
     const summary = JSON.parse(down.stdout) as DownSummary;
@@ -112,6 +114,7 @@ describe('local provider, simulated NICs', () => {
     for (const nic of sims) for (const l of [nic.name, nic.peer]) expect(nicState(l)).toBeNull();
     expect(findRecords()).toEqual([]);
     expect(existsSync(clusterDir(name))).toBe(false);
+    expect(existsSync(tree)).toBe(false);
     const gone = await sriovctl('cluster', 'status', '--name', name);
     expect(gone.code).toBe(1);
     expect(gone.stderr).toContain(`no cluster named ${name}`);

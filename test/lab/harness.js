@@ -175,10 +175,17 @@ async function main() {
   }
   let passed = 0;
   let failed = 0;
+  const msByFile = new Map();
+  const started = performance.now();
   for (const [i, s] of scenarios.entries()) {
+    const t0 = performance.now();
     if (await runOne(s, i)) passed++;
     else failed++;
+    msByFile.set(s.file, (msByFile.get(s.file) ?? 0) + performance.now() - t0);
   }
+  // Where the VM's time goes, so the lab can be kept inside its CI budget as scenarios are added.
+  const byFile = [...msByFile].map(([f, ms]) => `${f} ${(ms / 1000).toFixed(1)}`).join(', ');
+  console.log(`  # time (s): start-up ${(started / 1000).toFixed(1)}, scenarios ${((performance.now() - started) / 1000).toFixed(1)}: ${byFile}`);
   console.log(`lab: ${passed} passed, ${failed} failed`);
   process.exitCode = failed ? 1 : 0;
 }

@@ -8,7 +8,7 @@
 #   npm run test:lab [-- filter ...]     only the scenarios whose name contains a filter
 #
 # Knobs: LAB_VERBOSE=1 (scenario logs, stacks, VM timings), LAB_SCENARIO_TIMEOUT_MS, and run-in-vm.sh's
-# SRLAB_* (SRLAB_TIMEOUT defaults to 300 s here).
+# SRLAB_* (SRLAB_TIMEOUT, the hang guard for the whole VM, defaults to 900 s here).
 #
 # Output: one `ok <name> (<ms>)` / `FAIL <name>: <reason>` line per scenario, `  # label: value` figures,
 # then a timing line and, last, exactly `lab: N passed, M failed`.
@@ -48,7 +48,7 @@ fi
 NODE=$(command -v node) || cannot_run "node not found"
 
 # ---- one VM boot for every scenario --------------------------------------------------------------------
-ARGS=$(printf ' %q' "$@")
+ARGS=""; [ $# -eq 0 ] || ARGS=$(printf ' %q' "$@")
 CMD="LAB_VERBOSE=${LAB_VERBOSE:-0} LAB_SCENARIO_TIMEOUT_MS=${LAB_SCENARIO_TIMEOUT_MS:-120000} \
 exec $NODE test/lab/harness.js$ARGS"
 OUT=$(mktemp /tmp/sriovctl-lab.XXXXXX)
@@ -57,7 +57,7 @@ trap 'rm -f "$OUT"' EXIT
 T_VM=$(now)
 cd "$ROOT" || exit 2
 # The harness's own closing line is held back and printed last, after the timing line.
-SRLAB_TIMEOUT=${SRLAB_TIMEOUT:-300} SRLAB_VERBOSE=${LAB_VERBOSE:-0} "$HERE/run-in-vm.sh" "$CMD" \
+SRLAB_TIMEOUT=${SRLAB_TIMEOUT:-900} SRLAB_VERBOSE=${LAB_VERBOSE:-0} "$HERE/run-in-vm.sh" "$CMD" \
   | tee "$OUT" | grep --line-buffered -Ev '^lab: [0-9]+ passed, [0-9]+ failed$'
 RC=${PIPESTATUS[0]}
 VM_S=$(secs "$T_VM" "$(now)")
@@ -70,7 +70,7 @@ else
 fi
 if [ "$RC" != 0 ] && [ "$FAILED" = 0 ]; then
   case $RC in
-    124) echo "FAIL lab: the VM was stopped after SRLAB_TIMEOUT=${SRLAB_TIMEOUT:-300} s" ;;
+    124) echo "FAIL lab: the VM was stopped after SRLAB_TIMEOUT=${SRLAB_TIMEOUT:-900} s" ;;
     255) echo "FAIL lab: the VM failed before the harness finished (console tail above)" ;;
     *)   echo "FAIL lab: the harness exited with status $RC" ;;
   esac

@@ -109,6 +109,12 @@ describe('execDelegate', () => {
     expect(e.message).toContain('exit status 2');
     expect(e.details).toContain('panic');
   });
+  it('a plugin that answers without reading stdin (EPIPE on our side) is still heard', () => {
+    const p = path.join(binA, 'deaf');
+    fs.writeFileSync(p, '#!/bin/sh\necho \'{"cniVersion":"1.0.0","supportedVersions":["1.0.0"]}\'\n', { mode: 0o755 });
+    const out = execDelegate({ path: p, label: 'x', command: 'VERSION', stdin: 'x'.repeat(4 << 20) });
+    expect(JSON.parse(out.stdout).supportedVersions).toEqual(['1.0.0']);
+  });
   it('sets CNI_COMMAND and the overrides, keeps the rest of the environment', () => {
     const p = path.join(binA, 'envdump');
     fs.writeFileSync(p, '#!/bin/sh\necho "{\\"c\\":\\"$CNI_COMMAND\\",\\"id\\":\\"$CNI_CONTAINERID\\",\\"home\\":\\"$HOME\\"}"\n', { mode: 0o755 });
