@@ -104,7 +104,9 @@ export function lentToOther(target: NicTarget, owner: string): LendRecord | null
 export function refuseDefaultRouteLink(rtnl: Rtnl, target: NicTarget, allowed: boolean): void {
   if (allowed || !target.link) return;
   const index = target.link.index;
-  const carries = rtnl.listRoutes({ table: 0 }).some((r) => r.index === index && (r.dst === 'default' || r.dst.endsWith('/0')));
+  // the main table, both families: where the host's default route lives (a full dump of every table would
+  // cost a busy router-like node real time on every ADD)
+  const carries = rtnl.listRoutes().some((r) => r.index === index && (r.dst === 'default' || r.dst.endsWith('/0')));
   if (carries) {
     throw new CniError(
       CNI_ERR.DEFAULT_ROUTE_LINK,

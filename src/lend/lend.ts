@@ -1,7 +1,7 @@
 // lend(): move a NIC into a target namespace, with its record written before the first change and every failure
 // rolled back through the same restore path that give-back uses.
 import { SysError, isSysError } from '../errors';
-import { assertIfName, connect, normalizeMac, sameNetns, type Link, type Rtnl, type VfSetting } from '../net';
+import { assertIfName, connect, normalizeUnicastMac, sameNetns, type Link, type Rtnl, type VfSetting } from '../net';
 import {
   appendStep,
   deleteRecord,
@@ -254,8 +254,8 @@ function validateRequest(req: LendRequest): void {
   if (req.mtu !== undefined && !(Number.isInteger(req.mtu) && req.mtu >= 68 && req.mtu <= 65535)) {
     throw new TypeError(`invalid MTU: ${String(req.mtu)} (68..65535)`);
   }
-  if (req.mac !== undefined) req.mac = normalizeMac(req.mac);
-  if (req.vf?.mac !== undefined) req.vf.mac = normalizeMac(req.vf.mac);
+  if (req.mac !== undefined) req.mac = normalizeUnicastMac(req.mac);
+  if (req.vf?.mac !== undefined) req.vf.mac = normalizeUnicastMac(req.vf.mac);
   if ('pci' in req.nic && !/^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$/.test(req.nic.pci)) {
     throw new TypeError(`invalid PCI address: ${req.nic.pci} (expected dddd:bb:dd.f)`);
   }

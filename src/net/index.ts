@@ -5,4 +5,4 @@ export { openNetns, openNetnsOfPid, currentNetns, initialNetns, createAnonymousN
 export { connect, DEFAULT_TIMEOUT_MS } from './rtnl';
 export { readSysctl, writeSysctl } from './sysctl';
 export { lockFd, unlockFd } from './lock';
-export { normalizeMac, assertIfName, assertAltname, parseCidr } from './validate';
+export { normalizeMac, normalizeUnicastMac, assertIfName, assertAltname, parseCidr } from './validate';

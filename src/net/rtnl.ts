@@ -29,6 +29,7 @@ import {
   assertKnownKeys,
   invalid,
   normalizeMac,
+  normalizeUnicastMac,
   parseCidr,
   parseIp,
 } from './validate';
@@ -86,7 +87,7 @@ function linkChange(change: LinkChange): NativeLinkChange {
     assertInteger('mtu', change.mtu, 1, 0x7fffffff);
     out.mtu = change.mtu;
   }
-  if (change.mac !== undefined) out.mac = normalizeMac(change.mac);
+  if (change.mac !== undefined) out.mac = normalizeUnicastMac(change.mac);
   if (change.up !== undefined) {
     assertBoolean('up', change.up);
     out.up = change.up;
@@ -150,7 +151,7 @@ export function vfChange(setting: VfSetting): NativeVfChange {
   const keys = Object.keys(s).sort().join(',');
   switch (keys) {
     case 'mac':
-      return { kind: 'mac', mac: normalizeMac(s.mac as string) };
+      return { kind: 'mac', mac: normalizeUnicastMac(s.mac as string) };
     case 'proto,qos,vlan': {
       assertInteger('VLAN', s.vlan, 0, 4094);
       assertInteger('VLAN QoS', s.qos, 0, 7);

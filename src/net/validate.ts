@@ -23,6 +23,16 @@ export function normalizeMac(v: string): Mac {
   return v.toLowerCase().replace(/-/g, ':');
 }
 
+/**
+ * A MAC a device may carry: normalised, and not multicast (group bit of the first octet), which the kernel refuses
+ * for links and VFs with a bare EINVAL. All-zero stays allowed: it clears a VF's administrative MAC.
+ */
+export function normalizeUnicastMac(v: string): Mac {
+  const mac = normalizeMac(v);
+  if (parseInt(mac.slice(0, 2), 16) & 1) throw invalid('MAC address', v, 'multicast; a device address must be unicast');
+  return mac;
+}
+
 function assertNameLike(what: string, v: string, maxBytes: number): void {
   if (typeof v !== 'string') throw invalid(what, v, 'not a string');
   const bytes = Buffer.byteLength(v);

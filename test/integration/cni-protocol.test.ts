@@ -96,7 +96,7 @@ describe('logging (sriov-cni\'s logLevel and logFile)', () => {
     expect(call('ADD', { logFile, logLevel: 'debug' }).status).toBe(0);
     expect(call('DEL', { logFile, logLevel: 'debug' }).stderr).toBe('');
     const text = readFileSync(logFile, 'utf8');
-    expect(text).toMatch(/info sriovctl-cni\[\d+\] ADD c1\/net1: lent device /);
+    expect(text).toMatch(/info sriovctl-cni\[\d+\] \+\d+ms ADD c1\/net1: lent device /);
     expect(text).toMatch(/DEL c1\/net1: gave back /);
     expect(nicState(nic.name)).toEqual(nic);
   });

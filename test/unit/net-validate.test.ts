@@ -54,6 +54,8 @@ describe('Rtnl argument validation', () => {
     ['link reference without index or name', () => rtnl.getLink({}), 'link reference'],
     ['bad link kind', () => rtnl.addLink({ kind: 'bond', name: 'x' } as never), '"bond"'],
     ['bad gratuitous ARP address', () => rtnl.sendGratuitousArp(1, '2001:db8::1'), '2001:db8::1'],
+    ['multicast VF MAC', () => rtnl.setVf(1, 0, { mac: '01:00:5e:00:00:01' }), 'multicast'],
+    ['multicast link MAC', () => rtnl.setLink(1, { mac: '33:33:00:00:00:01' }), '33:33:00:00:00:01'],
   ];
 
   it.each(cases)('%s → TypeError naming the value', (_what, call, mention) => {
