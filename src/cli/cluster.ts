@@ -1,7 +1,7 @@
 // `sriovctl cluster up|down|status` and `sriovctl demo`: commander wiring and output only; the orchestrator is
 // src/cluster. Progress goes to stderr (one line per step, -v each action, -q errors only); results and --json
 // go to stdout.
-import { Option, type Command } from 'commander';
+import { InvalidArgumentError, Option, type Command } from 'commander';
 import { isSysError } from '../errors';
 import { CONTAINER_RUNTIMES, type ContainerRuntime } from '../cluster/container-runtime';
 import { runDemo, type DemoReport } from '../cluster/demo';
@@ -47,13 +47,17 @@ interface UpOpts extends CommonOpts {
 }
 
 function parseName(value: string): string {
-  assertClusterName(value);
+  try {
+    assertClusterName(value);
+  } catch (err) {
+    throw new InvalidArgumentError((err as Error).message);
+  }
   return value;
 }
 
 function parsePort(value: string): number {
   const n = parseCount(value);
-  if (n < 1 || n > 65535) throw new TypeError(`not a port: ${value}`);
+  if (n < 1 || n > 65535) throw new InvalidArgumentError(`not a port: ${JSON.stringify(value)}`);
   return n;
 }
 
@@ -159,8 +163,8 @@ async function up(io: CommandIo, kit: CommandKit, o: UpOpts): Promise<ExitCode> 
       return ExitCode.failed;
     }
     if (err instanceof UpFailed) {
-      if (err.rollback) printDown(io, err.rollback, false);
       if (o.json) io.out.json({ cluster: o.name, ok: false, error: err.message, rollback: err.rollback });
+      else if (err.rollback) printDown(io, err.rollback, false);
       io.out.error(`cluster up ${o.name}: ${err.message}${err.rollback ? ' (rolled back)' : ''}`);
       return err.rollback && !err.rollback.ok ? ExitCode.warnings : ExitCode.failed;
     }

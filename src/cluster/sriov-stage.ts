@@ -2,7 +2,7 @@
 // poll, read back — src/sriov), bind them to the driver asked for, and read back what is ready.
 import { lend } from '../lend';
 import type { NamespaceSpec } from '../lend/types';
-import { bindDriver, getPf, listVfs, setNumVfs } from '../sriov';
+import { bindDriver, getPf, isBdf, listVfs, setNumVfs } from '../sriov';
 import type { PfCandidate } from './preflight';
 import type { Progress } from './progress';
 import type { SimLab } from './sim-lab';
@@ -64,6 +64,13 @@ function inBindTurn<T>(fn: () => Promise<T>): Promise<T> {
   return run;
 }
 
+/** VFs of a PF that are ready: PCI PFs have a device per VF (and its driver); a netdevsim PF only its count. */
+function readyVfs(address: string, driver: string | null): number {
+  const pf = getPf(address);
+  if (pf.bus === 'pci') return listVfs(address).filter((v) => !driver || v.driver === driver).length;
+  return driver ? 0 : pf.numVfs;
+}
+
 /** Lends the agent's PF, creates and binds its VFs. Never throws: a failed agent is reported in its state. */
 export async function sriovStage(input: StageInput): Promise<NodeState> {
   const { node, pf, progress } = input;
@@ -82,7 +89,8 @@ export async function sriovStage(input: StageInput): Promise<NodeState> {
     const before = getPf(pf.address).numVfs;
     progress.detail(`lend PF ${pfLabel} to ${node.name} (${describeTarget(input.target)})`);
     const { record, link } = lend({
-      nic: { pci: pf.address },
+      // by PCI address where it has one (a rename in between cannot fool it); a netdevsim PF by its name
+      nic: isBdf(pf.address) || !pf.name ? { pci: pf.address } : { name: pf.name },
       target: input.target,
       owner: clusterOwner(input.cluster, node.name),
       meta: { ...clusterMeta(input.cluster, node.name, input.target, pf.address, before) },
@@ -103,16 +111,20 @@ export async function sriovStage(input: StageInput): Promise<NodeState> {
       input.lab?.syncVfLinks(vfs.map((v) => v.address));
     }
     if (input.lab && input.lab.errors.length > 0) throw new Error(`simulated VFs: ${input.lab.errors.join('; ')}`);
-
-    // read back: what the node really has now
-    const now = listVfs(pf.address);
-    const ready = now.filter((v) => !input.driver || v.driver === input.driver).length;
-    state.vfs = { asked: input.vfs, ready, driver: input.driver };
-    if (ready !== input.vfs) {
-      state.error = `${ready} of ${input.vfs} VFs ready on ${pfLabel}${input.driver ? ` (on ${input.driver})` : ''}`;
-    }
   } catch (err) {
     state.error = `${pfLabel}: ${(err as Error).message}`;
+  }
+  // read back what the node really has now, also after a failure (the status must tell the truth)
+  if (state.pf) {
+    try {
+      const ready = readyVfs(pf.address, input.driver);
+      state.vfs = { asked: input.vfs, ready, driver: input.driver };
+      if (ready !== input.vfs && !state.error) {
+        state.error = `${ready} of ${input.vfs} VFs ready on ${pfLabel}${input.driver ? ` (on ${input.driver})` : ''}`;
+      }
+    } catch (err) {
+      state.error ??= `${pfLabel}: reading back its VFs: ${(err as Error).message}`;
+    }
   }
   state.sriovStageMs = performance.now() - t0;
   return state;

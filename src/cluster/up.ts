@@ -2,7 +2,7 @@
 // each agent and create its VFs, label the agents whose VFs are ready, render (and apply) the manifests, and wait
 // until the VFs are allocatable. A failure after the first change rolls everything back through `down`.
 import { mkdir } from 'node:fs/promises';
-import { isAbsolute, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { SysError } from '../errors';
 import type { ContainerRuntime } from './container-runtime';
 import { clusterDown, type DownSummary } from './down';
@@ -128,16 +128,8 @@ export async function clusterUp(opts: UpOptions, provider: Provider, ctx: Provid
       progress.step(`simulated NICs ready (sysfs at ${state.sim.sysfsRoot})`);
     }
 
-    const spec: CreateSpec = {
-      name: opts.name,
-      agents: opts.agents,
-      manifestsDir: plan.manifestsDir ?? clusterDir(opts.name),
-      driver: opts.driver,
-      reservedCpus: opts.reservedCpus,
-      image: opts.image,
-    };
     const tCreate = performance.now();
-    await provider.create(spec, ctx);
+    await provider.create(createSpec(opts, plan.manifestsDir), ctx);
     timings.createMs = performance.now() - tCreate;
     const nodes = await provider.listNodes(opts.name, ctx);
     const agents = nodes.filter((n) => n.role === 'agent');
@@ -146,14 +138,13 @@ export async function clusterUp(opts: UpOptions, provider: Provider, ctx: Provid
     state.nodes = nodes.map((n) => emptyNode(n));
     writeClusterState(state);
 
-    const pfs = plan.simulated ? state.sim!.nics.map((n) => ({ address: n.pciAddress, name: n.name, totalVfs: null, lentTo: null })) : plan.pfs;
     const tSriov = performance.now();
     // agents run side by side: the kernel serialises the moves, but one agent's waits (a sysfs write, the VFs
     // appearing) overlap another's work
     const targets = await Promise.all(agents.map((agent) => provider.nodeTarget(opts.name, agent, ctx)));
     const staged = await Promise.all(
       agents.map(async (agent, i) => {
-        const node = await sriovStage({ cluster: opts.name, node: agent, target: targets[i], pf: pfs[i], vfs: opts.vfs, driver: opts.driver, vfTimeoutMs: opts.vfTimeoutMs, lab, progress });
+        const node = await sriovStage({ cluster: opts.name, node: agent, target: targets[i], pf: plan.pfs[i], vfs: opts.vfs, driver: opts.driver, vfTimeoutMs: opts.vfTimeoutMs, lab, progress });
         if (node.error) progress.warn(`agent ${agent.name}: ${node.error}`);
         else progress.step(`agent ${agent.name}: PF ${node.pf!.nodeName} lent, ${node.vfs!.ready} VFs ready (${Math.round(node.sriovStageMs ?? 0)} ms)`);
         return node;
@@ -163,7 +154,9 @@ export async function clusterUp(opts: UpOptions, provider: Provider, ctx: Provid
     timings.sriovMs = performance.now() - tSriov;
 
     const ready = state.nodes.filter((n) => n.role === 'agent' && n.pf && !n.error);
-    if (ready.length === 0) throw new Error('no agent has its VFs ready');
+    if (ready.length === 0) {
+      throw new Error(`no agent has its VFs ready: ${state.nodes.filter((n) => n.error).map((n) => `${n.name}: ${n.error}`).join('; ')}`);
+    }
     const kube = provider.kube(opts.name, ctx);
     const labels = { 'node-role.kubernetes.io/worker': '', [SRIOV_NODE_LABEL]: 'true' };
     for (const node of ready) {
@@ -193,7 +186,6 @@ export async function clusterUp(opts: UpOptions, provider: Provider, ctx: Provid
     return summary;
   } catch (err) {
     const why = (err as Error).message;
-    progress.error(`cluster up ${opts.name}: ${why}`);
     if (opts.keepOnFailure) throw new UpFailed(`${why} (kept for debugging: run sriovctl cluster down --name ${opts.name})`, null);
     progress.step(`rolling back: cluster down ${opts.name}`);
     lab?.stop();
@@ -205,6 +197,18 @@ export async function clusterUp(opts: UpOptions, provider: Provider, ctx: Provid
   }
 }
 
+/** What the provider is asked to create; generated files (kind's config, k3d's primary CNI) go with the manifests. */
+function createSpec(opts: UpOptions, manifestsDir: string | null): CreateSpec {
+  return {
+    name: opts.name,
+    agents: opts.agents,
+    manifestsDir: manifestsDir ?? clusterDir(opts.name),
+    driver: opts.driver,
+    reservedCpus: opts.reservedCpus,
+    image: opts.image,
+  };
+}
+
 function emptyNode(n: ClusterNode): NodeState {
   return { name: n.name, role: n.role, pf: null, vfs: null, labels: {}, error: null, sriovStageMs: null };
 }
@@ -213,16 +217,22 @@ async function preflight(opts: UpOptions, provider: Provider, ctx: ProviderConte
   const problems: string[] = [];
   if (!Number.isInteger(opts.agents) || opts.agents < 1 || opts.agents > 64) problems.push(`--agents ${opts.agents}: 1 to 64`);
   if (!Number.isInteger(opts.vfs) || opts.vfs < 0 || opts.vfs > 256) problems.push(`--vfs ${opts.vfs}: 0 to 256`);
-  if (opts.simulate !== 'auto' && provider.name !== 'local') problems.push(`simulated NICs exist only on the local provider`);
-  problems.push(...missingTools(provider.requiredTools()));
-  if (readClusterState(opts.name)) problems.push(`cluster ${opts.name} exists already (run: sriovctl cluster down --name ${opts.name})`);
+  if (opts.simulate === 'always' && provider.name !== 'local') problems.push(`simulated NICs exist only on the local provider`);
+  const missing = missingTools(provider.requiredTools());
+  problems.push(...missing);
+  if (readClusterState(opts.name)) {
+    problems.push(`cluster ${opts.name} exists already (run: sriovctl cluster down --name ${opts.name})`);
+  } else if (missing.length === 0) {
+    // made by someone else: never create over it — a rollback would delete what is not ours
+    const nodes = await provider.listNodes(opts.name, ctx).catch(() => []);
+    if (nodes.length > 0) problems.push(`a ${provider.name} cluster ${opts.name} exists already (nodes ${nodes.map((n) => n.name).join(', ')})`);
+  }
 
   const manifestsDir = opts.manifests
     ? resolve(opts.manifests)
     : provider.kube(opts.name, ctx)
       ? resolve(clusterDir(opts.name), 'manifests')
       : null;
-  if (manifestsDir && !isAbsolute(manifestsDir)) problems.push(`--manifests ${opts.manifests}: not a directory path`);
 
   const candidates = pfCandidates();
   const routeLinks = defaultRouteLinks();
@@ -243,18 +253,9 @@ async function preflight(opts: UpOptions, provider: Provider, ctx: ProviderConte
     pfs = pfPlan.chosen;
   }
 
-  // the cluster's directory holds the manifests the provider needs at create time (k3d's primary CNI)
-  const spec: CreateSpec = {
-    name: opts.name,
-    agents: opts.agents,
-    manifestsDir: manifestsDir ?? clusterDir(opts.name),
-    driver: opts.driver,
-    reservedCpus: opts.reservedCpus,
-    image: opts.image,
-  };
   // the provider's own checks run even when others failed: one error lists everything that is missing
   if (manifestsDir) await mkdir(manifestsDir, { recursive: true });
-  problems.push(...(await provider.preflight(spec, ctx)));
+  problems.push(...(await provider.preflight(createSpec(opts, manifestsDir), ctx)));
   if (problems.length > 0) throw preflightError(problems);
   return { pfs, simulated, manifestsDir };
 }

@@ -1,14 +1,40 @@
 // sriovctl-cni: the entry point esbuild bundles into dist/sriovctl-cni.bundle.js.
-// Start-up is most of this plugin's cost, so this file loads only what VERSION needs; every other verb loads
-// the protocol (./run), and each verb's own module (with it the native addon), when it runs.
+// Start-up is most of this plugin's cost, so this file (its own small bundle) holds only what VERSION needs;
+// every other verb loads the protocol and the verbs (./run, bundled apart as sriovctl-cni-run.bundle.js) —
+// with a V8 code cache when it can — and each verb's module (with it the native addon) when it runs.
+import { join } from 'node:path';
+import { stateDir } from '../config';
+import { requireWithCodeCache } from './code-cache';
+import { CNI_ERR, CniError, errorObject } from './errors';
 import { writeStdout } from './stdio';
-import { versionReply } from './versions';
+import { LATEST_VERSION, versionReply } from './versions';
+
+/** Names the bundler gives the two halves (scripts/bundle-cni.mjs). */
+export const MAIN_BUNDLE = 'sriovctl-cni.bundle.js';
+export const RUN_BUNDLE = 'sriovctl-cni-run.bundle.js';
 
 export function main(): number {
   if (process.env.CNI_COMMAND === 'VERSION') {
     writeStdout(versionReply());
     return 0;
   }
-  // eslint-disable-next-line @typescript-eslint/no-require-imports -- lazy: VERSION must not pay for it
-  return (require('./run') as typeof import('./run')).run();
+  let run: typeof import('./run')['run'];
+  try {
+    run = loadRun().run;
+  } catch (err) {
+    // a broken installation (the second bundle missing or unreadable): still one error object on stdout
+    writeStdout(errorObject(LATEST_VERSION, new CniError(CNI_ERR.INTERNAL, `cannot load the plugin: ${(err as Error).message}`, '')));
+    return 1;
+  }
+  return run();
+}
+
+function loadRun(): typeof import('./run') {
+  // SRIOVCTL_CNI_CODE_CACHE=off: compile every time (to measure what the cache saves, or to rule it out)
+  if (__filename.endsWith(MAIN_BUNDLE) && process.env.SRIOVCTL_CNI_CODE_CACHE !== 'off') {
+    return requireWithCodeCache(join(__dirname, RUN_BUNDLE), join(stateDir(), 'cni', 'code-cache')) as typeof import('./run');
+  }
+  // compiled by tsc (dist/cni), run from source, or the cache turned off: a plain lazy require
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  return require('./run') as typeof import('./run');
 }

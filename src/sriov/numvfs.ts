@@ -53,14 +53,18 @@ export async function setNumVfs(pfAddress: string, count: number, opts: SetNumVf
     const waitStarted = Date.now();
     // once the write has returned, a count the kernel reports other than `n` (with its links in place) is final:
     // the driver enabled fewer, or refused; no need to wait out the bound
-    const settledElsewhere = (s = state()) => s.numVfs >= 0 && s.numVfs !== n && (s.links === null || s.links === s.numVfs);
-    await pollUntil(() => reached(n) || settledElsewhere(), poll);
-    if (!reached(n)) {
-      const s = state();
-      const code = s.numVfs !== n && s.numVfs >= 0 ? 'VF_COUNT' : 'TIMEOUT';
+    const settledElsewhere = (s: ReturnType<typeof state>) => s.numVfs >= 0 && s.numVfs !== n && (s.links === null || s.links === s.numVfs);
+    // judge the state the poll saw, not a later read: the count may legitimately move on in between
+    let seen = state();
+    await pollUntil(() => {
+      seen = state();
+      return reached(n, seen) || settledElsewhere(seen);
+    }, poll);
+    if (!reached(n, seen)) {
+      const code = seen.numVfs !== n && seen.numVfs >= 0 ? 'VF_COUNT' : 'TIMEOUT';
       const step = n === count ? '' : ` while disabling VFs first (to go to ${count})`;
       throw new SysError(
-        `PF ${pf.address}: asked for ${n} VFs${step}, obtained ${obtained(s)} (${describe(s)}) after waiting ${Date.now() - waitStarted} ms`,
+        `PF ${pf.address}: asked for ${n} VFs${step}, obtained ${obtained(seen)} (${describe(seen)}) after waiting ${Date.now() - waitStarted} ms`,
         { code, op },
       );
     }

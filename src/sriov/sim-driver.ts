@@ -8,6 +8,8 @@ export interface SimHooks {
   vfsCreated?: (pf: SimPfConfig, vfs: string[]) => void;
   /** After VFs were removed. */
   vfsRemoved?: (pf: SimPfConfig, vfs: string[]) => void;
+  /** A driver whose probe fails: return the reason to refuse binding `address` to `driver` (null: bind). */
+  refuseBind?: (address: string, driver: string) => string | null;
 }
 
 export interface SimEvent {
@@ -100,7 +102,7 @@ export class SimDriver {
           ? 'already bound (EBUSY)'
           : override && override !== '(null)' && override !== driver
             ? `driver_override is ${override} (ENODEV)`
-            : null;
+            : this.hooks.refuseBind?.(bdf, driver) ?? null;
       if (refusal) {
         this.log('bind-refused', bdf, `bind to ${driver}: ${refusal}`);
         continue;

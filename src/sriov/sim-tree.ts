@@ -218,7 +218,7 @@ export class SimSysfs {
       this.probe(bdf, pf.vfDriver);
       created.push(bdf);
     }
-    this.writeFile(`${pfDev}/sriov_numvfs`, `${count}\n`);
+    this.settleNumVfs(pfDev, count);
     return created;
   }
 
@@ -234,8 +234,18 @@ export class SimSysfs {
         removed.push(bdf);
       }
     });
-    this.writeFile(`${pfDev}/sriov_numvfs`, '0\n');
+    this.settleNumVfs(pfDev, 0);
     return removed;
+  }
+
+  /**
+   * The count the simulated kernel settled on. A real sriov_numvfs is computed on read, never re-written: only
+   * write when it differs from what the file says, or a writer that already moved on (it saw the links change
+   * and wrote its next count) would be overwritten.
+   */
+  private settleNumVfs(pfDev: string, count: number): void {
+    const file = `${pfDev}/sriov_numvfs`;
+    if ((this.read(file) ?? '').trim() !== String(count)) this.writeFile(file, `${count}\n`);
   }
 
   /** Bind `bdf` to `driver` as a probe would: driver link, and a netdev unless it is a userspace driver. */
@@ -347,9 +357,13 @@ export class SimSysfs {
     }
   }
 
+  /** Atomic (temp + rename), so a concurrent reader never sees an empty file the kernel would not show. */
   writeFile(rel: string, text: string): void {
-    fs.mkdirSync(path.dirname(this.p(rel)), { recursive: true });
-    fs.writeFileSync(this.p(rel), text);
+    const file = this.p(rel);
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    const temp = `${file}.sim-${process.pid}`;
+    fs.writeFileSync(temp, text);
+    fs.renameSync(temp, file);
   }
 
   list(rel: string): string[] {

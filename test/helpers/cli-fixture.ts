@@ -6,7 +6,8 @@ import * as path from 'node:path';
 import { Scratch } from './kernel';
 import { fakeSysfs, type FakeSysfs } from './fake-sysfs';
 import { nicState, standInNic, type NicState } from './lend-fixture';
-import { netnsProcess, sriovctl, type CliEnv, type CliResult } from './cli-process';
+import { afterEach, beforeAll, beforeEach } from 'vitest';
+import { assertBuilt, netnsProcess, sriovctl, type CliEnv, type CliResult } from './cli-process';
 import type { SimPfSpec } from '../../src/sriov/sim';
 
 export class CliWorld {
@@ -84,4 +85,18 @@ export class CliWorld {
       else process.env.SRIOVCTL_STATE_DIR = this.savedStateDir;
     }
   }
+}
+
+/** Hooks for a describe block: the build is checked once, each test gets a fresh world, removed after it. */
+export function useCliWorld(set: (w: CliWorld) => void): void {
+  let current: CliWorld | null = null;
+  beforeAll(() => assertBuilt());
+  beforeEach(() => {
+    current = new CliWorld();
+    set(current);
+  });
+  afterEach(() => {
+    current?.cleanup();
+    current = null;
+  });
 }

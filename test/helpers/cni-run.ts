@@ -10,11 +10,14 @@ import { SimSysfs } from '../../src/sriov/sim';
 export const ROOT = resolve(__dirname, '..', '..');
 export const PLUGIN = join(ROOT, 'bin', 'sriovctl-cni.js');
 export const BUNDLE = join(ROOT, 'dist', 'sriovctl-cni.bundle.js');
+export const RUN_BUNDLE = join(ROOT, 'dist', 'sriovctl-cni-run.bundle.js');
 export const DEBIAN_CNI = '/usr/lib/cni';
 
 /** The suite runs `npm run build` first (pretest); a missing bundle means it did not. */
 export function requireBundle(): void {
-  if (!existsSync(BUNDLE)) throw new Error(`${BUNDLE} is missing: run \`npm run build\` before the CNI tests`);
+  for (const f of [BUNDLE, RUN_BUNDLE]) {
+    if (!existsSync(f)) throw new Error(`${f} is missing: run \`npm run build\` before the CNI tests`);
+  }
 }
 
 export interface CniRoots {

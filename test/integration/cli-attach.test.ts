@@ -1,9 +1,8 @@
 // `sriovctl attach / detach / status` as a real process (node bin/sriovctl.js), against real namespaces with veth
 // stand-ins that a simulated sysfs tree knows as SR-IOV PFs.
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ip, ipIn } from '../helpers/kernel';
-import { assertBuilt } from '../helpers/cli-process';
-import { CliWorld } from '../helpers/cli-fixture';
+import { useCliWorld, type CliWorld } from '../helpers/cli-fixture';
 import { fakeContainerRuntimes } from '../helpers/cli-fake-runtime';
 import type { StatusEntry } from '../../src/cli/status';
 import { lend } from '../../src/lend';
@@ -19,11 +18,7 @@ const PF_B = '0000:3b:00.1';
 
 describe('sriovctl attach / detach / status', () => {
   let w: CliWorld;
-  beforeAll(() => assertBuilt());
-  beforeEach(() => {
-    w = new CliWorld();
-  });
-  afterEach(() => w.cleanup());
+  useCliWorld((world) => (w = world));
 
   it('lends to a named namespace, shows it, and gives it back exactly — even renamed, down and changed inside', async () => {
     const nic = w.pf('a', PF_A);
@@ -117,6 +112,7 @@ describe('sriovctl attach / detach / status', () => {
     const fake = fakeContainerRuntimes({ 'kind-worker': { pid: ctr.pid }, stopped: { pid: 0 } });
     w.s.onCleanup(() => fake.remove());
     w.env.pathPrefix = fake.dir;
+    w.env.extra = fake.env;
 
     const stopped = await w.run('attach', nic.name, `${rt}:stopped`);
     expect(stopped.code).toBe(1);

@@ -3,10 +3,9 @@
 // namespace, never touching a non-SR-IOV link.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ip, ipIn } from '../helpers/kernel';
-import { assertBuilt } from '../helpers/cli-process';
-import { CliWorld } from '../helpers/cli-fixture';
+import { useCliWorld, type CliWorld } from '../helpers/cli-fixture';
 import type { CleanupEntry } from '../../src/cli/cleanup';
 import { lend } from '../../src/lend';
 
@@ -15,11 +14,7 @@ const PF_B = '0000:af:00.1';
 
 describe('sriovctl cleanup', () => {
   let w: CliWorld;
-  beforeAll(() => assertBuilt());
-  beforeEach(() => {
-    w = new CliWorld();
-  });
-  afterEach(() => w.cleanup());
+  useCliWorld((world) => (w = world));
 
   it('returns SR-IOV NICs nobody recorded, under their original names, and never a plain link', async () => {
     const a = w.pf('a', PF_A);

@@ -5,9 +5,9 @@
 import type { ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { assertBuilt, startSriovctl } from '../helpers/cli-process';
-import { CliWorld } from '../helpers/cli-fixture';
+import { describe, expect, it } from 'vitest';
+import { startSriovctl } from '../helpers/cli-process';
+import { useCliWorld, type CliWorld } from '../helpers/cli-fixture';
 import type { NicState } from '../helpers/lend-fixture';
 import { recordKeyFor } from '../../src/ledger';
 
@@ -27,11 +27,7 @@ const sleep = (ms: number) => new Promise((res) => setTimeout(res, ms));
 
 describe('sriovctl attach killed at random moments, then cleanup', () => {
   let w: CliWorld;
-  beforeAll(() => assertBuilt());
-  beforeEach(() => {
-    w = new CliWorld();
-  });
-  afterEach(() => w.cleanup());
+  useCliWorld((world) => (w = world));
 
   it(`loses and alters nothing over ${ROUNDS * NICS} kills`, { timeout: 600_000 }, async () => {
     const node = w.netns('node');

@@ -1,19 +1,14 @@
 // `sriovctl vfs` and `attach --vfs/--driver` as a real process, against a simulated sysfs tree whose drivers run
 // in this test process (they create VFs, refuse what the kernel refuses, and honour driver_override binds).
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { assertBuilt } from '../helpers/cli-process';
-import { CliWorld } from '../helpers/cli-fixture';
+import { describe, expect, it } from 'vitest';
+import { useCliWorld, type CliWorld } from '../helpers/cli-fixture';
 import type { VfsReport } from '../../src/cli/vfs';
 
 const PF = '0000:5e:00.0';
 
 describe('sriovctl vfs and attach --vfs', () => {
   let w: CliWorld;
-  beforeAll(() => assertBuilt());
-  beforeEach(() => {
-    w = new CliWorld();
-  });
-  afterEach(() => w.cleanup());
+  useCliWorld((world) => (w = world));
 
   const numvfs = () => w.sysfs.sim.read(`${w.sysfs.sim.pciDir(PF)}/sriov_numvfs`)?.trim();
   const drivers = () => w.sysfs.sim.vfAddresses(PF).map((a) => w.sysfs.sim.readLinkName(`${w.sysfs.sim.pciDir(a)}/driver`));

@@ -1,5 +1,6 @@
 // `cluster up/down --provider k3d` with stand-in k3d/kubectl/docker on PATH (they record their arguments; node
 // "containers" are processes in their own network namespaces) and veth stand-in PFs known to a sysfs tree.
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -63,6 +64,11 @@ function objectsOf(file: string): any[] {
   return docs.map((d) => d.toJS());
 }
 
+/** A PF's VF count as its sysfs file says (the kernel prints it with a newline, a plain write may not). */
+function numVfs(bdf: string): number {
+  return Number(sys.sim.read(`${sys.sim.pciDir(bdf)}/sriov_numvfs`)!.trim());
+}
+
 describe('k3d provider', () => {
   it('creates the cluster with the exact arguments, lends a PF to each agent, labels, applies, waits for allocatable', async () => {
     process.env.STANDIN_ALLOCATABLE = '3';
@@ -99,7 +105,7 @@ describe('k3d provider', () => {
       const pid = containers[`k3d-${name}-agent-${i}`];
       expect(linksOfPid(pid)).toEqual([pf.name]);
       expect(nicState(pf.name)).toBeNull();
-      expect(sys.sim.read(`${sys.sim.pciDir(pf.bdf)}/sriov_numvfs`)).toBe('3\n');
+      expect(numVfs(pf.bdf)).toBe(3);
     }
     expect(linksOfPid(containers[`k3d-${name}-server-0`])).toEqual([]);
 
@@ -150,10 +156,34 @@ describe('k3d provider', () => {
     expect(standins.calls('k3d').at(-1)!.args).toEqual(['registry', 'delete', `k3d-${name}-registry`]);
     for (const pf of pfs) {
       expect(nicState(pf.name)).toEqual(pf.before);
-      expect(sys.sim.read(`${sys.sim.pciDir(pf.bdf)}/sriov_numvfs`)).toBe('0\n');
+      expect(numVfs(pf.bdf)).toBe(0);
     }
     expect(findRecords()).toEqual([]);
     expect(standins.containers()).toEqual({});
+  });
+
+  it('an agent whose VFs are not ready is not labelled nor selected by the device plugin; up exits 3', async () => {
+    const [short] = s.veth('pf2', 'w2');
+    ip('link', 'set', short, 'address', '02:5c:00:00:02:01');
+    // a PF whose driver enables fewer VFs than asked (a firmware limit)
+    sys.sim.addPf({ bdf: '0000:3b:00.2', totalVfs: 8, maxVfs: 1, netdev: { name: short, mac: '02:5c:00:00:02:01' } });
+    process.env.STANDIN_ALLOCATABLE = '3';
+    const up = await sriovctl(...upArgs('--pf', pfs[0].name, short));
+    expect(up.code).toBe(3);
+    expect(up.stderr).toMatch(new RegExp(`warning: agent k3d-${name}-agent-1: ${short} \\(0000:3b:00.2\\): .*asked for 3 VFs, obtained 1`));
+    const labels = standins.calls('kubectl').filter((c) => c.args[3] === 'label').map((c) => c.args[5]);
+    expect(labels).toEqual([`k3d-${name}-agent-0`]);
+    expect(standins.calls('kubectl').filter((c) => c.args[3] === 'get').map((c) => c.args[5])).toEqual([`k3d-${name}-agent-0`]);
+    const dp = objectsOf(join(work, 'm', '20-sriov-device-plugin.yaml'));
+    expect(JSON.parse(dp.find((o) => o.kind === 'ConfigMap').data['config.json']).resourceList[0].selectors.pfNames).toEqual([pfs[0].name]);
+    const st = JSON.parse((await sriovctl('cluster', 'status', '--name', name, '--json')).stdout);
+    expect(st.nodes.find((n: any) => n.name === `k3d-${name}-agent-1`)).toMatchObject({ labels: {}, vfs: { asked: 3, ready: 1 } });
+    // down still gives both PFs back
+    const down = await sriovctl('cluster', 'down', '--name', name, '-q');
+    expect(down.code).toBe(0);
+    expect(nicState(pfs[0].name)).toEqual(pfs[0].before);
+    expect(nicState(short)).toMatchObject({ mac: '02:5c:00:00:02:01' });
+    expect(findRecords()).toEqual([]);
   });
 
   it('down works with the Kubernetes API unreachable', async () => {
@@ -196,6 +226,19 @@ describe('k3d provider', () => {
     expect(standins.calls('k3d').some((c) => c.args[0] === 'registry' && c.args[1] === 'delete')).toBe(true);
     for (const pf of pfs) expect(nicState(pf.name)).toEqual(pf.before);
     expect(findRecords()).toEqual([]);
+  });
+
+  it("refuses to create over someone else's cluster of the same name, and never deletes it", async () => {
+    execFileSync('k3d', ['cluster', 'create', name, '--servers', '1', '--agents', '1'], { env: process.env });
+    const up = await sriovctl(...upArgs());
+    expect(up.code).toBe(1);
+    expect(up.stderr).toContain(`  - a k3d cluster ${name} exists already (nodes k3d-${name}-agent-0, k3d-${name}-server-0)`);
+    expect(standins.calls('k3d').filter((c) => c.args[1] === 'delete' || c.args[1] === 'create').map((c) => c.args.slice(0, 3))).toEqual([
+      ['cluster', 'create', name],
+    ]);
+    expect(Object.keys(standins.containers()).sort()).toEqual([`k3d-${name}-agent-0`, `k3d-${name}-server-0`]);
+    for (const pf of pfs) expect(nicState(pf.name)).toEqual(pf.before);
+    execFileSync('k3d', ['cluster', 'delete', name], { env: process.env });
   });
 
   it('podman when docker is absent', async () => {

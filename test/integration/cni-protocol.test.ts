@@ -1,9 +1,9 @@
 // The executable's protocol surface: VERSION (without the native addon), the error object, logging.
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { BUNDLE, cniRoots, expectErrorShape, PLUGIN, requireBundle, runCni, type CniRoots } from '../helpers/cni-run';
+import { BUNDLE, RUN_BUNDLE, cniRoots, expectErrorShape, PLUGIN, requireBundle, runCni, type CniRoots } from '../helpers/cni-run';
 import { Scratch } from '../helpers/kernel';
 import { nicState, standInNic, type NicState } from '../helpers/lend-fixture';
 import { spawnSync } from 'node:child_process';
@@ -41,6 +41,7 @@ describe('VERSION', () => {
     mkdirSync(join(dir, 'dist'));
     copyFileSync(PLUGIN, join(dir, 'bin', 'sriovctl-cni.js'));
     copyFileSync(BUNDLE, join(dir, 'dist', 'sriovctl-cni.bundle.js'));
+    copyFileSync(RUN_BUNDLE, join(dir, 'dist', 'sriovctl-cni-run.bundle.js'));
     expect(existsSync(join(dir, 'build'))).toBe(false);
     const run = (command: string) =>
       spawnSync(process.execPath, [join(dir, 'bin', 'sriovctl-cni.js')], {
@@ -55,6 +56,47 @@ describe('VERSION', () => {
     const add = run('ADD');
     expect(add.status).toBe(1);
     expect(JSON.parse(add.stdout).code).toBe(109);
+  });
+
+  it('a missing second bundle is still answered with one error object', () => {
+    mkdirSync(join(dir, 'bin'));
+    mkdirSync(join(dir, 'dist'));
+    copyFileSync(PLUGIN, join(dir, 'bin', 'sriovctl-cni.js'));
+    copyFileSync(BUNDLE, join(dir, 'dist', 'sriovctl-cni.bundle.js'));
+    const r = spawnSync(process.execPath, [join(dir, 'bin', 'sriovctl-cni.js')], {
+      env: { PATH: process.env.PATH, CNI_COMMAND: 'DEL', SRIOVCTL_STATE_DIR: roots.stateDir },
+      input: '{}',
+      encoding: 'utf8',
+    });
+    expect(r.status).toBe(1);
+    expect(JSON.parse(r.stdout)).toMatchObject({ code: 109, msg: expect.stringContaining('cannot load the plugin') });
+    expect(r.stderr).toBe('');
+  });
+});
+
+describe('the code cache of the second bundle', () => {
+  const del = (env: Record<string, string> = {}) =>
+    runCni({ command: 'DEL', containerId: 'c1', ifname: 'net1', config: { cniVersion: '1.1.0', name: 'n', type: 'sriovctl-cni' }, env }, roots);
+  const cacheDir = () => join(roots.stateDir, 'cni', 'code-cache');
+  const caches = () => (existsSync(cacheDir()) ? readdirSync(cacheDir()) : []);
+
+  it('is written by the first run and used, not trusted: a corrupt one is rejected and replaced', () => {
+    expect(del().status).toBe(0);
+    const [file] = caches();
+    expect(file).toMatch(/^sriovctl-cni-run\.bundle\.js-v\d+.*\.v8cache$/);
+    const first = statSync(join(cacheDir(), file));
+    expect(first.mode & 0o777).toBe(0o600);
+    expect(first.size).toBeGreaterThan(10_000);
+    writeFileSync(join(cacheDir(), file), Buffer.alloc(first.size, 0x5a));
+    const again = del();
+    expect(again.status, again.stdout + again.stderr).toBe(0);
+    expect(readFileSync(join(cacheDir(), file)).equals(Buffer.alloc(first.size, 0x5a))).toBe(false);
+    expect(caches()).toEqual([file]);
+  });
+
+  it('SRIOVCTL_CNI_CODE_CACHE=off neither reads nor writes one', () => {
+    expect(del({ SRIOVCTL_CNI_CODE_CACHE: 'off' }).status).toBe(0);
+    expect(caches()).toEqual([]);
   });
 });
 

@@ -84,9 +84,11 @@ describe('resolveTarget', () => {
     beforeEach(() => {
       fake = fakeContainerRuntimes({ kind_worker: { pid: child.pid! }, stopped: { pid: 0 }, ghost: { pid: 999999999 } });
       process.env.PATH = `${fake.dir}:${savedPath}`;
+      process.env.STANDIN_DIR = fake.env.STANDIN_DIR;
     });
     afterEach(() => {
       process.env.PATH = savedPath;
+      delete process.env.STANDIN_DIR;
       fake.remove();
     });
 
@@ -103,7 +105,7 @@ describe('resolveTarget', () => {
 
     it('an unknown container carries the runtime message', async () => {
       expect((await failure(() => resolveTarget('docker:nope'))).message).toBe('target docker:nope: Error: No such container: nope');
-      expect((await failure(() => resolveTarget('podman:nope'))).message).toBe('target podman:nope: Error: no such container nope');
+      expect((await failure(() => resolveTarget('podman:nope'))).message).toBe('target podman:nope: Error: No such container: nope');
     });
 
     it('a pid that vanished between inspect and use is reported', async () => {
@@ -117,7 +119,7 @@ describe('resolveTarget', () => {
     });
 
     it('a missing runtime says so', async () => {
-      process.env.PATH = fake.dir + '/nonexistent';
+      process.env.PATH = '/nonexistent';
       expect((await failure(() => resolveTarget('podman:x'))).message).toBe('target podman:x: podman is not installed (not on PATH)');
     });
   });

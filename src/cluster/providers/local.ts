@@ -5,7 +5,7 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { connect, openNetns } from '../../net';
-import type { ClusterNode, CreateSpec, Provider, ProviderContext } from '../types';
+import type { ClusterNode, Provider, ProviderContext } from '../types';
 
 export const NETNS_DIR = '/var/run/netns';
 
@@ -60,12 +60,8 @@ export function localProvider(): Provider {
     cni: { binDir: '/opt/cni/bin', confDir: '/etc/cni/net.d' },
     requiredTools: () => ['ip'],
 
-    async preflight(spec: CreateSpec) {
-      const existing = new Set(namedNamespaces());
-      return localNodeNames(spec.name, spec.agents)
-        .filter((n) => existing.has(n.name))
-        .map((n) => `network namespace ${n.name} already exists (a previous cluster? run: sriovctl cluster down --name ${spec.name})`);
-    },
+    // nodes left by an earlier cluster of the same name are found through listNodes by up's preflight
+    preflight: async () => [],
 
     async create(spec, ctx) {
       const nodes = localNodeNames(spec.name, spec.agents);

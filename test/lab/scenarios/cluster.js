@@ -93,7 +93,7 @@ module.exports = [
 
       const down = sriovctl(env, 'cluster', 'down', '--name', name);
       expectEqual(down.code, 0, down.line);
-      expect(down.stdout.includes(`${a.name} (netdevsim`), down.line);
+      expect(down.stdout.includes(`${a.name}: returned as ${a.name} from ${name}-agent-0`), down.line);
       expectEqual(looks(a.name), before, 'the PF restored: name, MAC, MTU, admin state');
       expectEqual(a.numVfs(), 0, 'VF count restored');
     },
