@@ -65,7 +65,7 @@ function commonOptions(cmd: Command, withProvider: boolean): Command {
   cmd.option('--name <cluster>', 'the cluster name', parseName, DEFAULT_CLUSTER_NAME);
   if (withProvider) {
     cmd
-      .addOption(new Option('--provider <provider>', 'local (network namespaces), k3d or kind').choices([...PROVIDER_NAMES]))
+      .addOption(new Option('--provider <provider>', 'local (network namespaces, the default), k3d or kind').choices([...PROVIDER_NAMES]))
       .addOption(new Option('--runtime <runtime>', 'container runtime of k3d/kind nodes (default: auto-detect)').choices([...CONTAINER_RUNTIMES]));
   }
   return cmd.option('--json', 'print a JSON summary on stdout');

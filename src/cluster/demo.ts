@@ -127,7 +127,7 @@ export async function runDemo(ctx: ProviderContext): Promise<DemoReport> {
   } catch (err) {
     report.errors.push(err instanceof UpFailed ? `cluster up: ${err.message}` : (err as Error).message);
   } finally {
-    await ctx.run('ip', ['netns', 'del', podNs]).catch(() => undefined);
+    // down first: an attachment still in the pod is given back to its node before the nodes go
     if (upDone || readClusterState(name)) {
       const t = performance.now();
       try {
@@ -139,6 +139,7 @@ export async function runDemo(ctx: ProviderContext): Promise<DemoReport> {
         report.errors.push(`cluster down: ${(err as Error).message}`);
       }
     }
+    await ctx.run('ip', ['netns', 'del', podNs]).catch(() => undefined);
     report.timings.total = performance.now() - t0;
     report.leftovers = leftovers(name);
   }

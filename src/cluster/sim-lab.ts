@@ -1,9 +1,8 @@
 // Simulated NICs for the local lab, when the machine has no SR-IOV PF: each PF is a veth stand-in registered in a
-// simulated sysfs tree (src/sriov/sim-tree.ts) under the cluster's state directory, and the tree's simulated
-// drivers turn sriov_numvfs writes into VFs. This module gives those VFs real stand-in netdevs (veth ends with
-// the tree's names and MACs; the peer end stays beside it as '<name>p') in the namespace where their PF is, and
-// removes them when the VFs go away —
-// the same shapes the tests use, so `up` and `down` run the real code paths on any Linux kernel.
+// simulated sysfs tree (src/sriov/sim-tree.ts; see simSysfsRoot for where), and the tree's simulated drivers turn
+// sriov_numvfs writes into VFs. This module gives those VFs real stand-in netdevs (veth ends with the tree's names
+// and MACs; the peer end stays beside it as '<name>p') in the namespace where their PF is, and removes them when
+// the VFs go away — the same shapes the tests use, so `up` and `down` run the real code paths on any Linux kernel.
 import { createHash } from 'node:crypto';
 import { rmdirSync, statfsSync, watch, type FSWatcher } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -89,9 +88,10 @@ export function removeSimNics(state: SimState, progress: Progress): string[] {
   const rtnl = connect();
   try {
     for (const nic of state.nics) {
-      for (const name of [nic.name, nic.peer]) {
+      // only our stand-ins: a veth, and for the PF end its own MAC (a link that merely took the name is not ours)
+      for (const [name, mac] of [[nic.name, nic.mac], [nic.peer, null]] as const) {
         try {
-          if (deleteLinkNamed(rtnl, name)) progress.detail(`sim: delete ${name}`);
+          if (deleteLinkNamed(rtnl, name, mac)) progress.detail(`sim: delete ${name}`);
         } catch (err) {
           problems.push(`${name}: ${(err as Error).message}`);
         }
@@ -117,9 +117,9 @@ export function removeSimNics(state: SimState, progress: Progress): string[] {
   return problems;
 }
 
-function deleteLinkNamed(rtnl: ReturnType<typeof connect>, name: string): boolean {
+function deleteLinkNamed(rtnl: ReturnType<typeof connect>, name: string, mac: string | null = null): boolean {
   const link = rtnl.findLink({ name });
-  if (!link) return false;
+  if (!link || link.kind !== 'veth' || (mac !== null && link.mac !== mac)) return false;
   rtnl.deleteLink(link.index);
   return true;
 }

@@ -215,6 +215,7 @@ function emptyNode(n: ClusterNode): NodeState {
 
 async function preflight(opts: UpOptions, provider: Provider, ctx: ProviderContext): Promise<Plan> {
   const problems: string[] = [];
+  if (process.getuid?.() !== 0) problems.push('not root: moving NICs between network namespaces needs root (run with sudo)');
   if (!Number.isInteger(opts.agents) || opts.agents < 1 || opts.agents > 64) problems.push(`--agents ${opts.agents}: 1 to 64`);
   if (!Number.isInteger(opts.vfs) || opts.vfs < 0 || opts.vfs > 256) problems.push(`--vfs ${opts.vfs}: 0 to 256`);
   if (opts.simulate === 'always' && provider.name !== 'local') problems.push(`simulated NICs exist only on the local provider`);

@@ -1,6 +1,6 @@
 // What the CNI front door keeps in a lend record's `meta`, so DEL and GC work from the ledger alone (the
 // runtime's stdin may be gone, changed, or — for GC — about another attachment).
-import { lockNic, openLedger, readRecord, writeRecord } from '../ledger';
+import { updateMeta } from '../lend';
 import type { LendRecord } from '../ledger/types';
 import type { Json } from './fields';
 import type { IpamTarget } from './ipam';
@@ -55,15 +55,7 @@ export function configForReplay(raw: Json): Json {
  */
 export function recordResult(key: string, owner: string, result: CniResult): void {
   try {
-    const ledger = openLedger();
-    const lock = lockNic(ledger, key, { timeoutMs: 2000 });
-    try {
-      const record = readRecord(ledger, key);
-      if (!record || record.owner !== owner) return;
-      writeRecord(ledger, { ...record, meta: { ...record.meta, result }, updatedAt: new Date().toISOString() });
-    } finally {
-      lock.release();
-    }
+    updateMeta(key, owner, { result });
   } catch (err) {
     log.warning(`could not store the result in record ${key}: ${describeError(err)}`);
   }

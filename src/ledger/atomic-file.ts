@@ -1,7 +1,6 @@
 // Durable file replacement: a reader sees the old content or the new, never a mix, even across a crash.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { randomBytes } from 'node:crypto';
 
 /** Temp files are '.<final name>.tmp-<pid>-<random>': hidden, and never mistaken for a finished file. */
 export const TEMP_MARKER = '.tmp-';
@@ -16,22 +15,30 @@ export function tempFileWriter(name: string): number | null {
   return m ? Number(m[1]) : null;
 }
 
-/** Test seam: runs after the temp file is durable and before the rename (a crash here must keep the old file). */
 export interface AtomicWriteHooks {
+  /** Test seam: runs after the temp file is written and before the rename (a crash here must keep the old file). */
   beforeRename?: (tempPath: string) => void;
+  /**
+   * Default true: fsync the file and the directory, so the write survives power loss. False: still atomic (a
+   * reader or a process crash sees old or new, never a mix — the page cache outlives the process), no fsync.
+   */
+  durable?: boolean;
 }
 
-/** Write temp file (mode), fsync it, rename over `file`, fsync the directory. */
+/** Unique within a process; a leftover of a dead process with our pid is skipped (no crypto module at start-up). */
+let tempCounter = 0;
+
+/** Write temp file (mode), fsync it, rename over `file`, fsync the directory (fsyncs only when durable). */
 export function writeFileAtomic(file: string, data: string, mode: number, hooks: AtomicWriteHooks = {}): void {
   const dir = path.dirname(file);
-  const temp = path.join(dir, `.${path.basename(file)}${TEMP_MARKER}${process.pid}-${randomBytes(4).toString('hex')}`);
-  const fd = fs.openSync(temp, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL, mode);
+  const durable = hooks.durable !== false;
+  const { temp, fd } = createTemp(dir, path.basename(file), mode);
   try {
     try {
       // the umask can narrow the create mode; set it exactly
       fs.fchmodSync(fd, mode);
       fs.writeSync(fd, data);
-      fs.fsyncSync(fd);
+      if (durable) fs.fsyncSync(fd);
     } finally {
       fs.closeSync(fd);
     }
@@ -41,18 +48,30 @@ export function writeFileAtomic(file: string, data: string, mode: number, hooks:
     fs.rmSync(temp, { force: true });
     throw err;
   }
-  fsyncDir(dir);
+  if (durable) fsyncDir(dir);
 }
 
-/** Remove a file durably; absent is fine. */
-export function removeFileDurably(file: string): void {
+/** A new temp file beside `name`; a name left by a dead process with our pid is skipped, not an error. */
+function createTemp(dir: string, name: string, mode: number): { temp: string; fd: number } {
+  for (;;) {
+    const temp = path.join(dir, `.${name}${TEMP_MARKER}${process.pid}-${(tempCounter++).toString(16)}`);
+    try {
+      return { temp, fd: fs.openSync(temp, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL, mode) };
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
+  }
+}
+
+/** Remove a file (durably unless told otherwise); absent is fine. */
+export function removeFileDurably(file: string, durable = true): void {
   try {
     fs.unlinkSync(file);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return;
     throw err;
   }
-  fsyncDir(path.dirname(file));
+  if (durable) fsyncDir(path.dirname(file));
 }
 
 /** Make a rename/unlink in `dir` durable. */

@@ -74,7 +74,7 @@ function corrupt(file: string, what: string, errnoCode?: string): SysError {
   return new SysError(`ledger record ${file} ${what}${why}`, { code: 'CORRUPT', op: 'ledger read' });
 }
 
-/** Write `r` atomically and durably; sets r.updatedAt to now. */
+/** Write `r` atomically, and durably unless `hooks.durable === false`; sets r.updatedAt to now. */
 export function writeRecord(l: Ledger, r: LendRecord, hooks?: AtomicWriteHooks): void {
   const file = recordPath(l, r.key);
   r.updatedAt = new Date().toISOString();
@@ -83,9 +83,9 @@ export function writeRecord(l: Ledger, r: LendRecord, hooks?: AtomicWriteHooks):
   writeFileAtomic(file, JSON.stringify(r, null, 2) + '\n', FILE_MODE, hooks);
 }
 
-/** Remove the record for `key` durably; no error when there is none. */
-export function deleteRecord(l: Ledger, key: string): void {
-  removeFileDurably(recordPath(l, key));
+/** Remove the record for `key` (durably unless told otherwise); no error when there is none. */
+export function deleteRecord(l: Ledger, key: string, opts: { durable?: boolean } = {}): void {
+  removeFileDurably(recordPath(l, key), opts.durable !== false);
 }
 
 export interface ScanResult {

@@ -41,11 +41,29 @@ export function giveBack(key: string, opts: GiveBackOptions = {}): GiveBackResul
 
 function giveBackLocked(ledger: Ledger, record: LendRecord): GiveBackResult {
   const returning = appendStep({ ...record, phase: 'returning' }, 'return:started');
-  writeRecord(ledger, returning);
+  // not durable: the snapshot already is, and restoring does not depend on the phase (see lend.ts)
+  writeRecord(ledger, returning, { durable: false });
   failpoint('return:started');
   const result = restoreFromRecord(ledger, returning);
-  deleteRecord(ledger, record.key);
+  deleteRecord(ledger, record.key, { durable: false });
   return { key: record.key, owner: record.owner, ...result };
+}
+
+/**
+ * Merge `patch` into a record's front-door data, under the NIC's lock and only while `owner` still holds it
+ * (false otherwise). Not durable: meta is for the front door's later calls, never needed to restore a NIC.
+ */
+export function updateMeta(key: string, owner: string, patch: Record<string, unknown>, opts: { lockTimeoutMs?: number } = {}): boolean {
+  const ledger = openLedger();
+  const lock = lockNic(ledger, key, { timeoutMs: opts.lockTimeoutMs ?? 2000 });
+  try {
+    const record = readRecord(ledger, key);
+    if (!record || record.owner !== owner) return false;
+    writeRecord(ledger, { ...record, meta: { ...record.meta, ...patch } }, { durable: false });
+    return true;
+  } finally {
+    lock.release();
+  }
 }
 
 /** Give back every NIC of one owner (a CNI attachment, an attached node, a cluster node). */
@@ -153,7 +171,7 @@ export function returnStray(stray: StrayNic): GiveBackResult {
       };
       writeRecord(ledger, record);
       const result = restoreFromRecord(ledger, record);
-      deleteRecord(ledger, key);
+      deleteRecord(ledger, key, { durable: false });
       return { key, owner: null, ...result };
     } finally {
       lock.release();

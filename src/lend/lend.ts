@@ -99,7 +99,7 @@ function finishPrevious(ledger: Ledger, key: string): void {
     });
   }
   restoreFromRecord(ledger, previous);
-  deleteRecord(ledger, key);
+  deleteRecord(ledger, key, NOT_DURABLE);
 }
 
 function lendLocked(
@@ -139,13 +139,13 @@ function lendLocked(
     failpoint('lend:recorded');
     if (req.vf) applyVfRequest(nic, req.vf);
     failpoint('lend:vf-configured');
-    record = advance(ledger, record, 'lend:vf-configured');
+    if (req.vf) record = advance(ledger, record, 'lend:vf-configured');
     let link: Link | null = null;
     if (move) {
       targetRtnl = connect(target.netns);
       record = dropCollidingAltnames(ledger, record, nic, targetRtnl, targetName);
       failpoint('lend:altnames-dropped');
-      record = advance(ledger, record, 'lend:altnames-dropped');
+      if (record.droppedAltnames.length) record = advance(ledger, record, 'lend:altnames-dropped');
       link = moveInto(nic, target, targetRtnl, targetName);
       failpoint('lend:moved');
       record = advance(ledger, { ...record, targetIfindex: link.index }, 'lend:moved');
@@ -161,18 +161,25 @@ function lendLocked(
   }
 }
 
+/**
+ * Note a step. Only a record's first write is durable (fsynced): what must survive power loss is the snapshot —
+ * a reboot ends every namespace, and restoring is the same whatever step was reached. Later writes only need to
+ * survive a crash of this process, which an atomic rename in the page cache does.
+ */
 function advance(ledger: Ledger, record: LendRecord, step: string, note?: string): LendRecord {
   const next = appendStep(record, step, note);
-  writeRecord(ledger, next);
+  writeRecord(ledger, next, NOT_DURABLE);
   return next;
 }
+
+const NOT_DURABLE = { durable: false } as const;
 
 /** Undo through the give-back path; the record survives a failed rollback so recovery can finish it. */
 function rollBack(ledger: Ledger, record: LendRecord, cause: unknown): unknown {
   try {
     const rolling = advance(ledger, { ...record, phase: 'rolling-back' }, 'rollback:started', errorText(cause));
     restoreFromRecord(ledger, rolling);
-    deleteRecord(ledger, record.key);
+    deleteRecord(ledger, record.key, NOT_DURABLE);
     return cause;
   } catch (rollbackErr) {
     return new SysError(
@@ -222,7 +229,7 @@ function dropCollidingAltnames(
   const dropped = link.altnames.filter((alt) => alt === targetName || nameInUse(targetRtnl, alt));
   if (dropped.length === 0) return record;
   const next = { ...record, droppedAltnames: dropped };
-  writeRecord(ledger, next);
+  writeRecord(ledger, next, NOT_DURABLE);
   for (const alt of dropped) nic.rtnl.delAltname(link.index, alt);
   return next;
 }

@@ -75,16 +75,17 @@ export function restoreFromRecord(ledger: Ledger, record: LendRecord): RestoreRe
     record = advance(ledger, record, 'return:restored');
     if (record.snapshot.vf && restoreVf(record, warnings) && outcome === 'already-home') outcome = 'returned';
     failpoint('return:vf-restored');
-    advance(ledger, record, 'return:vf-restored');
+    if (record.snapshot.vf) advance(ledger, record, 'return:vf-restored');
     return { outcome, name, warnings };
   } finally {
     for (const p of places) closePlace(p);
   }
 }
 
+/** Steps after a record's first write survive a process crash (atomic rename); see lend.ts on durability. */
 function advance(ledger: Ledger, record: LendRecord, step: string): LendRecord {
   const next = appendStep(record, step);
-  writeRecord(ledger, next);
+  writeRecord(ledger, next, { durable: false });
   return next;
 }
 
