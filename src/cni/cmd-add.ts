@@ -11,7 +11,7 @@ import { Ipam } from './ipam';
 import { log } from './log';
 import { parseNicConf, type NetConf, type NicConf } from './netconf';
 import { lentToOther, refuseDefaultRouteLink, resolveNicTarget, type NicTarget } from './nic-target';
-import { announce, configurePod } from './pod-net';
+import { configurePod } from './pod-net';
 import { openPodNetns, withRtnl } from './pod-netns';
 import type { CniInterface, CniResult } from './result';
 import { cniErrorFrom, describeError } from './sys-errors';
@@ -74,7 +74,8 @@ function lendRequest(nicConf: NicConf, target: NicTarget, pod: Netns, owner: str
     owner,
     name: ifname,
     move: !target.userspace,
-    up: true,
+    // up only once its addresses are on: with arp_notify the kernel then announces them itself (see pod-net.ts)
+    up: false,
     meta: meta as unknown as Record<string, unknown>,
     lockTimeoutMs: LEND_LOCK_WAIT_MS,
   };
@@ -104,10 +105,7 @@ function busy(target: NicTarget, holder: string, cause: unknown): never {
 
 function configureAddresses(pod: Netns, link: Link, ipamResult: CniResult): void {
   try {
-    withRtnl(pod, (rtnl) => {
-      configurePod(rtnl, link.index, ipamResult.ips ?? [], ipamResult.routes ?? []);
-      announce(rtnl, link.index, ipamResult.ips ?? []);
-    });
+    withRtnl(pod, (rtnl) => configurePod(pod, rtnl, link, ipamResult.ips ?? [], ipamResult.routes ?? []));
   } catch (err) {
     throw cniErrorFrom(err, CNI_ERR.POD_CONFIG_FAILED, `configuring ${link.name} in the pod`);
   }

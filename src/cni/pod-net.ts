@@ -1,31 +1,36 @@
 // The pod side of an attachment: IPAM's addresses and routes put on the lent interface (ADD), and the same
 // read back and compared (CHECK). Done the way libcni's ConfigureIface does it: a route without a gateway
 // takes the gateway of its family from the interface's addresses.
-import type { Address, Route, RouteSpec, Rtnl } from '../net';
+import { writeSysctl, type Address, type Link, type Netns, type Route, type RouteSpec, type Rtnl } from '../net';
 import { canonicalIp } from '../net/validate';
 import { log } from './log';
 import { cidrFamily, type CniIp, type CniResult, type CniRoute } from './result';
 
-/** Addresses, then routes; throws on the first failure (the caller rolls the whole attachment back). */
-export function configurePod(rtnl: Rtnl, index: number, ips: CniIp[], routes: CniRoute[]): void {
-  for (const ip of ips) rtnl.addAddress(index, ip.address);
+/**
+ * Addresses, the link up, then routes (a gateway route needs the link up); throws on the first failure (the caller
+ * rolls the whole attachment back). The neighbours learn the addresses from the kernel itself: with arp_notify and
+ * ndisc_notify set, bringing the link up sends a gratuitous ARP / unsolicited NA for every address on it — where a
+ * packet socket of ours would cost an RCU grace period (~10 ms) on close.
+ */
+export function configurePod(pod: Netns, rtnl: Rtnl, link: Link, ips: CniIp[], routes: CniRoute[]): void {
+  announceOnUp(pod, link.name);
+  for (const ip of ips) rtnl.addAddress(link.index, ip.address);
+  rtnl.setLink(link.index, { up: true });
   const gateways = gatewaysByFamily(ips);
   for (const r of routes) {
-    rtnl.addRoute(routeSpec(r, gateways, index));
+    rtnl.addRoute(routeSpec(r, gateways, link.index));
     const ignored = (['mtu', 'advmss', 'scope'] as const).filter((k) => r[k] !== undefined);
     if (ignored.length) log.warning(`route ${r.dst}: ${ignored.join(', ')} not applied (not supported yet)`);
   }
 }
 
-/** Best effort: tell the segment where our IPv4 addresses now live. */
-export function announce(rtnl: Rtnl, index: number, ips: CniIp[]): void {
-  for (const ip of ips) {
-    if (cidrFamily(ip.address) !== 4) continue;
-    const address = ip.address.slice(0, ip.address.indexOf('/'));
+/** Best effort: a pod with IPv6 disabled has no ipv6 conf directory, and announcing is a courtesy. */
+function announceOnUp(pod: Netns, ifname: string): void {
+  for (const key of [`net/ipv4/conf/${ifname}/arp_notify`, `net/ipv6/conf/${ifname}/ndisc_notify`]) {
     try {
-      rtnl.sendGratuitousArp(index, address);
+      writeSysctl(pod, key, '1');
     } catch (err) {
-      log.debug(`gratuitous ARP for ${address}: ${(err as Error).message}`);
+      log.debug(`${key}: ${(err as Error).message}`);
     }
   }
 }
