@@ -79,6 +79,12 @@ function checkLendable(req: LendRequest, nic: ResolvedNic, target: OpenNamespace
   if (move && sameNetns(target.ref.id, nic.home.ref.id)) {
     throw new SysError(`${nic.link!.name} is already in ${describeNamespace(target.ref)}`, { code: 'INVALID', op: 'lend' });
   }
+  if (req.vf && nic.standInVf) {
+    throw new SysError(
+      `${describeSelector(req)} is VF ${nic.standInVf.vf} of ${nic.standInVf.pfName}, a stand-in PF without a VF table: PF-side settings need a real driver`,
+      { code: 'INVALID', op: 'lend' },
+    );
+  }
   if (req.vf && !nic.vf) {
     throw new SysError(`${describeSelector(req)} is not a VF: VF settings need a PF`, { code: 'INVALID', op: 'lend' });
   }

@@ -4,7 +4,7 @@ import { SysError } from '../errors';
 import { connect, type Link, type Rtnl } from '../net';
 import type { NicIdentity, NicSnapshot, VfSnapshot } from '../ledger/types';
 import { openCurrent, openSpec, type OpenNamespace } from './namespaces';
-import { netdevOfPci, pciOfNetdev, vfPlaceOf, type VfPlace } from './pci';
+import { netdevOfPci, pciOfNetdev, vfPlaceOf, type StandInVf, type VfPlace } from './pci';
 import type { NicSelector } from './types';
 
 export interface ResolvedNic {
@@ -13,7 +13,10 @@ export interface ResolvedNic {
   /** Null for a VF without a netdev (bound to a userspace driver). */
   link: Link | null;
   pciAddress: string | null;
+  /** The VF's place on a real PF (PF-side settings go there), or null. */
   vf: VfPlace | null;
+  /** A VF of a stand-in PF without a VF table (the simulated lab): lent as a plain NIC. */
+  standInVf: StandInVf | null;
   close(): void;
 }
 
@@ -34,14 +37,16 @@ export function resolveNic(selector: NicSelector): ResolvedNic {
       link = rtnl.getLink({ name: selector.name });
       pciAddress = pciOfLink(rtnl, link, home);
     }
-    const vf = pciAddress ? vfPlaceOf(pciAddress) : null;
+    const place = pciAddress ? vfPlaceOf(pciAddress) : null;
+    const vf = place && 'pf' in place ? place : null;
+    const standInVf = place && !('pf' in place) ? place : null;
     const r = rtnl;
     const close = () => {
       vf?.close();
       r.close();
       home.close();
     };
-    return { home, rtnl, link, pciAddress, vf, close };
+    return { home, rtnl, link, pciAddress, vf, standInVf, close };
   } catch (err) {
     rtnl?.close();
     home.close();

@@ -11,6 +11,16 @@ export interface VfPlace {
   close(): void;
 }
 
+/**
+ * A VF whose PF has no driver behind it: the simulated lab's PFs are veth stand-ins (sysfs says PF, rtnetlink has
+ * no VF table). Such a VF is lent as a plain NIC; asking for PF-side settings on it is refused by lend().
+ */
+export interface StandInVf {
+  pfPciAddress: string;
+  vf: number;
+  pfName: string;
+}
+
 /** The netdev sysfs lists for a PCI device (in our own namespace), or null (none, or a userspace driver). */
 export function netdevOfPci(address: string): string | null {
   return netdevsOf(address)[0]?.name ?? null;
@@ -28,8 +38,11 @@ export function pciOfNetdev(name: string, mac: string | null): string | null {
   return address;
 }
 
-/** Where the VF at `address` sits on its PF, with the PF opened in our namespace; null when it is not a VF. */
-export function vfPlaceOf(address: string): VfPlace | null {
+/**
+ * Where the VF at `address` sits on its PF, with the PF opened in our namespace; null when it is not a VF, and a
+ * StandInVf when its PF is a virtual link without a VF table.
+ */
+export function vfPlaceOf(address: string): VfPlace | StandInVf | null {
   if (!isBdf(address) || !deviceDir(address)) return null;
   const vf = getVf(address);
   if (!vf) return null;
@@ -45,6 +58,11 @@ export function vfPlaceOf(address: string): VfPlace | null {
   try {
     rtnl = connect(ns.netns);
     const link = rtnl.getLink({ name: pfName });
+    if (link.kind !== null && !rtnl.getVfs(link.index).some((v) => v.vf === vf.index)) {
+      rtnl.close();
+      ns.close();
+      return { pfPciAddress: vf.pfAddress, vf: vf.index, pfName };
+    }
     const r = rtnl;
     return { pfPciAddress: vf.pfAddress, vf: vf.index, pf: { ns, rtnl, link }, close: () => (r.close(), ns.close()) };
   } catch (err) {
