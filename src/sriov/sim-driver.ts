@@ -50,7 +50,8 @@ export class SimDriver {
       return;
     }
     const refuse = (why: string) => {
-      this.sim.writeFile(file, `${current}\n`);
+      // put the old count back, unless a newer request replaced the refused one meanwhile (see settleNumVfs)
+      if ((this.sim.read(file) ?? '').trim() === text) this.sim.writeFile(file, `${current}\n`);
       this.noticed.delete(bdf);
       this.log('numvfs-refused', bdf, `${JSON.stringify(text)}: ${why}`);
     };
@@ -67,12 +68,12 @@ export class SimDriver {
     }
     this.noticed.delete(bdf);
     if (asked === 0) {
-      const removed = this.sim.removeVfs(pf);
+      const removed = this.sim.removeVfs(pf, text);
       this.log('numvfs', bdf, `0 (removed ${removed.length})`);
       this.hooks.vfsRemoved?.(pf, removed);
     } else {
       const count = pf.maxVfs === null ? asked : Math.min(asked, pf.maxVfs);
-      const created = this.sim.createVfs(pf, count);
+      const created = this.sim.createVfs(pf, count, text);
       this.log('numvfs', bdf, `${count} (asked ${asked})`);
       this.hooks.vfsCreated?.(pf, created);
     }

@@ -206,7 +206,7 @@ export class SimSysfs {
   }
 
   /** Create VFs 0..count-1 the way the kernel does: devices, physfn/virtfn links, probe with the VF driver. */
-  createVfs(pf: SimPfConfig, count: number): string[] {
+  createVfs(pf: SimPfConfig, count: number, request?: string): string[] {
     const created: string[] = [];
     const pfDev = this.pciDir(pf.bdf);
     for (let i = 0; i < count; i++) {
@@ -218,12 +218,12 @@ export class SimSysfs {
       this.probe(bdf, pf.vfDriver);
       created.push(bdf);
     }
-    this.settleNumVfs(pfDev, count);
+    this.settleNumVfs(pfDev, count, request);
     return created;
   }
 
   /** Remove every VF of a PF (links, devices, netdevs) and set its count to 0. */
-  removeVfs(pf: SimPfConfig): string[] {
+  removeVfs(pf: SimPfConfig, request?: string): string[] {
     const pfDev = this.pciDir(pf.bdf);
     const removed: string[] = [];
     this.vfAddresses(pf.bdf).forEach((bdf, i) => {
@@ -234,18 +234,22 @@ export class SimSysfs {
         removed.push(bdf);
       }
     });
-    this.settleNumVfs(pfDev, 0);
+    this.settleNumVfs(pfDev, 0, request);
     return removed;
   }
 
   /**
-   * The count the simulated kernel settled on. A real sriov_numvfs is computed on read, never re-written: only
-   * write when it differs from what the file says, or a writer that already moved on (it saw the links change
-   * and wrote its next count) would be overwritten.
+   * The count the simulated kernel settled on. A real sriov_numvfs is computed on read, never re-written; the
+   * simulation must write it, so it does so only while the file still holds the request it acted on (`request`,
+   * when driven by a write): a writer that already moved on — it saw the links change and wrote its next count —
+   * keeps its value, for the next tick to act on.
    */
-  private settleNumVfs(pfDev: string, count: number): void {
+  private settleNumVfs(pfDev: string, count: number, request?: string): void {
     const file = `${pfDev}/sriov_numvfs`;
-    if ((this.read(file) ?? '').trim() !== String(count)) this.writeFile(file, `${count}\n`);
+    const now = (this.read(file) ?? '').trim();
+    if (now === String(count)) return;
+    if (request !== undefined && now !== request) return;
+    this.writeFile(file, `${count}\n`);
   }
 
   /** Bind `bdf` to `driver` as a probe would: driver link, and a netdev unless it is a userspace driver. */
