@@ -149,9 +149,17 @@ function moveHome(record: LendRecord, from: Place, home: Place, link: Link, warn
 function restoreLink(record: LendRecord, rtnl: Rtnl, link: Link, warnings: string[]): boolean {
   const snap = record.snapshot;
   let changed = false;
-  if (link.name !== snap.name && !nameInUse(rtnl, snap.name)) {
-    // renaming an up link fails with EBUSY on older kernels
-    if (link.up) rtnl.setLink(link.index, { up: false });
+  const rename = link.name !== snap.name && !nameInUse(rtnl, snap.name);
+  const takenNote = `name ${snap.name} is taken`;
+  if (link.name !== snap.name && !rename && !warnings.some((w) => w.startsWith(takenNote))) {
+    warnings.push(`${takenNote}; left as ${link.name}`);
+  }
+  // renaming an up link fails with EBUSY on older kernels, and so does a MAC change on many drivers
+  if (link.up && (rename || (snap.mac !== null && link.mac !== snap.mac))) {
+    rtnl.setLink(link.index, { up: false });
+    changed = true;
+  }
+  if (rename) {
     rtnl.setLink(link.index, { name: snap.name });
     changed = true;
   }
