@@ -215,6 +215,7 @@ void addLink(NlSocket& s, const NewLink& spec) {
   req.putString(IFLA_IFNAME, spec.name);
   if (spec.mac) req.put(IFLA_ADDRESS, spec.mac->data(), spec.mac->size());
   if (spec.mtu) req.putU32(IFLA_MTU, *spec.mtu);
+  if (spec.group) req.putU32(IFLA_GROUP, *spec.group);
   if (spec.parentIndex > 0) req.putU32(IFLA_LINK, static_cast<uint32_t>(spec.parentIndex));
   size_t linkinfo = req.beginNest(IFLA_LINKINFO);
   req.putString(IFLA_INFO_KIND, spec.kind);
@@ -242,6 +243,12 @@ void addLink(NlSocket& s, const NewLink& spec) {
 void deleteLink(NlSocket& s, int index) {
   auto req = linkRequest(RTM_DELLINK, 0, index);
   s.request(req, "RTM_DELLINK");
+}
+
+void deleteLinkGroup(NlSocket& s, uint32_t group) {
+  auto req = linkRequest(RTM_DELLINK, 0, 0);
+  req.putU32(IFLA_GROUP, group);
+  s.request(req, "RTM_DELLINK group");
 }
 
 }  // namespace sriovctl

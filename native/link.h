@@ -63,6 +63,8 @@ struct NewLink {
   std::string name;
   std::optional<Mac> mac;
   std::optional<uint32_t> mtu;
+  // IFLA_GROUP: links of one group can be deleted in one request (deleteLinkGroup)
+  std::optional<uint32_t> group;
   // veth
   std::string peerName;
   int peerNsFd = -1;  // the peer is created in this namespace (IFLA_NET_NS_FD in the peer's info)
@@ -73,5 +75,8 @@ struct NewLink {
 };
 void addLink(NlSocket& s, const NewLink& spec);
 void deleteLink(NlSocket& s, int index);
+// Every link of `group` in the socket's namespace, in one RTM_DELLINK: the kernel unregisters them as one batch,
+// paying its RCU wait once instead of once per link.
+void deleteLinkGroup(NlSocket& s, uint32_t group);
 
 }  // namespace sriovctl

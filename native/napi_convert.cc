@@ -148,6 +148,7 @@ NewLink newLinkFromJs(const Napi::Object& o) {
   n.name = required(env, optString(o, "name"), "name");
   n.mac = optMac(o, "mac");
   n.mtu = optU32(o, "mtu");
+  n.group = optU32(o, "group");
   n.peerName = optString(o, "peerName").value_or("");
   n.peerNsFd = optInt(o, "peerNsFd").value_or(-1);
   n.peerMac = optMac(o, "peerMac");

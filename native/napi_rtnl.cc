@@ -126,6 +126,20 @@ struct AddLinkOp : VoidOp<AddLinkOp> {
   }
 };
 
+struct DeleteLinkGroupOp : VoidOp<DeleteLinkGroupOp> {
+  uint32_t group = 0;
+  static DeleteLinkGroupOp parse(const Napi::CallbackInfo& info, ConnPtr c) {
+    DeleteLinkGroupOp op;
+    op.conn = std::move(c);
+    op.group = static_cast<uint32_t>(argInt(info, 0, "group"));
+    return op;
+  }
+  Done exec(Connection& c) {
+    deleteLinkGroup(c.netlink(), group);
+    return {};
+  }
+};
+
 struct DeleteLinkOp : VoidOp<DeleteLinkOp> {
   int index = 0;
   static DeleteLinkOp parse(const Napi::CallbackInfo& info, ConnPtr c) {
@@ -319,6 +333,7 @@ Napi::Function defineRtnlSocket(Napi::Env env) {
   SRIOVCTL_OP(AltnameOp<false>, "delAltname");
   SRIOVCTL_OP(AddLinkOp, "addLink");
   SRIOVCTL_OP(DeleteLinkOp, "deleteLink");
+  SRIOVCTL_OP(DeleteLinkGroupOp, "deleteLinkGroup");
   SRIOVCTL_OP(SetVfOp, "setVf");
   SRIOVCTL_OP(ListAddressesOp, "listAddresses");
   SRIOVCTL_OP(AddressOp<true>, "addAddress");

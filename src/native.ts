@@ -24,6 +24,8 @@ export interface NativeNewLink {
   name: string;
   mac?: string;
   mtu?: number;
+  /** IFLA_GROUP. */
+  group?: number;
   peerName?: string;
   /** The veth peer is created in this namespace (IFLA_NET_NS_FD in the peer's info). */
   peerNsFd?: number;
@@ -68,6 +70,7 @@ export interface NativeRtnlSync {
   delAltname(index: number, altname: string): void;
   addLink(spec: NativeNewLink): void;
   deleteLink(index: number): void;
+  deleteLinkGroup(group: number): void;
   setVf(pfIndex: number, vf: number, change: NativeVfChange): void;
   /** index 0: all links; family 0: both. */
   listAddresses(index: number, family: 0 | 4 | 6): Address[];

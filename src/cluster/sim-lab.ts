@@ -7,6 +7,7 @@ import { createHash } from 'node:crypto';
 import { rmdirSync, statfsSync, watch, type FSWatcher } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { stateDir } from '../config';
+import { isSysError } from '../errors';
 import { connect, currentNetns, openNetns, type Netns } from '../net';
 import { netdevsOf } from '../sriov';
 import { SimDriver, SimSysfs, simMac } from '../sriov/sim';
@@ -124,6 +125,16 @@ function deleteLinkNamed(rtnl: ReturnType<typeof connect>, name: string, mac: st
   return true;
 }
 
+/**
+ * The link group of a PF's VF stand-ins: stable per PF address, never 0 (every link's default group), and in a
+ * range of its own so an unrelated group is never hit.
+ */
+export function vfLinkGroup(pfAddress: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < pfAddress.length; i++) h = Math.imul(h ^ pfAddress.charCodeAt(i), 0x01000193) >>> 0;
+  return 0x51000000 + (h & 0xffffff);
+}
+
 /** The peer end of a VF stand-in (veth needs two ends; this one plays the wire and never moves). */
 export function vfPeerName(vfName: string): string {
   return `${vfName}p`;
@@ -171,7 +182,7 @@ export class SimLab {
     }
     this.driver = new SimDriver(sim, {
       vfsCreated: (_pf, vfs) => this.guard(() => this.syncVfLinks(vfs)),
-      vfsRemoved: (_pf, vfs) => this.guard(() => vfs.forEach((vf) => this.removeVfLink(vf))),
+      vfsRemoved: (pf, vfs) => this.guard(() => this.removeVfLinks(pf.bdf, vfs)),
     });
     // The drivers react when their files are written (inotify), like the kernel reacts inside write(2) — a
     // fast poll of the whole tree would burn a core for the life of the process. A slow poll catches the rare
@@ -214,7 +225,8 @@ export class SimLab {
       const nsPath = this.pfPlace.get(pf) ?? null;
       const mac = netdev.mac ?? simMac(vf);
       this.progress.detail(`sim: VF ${vf} netdev ${netdev.name} (veth, peer ${vfPeerName(netdev.name)}) in ${nsPath ?? 'the host namespace'}`);
-      this.inNamespace(nsPath, (rtnl) => rtnl.addLink({ kind: 'veth', name: netdev.name, mac, peer: { name: vfPeerName(netdev.name) } }));
+      const group = vfLinkGroup(pf);
+      this.inNamespace(nsPath, (rtnl) => rtnl.addLink({ kind: 'veth', name: netdev.name, mac, group, peer: { name: vfPeerName(netdev.name) } }));
       this.vfLinks.set(vf, { name: netdev.name, mac, pf, nsPath });
     }
   }
@@ -225,6 +237,22 @@ export class SimLab {
     clearInterval(this.fallback);
     if (this.previousRoot === undefined) delete process.env.SRIOVCTL_SYSFS_ROOT;
     else process.env.SRIOVCTL_SYSFS_ROOT = this.previousRoot;
+  }
+
+  /**
+   * A PF's VFs went away (its count went to 0): the stand-ins still next to the PF go in one request — a driver
+   * removes its VFs together, and the kernel then pays its unregister wait once, not once per link — and any VF
+   * lent elsewhere is removed where it is.
+   */
+  private removeVfLinks(pf: string, vfs: string[]): void {
+    this.inNamespace(this.pfPlace.get(pf) ?? null, (rtnl) => {
+      try {
+        rtnl.deleteLinkGroup(vfLinkGroup(pf));
+      } catch (err) {
+        if (!isSysError(err, 'ENODEV')) throw err;
+      }
+    });
+    for (const vf of vfs) this.removeVfLink(vf);
   }
 
   private removeVfLink(vf: string): void {

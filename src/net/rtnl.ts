@@ -101,6 +101,11 @@ function linkChange(change: LinkChange): NativeLinkChange {
   return out;
 }
 
+/** A link group sriovctl may set or delete: never 0, the group every link is in by default. */
+function assertLinkGroup(group: unknown): asserts group is number {
+  assertInteger('link group', group, 1, 0x7fffffff);
+}
+
 const MACVLAN_MODES = { private: 1, vepa: 2, bridge: 4, passthru: 8 } as const;
 
 function newLink(spec: NewLinkSpec): NativeNewLink {
@@ -112,10 +117,14 @@ function newLink(spec: NewLinkSpec): NativeNewLink {
     case 'dummy':
     case 'ifb':
     case 'veth':
-      assertKnownKeys(`${spec.kind} spec`, spec, spec.kind === 'veth' ? ['kind', 'name', 'mac', 'mtu', 'peer'] : ['kind', 'name', 'mac', 'mtu']);
+      assertKnownKeys(`${spec.kind} spec`, spec, spec.kind === 'veth' ? ['kind', 'name', 'mac', 'mtu', 'group', 'peer'] : ['kind', 'name', 'mac', 'mtu']);
       if (spec.mtu !== undefined) {
         assertInteger('mtu', spec.mtu, 1, 0x7fffffff);
         out.mtu = spec.mtu;
+      }
+      if (spec.kind === 'veth' && spec.group !== undefined) {
+        assertLinkGroup(spec.group);
+        out.group = spec.group;
       }
       if (spec.kind === 'veth') {
         assertObject('veth peer', spec.peer);
@@ -268,6 +277,10 @@ const plans = {
     assertIndex(index);
     return plan<void>('deleteLink', [index]);
   },
+  deleteLinkGroup: (group: number) => {
+    assertLinkGroup(group);
+    return plan<void>('deleteLinkGroup', [group]);
+  },
   getVfs: (pfIndex: number) => {
     assertIndex(pfIndex, 'PF ifindex');
     return plan<VfInfo[]>('getLink', [pfIndex, '', true], {
@@ -390,6 +403,9 @@ class RtnlConnection implements Rtnl {
   }
   deleteLink(index: number) {
     runSync(this.sock, plans.deleteLink(index));
+  }
+  deleteLinkGroup(group: number) {
+    runSync(this.sock, plans.deleteLinkGroup(group));
   }
   getVfs(pfIndex: number) {
     return runSync(this.sock, plans.getVfs(pfIndex));

@@ -89,7 +89,7 @@ export type NewLinkSpec =
   | { kind: 'dummy'; name: string; mac?: Mac; mtu?: number }
   /** Like dummy (a standalone virtual device), for kernels built without the dummy driver. */
   | { kind: 'ifb'; name: string; mac?: Mac; mtu?: number }
-  | { kind: 'veth'; name: string; mac?: Mac; mtu?: number; peer: { name: string; ns?: Netns; mac?: Mac } }
+  | { kind: 'veth'; name: string; mac?: Mac; mtu?: number; group?: number; peer: { name: string; ns?: Netns; mac?: Mac } }
   | { kind: 'macvlan'; name: string; parentIndex: number; mode?: 'bridge' | 'private' | 'vepa' | 'passthru'; mac?: Mac };
 
 export type AddressFamily = 4 | 6;
@@ -160,6 +160,11 @@ export interface Rtnl {
   moveLink(index: number, target: Netns, opts?: { name?: string }): void;
   addLink(spec: NewLinkSpec): void;
   deleteLink(index: number): void;
+  /**
+   * Delete every link of link group `group` (IFLA_GROUP, 1..2^32-1; set with addLink's `group`) in one request: the
+   * kernel pays its per-unregister RCU wait once for the batch (~20 ms for 12 veths, against ~200 ms one by one).
+   */
+  deleteLinkGroup(group: number): void;
 
   getVfs(pfIndex: number): VfInfo[];
   /** One change per request (IFLA_VFINFO_LIST > IFLA_VF_INFO > one attribute). */

@@ -172,6 +172,18 @@ describe('links', () => {
     expect(explained.describe()).toBe('RTM_NEWLINK set mtu: Invalid argument (EINVAL): mtu less than device minimum');
   });
 
+  it('deletes a whole link group in one request, and nothing outside it', () => {
+    const { name, rtnl } = scratchNs('grp');
+    for (const i of [0, 1, 2]) rtnl.addLink({ kind: 'veth', name: `g${i}`, group: 4242, peer: { name: `g${i}p` } });
+    rtnl.addLink({ kind: 'veth', name: 'other', peer: { name: 'otherp' } });
+    expect(ipJson<any[]>('-n', name, '-d', 'link', 'show', 'dev', 'g1')[0].group).toBe('4242');
+    rtnl.deleteLinkGroup(4242);
+    const left = rtnl.listLinks().map((l) => l.name).sort();
+    expect(left).toEqual(['lo', 'other', 'otherp']);
+    // group 0 is every link's default group: never a valid target
+    expect(() => rtnl.deleteLinkGroup(0)).toThrow(TypeError);
+  });
+
   it('moves a link to another namespace and renames it in the same request', () => {
     const src = scratchNs('ms');
     const dst = scratchNs('md');
