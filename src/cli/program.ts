@@ -3,6 +3,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Command } from 'commander';
+import { packageRoot } from '../package-root';
 import { registerAttachCommand } from './attach';
 import { applyGlobalOptions, createKit, globalOptions, type CommandKit, type Invocation } from './command-kit';
 import { registerCleanupCommand } from './cleanup';
@@ -59,7 +60,7 @@ export function buildProgram(invocation: Invocation, extra: RegisterCommands[] =
 function packageVersion(): string {
   try {
     // dist/cli/program.js and src/cli/program.ts both sit two levels below the package root
-    const pkg = JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', 'package.json'), 'utf8')) as { version?: string };
+    const pkg = JSON.parse(fs.readFileSync(path.join(packageRoot(), 'package.json'), 'utf8')) as { version?: string };
     return pkg.version ?? 'unknown';
   } catch {
     return 'unknown';

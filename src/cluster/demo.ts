@@ -5,6 +5,7 @@ import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { packageRoot } from '../package-root';
 import { stateDir } from '../config';
 import { findRecords } from '../lend';
 import { connect, openNetns, type Link } from '../net';
@@ -51,7 +52,7 @@ const POD_IFNAME = 'net1';
 const POD_ADDRESS = '10.56.0.10/24';
 /** Debian's containernetworking-plugins (the IPAM plugin the attachment delegates to). */
 const CNI_PATH = process.env.CNI_PATH || '/usr/lib/cni';
-const CNI_BIN = join(__dirname, '..', '..', 'bin', 'sriovctl-cni.js');
+const CNI_BIN = join(packageRoot(), 'bin', 'sriovctl-cni.js');
 
 export async function runDemo(ctx: ProviderContext): Promise<DemoReport> {
   const progress = ctx.progress;

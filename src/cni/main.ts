@@ -4,12 +4,12 @@
 // with a V8 code cache when it can — and each verb's module (with it the native addon) when it runs.
 import { join } from 'node:path';
 import { stateDir } from '../config';
-import { requireWithCodeCache } from './code-cache';
+import { requireWithCodeCache } from '../code-cache';
 import { CNI_ERR, CniError, errorObject } from './errors';
 import { writeStdout } from './stdio';
 import { LATEST_VERSION, versionReply } from './versions';
 
-/** Names the bundler gives the two halves (scripts/bundle-cni.mjs). */
+/** Names the bundler gives the two halves (scripts/bundle.mjs). */
 export const MAIN_BUNDLE = 'sriovctl-cni.bundle.js';
 export const RUN_BUNDLE = 'sriovctl-cni-run.bundle.js';
 

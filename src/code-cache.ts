@@ -1,4 +1,4 @@
-// Loading the plugin's main bundle with a V8 code cache. The plugin is a fresh process per call, and compiling
+// Loading a bundle with a V8 code cache (the CNI plugin's and the CLI's). Each is a fresh process per call, and compiling
 // its ~130 KB bundle is the largest cost above Node's own start-up; V8 can skip it with the bytecode of an
 // earlier run. The cache lives in the state directory (root's, 0700), keyed by the bundle file's identity and
 // the Node version, so a rebuilt bundle or an upgraded Node never sees a stale one (V8 also rejects a cache

@@ -1,0 +1,20 @@
+// What bin/sriovctl.js loads: a few KB that load the bundled CLI (dist/sriovctl-run.bundle.js) through a V8 code
+// cache, so a command pays for Node's start-up and little more (see ../code-cache.ts). Unbundled (tests, dist/cli),
+// the same entry loads ./main directly.
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { requireWithCodeCache } from '../code-cache';
+import { stateDir } from '../config';
+
+const RUN_BUNDLE = 'sriovctl-run.bundle.js';
+
+export function run(): void {
+  const bundle = join(__dirname, RUN_BUNDLE);
+  // the cache lives in the state directory, but a read-only command must not create that on a fresh machine
+  const cli = !existsSync(bundle)
+    ? (require('./main') as typeof import('./main'))
+    : existsSync(stateDir())
+      ? (requireWithCodeCache(bundle, join(stateDir(), 'cli', 'code-cache')) as typeof import('./main'))
+      : (require(bundle) as typeof import('./main'));
+  cli.run();
+}
