@@ -4,6 +4,7 @@
 // short-lived `dd` child (a few ms). On timeout the child is killed and abandoned: the caller gets its error and
 // can exit even if the child is stuck in the kernel.
 import { spawn } from 'node:child_process';
+import { closeSync, constants as fsConstants, fstatSync, openSync, statfsSync, writeSync } from 'node:fs';
 import { constants as osConstants } from 'node:os';
 import { SysError } from '../errors';
 
@@ -53,6 +54,7 @@ export function writeSysfs(file: string, value: string, opts: WriteOptions = {})
   if (Buffer.byteLength(value) > 4096) throw new TypeError(`sysfs value too long (${Buffer.byteLength(value)} bytes)`);
   const shown = JSON.stringify(value);
   const op = `sysfs write ${file}`;
+  if (cannotBlock(file)) return writeDirect(file, value, shown, op);
   return new Promise((resolve, reject) => {
     // iflag=fullblock + one 4 KiB block: dd reads the whole value, then issues exactly one write();
     // conv=nocreat: a missing attribute (driver not loaded, device gone) is ENOENT, not a new plain file.
@@ -105,4 +107,45 @@ function writeFailure(op: string, shown: string, stderr: string, code: number | 
   }
   const how = signal ? `killed by ${signal}` : `exit status ${code}`;
   return new SysError(`writing ${shown} failed (${how}): ${line || 'no message'}`, { code: 'EIO', op });
+}
+
+const SYSFS_MAGIC = 0x62656572;
+
+/**
+ * Only a driver's attribute can block a write: a regular file that is not on sysfs (the simulated lab's tree on
+ * tmpfs) is written directly, saving a child process. Anything else — sysfs itself, a FIFO, a missing file (its
+ * error comes from the same bounded path) — goes through the bounded child.
+ */
+function cannotBlock(file: string): boolean {
+  try {
+    return statfsSync(file).type !== SYSFS_MAGIC && isRegularFile(file);
+  } catch {
+    return false;
+  }
+}
+
+function isRegularFile(file: string): boolean {
+  // O_PATH-like probe without opening for write: a FIFO's open would block until a reader comes
+  const fd = openSync(file, fsConstants.O_RDONLY | fsConstants.O_NONBLOCK);
+  try {
+    return fstatSync(fd).isFile();
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** One write(2) to an existing file (never created), as dd does it on the bounded path. */
+function writeDirect(file: string, value: string, shown: string, op: string): Promise<void> {
+  try {
+    const fd = openSync(file, fsConstants.O_WRONLY | fsConstants.O_TRUNC);
+    try {
+      writeSync(fd, value);
+    } finally {
+      closeSync(fd);
+    }
+    return Promise.resolve();
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    return Promise.reject(new SysError(`writing ${shown} failed: ${e.message}`, { code: e.code ?? 'EIO', errno: e.errno === undefined ? undefined : -e.errno, op }));
+  }
 }
