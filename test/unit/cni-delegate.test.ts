@@ -5,9 +5,9 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { execDelegate, findPlugin } from '../../src/cni/delegate';
-import { CniError } from '../../src/cni/errors';
 import { Ipam } from '../../src/cni/ipam';
 import { cacheFile, pluginVersions } from '../../src/cni/plugin-versions';
+import { failure } from '../helpers/cni-failure';
 
 let dir: string;
 let binA: string;
@@ -49,15 +49,6 @@ function calls(name: string): { verb: string; stdin: any }[] {
     });
 }
 
-function failure(fn: () => unknown): CniError {
-  try {
-    fn();
-  } catch (err) {
-    expect(err).toBeInstanceOf(CniError);
-    return err as CniError;
-  }
-  throw new Error('expected a CniError');
-}
 
 const DEBIAN = ['0.1.0', '0.2.0', '0.3.0', '0.3.1', '0.4.0', '1.0.0'];
 const V100_RESULT = { cniVersion: '1.0.0', ips: [{ address: '10.5.0.7/24', gateway: '10.5.0.1' }], routes: [{ dst: '0.0.0.0/0' }], dns: {} };

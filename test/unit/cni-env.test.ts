@@ -1,16 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ifNameProblem, ownerOf, parseCniArgs, parseCommand, parseEnv, parseOwner } from '../../src/cni/env';
-import { CniError } from '../../src/cni/errors';
+import { failure } from '../helpers/cni-failure';
 
-function failure(fn: () => unknown): CniError {
-  try {
-    fn();
-  } catch (err) {
-    expect(err).toBeInstanceOf(CniError);
-    return err as CniError;
-  }
-  throw new Error('expected a CniError');
-}
 
 const ADD_ENV = {
   CNI_COMMAND: 'ADD',

@@ -9,16 +9,8 @@ import {
   parseNicConf,
   parseValidAttachments,
 } from '../../src/cni/netconf';
+import { failure } from '../helpers/cni-failure';
 
-function failure(fn: () => unknown): CniError {
-  try {
-    fn();
-  } catch (err) {
-    expect(err).toBeInstanceOf(CniError);
-    return err as CniError;
-  }
-  throw new Error('expected a CniError');
-}
 
 const NO_ARGS = parseCniArgs('');
 const base = { cniVersion: '1.1.0', name: 'sriov-net', type: 'sriovctl-cni' };

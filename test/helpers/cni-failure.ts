@@ -1,0 +1,13 @@
+// The CniError a call throws (failing the test when it throws anything else, or nothing).
+import { expect } from 'vitest';
+import { CniError } from '../../src/cni/errors';
+
+export function failure(fn: () => unknown): CniError {
+  try {
+    fn();
+  } catch (err) {
+    expect(err).toBeInstanceOf(CniError);
+    return err as CniError;
+  }
+  throw new Error('expected a CniError');
+}
