@@ -1,6 +1,7 @@
 // Shared scratch space for tests that touch the real kernel: unique names, and cleanup that always runs.
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { connect, openNetns, type Netns, type Rtnl } from '../../src/net';
 
 export const isRoot = process.getuid?.() === 0;
 
@@ -57,6 +58,16 @@ export class Scratch {
     this.undo.push(() => ip('netns', 'del', n));
     ip('-n', n, 'link', 'set', 'lo', 'up');
     return n;
+  }
+
+  /** A named namespace opened through the addon, with an Rtnl in it; both closed by cleanup(). */
+  netnsWithRtnl(suffix: string): { name: string; ns: Netns; rtnl: Rtnl } {
+    const name = this.netns(suffix);
+    const ns = openNetns(`/var/run/netns/${name}`);
+    this.onCleanup(() => ns.close());
+    const rtnl = connect(ns);
+    this.onCleanup(() => rtnl.close());
+    return { name, ns, rtnl };
   }
 
   /** A veth pair in the host namespace (or `netns`); returns the first end's name. */

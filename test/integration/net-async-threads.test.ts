@@ -2,15 +2,7 @@
 // namespace: every thread that exists before a burst of cross-namespace work is still home after it.
 import { readdirSync, readlinkSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import {
-  SysError,
-  connect,
-  createAnonymousNetns,
-  openNetns,
-  readSysctl,
-  type Netns,
-  type Rtnl,
-} from '../../src/net';
+import { SysError, connect, createAnonymousNetns, readSysctl } from '../../src/net';
 import { Scratch, linkJson } from '../helpers/kernel';
 
 let scratch: Scratch;
@@ -19,14 +11,7 @@ beforeEach(() => {
 });
 afterEach(() => scratch.cleanup());
 
-function scratchNs(suffix: string): { name: string; ns: Netns; rtnl: Rtnl } {
-  const name = scratch.netns(suffix);
-  const ns = openNetns(`/var/run/netns/${name}`);
-  scratch.onCleanup(() => ns.close());
-  const rtnl = connect(ns);
-  scratch.onCleanup(() => rtnl.close());
-  return { name, ns, rtnl };
-}
+const scratchNs = (suffix: string) => scratch.netnsWithRtnl(suffix);
 
 /** tid → 'net:[inode]' for every thread of this process (threads may exit while we look). */
 function threadNamespaces(): Map<string, string> {

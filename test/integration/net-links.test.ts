@@ -14,7 +14,6 @@ import {
   openNetnsOfPid,
   sameNetns,
   unlockFd,
-  type Netns,
   type Rtnl,
 } from '../../src/net';
 import { Scratch, ipJson, linkJson, waitFor } from '../helpers/kernel';
@@ -25,15 +24,7 @@ beforeEach(() => {
 });
 afterEach(() => scratch.cleanup());
 
-/** A named scratch namespace, opened, with an Rtnl in it; everything closed by cleanup. */
-function scratchNs(suffix: string): { name: string; ns: Netns; rtnl: Rtnl } {
-  const name = scratch.netns(suffix);
-  const ns = openNetns(`/var/run/netns/${name}`);
-  scratch.onCleanup(() => ns.close());
-  const rtnl = connect(ns);
-  scratch.onCleanup(() => rtnl.close());
-  return { name, ns, rtnl };
-}
+const scratchNs = (suffix: string) => scratch.netnsWithRtnl(suffix);
 
 function sysError(fn: () => unknown): SysError {
   try {
