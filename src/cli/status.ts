@@ -9,7 +9,7 @@ import { ExitCode } from './exit-codes';
 import { nicLabel } from './give-back';
 import { reasonOf } from './output';
 import { formatTable } from './table';
-import { whereIs, type Whereabouts } from './whereabouts';
+import { whereIs, type Whereabouts } from '../lend';
 
 /** One lent NIC, as `status --json` prints it (a contract for scripts). */
 export interface StatusEntry {

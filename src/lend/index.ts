@@ -181,3 +181,4 @@ export function returnStray(stray: StrayNic): GiveBackResult {
     where.close();
   }
 }
+export { whereIs, type Whereabouts } from './where';

@@ -2,14 +2,14 @@
 // recovery. It does not care which step was reached — it finds the NIC wherever it is now and makes it look like
 // the snapshot again, at home. Each step is written to the record before the next one starts.
 import { SysError } from '../errors';
-import { connect, sameNetns, type Link, type Rtnl, type VfInfo, type VfSetting } from '../net';
+import type { Link, Rtnl, VfInfo, VfSetting } from '../net';
 import { appendStep, writeRecord, type Ledger } from '../ledger';
-import type { LendRecord, NamespaceRef } from '../ledger/types';
+import type { LendRecord } from '../ledger/types';
 import { failpoint } from './failpoint';
-import { hintsFor, locateIn } from './locate';
-import { describeNamespace, initialNetnsId, initialRef, reopen, type OpenNamespace } from './namespaces';
+import { describeNamespace, initialRef } from './namespaces';
 import { chooseFallbackName, nameInUse } from './names';
 import type { GiveBackOutcome } from './types';
+import { closePlace, openPlace, openSearchPlaces, searchPlaces, type Place } from './where';
 
 export interface RestoreResult {
   outcome: Exclude<GiveBackOutcome, 'not-lent'>;
@@ -19,28 +19,6 @@ export interface RestoreResult {
 
 /** How long a physical NIC may take to reappear in the initial namespace after its namespace died. */
 const REAPPEAR_TIMEOUT_MS = 3000;
-
-interface Place {
-  ns: OpenNamespace;
-  rtnl: Rtnl;
-}
-
-function openPlace(ref: NamespaceRef): Place | null {
-  const ns = reopen(ref);
-  if (!ns) return null;
-  try {
-    return { ns, rtnl: connect(ns.netns) };
-  } catch (err) {
-    ns.close();
-    throw err;
-  }
-}
-
-function closePlace(p: Place | null): void {
-  if (!p) return;
-  p.rtnl.close();
-  p.ns.close();
-}
 
 function sleepMs(ms: number): void {
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
@@ -52,13 +30,14 @@ function sleepMs(ms: number): void {
  */
 export function restoreFromRecord(ledger: Ledger, record: LendRecord): RestoreResult {
   const warnings: string[] = [];
-  const home = openPlace(record.home) ?? fallbackHome(record, warnings);
-  const places: Place[] = [home];
+  const home = openPlace(record.home, 'home') ?? fallbackHome(record, warnings);
+  let places: Place[] = [home];
   try {
     let outcome: RestoreResult['outcome'] = 'already-home';
     let name: string | null = null;
     if (record.moved) {
-      const found = findNic(record, home, places);
+      places = openSearchPlaces(record, home);
+      const found = findNic(record, places);
       if (!found) return { outcome: 'gone', name: null, warnings };
       let link = found.link;
       if (found.place !== home) {
@@ -92,29 +71,14 @@ function advance(ledger: Ledger, record: LendRecord, step: string): LendRecord {
 /** Home is gone (a CI job's namespace that ended): the initial namespace takes the NIC instead. */
 function fallbackHome(record: LendRecord, warnings: string[]): Place {
   warnings.push(`home ${describeNamespace(record.home)} no longer exists; returning to the initial namespace`);
-  const p = openPlace(initialRef());
+  const p = openPlace(initialRef(), 'home');
   if (!p) throw new SysError('cannot open the initial namespace', { code: 'ENOENT', op: 'give back' });
   return p;
 }
 
-/** Search the target, home, then the initial namespace (where the kernel puts physical NICs of dead namespaces). */
-function findNic(record: LendRecord, home: Place, places: Place[]): { place: Place; link: Link } | null {
-  const hints = hintsFor(record);
-  const target = openPlace(record.target);
-  if (target) places.push(target);
-  let initial: Place | null = null;
-  if (!sameNetns(home.ns.ref.id, initialNetnsId())) {
-    initial = openPlace(initialRef());
-    if (initial) places.push(initial);
-  }
-  const order = [target, home, initial].filter((p): p is Place => p !== null);
-  const search = () => {
-    for (const place of order) {
-      const link = locateIn(place.rtnl, hints, place === target ? record.targetIfindex : null);
-      if (link) return { place, link };
-    }
-    return null;
-  };
+/** Search every place (see where.ts); a physical NIC still on its way back to the initial namespace is waited for. */
+function findNic(record: LendRecord, places: Place[]): { place: Place; link: Link } | null {
+  const search = () => searchPlaces(record, places);
   const hit = search();
   // A virtual NIC whose namespace died was destroyed with it: gone. A physical one is on its way back to the
   // initial namespace (asynchronously, tens of ms): wait for it, bounded.
@@ -139,7 +103,7 @@ function moveHome(record: LendRecord, from: Place, home: Place, link: Link, warn
     name = chooseFallbackName(home.rtnl, original);
     warnings.push(`name ${original} is taken in ${describeNamespace(home.ns.ref)}; returned as ${name}`);
   }
-  if (link.up) from.rtnl.setLink(link.index, { up: false });
+  // no separate 'down' first: the move closes the device itself, and renames it while it is closed
   from.rtnl.moveLink(link.index, home.ns.netns, { name });
   failpoint('return:moved');
   return home.rtnl.getLink({ name });
@@ -195,7 +159,7 @@ function restoreLink(record: LendRecord, rtnl: Rtnl, link: Link, warnings: strin
 /** PF-side settings back to the snapshot, one change per request; only fields that differ are written. */
 function restoreVf(record: LendRecord, warnings: string[]): boolean {
   const vf = record.snapshot.vf!;
-  const pf = openPlace(vf.pfNetns);
+  const pf = openPlace(vf.pfNetns, 'pf');
   if (!pf) {
     warnings.push(`PF ${vf.pfName} namespace is gone; VF ${vf.vf} settings not restored`);
     return false;

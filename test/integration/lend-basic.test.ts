@@ -2,7 +2,7 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { readlinkSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { findRecords, giveBack, lend } from '../../src/lend';
+import { findRecords, giveBack, lend, whereIs } from '../../src/lend';
 import { ip, ipIn, Scratch, waitFor } from '../helpers/kernel';
 import { isolatedRoots, nicState, standInNic } from '../helpers/lend-fixture';
 
@@ -94,6 +94,8 @@ describe('lend and give back', () => {
     ipIn(pod, 'link', 'set', 'eth9', 'down');
     ipIn(pod, 'link', 'set', 'eth9', 'name', 'renamed', 'mtu', '1280', 'address', '02:11:22:33:44:55');
     ipIn(pod, 'link', 'set', 'renamed', 'up');
+    // status finds it exactly as give-back will: by its ifindex in the target, whatever else changed
+    expect(whereIs(record)).toEqual({ place: 'target', name: 'renamed', namespace: path(pod) });
     expect(giveBack(record.key).outcome).toBe('returned');
     expect(nicState(before.name)).toEqual(before);
   });
@@ -150,6 +152,7 @@ describe('lend and give back', () => {
     const { record } = lend({ nic: { name: before.name }, target: { path: path(pod) }, owner: 'test:g' });
     ip('netns', 'del', pod);
     const back = giveBack(record.key);
+    expect(whereIs(record).place).toBe('unknown');
     expect(back.outcome).toBe('gone');
     expect(findRecords()).toHaveLength(0);
   });

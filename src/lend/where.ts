@@ -1,0 +1,79 @@
+// Where a lent NIC is now: the one search give-back (restore.ts) and `sriovctl status` share. The order is the
+// target (where the record knows its ifindex), home, then the initial namespace, where the kernel puts physical
+// NICs whose namespace died (possibly as devN).
+import { connect, sameNetns, type Link, type Rtnl } from '../net';
+import type { LendRecord, NamespaceRef } from '../ledger/types';
+import { hintsFor, locateIn } from './locate';
+import { describeNamespace, initialRef, reopen, type OpenNamespace } from './namespaces';
+
+/** Where a lent NIC can be, and 'pf': the namespace of a VF's PF, where its settings are restored. */
+export type PlaceName = 'target' | 'home' | 'initial' | 'pf';
+
+/** A namespace opened for the search, with a socket in it. */
+export interface Place {
+  name: PlaceName;
+  ns: OpenNamespace;
+  rtnl: Rtnl;
+}
+
+export function openPlace(ref: NamespaceRef, name: PlaceName): Place | null {
+  const ns = reopen(ref);
+  if (!ns) return null;
+  try {
+    return { name, ns, rtnl: connect(ns.netns) };
+  } catch (err) {
+    ns.close();
+    throw err;
+  }
+}
+
+export function closePlace(p: Place | null): void {
+  if (!p) return;
+  p.rtnl.close();
+  p.ns.close();
+}
+
+/** The places to search, in order, around an already-open home (the caller closes every one it gets back). */
+export function openSearchPlaces(record: LendRecord, home: Place): Place[] {
+  const target = openPlace(record.target, 'target');
+  let initial: Place | null = null;
+  try {
+    if (!sameNetns(home.ns.ref.id, initialRef().id)) initial = openPlace(initialRef(), 'initial');
+  } catch (err) {
+    closePlace(target);
+    throw err;
+  }
+  return [target, home, initial].filter((p): p is Place => p !== null);
+}
+
+/** The first place, in order, holding the NIC, and the link there; null when none does (right now). */
+export function searchPlaces(record: LendRecord, places: Place[]): { place: Place; link: Link } | null {
+  const hints = hintsFor(record);
+  for (const place of places) {
+    const link = locateIn(place.rtnl, hints, place.name === 'target' ? record.targetIfindex : null);
+    if (link) return { place, link };
+  }
+  return null;
+}
+
+export interface Whereabouts {
+  place: Exclude<PlaceName, 'pf'> | 'not-moved' | 'unknown';
+  /** Its name there (null when not found). */
+  name: string | null;
+  /** The namespace it is in, as a path or description (null when not found). */
+  namespace: string | null;
+}
+
+/** Read-only: where the NIC of `record` is now, found exactly as give-back would find it. */
+export function whereIs(record: LendRecord): Whereabouts {
+  if (!record.moved) return { place: 'not-moved', name: record.snapshot.name || null, namespace: describeNamespace(record.home) };
+  const home = openPlace(record.home, 'home');
+  const places = home ? openSearchPlaces(record, home) : [openPlace(record.target, 'target'), openPlace(initialRef(), 'initial')].filter((p): p is Place => p !== null);
+  try {
+    const found = searchPlaces(record, places);
+    if (!found) return { place: 'unknown', name: null, namespace: null };
+    return { place: found.place.name as Whereabouts['place'], name: found.link.name, namespace: found.place.ns.ref.path ?? describeNamespace(found.place.ns.ref) };
+  } finally {
+    for (const p of places) closePlace(p);
+  }
+}
