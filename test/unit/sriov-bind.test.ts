@@ -1,8 +1,8 @@
 // bindDriver against a fake tree with simulated drivers: the driver_override sequence, checks and errors.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { isSysError, type SysError } from '../../src/errors';
 import { bindDriver, driverOf, getVf, netdevsOf } from '../../src/sriov';
 import { fakeSysfs, type FakeSysfs } from '../helpers/fake-sysfs';
+import { sysErrorOf } from '../helpers/sys-error';
 
 let fake: FakeSysfs;
 const PF = '0000:03:00.0';
@@ -19,15 +19,6 @@ afterEach(() => {
   fake.remove();
 });
 
-async function sysErrorOf(p: Promise<unknown>): Promise<SysError> {
-  try {
-    await p;
-  } catch (err) {
-    if (isSysError(err)) return err;
-    throw err;
-  }
-  throw new Error('expected a SysError');
-}
 
 const override = () => fake.sim.read(`${fake.sim.pciDir(VF)}/driver_override`);
 

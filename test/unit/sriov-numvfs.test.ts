@@ -1,8 +1,8 @@
 // setNumVfs against a fake tree with the simulated driver: the kernel's rules, bounds and error texts.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { isSysError, type SysError } from '../../src/errors';
 import { getPf, listVfs, setNumVfs } from '../../src/sriov';
 import { fakeSysfs, type FakeSysfs } from '../helpers/fake-sysfs';
+import { sysErrorOf } from '../helpers/sys-error';
 
 let fake: FakeSysfs;
 const PF = '0000:03:00.0';
@@ -15,15 +15,6 @@ afterEach(() => {
   fake.remove();
 });
 
-async function sysErrorOf(p: Promise<unknown>): Promise<SysError> {
-  try {
-    await p;
-  } catch (err) {
-    if (isSysError(err)) return err;
-    throw err;
-  }
-  throw new Error('expected a SysError');
-}
 
 const fast = { pollMs: 5, timeoutMs: 3000 };
 

@@ -5,8 +5,8 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { isSysError, type SysError } from '../../src/errors';
 import { writeSysfs } from '../../src/sriov';
+import { sysErrorOf } from '../helpers/sys-error';
 
 let tmp: string;
 
@@ -18,15 +18,6 @@ afterEach(() => {
   fs.rmSync(tmp, { recursive: true, force: true });
 });
 
-async function sysErrorOf(p: Promise<unknown>): Promise<SysError> {
-  try {
-    await p;
-  } catch (err) {
-    if (isSysError(err)) return err;
-    throw err;
-  }
-  throw new Error('expected a SysError');
-}
 
 describe('writeSysfs', () => {
   it('replaces the content of an existing attribute with the value', async () => {
