@@ -10,7 +10,7 @@ import { CNI_ERR, CniError } from './errors';
 import { Ipam } from './ipam';
 import { log } from './log';
 import { parseNicConf, type NetConf, type NicConf } from './netconf';
-import { lentToOther, refuseDefaultRouteLink, resolveNicTarget, type NicTarget } from './nic-target';
+import { refuseDefaultRouteLink, resolveNicTarget, type NicTarget } from './nic-target';
 import { configurePod } from './pod-net';
 import { openPodNetns, withRtnl } from './pod-netns';
 import type { CniInterface, CniResult } from './result';
@@ -46,7 +46,7 @@ export const cmdAdd: VerbHandler = ({ env, conf }) => {
       ipam: conf.ipam ? { type: conf.ipam.type, conf: configForReplay(conf.raw) } : null,
       result: null,
     };
-    const lent = lendNic(lendRequest(nicConf, target, pod, owner, ifname, meta), target, owner);
+    const lent = lendNic(lendRequest(nicConf, target, pod, owner, ifname, meta));
     log.info(`lent ${target.label} as ${ifname}${lent.record.moved ? '' : ' (userspace driver: configured, not moved)'}`);
 
     let allocated = false;
@@ -89,18 +89,13 @@ function lendRequest(nicConf: NicConf, target: NicTarget, pod: Netns, owner: str
   return req;
 }
 
-function lendNic(req: LendRequest, target: NicTarget, owner: string): LendResult {
+/** The engine says BUSY (naming the holder) when another attachment has the NIC or its lock: that is code 11. */
+function lendNic(req: LendRequest): LendResult {
   try {
     return lend(req);
   } catch (err) {
-    const holder = lentToOther(target, owner);
-    if (holder) return busy(target, holder.owner, err);
     throw cniErrorFrom(err, CNI_ERR.LEND_FAILED, 'lending the device');
   }
-}
-
-function busy(target: NicTarget, holder: string, cause: unknown): never {
-  throw new CniError(CNI_ERR.TRY_AGAIN_LATER, `${target.label} was taken by ${holder} meanwhile`, describeError(cause));
 }
 
 function configureAddresses(pod: Netns, link: Link, ipamResult: CniResult): void {

@@ -83,23 +83,6 @@ function notFound(msg: string, lentMatch: (r: LendRecord) => boolean): CniError 
   return new CniError(CNI_ERR.DEVICE_NOT_FOUND, msg, '');
 }
 
-/**
- * The record of another attachment that holds this NIC now, if any. Checked when a lend fails: a NIC that
- * vanished between our look-up and our lend was usually taken by a racing ADD (the spec's "try again later").
- */
-export function lentToOther(target: NicTarget, owner: string): LendRecord | null {
-  const link = target.link;
-  const pci = 'pci' in target.selector ? target.selector.pci : null;
-  const matches = (r: LendRecord) =>
-    (pci !== null && r.identity.pciAddress === pci) ||
-    (link !== null && ((link.permMac !== null && r.identity.permMac === link.permMac) || (link.mac !== null && r.identity.mac === link.mac)));
-  try {
-    return findRecords().find((r) => r.owner !== owner && matches(r)) ?? null;
-  } catch {
-    return null;
-  }
-}
-
 /** Lending the link the host reaches the world through would cut the node off: refused unless allowed. */
 export function refuseDefaultRouteLink(rtnl: Rtnl, target: NicTarget, allowed: boolean): void {
   if (allowed || !target.link) return;
