@@ -1,7 +1,8 @@
 // Resolving what a caller named (a PCI address, or a name in a namespace) to a NIC: where it is, its identity,
 // and — for a VF — its PF and VF number. Nothing here changes anything.
+import { statSync } from 'node:fs';
 import { SysError } from '../errors';
-import { connect, type Link, type Rtnl } from '../net';
+import { connect, sameNetns, type Link, type Rtnl } from '../net';
 import type { NicIdentity, NicSnapshot, VfSnapshot } from '../ledger/types';
 import { openCurrent, openSpec, type OpenNamespace } from './namespaces';
 import { netdevOfPci, pciOfNetdev, vfPlaceOf, type StandInVf, type VfPlace } from './pci';
@@ -60,12 +61,9 @@ function pciOfLink(rtnl: Rtnl, link: Link, home: OpenNamespace): string | null {
     const info = rtnl.driverInfo(link.name);
     if (info && PCI_ADDRESS.test(info.busInfo)) return info.busInfo;
   }
-  const ownNamespace = openCurrent();
-  try {
-    if (ownNamespace.ref.id.ino !== home.ref.id.ino || ownNamespace.ref.id.dev !== home.ref.id.dev) return null;
-  } finally {
-    ownNamespace.close();
-  }
+  // sysfs shows only our own namespace's netdevs: it can name the device only when home is ours
+  const own = statSync('/proc/self/ns/net');
+  if (!sameNetns({ dev: own.dev, ino: own.ino }, home.ref.id)) return null;
   return pciOfNetdev(link.name, link.mac);
 }
 
