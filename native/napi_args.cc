@@ -37,6 +37,19 @@ std::string argString(const Napi::CallbackInfo& info, size_t i, const char* what
   return info[i].As<Napi::String>().Utf8Value();
 }
 
+std::vector<std::string> argStringArray(const Napi::CallbackInfo& info, size_t i, const char* what) {
+  if (!info[i].IsArray()) badArg(info.Env(), what, "an array of strings");
+  Napi::Array a = info[i].As<Napi::Array>();
+  std::vector<std::string> out;
+  out.reserve(a.Length());
+  for (uint32_t k = 0; k < a.Length(); k++) {
+    Napi::Value v = a.Get(k);
+    if (!v.IsString()) badArg(info.Env(), what, "an array of strings");
+    out.push_back(v.As<Napi::String>().Utf8Value());
+  }
+  return out;
+}
+
 Napi::Object argObject(const Napi::CallbackInfo& info, size_t i, const char* what) {
   if (!info[i].IsObject()) badArg(info.Env(), what, "an object");
   return info[i].As<Napi::Object>();

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "hwaddr.h"
 
@@ -17,6 +18,7 @@ uint32_t argU32(const Napi::CallbackInfo& info, size_t i, const char* what);
 bool argBool(const Napi::CallbackInfo& info, size_t i, const char* what);
 std::string argString(const Napi::CallbackInfo& info, size_t i, const char* what);
 Napi::Object argObject(const Napi::CallbackInfo& info, size_t i, const char* what);
+std::vector<std::string> argStringArray(const Napi::CallbackInfo& info, size_t i, const char* what);
 
 // Object fields: absent or undefined → nullopt; present with the wrong type → TypeError.
 std::optional<std::string> optString(const Napi::Object& o, const char* key);

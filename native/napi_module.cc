@@ -1,6 +1,9 @@
-// Module registration and the functions that need no socket: namespaces, sysctl, flock, and the pure
+// Module registration and the functions that need no socket: namespaces, sysctl, flock, running a program, and the pure
 // wire-format helpers the unit tests use without root.
 #include <napi.h>
+
+#include <cstring>
+#include <string>
 
 #include "flock.h"
 #include "link.h"
@@ -11,6 +14,7 @@
 #include "napi_rtnl.h"
 #include "netns.h"
 #include "nl_socket.h"
+#include "run_program.h"
 #include "sysctl.h"
 #include "vf.h"
 
@@ -62,6 +66,27 @@ Napi::Value UnlockFd(const Napi::CallbackInfo& info) {
   return guarded(info.Env(), [&] {
     unlockFd(argInt(info, 0, "fd"));
     return info.Env().Undefined();
+  });
+}
+
+// runProgram(path, argv, env, stdin, timeoutMs, maxOutput) → { status, signal, timedOut, outputTooLarge, stdout,
+// stderr }: synchronous, like spawnSync.
+Napi::Value RunProgram(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  return guarded(env, [&] {
+    ProgramRun run{argString(info, 0, "path"),  argStringArray(info, 1, "argv"), argStringArray(info, 2, "env"),
+                   argString(info, 3, "stdin"), argInt(info, 4, "timeoutMs"),    argU32(info, 5, "maxOutput")};
+    ProgramResult r = runProgram(run);
+    Napi::Object o = Napi::Object::New(env);
+    o.Set("status", r.signal ? env.Null() : Napi::Number::New(env, r.status));
+    const char* sig = r.signal ? sigabbrev_np(r.signal) : nullptr;
+    o.Set("signal", r.signal ? Napi::String::New(env, sig ? std::string("SIG") + sig : std::to_string(r.signal))
+                             : env.Null());
+    o.Set("timedOut", r.timedOut);
+    o.Set("outputTooLarge", r.outputTooLarge);
+    o.Set("stdout", Napi::String::New(env, r.out));
+    o.Set("stderr", Napi::String::New(env, r.err));
+    return o;
   });
 }
 
@@ -128,6 +153,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("sysctlWrite", Napi::Function::New(env, SysctlWrite, "sysctlWrite"));
   exports.Set("lockFd", Napi::Function::New(env, LockFd, "lockFd"));
   exports.Set("unlockFd", Napi::Function::New(env, UnlockFd, "unlockFd"));
+  exports.Set("runProgram", Napi::Function::New(env, RunProgram, "runProgram"));
   exports.Set("encodeSetVf", Napi::Function::New(env, EncodeSetVf, "encodeSetVf"));
   exports.Set("parseLinkMessages", Napi::Function::New(env, ParseLinkMessages, "parseLinkMessages"));
   exports.Set("parseNetlinkError", Napi::Function::New(env, ParseNetlinkError, "parseNetlinkError"));

@@ -101,6 +101,15 @@ export interface NativeAddon {
   sysctlWrite(nsFd: number, key: string, value: string): void;
   lockFd(fd: number, exclusive: boolean, timeoutMs: number): boolean;
   unlockFd(fd: number): void;
+  /** posix_spawn the program, feed stdin, capture stdout/stderr, wait (src/proc/run-program.ts validates). */
+  runProgram(
+    path: string,
+    argv: string[],
+    env: string[],
+    stdin: string,
+    timeoutMs: number,
+    maxOutput: number,
+  ): { status: number | null; signal: string | null; timedOut: boolean; outputTooLarge: boolean; stdout: string; stderr: string };
   /** The exact request bytes setVf would send (nlmsghdr with the given seq, pid 0). */
   encodeSetVf(pfIndex: number, vf: number, change: NativeVfChange, seq: number): Buffer;
   /** Every RTM_NEWLINK in a buffer of concatenated netlink messages. */

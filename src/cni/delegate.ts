@@ -1,8 +1,9 @@
 // Running another CNI plugin (the IPAM plugin) the way a runtime does: found in CNI_PATH, the same
 // environment with CNI_COMMAND set, the config on stdin, its result or error object on stdout.
-import { spawnSync } from 'node:child_process';
 import { accessSync, constants, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { isSysError } from '../errors';
+import { runProgram, type ProgramOutcome } from '../proc/run-program';
 import { CNI_ERR, CniError } from './errors';
 
 /** DHCP can take a while; a plugin that is wedged must not hang the pod forever. */
@@ -36,28 +37,31 @@ export interface DelegateCall {
 
 /** Runs the plugin; its stdout on success, its own error (code and message) as a CniError on failure. */
 export function execDelegate(call: DelegateCall): { stdout: string; stderr: string } {
-  const res = spawnSync(call.path, [], {
-    input: call.stdin,
-    env: { ...process.env, ...call.env, CNI_COMMAND: call.command },
-    encoding: 'utf8',
-    timeout: DELEGATE_TIMEOUT_MS,
-    killSignal: 'SIGKILL',
-    maxBuffer: 16 * 1024 * 1024,
-  });
-  // EPIPE: the plugin exited without reading all of stdin (plugins answer VERSION without reading it)
-  if (res.error && !((res.error as NodeJS.ErrnoException).code === 'EPIPE' && res.status !== null)) {
-    const e = res.error as NodeJS.ErrnoException;
-    const why = e.code === 'ETIMEDOUT' ? `timed out after ${DELEGATE_TIMEOUT_MS / 1000} s` : e.message;
-    throw new CniError(CNI_ERR.IPAM_EXEC_FAILED, `${call.label} ${call.command}: ${why}`, call.path);
+  let res: ProgramOutcome;
+  try {
+    res = runProgram({
+      path: call.path,
+      stdin: call.stdin,
+      env: { ...process.env, ...call.env, CNI_COMMAND: call.command },
+      timeoutMs: DELEGATE_TIMEOUT_MS,
+      maxOutput: 16 * 1024 * 1024,
+    });
+  } catch (err) {
+    if (!isSysError(err)) throw err;
+    throw new CniError(CNI_ERR.IPAM_EXEC_FAILED, `${call.label} ${call.command}: ${err.message}`, call.path);
   }
-  const stdout = res.stdout ?? '';
-  const stderr = res.stderr ?? '';
-  if (res.status === 0) return { stdout, stderr };
-  throw delegateFailure(call, res.status, res.signal, stdout, stderr);
+  if (res.timedOut) {
+    throw new CniError(CNI_ERR.IPAM_EXEC_FAILED, `${call.label} ${call.command}: timed out after ${DELEGATE_TIMEOUT_MS / 1000} s`, call.path);
+  }
+  if (res.outputTooLarge) {
+    throw new CniError(CNI_ERR.IPAM_EXEC_FAILED, `${call.label} ${call.command}: more than 16 MiB of output`, call.path);
+  }
+  if (res.status === 0) return { stdout: res.stdout, stderr: res.stderr };
+  throw delegateFailure(call, res.status, res.signal, res.stdout, res.stderr);
 }
 
 /** The plugin's error object passed on with its own code; anything else becomes ours (104). */
-function delegateFailure(call: DelegateCall, status: number | null, signal: NodeJS.Signals | null, stdout: string, stderr: string): CniError {
+function delegateFailure(call: DelegateCall, status: number | null, signal: string | null, stdout: string, stderr: string): CniError {
   let parsed: unknown = null;
   try {
     parsed = JSON.parse(stdout);

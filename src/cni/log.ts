@@ -2,6 +2,7 @@
 // Never stdout: that carries the result or the error object and nothing else.
 import { appendFileSync } from 'node:fs';
 import type { LogConf, LogLevel } from './netconf';
+import { writeStderr } from './stdio';
 
 const RANK: Record<LogLevel, number> = { panic: 0, error: 1, warning: 2, info: 3, debug: 4 };
 
@@ -44,7 +45,7 @@ export class Logger {
         // an unwritable log file must not fail the attachment: fall back to stderr
       }
     }
-    process.stderr.write(line);
+    writeStderr(line);
   }
 }
 

@@ -3,7 +3,7 @@
 //                          routes only dst + gw.
 //   1.0.0: no ips[].version; still no interface mtu/socketPath/pciID, routes only dst + gw.
 //   1.1.0: interfaces[].mtu, socketPath, pciID; routes mtu, advmss, priority, table, scope.
-import { isIP } from 'node:net';
+import { ipFamily } from '../net/ip-text';
 import { compareVersions, type CniVersion } from './versions';
 
 export interface CniInterface {
@@ -67,7 +67,7 @@ const V11_ROUTE_FIELDS = ['mtu', 'advmss', 'priority', 'table', 'scope'] as cons
 export function cidrFamily(cidr: string): 4 | 6 | null {
   const slash = cidr.lastIndexOf('/');
   if (slash < 0) return null;
-  const family = isIP(cidr.slice(0, slash));
+  const family = ipFamily(cidr.slice(0, slash));
   const len = cidr.slice(slash + 1);
   if (!family || !/^\d{1,3}$/.test(len) || Number(len) > (family === 4 ? 32 : 128)) return null;
   return family as 4 | 6;
@@ -113,7 +113,7 @@ function parseIp(raw: unknown, path: string, legacy: boolean, nInterfaces: numbe
   const ip: CniIp = { address };
   if (o.gateway !== undefined && o.gateway !== '') {
     const gw = str(o.gateway, `${path}.gateway`);
-    if (isIP(gw) !== family) throw new ResultFormatError(`${path}.gateway`, `${JSON.stringify(gw)} is not an IPv${family} address`);
+    if (ipFamily(gw) !== family) throw new ResultFormatError(`${path}.gateway`, `${JSON.stringify(gw)} is not an IPv${family} address`);
     ip.gateway = gw;
   }
   if (o.interface !== undefined && o.interface !== null) {
@@ -132,7 +132,7 @@ function parseRoute(raw: unknown, path: string): CniRoute {
   const route: CniRoute = { dst };
   if (o.gw !== undefined && o.gw !== '') {
     const gw = str(o.gw, `${path}.gw`);
-    if (isIP(gw) !== family) throw new ResultFormatError(`${path}.gw`, `${JSON.stringify(gw)} is not an IPv${family} address`);
+    if (ipFamily(gw) !== family) throw new ResultFormatError(`${path}.gw`, `${JSON.stringify(gw)} is not an IPv${family} address`);
     route.gw = gw;
   }
   for (const k of V11_ROUTE_FIELDS) {

@@ -1,5 +1,5 @@
 // Argument validation before anything reaches C++: every bad value is a TypeError that names it.
-import { isIPv4, isIPv6 } from 'node:net';
+import { isIPv4Text, isIPv6Text } from './ip-text';
 import type { AddressFamily, Mac } from './types';
 
 function show(v: unknown): string {
@@ -68,8 +68,8 @@ export function assertBoolean(what: string, v: unknown): asserts v is boolean {
 /** Canonical text of an IP address (IPv6 compressed, lower-case), or null when it is not one. */
 export function canonicalIp(v: string): { family: AddressFamily; address: string } | null {
   if (typeof v !== 'string') return null;
-  if (isIPv4(v)) return { family: 4, address: v };
-  if (isIPv6(v) && !v.includes('%')) return { family: 6, address: new URL(`http://[${v}]`).hostname.slice(1, -1) };
+  if (isIPv4Text(v)) return { family: 4, address: v };
+  if (isIPv6Text(v)) return { family: 6, address: new URL(`http://[${v}]`).hostname.slice(1, -1) };
   return null;
 }
 

@@ -3,7 +3,7 @@
 // thread that made it, and Node cannot exit while a worker thread is stuck in a syscall; so each write happens in a
 // short-lived `dd` child (a few ms). On timeout the child is killed and abandoned: the caller gets its error and
 // can exit even if the child is stuck in the kernel.
-import { spawn } from 'node:child_process';
+import type { spawn as Spawn } from 'node:child_process';
 import { closeSync, constants as fsConstants, fstatSync, openSync, statfsSync, writeSync } from 'node:fs';
 import { constants as osConstants } from 'node:os';
 import { SysError } from '../errors';
@@ -58,6 +58,10 @@ export function writeSysfs(file: string, value: string, opts: WriteOptions = {})
   return new Promise((resolve, reject) => {
     // iflag=fullblock + one 4 KiB block: dd reads the whole value, then issues exactly one write();
     // conv=nocreat: a missing attribute (driver not loaded, device gone) is ENOENT, not a new plain file.
+    // required here, not at the top: the CNI plugin imports this module and must not load child_process (and with
+    // it net and stream) at every start-up for a write it makes only on real sysfs
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { spawn } = require('node:child_process') as { spawn: typeof Spawn };
     const child = spawn(
       'dd',
       [`of=${file}`, 'bs=4096', 'count=1', 'iflag=fullblock', 'conv=nocreat', 'status=none'],

@@ -1,0 +1,193 @@
+#include "run_program.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+
+#include "sys_failure.h"
+
+namespace sriovctl {
+
+namespace {
+
+struct Pipe {
+  int r = -1;
+  int w = -1;
+  Pipe() {
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC) < 0) throwErrno("pipe2");
+    r = fds[0];
+    w = fds[1];
+  }
+  ~Pipe() {
+    closeRead();
+    closeWrite();
+  }
+  void closeRead() {
+    if (r >= 0) ::close(r);
+    r = -1;
+  }
+  void closeWrite() {
+    if (w >= 0) ::close(w);
+    w = -1;
+  }
+};
+
+void setNonBlocking(int fd) {
+  int flags = fcntl(fd, F_GETFL);
+  if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0) throwErrno("fcntl O_NONBLOCK");
+}
+
+std::vector<char*> cStrings(const std::vector<std::string>& v) {
+  std::vector<char*> out;
+  out.reserve(v.size() + 1);
+  for (const auto& s : v) out.push_back(const_cast<char*>(s.c_str()));
+  out.push_back(nullptr);
+  return out;
+}
+
+// The child starts with every signal at its default and none blocked: Node ignores SIGPIPE, and an ignored
+// signal stays ignored across exec.
+pid_t spawnChild(const ProgramRun& run, Pipe& in, Pipe& out, Pipe& err) {
+  posix_spawn_file_actions_t actions;
+  posix_spawnattr_t attr;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawnattr_init(&attr);
+  posix_spawn_file_actions_adddup2(&actions, in.r, 0);
+  posix_spawn_file_actions_adddup2(&actions, out.w, 1);
+  posix_spawn_file_actions_adddup2(&actions, err.w, 2);
+  sigset_t none, all;
+  sigemptyset(&none);
+  sigfillset(&all);
+  posix_spawnattr_setsigmask(&attr, &none);
+  posix_spawnattr_setsigdefault(&attr, &all);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  auto argv = cStrings(run.argv);
+  auto envp = cStrings(run.env);
+  pid_t pid = -1;
+  int rc = posix_spawn(&pid, run.path.c_str(), &actions, &attr, argv.data(), envp.data());
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attr);
+  if (rc != 0) throw SysFailure(rc, "exec " + run.path);
+  return pid;
+}
+
+// A pidfd turns "the child exited" into a poll event, so a grandchild that keeps our pipes open cannot hold
+// us past the child's exit. Without one (a kernel before 5.3) the pipes' end of file stands in.
+int openPidfd(pid_t pid) {
+#ifdef SYS_pidfd_open
+  return static_cast<int>(syscall(SYS_pidfd_open, pid, 0));
+#else
+  (void)pid;
+  return -1;
+#endif
+}
+
+// Reads what is there; false at end of file.
+bool drain(int fd, std::string& into, size_t max, bool& tooLarge) {
+  char buf[16384];
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n > 0) {
+      if (into.size() + static_cast<size_t>(n) > max) {
+        tooLarge = true;
+        return false;
+      }
+      into.append(buf, static_cast<size_t>(n));
+      continue;
+    }
+    if (n == 0) return false;
+    if (errno == EINTR) continue;
+    if (errno == EAGAIN) return true;
+    throwErrno("read child output");
+  }
+}
+
+}  // namespace
+
+ProgramResult runProgram(const ProgramRun& run) {
+  using Clock = std::chrono::steady_clock;
+  Pipe in, out, err;
+  pid_t pid = spawnChild(run, in, out, err);
+  in.closeRead();
+  out.closeWrite();
+  err.closeWrite();
+  int pidfd = openPidfd(pid);
+  ProgramResult result;
+  bool exited = false;
+  try {
+    setNonBlocking(in.w);
+    setNonBlocking(out.r);
+    setNonBlocking(err.r);
+    size_t written = 0;
+    if (run.stdinData.empty()) in.closeWrite();
+    const auto deadline = Clock::now() + std::chrono::milliseconds(run.timeoutMs);
+    while ((out.r >= 0 || err.r >= 0) && !exited) {
+      pollfd fds[4];
+      nfds_t n = 0;
+      auto add = [&](int fd, short events) {
+        if (fd >= 0) fds[n++] = pollfd{fd, events, 0};
+      };
+      add(in.w, POLLOUT);
+      add(out.r, POLLIN);
+      add(err.r, POLLIN);
+      add(pidfd, POLLIN);
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+      if (left <= 0) {
+        result.timedOut = true;
+        break;
+      }
+      int ready = poll(fds, n, static_cast<int>(left));
+      if (ready < 0) {
+        if (errno == EINTR) continue;
+        throwErrno("poll child pipes");
+      }
+      for (nfds_t i = 0; i < n; i++) {
+        if (!fds[i].revents) continue;
+        int fd = fds[i].fd;
+        if (fd == in.w) {
+          ssize_t w = ::write(in.w, run.stdinData.data() + written, run.stdinData.size() - written);
+          if (w > 0) written += static_cast<size_t>(w);
+          // EPIPE: the child exited or closed stdin without reading it all (plugins answer VERSION so)
+          if ((w < 0 && errno != EAGAIN && errno != EINTR) || written == run.stdinData.size()) in.closeWrite();
+        } else if (fd == out.r) {
+          if (!drain(out.r, result.out, run.maxOutput, result.outputTooLarge)) out.closeRead();
+        } else if (fd == err.r) {
+          if (!drain(err.r, result.err, run.maxOutput, result.outputTooLarge)) err.closeRead();
+        } else if (fd == pidfd) {
+          exited = true;
+        }
+      }
+      if (result.outputTooLarge) break;
+    }
+    if (exited) {
+      // what the child wrote before it exited is in the pipes already
+      if (out.r >= 0) drain(out.r, result.out, run.maxOutput, result.outputTooLarge);
+      if (err.r >= 0) drain(err.r, result.err, run.maxOutput, result.outputTooLarge);
+    }
+  } catch (...) {
+    kill(pid, SIGKILL);
+    while (waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+    }
+    if (pidfd >= 0) ::close(pidfd);
+    throw;
+  }
+  if (result.timedOut || result.outputTooLarge) kill(pid, SIGKILL);
+  if (pidfd >= 0) ::close(pidfd);
+  int wstatus = 0;
+  while (waitpid(pid, &wstatus, 0) < 0) {
+    if (errno != EINTR) throwErrno("waitpid");
+  }
+  if (WIFEXITED(wstatus)) result.status = WEXITSTATUS(wstatus);
+  if (WIFSIGNALED(wstatus)) result.signal = WTERMSIG(wstatus);
+  return result;
+}
+
+}  // namespace sriovctl

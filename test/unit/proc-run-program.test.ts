@@ -1,0 +1,107 @@
+// The addon's program runner (src/proc/run-program.ts), which the CNI plugin uses to call IPAM plugins: exit
+// status, signals, the deadline, the output bound, stdin, the environment, and what a grandchild cannot do.
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { runProgram } from '../../src/proc/run-program';
+import { isSysError } from '../../src/errors';
+
+const SH = '/bin/sh';
+let dir: string;
+beforeEach(() => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'run-program-'));
+});
+afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
+
+const sh = (script: string, extra: { stdin?: string; timeoutMs?: number; maxOutput?: number; env?: Record<string, string> } = {}) =>
+  runProgram({
+    path: SH,
+    args: ['-c', script],
+    env: extra.env ?? { PATH: '/usr/bin:/bin' },
+    stdin: extra.stdin,
+    timeoutMs: extra.timeoutMs ?? 10_000,
+    maxOutput: extra.maxOutput ?? 1 << 20,
+  });
+
+describe('runProgram', () => {
+  it('returns the exit status, stdout and stderr apart', () => {
+    const r = sh('echo out; echo err >&2; exit 3');
+    expect(r).toMatchObject({ status: 3, signal: null, timedOut: false, outputTooLarge: false, stdout: 'out\n', stderr: 'err\n' });
+  });
+
+  it('feeds stdin whole (larger than a pipe buffer) and closes it', () => {
+    const input = 'x'.repeat(300_000) + '\n';
+    const r = sh('wc -c', { stdin: input });
+    expect(r.status).toBe(0);
+    expect(Number(r.stdout.trim())).toBe(input.length);
+  });
+
+  it('a child that exits without reading stdin is heard, not an error', () => {
+    const r = sh('echo early', { stdin: 'y'.repeat(4 << 20) });
+    expect(r).toMatchObject({ status: 0, stdout: 'early\n' });
+  });
+
+  it('passes exactly the environment given', () => {
+    const r = sh('echo "$ONE|$TWO|${HOME-unset}"', { env: { PATH: '/bin', ONE: '1', TWO: 'a b=c' } });
+    expect(r.stdout).toBe('1|a b=c|unset\n');
+  });
+
+  it('names the signal that ended the child', () => {
+    expect(sh('kill -TERM $$')).toMatchObject({ status: null, signal: 'SIGTERM' });
+  });
+
+  it('starts the child with no standard signal ignored or blocked (Node ignores SIGPIPE; SIG_IGN survives exec)', () => {
+    const r = runProgram({ path: '/bin/grep', args: ['-E', '^Sig(Ign|Blk):', '/proc/self/status'], env: {}, timeoutMs: 10_000, maxOutput: 4096 });
+    const mask = (name: string) => BigInt('0x' + /\t([0-9a-f]+)/.exec(r.stdout.split('\n').find((l) => l.startsWith(name))!)![1]);
+    expect(mask('SigBlk:')).toBe(0n);
+    // signals 1–31; glibc's posix_spawn leaves its own two internal real-time signals (32, 33) ignored
+    expect(mask('SigIgn:') & 0x7fffffffn).toBe(0n);
+  });
+
+  it('kills a child that outlives the deadline', () => {
+    const t0 = Date.now();
+    const r = sh('sleep 30', { timeoutMs: 200 });
+    expect(r).toMatchObject({ timedOut: true, signal: 'SIGKILL', status: null });
+    expect(Date.now() - t0).toBeLessThan(5_000);
+  });
+
+  it('kills a child that writes more than the bound', () => {
+    const r = sh('yes', { maxOutput: 100_000 });
+    expect(r.outputTooLarge).toBe(true);
+    expect(r.signal).toBe('SIGKILL');
+  });
+
+  it('returns when the child exits even if a grandchild keeps the pipes open', () => {
+    const t0 = Date.now();
+    const r = sh('sleep 20 & echo started');
+    expect(r).toMatchObject({ status: 0, stdout: 'started\n' });
+    expect(Date.now() - t0).toBeLessThan(5_000);
+  });
+
+  it('a program that cannot be started is a SysError with its errno', () => {
+    const missing = path.join(dir, 'missing');
+    const noShebang = path.join(dir, 'plain');
+    fs.writeFileSync(noShebang, 'echo hi\n', { mode: 0o755 });
+    const notExec = path.join(dir, 'notexec');
+    fs.writeFileSync(notExec, '#!/bin/sh\n', { mode: 0o644 });
+    for (const [p, code] of [[missing, 'ENOENT'], [noShebang, 'ENOEXEC'], [notExec, 'EACCES']] as const) {
+      let caught: unknown;
+      try {
+        runProgram({ path: p, env: {}, timeoutMs: 1000, maxOutput: 1024 });
+      } catch (err) {
+        caught = err;
+      }
+      expect(isSysError(caught, code), `${p}: ${String(caught)}`).toBe(true);
+    }
+  });
+
+  it('refuses a relative path, NUL bytes, a bad variable name or bound before running anything', () => {
+    const base = { env: {}, timeoutMs: 1000, maxOutput: 1024 };
+    expect(() => runProgram({ ...base, path: 'sh' })).toThrow(/absolute/);
+    expect(() => runProgram({ ...base, path: SH, args: ['a\0b'] })).toThrow(/NUL/);
+    expect(() => runProgram({ ...base, path: SH, env: { 'A=B': 'x' } })).toThrow(/variable name/);
+    expect(() => runProgram({ ...base, path: SH, timeoutMs: 0 })).toThrow(/timeout/);
+    expect(() => runProgram({ ...base, path: SH, maxOutput: -1 })).toThrow(/bound/);
+  });
+});
