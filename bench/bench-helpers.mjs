@@ -18,3 +18,17 @@ export function rotate(items, round) {
   const k = round % items.length;
   return [...items.slice(k), ...items.slice(0, k)];
 }
+
+/**
+ * The environment every contender runs with: PATH and what the bench adds, nothing inherited. A shell's
+ * NODE_EXTRA_CA_CERTS (set on some build machines) makes every Node start-up read and parse a CA bundle — 80 ms on
+ * ours — and NODE_OPTIONS can preload anything: neither is the tool under test, and neither touches the `ip` side.
+ */
+export function benchEnv(extra = {}) {
+  return { PATH: process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin', ...extra };
+}
+
+/** Variables of this shell that would change Node's start-up, for the bench to say it left them out. */
+export function droppedStartupVariables() {
+  return ['NODE_EXTRA_CA_CERTS', 'NODE_OPTIONS', 'NODE_COMPILE_CACHE', 'UV_THREADPOOL_SIZE'].filter((v) => process.env[v] !== undefined);
+}

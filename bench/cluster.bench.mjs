@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { median, rotate } from './bench-helpers.mjs';
+import { benchEnv, droppedStartupVariables, median, rotate } from './bench-helpers.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const SRIOVCTL = join(ROOT, 'bin', 'sriovctl.js');
@@ -62,8 +62,9 @@ function ipScript(prefix) {
 export default async function clusterBench(ctx) {
   if (process.getuid?.() !== 0) throw new Error('the cluster bench needs root (network namespaces)');
   const stateDir = mkdtempSync(join(tmpdir(), 'sriovctl-bench-cluster-'));
-  const env = { ...process.env, SRIOVCTL_STATE_DIR: stateDir };
-  delete env.SRIOVCTL_SYSFS_ROOT;
+  const env = benchEnv({ SRIOVCTL_STATE_DIR: stateDir });
+  const dropped = droppedStartupVariables();
+  if (dropped.length) ctx.log(`both contenders run with PATH and SRIOVCTL_STATE_DIR only (left out of this shell: ${dropped.join(', ')})`);
   const tag = randomBytes(2).toString('hex');
   const name = `bench-${tag}`;
   const script = ipScript(`bs${tag}`);

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { randomBytes } from 'node:crypto';
-import { median, rotate } from './bench-helpers.mjs';
+import { benchEnv, droppedStartupVariables, median, rotate } from './bench-helpers.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const PLUGIN = join(ROOT, 'bin', 'sriovctl-cni.js');
@@ -39,15 +39,16 @@ export default async function cniBench(ctx) {
   ip('netns', 'add', pod);
   try {
     ip('link', 'add', nic, 'type', 'veth', 'peer', 'name', `${p}b`);
-    const base = {
-      PATH: process.env.PATH,
+    const dropped = droppedStartupVariables();
+    if (dropped.length) ctx.log(`every call runs with the CNI variables only, as kubelet's are (left out of this shell: ${dropped.join(', ')})`);
+    const base = benchEnv({
       SRIOVCTL_STATE_DIR: stateDir,
       SRIOVCTL_SYSFS_ROOT: sysfsRoot,
       CNI_CONTAINERID: `bench-${p}`,
       CNI_NETNS: `/var/run/netns/${pod}`,
       CNI_IFNAME: 'net1',
       CNI_PATH: CNI_DIR,
-    };
+    });
     // host-device speaks up to 1.0.0: both get the same config version and the same IPAM
     const ipam = { type: 'static', addresses: [{ address: '10.123.0.5/24', gateway: '10.123.0.1' }], routes: [{ dst: '0.0.0.0/0' }] };
     const ours = { cniVersion: '1.0.0', name: `bench-${p}`, type: 'sriovctl-cni', logLevel: 'error', device: nic, ipam };
@@ -82,8 +83,8 @@ export default async function cniBench(ctx) {
     // VERSION against the floor of any Node program
     const vtimes = { version: [], bare: [] };
     const runs = {
-      version: () => spawnSync(process.execPath, [PLUGIN], { env: { PATH: process.env.PATH, CNI_COMMAND: 'VERSION' }, input: '{"cniVersion":"1.1.0"}' }),
-      bare: () => spawnSync(process.execPath, ['-e', '0'], { env: { PATH: process.env.PATH }, input: '{"cniVersion":"1.1.0"}' }),
+      version: () => spawnSync(process.execPath, [PLUGIN], { env: benchEnv({ CNI_COMMAND: 'VERSION' }), input: '{"cniVersion":"1.1.0"}' }),
+      bare: () => spawnSync(process.execPath, ['-e', '0'], { env: benchEnv(), input: '{"cniVersion":"1.1.0"}' }),
     };
     runs.version();
     runs.bare();

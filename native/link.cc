@@ -108,6 +108,7 @@ bool parseLinkMessage(const nlmsghdr* h, LinkInfo& out) {
   out.mac = hwAddr(tb[IFLA_ADDRESS]);
   out.permMac = hwAddr(tb[IFLA_PERM_ADDRESS]);
   readAttr(tb[IFLA_MTU], out.mtu);
+  readAttr(tb[IFLA_GROUP], out.group);
   readAttr(tb[IFLA_OPERSTATE], out.operstate);
   out.alias = optionalString(tb[IFLA_IFALIAS]);
   out.parentIndex = optionalValue<int32_t>(tb[IFLA_LINK]);

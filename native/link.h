@@ -18,6 +18,7 @@ struct LinkInfo {
   std::optional<std::string> mac;
   std::optional<std::string> permMac;
   uint32_t mtu = 0;
+  uint32_t group = 0;  // IFLA_GROUP
   uint32_t flags = 0;
   uint8_t operstate = 0;  // IF_OPER_*
   std::optional<std::string> kind;

@@ -63,6 +63,7 @@ Napi::Object linkToJs(Napi::Env env, const LinkInfo& l) {
   o.Set("mac", orNull(env, l.mac));
   o.Set("permMac", orNull(env, l.permMac));
   o.Set("mtu", l.mtu);
+  o.Set("group", l.group);
   o.Set("flags", l.flags);
   o.Set("up", Napi::Boolean::New(env, (l.flags & IFF_UP) != 0));
   o.Set("operstate", operstateName(l.operstate));

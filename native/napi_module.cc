@@ -1,5 +1,5 @@
-// Module registration and the functions that need no socket: namespaces, sysctl, flock, running a program, and the pure
-// wire-format helpers the unit tests use without root.
+// Module registration and the functions that need no socket: namespaces, mounts, sysctl, flock, running a program,
+// and the pure wire-format helpers the unit tests use without root.
 #include <napi.h>
 
 #include <cstring>
@@ -7,6 +7,7 @@
 
 #include "flock.h"
 #include "link.h"
+#include "mounts.h"
 #include "napi_args.h"
 #include "napi_convert.h"
 #include "napi_errors.h"
@@ -40,6 +41,27 @@ Napi::Value NetnsIdentity(const Napi::CallbackInfo& info) {
 
 Napi::Value NetnsCreateAnonymous(const Napi::CallbackInfo& info) {
   return guarded(info.Env(), [&] { return netnsToJs(info.Env(), createAnonymousNetns()); });
+}
+
+Napi::Value BindMount(const Napi::CallbackInfo& info) {
+  return guarded(info.Env(), [&] {
+    bindMount(argString(info, 0, "source"), argString(info, 1, "target"), argBool(info, 2, "recursive"));
+    return info.Env().Undefined();
+  });
+}
+
+Napi::Value MakeSharedMount(const Napi::CallbackInfo& info) {
+  return guarded(info.Env(), [&] {
+    makeSharedMount(argString(info, 0, "target"));
+    return info.Env().Undefined();
+  });
+}
+
+Napi::Value DetachMount(const Napi::CallbackInfo& info) {
+  return guarded(info.Env(), [&] {
+    detachMount(argString(info, 0, "target"));
+    return info.Env().Undefined();
+  });
 }
 
 Napi::Value SysctlRead(const Napi::CallbackInfo& info) {
@@ -149,6 +171,9 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("netnsOpen", Napi::Function::New(env, NetnsOpen, "netnsOpen"));
   exports.Set("netnsIdentity", Napi::Function::New(env, NetnsIdentity, "netnsIdentity"));
   exports.Set("netnsCreateAnonymous", Napi::Function::New(env, NetnsCreateAnonymous, "netnsCreateAnonymous"));
+  exports.Set("bindMount", Napi::Function::New(env, BindMount, "bindMount"));
+  exports.Set("makeSharedMount", Napi::Function::New(env, MakeSharedMount, "makeSharedMount"));
+  exports.Set("detachMount", Napi::Function::New(env, DetachMount, "detachMount"));
   exports.Set("sysctlRead", Napi::Function::New(env, SysctlRead, "sysctlRead"));
   exports.Set("sysctlWrite", Napi::Function::New(env, SysctlWrite, "sysctlWrite"));
   exports.Set("lockFd", Napi::Function::New(env, LockFd, "lockFd"));

@@ -97,6 +97,11 @@ export interface NativeAddon {
   netnsOpen(path: string): NativeNetns;
   netnsIdentity(fd: number): NativeNetns;
   netnsCreateAnonymous(): NativeNetns;
+  bindMount(source: string, target: string, recursive: boolean): void;
+  /** mount --make-rshared; EINVAL when target is not a mount point. */
+  makeSharedMount(target: string): void;
+  /** umount2(MNT_DETACH). */
+  detachMount(target: string): void;
   sysctlRead(nsFd: number, key: string): string;
   sysctlWrite(nsFd: number, key: string, value: string): void;
   lockFd(fd: number, exclusive: boolean, timeoutMs: number): boolean;

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { packageRoot } from '../package-root';
 import { stateDir } from '../config';
 import { findRecords } from '../lend';
-import { connect, openNetns, type Link } from '../net';
+import { connect, createNamedNetns, deleteNamedNetns, openNetns, type Link } from '../net';
 import { listVfs, netdevsOf } from '../sriov';
 import { clusterDown, restored, type NicReturn } from './down';
 import { localProvider, NETNS_DIR } from './providers/local';
@@ -108,7 +108,7 @@ export async function runDemo(ctx: ProviderContext): Promise<DemoReport> {
     };
     report.nics.push(vf);
 
-    await ctx.run('ip', ['netns', 'add', podNs]);
+    createNamedNetns(podNs);
     const cni = { node: agent.name, pod: join(NETNS_DIR, podNs), containerId: `${name}-pod0`, sysfsRoot, vfAddress };
     t = performance.now();
     const added = await runCni('ADD', cni);
@@ -140,7 +140,11 @@ export async function runDemo(ctx: ProviderContext): Promise<DemoReport> {
         report.errors.push(`cluster down: ${(err as Error).message}`);
       }
     }
-    await ctx.run('ip', ['netns', 'del', podNs]).catch(() => undefined);
+    try {
+      deleteNamedNetns(podNs);
+    } catch {
+      // never made (up failed first)
+    }
     report.timings.total = performance.now() - t0;
     report.leftovers = leftovers(name);
   }

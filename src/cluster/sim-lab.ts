@@ -8,7 +8,7 @@ import { rmdirSync, statfsSync, watch, type FSWatcher } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { stateDir } from '../config';
 import { isSysError } from '../errors';
-import { connect, currentNetns, openNetns, type Netns } from '../net';
+import { connect, currentNetns, openNetns, type Link, type Netns } from '../net';
 import { netdevsOf } from '../sriov';
 import { SimDriver, SimSysfs, simMac } from '../sriov/sim';
 import type { Progress } from './progress';
@@ -67,7 +67,7 @@ export function createSimNics(state: SimState, progress: Progress): void {
   try {
     for (const nic of state.nics) {
       progress.detail(`sim: veth ${nic.name} (peer ${nic.peer}) as PF ${nic.pciAddress}, mac ${nic.mac}`);
-      rtnl.addLink({ kind: 'veth', name: nic.name, mac: nic.mac, peer: { name: nic.peer } });
+      rtnl.addLink({ kind: 'veth', name: nic.name, mac: nic.mac, group: simPfLinkGroup(state.nics), peer: { name: nic.peer } });
       made.push(nic.name);
       sim.addPf({ bdf: nic.pciAddress, totalVfs: SIM_TOTAL_VFS, netdev: { name: nic.name, mac: nic.mac } });
     }
@@ -88,6 +88,7 @@ export function removeSimNics(state: SimState, progress: Progress): string[] {
   const problems: string[] = [];
   const rtnl = connect();
   try {
+    deletePfGroup(rtnl, state.nics, progress);
     for (const nic of state.nics) {
       // only our stand-ins: a veth, and for the PF end its own MAC (a link that merely took the name is not ours)
       for (const [name, mac] of [[nic.name, nic.mac], [nic.peer, null]] as const) {
@@ -118,6 +119,20 @@ export function removeSimNics(state: SimState, progress: Progress): string[] {
   return problems;
 }
 
+/**
+ * The PF stand-ins at home go in one request when their link group holds nothing else: each veth deletion makes the
+ * kernel wait for the device's last references (tens of ms), and one request waits once for all of them. Whatever
+ * is left (a PF still away, a cluster made before the group existed) is deleted one by one after.
+ */
+function deletePfGroup(rtnl: ReturnType<typeof connect>, nics: SimNicState[], progress: Progress): void {
+  const group = simPfLinkGroup(nics);
+  const members = rtnl.listLinks().filter((l) => l.group === group);
+  const ours = (l: Link) => l.kind === 'veth' && nics.some((n) => n.name === l.name && n.mac === l.mac);
+  if (members.length === 0 || !members.every(ours)) return;
+  progress.detail(`sim: delete ${members.map((l) => l.name).join(', ')} (link group ${group})`);
+  rtnl.deleteLinkGroup(group);
+}
+
 function deleteLinkNamed(rtnl: ReturnType<typeof connect>, name: string, mac: string | null = null): boolean {
   const link = rtnl.findLink({ name });
   if (!link || link.kind !== 'veth' || (mac !== null && link.mac !== mac)) return false;
@@ -130,9 +145,18 @@ function deleteLinkNamed(rtnl: ReturnType<typeof connect>, name: string, mac: st
  * range of its own so an unrelated group is never hit.
  */
 export function vfLinkGroup(pfAddress: string): number {
+  return 0x51000000 + (fnv1a(pfAddress) & 0xffffff);
+}
+
+/** The link group of a cluster's PF stand-ins (a range apart from the VFs'), from their names. */
+export function simPfLinkGroup(nics: readonly SimNicState[]): number {
+  return 0x52000000 + (fnv1a(nics.map((n) => n.name).join(',')) & 0xffffff);
+}
+
+function fnv1a(text: string): number {
   let h = 0x811c9dc5;
-  for (let i = 0; i < pfAddress.length; i++) h = Math.imul(h ^ pfAddress.charCodeAt(i), 0x01000193) >>> 0;
-  return 0x51000000 + (h & 0xffffff);
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193) >>> 0;
+  return h;
 }
 
 /** The peer end of a VF stand-in (veth needs two ends; this one plays the wire and never moves). */

@@ -46,6 +46,8 @@ export interface Link {
   /** IFLA_PERM_ADDRESS, when the driver has one. */
   permMac: Mac | null;
   mtu: number;
+  /** IFLA_GROUP: 0 unless someone put the link in a group. */
+  group: number;
   /** Raw IFF_* flags. */
   flags: number;
   /** IFF_UP (admin state). */

@@ -5,7 +5,7 @@ import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
-import { simNicPlan } from '../../src/cluster/sim-lab';
+import { simNicPlan, simPfLinkGroup } from '../../src/cluster/sim-lab';
 import { clusterDir, readClusterState } from '../../src/cluster/state';
 import type { ClusterStatus } from '../../src/cluster/status';
 import type { DownSummary } from '../../src/cluster/down';
@@ -144,10 +144,33 @@ describe('local provider, simulated NICs', () => {
     expect(existsSync(clusterDir(name))).toBe(false);
   });
 
+  it('down deletes the PF stand-ins in one request, and never a foreign link that joined their group', async () => {
+    const up = await sriovctl('cluster', 'up', '--name', name, '--agents', '2', '--vfs', '1');
+    expect(up.code).toBe(0);
+    const plan = simNicPlan(name, 2);
+    const group = simPfLinkGroup(plan);
+    // back home after down's give-back, still in their group: a clean down deletes them in one request
+    const down = await sriovctl('cluster', 'down', '--name', name, '-v');
+    expect(down.code).toBe(0);
+    expect(down.stderr).toContain(`sim: delete ${plan[0].name}, ${plan[1].name} (link group ${group})`);
+    for (const nic of plan) expect(nicState(nic.name)).toBeNull();
+
+    // again, with somebody else's link in that group: it survives, ours are deleted one by one
+    expect((await sriovctl('cluster', 'up', '--name', name, '--agents', '2', '--vfs', '1')).code).toBe(0);
+    const [foreign] = s.veth('fg', 'fh');
+    ip('link', 'set', foreign, 'group', String(group));
+    const again = await sriovctl('cluster', 'down', '--name', name, '-v');
+    expect(again.code).toBe(0);
+    expect(again.stderr).not.toContain('(link group');
+    expect(again.stderr).toContain(`sim: delete ${plan[0].name}`);
+    for (const nic of plan) expect(nicState(nic.name)).toBeNull();
+    expect(nicState(foreign)).not.toBeNull();
+  });
+
   it('-v shows each kernel action; a second down is a no-op', async () => {
     const up = await sriovctl('cluster', 'up', '--name', name, '--agents', '1', '--vfs', '1', '-v');
     expect(up.code).toBe(0);
-    expect(up.stderr).toMatch(/\$ ip netns add /);
+    expect(up.stderr).toContain(`netns add ${name}-server-0`);
     expect(up.stderr).toMatch(/lend PF \S+ \(\S+\) to /);
     expect(up.stderr).toMatch(/lend:moved/);
     expect(up.stderr).toMatch(/sriov_numvfs of \S+: 0 -> 1/);
@@ -210,24 +233,19 @@ describe('local provider on SR-IOV PFs of the sysfs tree', () => {
 
   it('preflight lists everything missing at once and changes nothing', async () => {
     const [a, b, c] = pfs();
-    const saved = process.env.PATH;
-    process.env.PATH = '/nonexistent';
-    let r;
-    try {
-      r = await sriovctl('cluster', 'up', '--name', name, '--agents', '3', '--exclude', b.name, '--no-simulate', '--vfs', '9');
-    } finally {
-      process.env.PATH = saved;
-    }
+    // a node of that name made by someone else (afterEach removes it)
+    ip('netns', 'add', `${name}-server-0`);
+    const r = await sriovctl('cluster', 'up', '--name', name, '--agents', '3', '--exclude', b.name, '--no-simulate', '--vfs', '9');
     expect(r.code).toBe(1);
     const lines = r.stderr.trim().split('\n');
     expect(lines[0]).toBe(`sriovctl: cluster up ${name}: preflight failed, nothing was changed:`);
-    expect(lines).toContain('  - ip is not installed (not on PATH)');
+    expect(lines).toContain(`  - a local cluster ${name} exists already (nodes ${name}-server-0)`);
     const pfLine = lines.find((l) => l.includes('3 agents need 3 SR-IOV PFs'))!;
     expect(pfLine).toContain('0 eligible of 3 found');
     expect(pfLine).toContain(`${b.name} (${b.bdf}) is excluded`);
     expect(pfLine).toContain(`${a.name} (${a.bdf}) supports 8 VFs, 9 asked`);
     expect(pfLine).toContain(`${c.name} (${c.bdf}) supports 8 VFs, 9 asked`);
-    expect(namespacesWith(`${name}-`)).toEqual([]);
+    expect(namespacesWith(`${name}-`)).toEqual([`${name}-server-0`]);
     expect(existsSync(clusterDir(name))).toBe(false);
     for (const pf of [a, b, c]) expect(nicState(pf.name)).toEqual(pf.before);
   });

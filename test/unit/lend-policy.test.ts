@@ -26,6 +26,7 @@ const link = (over: Partial<Link>): Link => ({
   mac: null,
   permMac: null,
   mtu: 1500,
+  group: 0,
   flags: 0,
   up: false,
   operstate: 'down',

@@ -1,13 +1,13 @@
 // The embedded default: a cluster whose nodes are network namespaces `<cluster>-server-0`, `<cluster>-agent-<i>`.
 // It needs nothing but a Linux kernel and root, so anyone can watch NICs being lent to nodes and given back.
-// The nodes ARE these named namespaces (made with `ip netns add`), so their bind mounts are the nodes themselves;
-// NICs lent to them are tracked by the ledger like any other target.
+// The nodes ARE these named namespaces (made as `ip netns add` makes them, in-process: src/net/named-netns.ts), so
+// their bind mounts are the nodes themselves; NICs lent to them are tracked by the ledger like any other target.
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { connect, openNetns } from '../../net';
-import type { ClusterNode, Provider, ProviderContext } from '../types';
+import { createNamedNetns, deleteNamedNetns, NETNS_RUN_DIR as NETNS_DIR } from '../../net';
+import type { ClusterNode, Provider } from '../types';
 
-export const NETNS_DIR = '/var/run/netns';
+export { NETNS_DIR };
 
 /** The node names of a local cluster with `agents` agents, server first. */
 export function localNodeNames(cluster: string, agents: number): ClusterNode[] {
@@ -29,21 +29,6 @@ export function parseLocalNodes(names: string[], cluster: string): ClusterNode[]
   return nodes.sort((a, b) => a.n - b.n).map((x) => x.node);
 }
 
-/** A node's `lo` up, as on any booted machine (through netlink: no process per node). */
-function loopbackUp(nsPath: string): void {
-  const ns = openNetns(nsPath);
-  try {
-    const rtnl = connect(ns);
-    try {
-      rtnl.setLink(rtnl.getLink({ name: 'lo' }).index, { up: true });
-    } finally {
-      rtnl.close();
-    }
-  } finally {
-    ns.close();
-  }
-}
-
 function namedNamespaces(): string[] {
   try {
     return readdirSync(NETNS_DIR);
@@ -53,36 +38,40 @@ function namedNamespaces(): string[] {
 }
 
 export function localProvider(): Provider {
-  const ip = (ctx: ProviderContext, args: string[]) => ctx.run('ip', args, { timeoutMs: 30_000 });
-
   return {
     name: 'local',
     cni: { binDir: '/opt/cni/bin', confDir: '/etc/cni/net.d' },
-    requiredTools: () => ['ip'],
+    requiredTools: () => [],
 
     // nodes left by an earlier cluster of the same name are found through listNodes by up's preflight
     preflight: async () => [],
 
     async create(spec, ctx) {
-      const nodes = localNodeNames(spec.name, spec.agents);
-      // one `ip` per node, all at once: each is a process start, and the nodes do not depend on each other
-      const made = await Promise.allSettled(nodes.map((node) => ip(ctx, ['netns', 'add', node.name])));
-      const failed = made.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+      const made: string[] = [];
       try {
-        if (failed) throw failed.reason;
-        for (const node of nodes) loopbackUp(join(NETNS_DIR, node.name));
+        for (const node of localNodeNames(spec.name, spec.agents)) {
+          ctx.progress.detail(`netns add ${node.name}`);
+          createNamedNetns(node.name);
+          made.push(node.name);
+        }
       } catch (err) {
         // nothing of the cluster is in use yet: remove the nodes that were made, then report
-        const ours = nodes.filter((_, i) => made[i].status === 'fulfilled');
-        await Promise.allSettled(ours.map((node) => ip(ctx, ['netns', 'del', node.name])));
+        for (const name of made) deleteNamedNetns(name);
         throw err;
       }
     },
 
     async delete(name, ctx) {
-      const results = await Promise.allSettled(parseLocalNodes(namedNamespaces(), name).map((node) => ip(ctx, ['netns', 'del', node.name])));
-      const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
-      if (failed) throw failed.reason;
+      const problems: string[] = [];
+      for (const node of parseLocalNodes(namedNamespaces(), name)) {
+        ctx.progress.detail(`netns del ${node.name}`);
+        try {
+          deleteNamedNetns(node.name);
+        } catch (err) {
+          problems.push((err as Error).message);
+        }
+      }
+      if (problems.length) throw new Error(problems.join('; '));
     },
 
     async listNodes(name) {
