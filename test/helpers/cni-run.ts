@@ -2,7 +2,7 @@
 // CNI_* variables, the network config on stdin, the answer on stdout. Plus the per-test roots (state dir and a
 // simulated sysfs tree) and Debian's plugins in /usr/lib/cni.
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { SimSysfs } from '../../src/sriov/sim';
@@ -24,6 +24,26 @@ export interface CniRoots {
   stateDir: string;
   sim: SimSysfs;
   cleanup(): void;
+}
+
+/** The path of a named namespace, as CNI_NETNS names it. */
+export function netnsPath(name: string): string {
+  return `/var/run/netns/${name}`;
+}
+
+/** Every record of the ledger in `stateDir`, parsed. */
+export function ledgerRecords(stateDir: string): any[] {
+  const dir = join(stateDir, 'records');
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir)
+    .filter((f) => f.endsWith('.json'))
+    .map((f) => JSON.parse(readFileSync(join(dir, f), 'utf8')));
+}
+
+/** The addresses host-local holds for `network` in `dataDir` (one file per address, IPv4 or IPv6), sorted. */
+export function hostLocalAllocations(dataDir: string, network: string): string[] {
+  const dir = join(dataDir, network);
+  return existsSync(dir) ? readdirSync(dir).filter((f) => /^[0-9a-f]+[.:]/.test(f)).sort() : [];
 }
 
 /** A fresh state dir and simulated sysfs tree for one test. */

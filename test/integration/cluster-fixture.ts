@@ -6,6 +6,9 @@ import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSy
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { main } from '../../src/cli/main';
+import type { SimSysfs } from '../../src/sriov/sim';
+import { ip, type Scratch } from '../helpers/kernel';
+import { nicState, type NicState } from '../helpers/lend-fixture';
 
 export const FIXTURE_BIN = resolve(__dirname, '..', 'fixtures', 'bin');
 /** No /usr/local/bin: the machine may have a real docker there, and no container engine may run in tests. */
@@ -145,4 +148,30 @@ spec:
 `,
   );
   return file;
+}
+
+/** A veth stand-in PF the test's sysfs tree knows, with its state before the test touched it. */
+export interface StandInPf {
+  name: string;
+  bdf: string;
+  before: NicState;
+}
+
+/**
+ * One veth stand-in per `{ suffix, bdf }`, registered as a PF in `sim` with `totalVfs` VFs; PF i gets MAC
+ * `<macPrefix>:0<i>:01` (and `mtu`, when given).
+ */
+export function standInPfs(
+  s: Scratch,
+  sim: SimSysfs,
+  pfs: { suffix: string; bdf: string }[],
+  opts: { macPrefix: string; totalVfs: number; mtu?: number },
+): StandInPf[] {
+  return pfs.map(({ suffix, bdf }, i) => {
+    const [nic] = s.veth(suffix, `w${i}`);
+    const mac = `${opts.macPrefix}:0${i}:01`;
+    ip('link', 'set', nic, 'address', mac, ...(opts.mtu ? ['mtu', String(opts.mtu)] : []));
+    sim.addPf({ bdf, totalVfs: opts.totalVfs, netdev: { name: nic, mac } });
+    return { name: nic, bdf, before: nicState(nic)! };
+  });
 }

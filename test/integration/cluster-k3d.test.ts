@@ -12,8 +12,8 @@ import { clusterDir } from '../../src/cluster/state';
 import { findRecords } from '../../src/lend';
 import { fakeSysfs, type FakeSysfs } from '../helpers/fake-sysfs';
 import { ip, Scratch } from '../helpers/kernel';
-import { isolatedRoots, nicState, type NicState } from '../helpers/lend-fixture';
-import { calicoFixture, linksOfPid, partialBin, restoreEnv, sriovctl, Standins } from './cluster-fixture';
+import { isolatedRoots, nicState } from '../helpers/lend-fixture';
+import { calicoFixture, linksOfPid, partialBin, restoreEnv, sriovctl, standInPfs, Standins, type StandInPf } from './cluster-fixture';
 
 let s: Scratch;
 let roots: ReturnType<typeof isolatedRoots>;
@@ -21,7 +21,7 @@ let sys: FakeSysfs;
 let standins: Standins;
 let name: string;
 let work: string;
-let pfs: { name: string; bdf: string; before: NicState }[];
+let pfs: StandInPf[];
 
 beforeEach(() => {
   s = new Scratch();
@@ -30,13 +30,7 @@ beforeEach(() => {
   standins = new Standins();
   name = `k${randomBytes(2).toString('hex')}`;
   work = mkdtempSync(join(tmpdir(), 'sriovctl-k3d-'));
-  pfs = ['0000:3b:00.0', '0000:3b:00.1'].map((bdf, i) => {
-    const [nic] = s.veth(`pf${i}`, `w${i}`);
-    const mac = `02:5c:00:00:0${i}:01`;
-    ip('link', 'set', nic, 'address', mac, 'mtu', '1450');
-    sys.sim.addPf({ bdf, totalVfs: 8, netdev: { name: nic, mac } });
-    return { name: nic, bdf, before: nicState(nic)! };
-  });
+  pfs = standInPfs(s, sys.sim, [{ suffix: 'pf0', bdf: '0000:3b:00.0' }, { suffix: 'pf1', bdf: '0000:3b:00.1' }], { macPrefix: '02:5c:00:00', totalVfs: 8, mtu: 1450 });
   sys.driver.start(2);
 });
 

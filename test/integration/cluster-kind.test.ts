@@ -9,9 +9,9 @@ import { parse, parseAllDocuments } from 'yaml';
 import { clusterDir } from '../../src/cluster/state';
 import { findRecords } from '../../src/lend';
 import { fakeSysfs, type FakeSysfs } from '../helpers/fake-sysfs';
-import { ip, Scratch } from '../helpers/kernel';
-import { isolatedRoots, nicState, type NicState } from '../helpers/lend-fixture';
-import { linksOfPid, sriovctl, Standins } from './cluster-fixture';
+import { Scratch } from '../helpers/kernel';
+import { isolatedRoots, nicState } from '../helpers/lend-fixture';
+import { linksOfPid, sriovctl, standInPfs, Standins, type StandInPf } from './cluster-fixture';
 
 let s: Scratch;
 let roots: ReturnType<typeof isolatedRoots>;
@@ -19,7 +19,7 @@ let sys: FakeSysfs;
 let standins: Standins;
 let name: string;
 let work: string;
-let pfs: { name: string; bdf: string; before: NicState }[];
+let pfs: StandInPf[];
 
 beforeEach(() => {
   s = new Scratch();
@@ -29,13 +29,7 @@ beforeEach(() => {
   standins = new Standins();
   name = `d${randomBytes(2).toString('hex')}`;
   work = mkdtempSync(join(tmpdir(), 'sriovctl-kind-'));
-  pfs = ['0000:5e:00.0', '0000:5e:00.1'].map((bdf, i) => {
-    const [nic] = s.veth(`pf${i}`, `w${i}`);
-    const mac = `02:5d:00:00:0${i}:01`;
-    ip('link', 'set', nic, 'address', mac);
-    sys.sim.addPf({ bdf, totalVfs: 4, netdev: { name: nic, mac } });
-    return { name: nic, bdf, before: nicState(nic)! };
-  });
+  pfs = standInPfs(s, sys.sim, [{ suffix: 'pf0', bdf: '0000:5e:00.0' }, { suffix: 'pf1', bdf: '0000:5e:00.1' }], { macPrefix: '02:5d:00:00', totalVfs: 4 });
   sys.driver.start(2);
   process.env.STANDIN_ALLOCATABLE = '2';
 });

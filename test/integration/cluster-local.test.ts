@@ -14,7 +14,7 @@ import { simMac } from '../../src/sriov/sim';
 import { fakeSysfs, type FakeSysfs } from '../helpers/fake-sysfs';
 import { deleteLinkAnywhere, ip, Scratch } from '../helpers/kernel';
 import { isolatedRoots, nicState } from '../helpers/lend-fixture';
-import { namespacesWith, sriovctl } from './cluster-fixture';
+import { namespacesWith, sriovctl, standInPfs } from './cluster-fixture';
 
 let s: Scratch;
 let roots: ReturnType<typeof isolatedRoots>;
@@ -188,17 +188,16 @@ describe('local provider on SR-IOV PFs of the sysfs tree', () => {
   function pfs() {
     sys = fakeSysfs();
     sys.sim.addDriver('vfio-pci');
-    const made = [
-      { suffix: 'pf1', bdf: '0000:3b:00.0' },
-      { suffix: 'pf10', bdf: '0000:3b:00.1' },
-      { suffix: 'pf2', bdf: '0000:3c:00.0' },
-    ].map(({ suffix, bdf }, i) => {
-      const [nic] = s.veth(suffix, `w${i}`);
-      const mac = `02:5b:00:00:0${i}:01`;
-      ip('link', 'set', nic, 'address', mac, 'mtu', '1450');
-      sys!.sim.addPf({ bdf, totalVfs: 8, netdev: { name: nic, mac } });
-      return { name: nic, bdf, before: nicState(nic)! };
-    });
+    const made = standInPfs(
+      s,
+      sys.sim,
+      [
+        { suffix: 'pf1', bdf: '0000:3b:00.0' },
+        { suffix: 'pf10', bdf: '0000:3b:00.1' },
+        { suffix: 'pf2', bdf: '0000:3c:00.0' },
+      ],
+      { macPrefix: '02:5b:00:00', totalVfs: 8, mtu: 1450 },
+    );
     sys.driver.start(2);
     return made;
   }

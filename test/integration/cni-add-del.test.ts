@@ -4,7 +4,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { cniRoots, requireBundle, runCni, type CniRoots } from '../helpers/cni-run';
+import { cniRoots, ledgerRecords, netnsPath, requireBundle, runCni, type CniRoots } from '../helpers/cni-run';
 import { ip, ipIn, ipJson, Scratch } from '../helpers/kernel';
 import { nicState, standInNic, type NicState } from '../helpers/lend-fixture';
 
@@ -25,7 +25,6 @@ afterEach(() => {
   roots.cleanup();
 });
 
-const nsPath = (ns: string) => `/var/run/netns/${ns}`;
 const staticIpam = {
   type: 'static',
   addresses: [
@@ -41,16 +40,10 @@ function conf(extra: Record<string, unknown> = {}, version = '1.1.0') {
 }
 
 function call(command: string, config: object | string, more: Record<string, unknown> = {}) {
-  return runCni({ command, containerId: `ctr-${s.prefix}`, netns: nsPath(pod), ifname: 'net1', config, ...more }, roots);
+  return runCni({ command, containerId: `ctr-${s.prefix}`, netns: netnsPath(pod), ifname: 'net1', config, ...more }, roots);
 }
 
-function records(): any[] {
-  const dir = join(roots.stateDir, 'records');
-  if (!existsSync(dir)) return [];
-  return readdirSync(dir)
-    .filter((f) => f.endsWith('.json'))
-    .map((f) => JSON.parse(readFileSync(join(dir, f), 'utf8')));
-}
+const records = () => ledgerRecords(roots.stateDir);
 
 function podAddresses(): string[] {
   return ipJson<any[]>('-n', pod, 'addr', 'show', 'dev', 'net1')[0].addr_info
@@ -69,7 +62,7 @@ describe('ADD then DEL, whole-device mode by name', () => {
     expect(add.status, add.stdout + add.stderr).toBe(0);
     expect(add.json).toEqual({
       cniVersion: '1.1.0',
-      interfaces: [{ name: 'net1', mac: nic.mac, mtu: 1400, sandbox: nsPath(pod) }],
+      interfaces: [{ name: 'net1', mac: nic.mac, mtu: 1400, sandbox: netnsPath(pod) }],
       ips: [
         { address: '10.77.0.5/24', gateway: '10.77.0.1', interface: 0 },
         { address: 'fd77::5/64', gateway: 'fd77::1', interface: 0 },
@@ -111,7 +104,7 @@ describe('ADD then DEL, whole-device mode by name', () => {
     const add = call('ADD', conf({}, version));
     expect(add.status, add.stdout).toBe(0);
     expect(add.json.cniVersion).toBe(version);
-    expect(add.json.interfaces).toEqual([{ name: 'net1', mac: nic.mac, sandbox: nsPath(pod) }]);
+    expect(add.json.interfaces).toEqual([{ name: 'net1', mac: nic.mac, sandbox: netnsPath(pod) }]);
     const legacy = version !== '1.0.0';
     expect(add.json.ips[0]).toEqual({ ...(legacy ? { version: '4' } : {}), address: '10.77.0.5/24', gateway: '10.77.0.1', interface: 0 });
     expect(add.json.ips[1].version).toBe(legacy ? '6' : undefined);
@@ -122,7 +115,7 @@ describe('ADD then DEL, whole-device mode by name', () => {
   it('works without IPAM: only the interface is reported', () => {
     const add = call('ADD', conf({ ipam: undefined }));
     expect(add.status, add.stdout).toBe(0);
-    expect(add.json).toEqual({ cniVersion: '1.1.0', interfaces: [{ name: 'net1', mac: nic.mac, mtu: 1400, sandbox: nsPath(pod) }] });
+    expect(add.json).toEqual({ cniVersion: '1.1.0', interfaces: [{ name: 'net1', mac: nic.mac, mtu: 1400, sandbox: netnsPath(pod) }] });
     expect(call('DEL', conf({ ipam: undefined })).status).toBe(0);
     expect(nicState(nic.name)).toEqual(nic);
   });
@@ -225,10 +218,10 @@ describe('namespaces', () => {
     const home = s.netns('home');
     const inner = standInNic(s, 'h0', home);
     const config = { ...conf(), device: inner.name };
-    const add = runCni({ command: 'ADD', containerId: 'c1', netns: nsPath(pod), ifname: 'eth9', config, inNetns: home }, roots);
+    const add = runCni({ command: 'ADD', containerId: 'c1', netns: netnsPath(pod), ifname: 'eth9', config, inNetns: home }, roots);
     expect(add.status, add.stdout + add.stderr).toBe(0);
     expect(nicState('eth9', pod)?.mac).toBe(inner.mac);
-    const del = runCni({ command: 'DEL', containerId: 'c1', netns: nsPath(pod), ifname: 'eth9', config, inNetns: home }, roots);
+    const del = runCni({ command: 'DEL', containerId: 'c1', netns: netnsPath(pod), ifname: 'eth9', config, inNetns: home }, roots);
     expect(del.status, del.stdout).toBe(0);
     expect(nicState(inner.name, home)).toEqual(inner);
     ip('netns', 'list'); // the home namespace is still there for cleanup

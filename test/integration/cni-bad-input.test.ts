@@ -4,7 +4,7 @@ import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cniRoots, expectErrorShape, requireBundle, runCni, type CniAnswer, type CniCall, type CniRoots } from '../helpers/cni-run';
+import { cniRoots, expectErrorShape, hostLocalAllocations, netnsPath, requireBundle, runCni, type CniAnswer, type CniCall, type CniRoots } from '../helpers/cni-run';
 import { ipIn, ipJson, Scratch } from '../helpers/kernel';
 import { nicState, standInNic, type NicState } from '../helpers/lend-fixture';
 
@@ -33,8 +33,6 @@ afterAll(() => {
   if (dataDir) rmSync(dataDir, { recursive: true, force: true });
 });
 
-const nsPath = (ns: string) => `/var/run/netns/${ns}`;
-
 function conf(extra: Record<string, unknown> = {}) {
   return {
     cniVersion: '1.1.0',
@@ -51,12 +49,11 @@ const VF = { device: undefined, deviceID: '0000:00:09.0' };
 /** Everything a bad call could have touched. */
 function world() {
   const recDir = join(roots.stateDir, 'records');
-  const allocDir = join(dataDir, `net-${s.prefix}`);
   return {
     host: nicState(nic.name),
     pod: ipJson<any[]>('-n', pod, 'link', 'show').map((l) => `${l.ifname} ${l.address} ${l.mtu}`),
     records: existsSync(recDir) ? readdirSync(recDir) : [],
-    allocations: existsSync(allocDir) ? readdirSync(allocDir).filter((f) => /^\d/.test(f)) : [],
+    allocations: hostLocalAllocations(dataDir, `net-${s.prefix}`),
   };
 }
 
@@ -141,7 +138,7 @@ describe.each([
     const callSpec: CniCall = {
       command: 'ADD',
       containerId: 'c1',
-      netns: nsPath(pod),
+      netns: netnsPath(pod),
       ifname: 'net1',
       config: conf(),
       ...override,
@@ -158,7 +155,7 @@ describe('refusals that need the kernel to decide', () => {
     ipIn(pod, 'link', 'add', 'net1', 'type', 'veth', 'peer', 'name', 'net1p');
     try {
       const before = world();
-      const a = runCni({ command: 'ADD', containerId: 'c1', netns: nsPath(pod), ifname: 'net1', config: conf() }, roots);
+      const a = runCni({ command: 'ADD', containerId: 'c1', netns: netnsPath(pod), ifname: 'net1', config: conf() }, roots);
       expectRefused(a, 102, 'net1');
       expect(world()).toEqual(before);
     } finally {
@@ -174,7 +171,7 @@ describe('refusals that need the kernel to decide', () => {
     ipIn(home, 'addr', 'add', '10.66.0.2/24', 'dev', uplink.name);
     ipIn(home, 'route', 'add', 'default', 'via', '10.66.0.1', 'dev', uplink.name);
     const config = conf({ device: uplink.name, ipam: undefined });
-    const call = (c: object) => runCni({ command: 'ADD', containerId: 'c1', netns: nsPath(pod), ifname: 'net1', config: c, inNetns: home }, roots);
+    const call = (c: object) => runCni({ command: 'ADD', containerId: 'c1', netns: netnsPath(pod), ifname: 'net1', config: c, inNetns: home }, roots);
     const refused = call(config);
     expectRefused(refused, 101, 'allowDefaultRouteLink');
     expect(nicState(uplink.name, home)?.mac).toBe(uplink.mac);
@@ -182,7 +179,7 @@ describe('refusals that need the kernel to decide', () => {
 
     const allowed = call({ ...config, allowDefaultRouteLink: true });
     expect(allowed.status, allowed.stdout).toBe(0);
-    const del = runCni({ command: 'DEL', containerId: 'c1', netns: nsPath(pod), ifname: 'net1', config, inNetns: home }, roots);
+    const del = runCni({ command: 'DEL', containerId: 'c1', netns: netnsPath(pod), ifname: 'net1', config, inNetns: home }, roots);
     expect(del.status, del.stdout).toBe(0);
     expect(nicState(uplink.name, home)).toEqual({ ...uplink, up: true });
   });

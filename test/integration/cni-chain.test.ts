@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { cniRoots, expectErrorShape, requireBundle, runCni, runDebian, type CniCall, type CniRoots } from '../helpers/cni-run';
+import { cniRoots, expectErrorShape, netnsPath, requireBundle, runCni, runDebian, type CniCall, type CniRoots } from '../helpers/cni-run';
 import { Scratch } from '../helpers/kernel';
 import { nicState, standInNic, type NicState } from '../helpers/lend-fixture';
 
@@ -28,7 +28,6 @@ afterEach(() => {
   rmSync(scratchDir, { recursive: true, force: true });
 });
 
-const nsPath = (ns: string) => `/var/run/netns/${ns}`;
 // Debian's tuning speaks up to 1.0.0, so the whole list does
 const VERSION = '1.0.0';
 
@@ -54,7 +53,7 @@ function tuning() {
   };
 }
 
-const base = (): Partial<CniCall> => ({ containerId: `ctr-${s.prefix}`, netns: nsPath(pod), ifname: 'net1' });
+const base = (): Partial<CniCall> => ({ containerId: `ctr-${s.prefix}`, netns: netnsPath(pod), ifname: 'net1' });
 
 describe('sriovctl-cni before tuning', () => {
   it('tuning changes the interface; CHECK (with the chain\'s final result) passes; DEL in reverse restores all', () => {

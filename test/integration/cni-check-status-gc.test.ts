@@ -1,9 +1,9 @@
 // CHECK, STATUS and GC through the real executable.
-import { existsSync, mkdtempSync, readdirSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { cniRoots, expectErrorShape, requireBundle, runCni, type CniCall, type CniRoots } from '../helpers/cni-run';
+import { cniRoots, expectErrorShape, hostLocalAllocations, netnsPath, requireBundle, runCni, type CniCall, type CniRoots } from '../helpers/cni-run';
 import { ipIn, Scratch } from '../helpers/kernel';
 import { nicState, standInNic, type NicState } from '../helpers/lend-fixture';
 
@@ -27,8 +27,6 @@ afterEach(() => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
-const nsPath = (ns: string) => `/var/run/netns/${ns}`;
-
 function conf(extra: Record<string, unknown> = {}) {
   return {
     cniVersion: '1.1.0',
@@ -46,13 +44,10 @@ function conf(extra: Record<string, unknown> = {}) {
 }
 
 function call(command: string, more: Partial<CniCall> = {}) {
-  return runCni({ command, containerId: 'c1', netns: nsPath(pod), ifname: 'net1', config: conf(), ...more }, roots);
+  return runCni({ command, containerId: 'c1', netns: netnsPath(pod), ifname: 'net1', config: conf(), ...more }, roots);
 }
 
-function allocations(network = `net-${s.prefix}`): string[] {
-  const dir = join(dataDir, network);
-  return existsSync(dir) ? readdirSync(dir).filter((f) => /^[0-9a-f]+[.:]/.test(f)).sort() : [];
-}
+const allocations = (network = `net-${s.prefix}`) => hostLocalAllocations(dataDir, network);
 
 describe('CHECK', () => {
   function added() {
@@ -141,7 +136,7 @@ describe('GC', () => {
     const other = { ...conf(), name: `other-${s.prefix}` };
     for (let i = 0; i < 4; i++) {
       const config = i === 3 ? { ...other, device: nics[i].name } : { ...conf(), device: nics[i].name };
-      const add = call('ADD', { containerId: `c${i}`, netns: nsPath(pods[i]), config });
+      const add = call('ADD', { containerId: `c${i}`, netns: netnsPath(pods[i]), config });
       expect(add.status, add.stdout).toBe(0);
     }
     expect(allocations()).toHaveLength(6); // 3 attachments × (v4 + v6)
@@ -165,7 +160,7 @@ describe('GC', () => {
     expect(nicState(nics[1].name)).toEqual(nics[1]);
     expect(allocations()).toEqual([]);
     expect(nicState('net1', pods[3])?.mac).toBe(nics[3].mac);
-    expect(call('DEL', { containerId: 'c3', netns: nsPath(pods[3]), config: { ...other, device: nics[3].name } }).status).toBe(0);
+    expect(call('DEL', { containerId: 'c3', netns: netnsPath(pods[3]), config: { ...other, device: nics[3].name } }).status).toBe(0);
     expect(nicState(nics[3].name)).toEqual(nics[3]);
   });
 

@@ -1,11 +1,11 @@
 // Many plugin processes at once, as a node starting a batch of pods: 16 ADDs of 16 NICs all succeed; two ADDs
 // for one NIC — one wins, the other is told to try again later (11) having changed nothing.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { cniRoots, expectErrorShape, requireBundle, runCniAsync, type CniRoots } from '../helpers/cni-run';
+import { cniRoots, expectErrorShape, hostLocalAllocations, netnsPath, requireBundle, runCniAsync, type CniRoots } from '../helpers/cni-run';
 import { ipJson, Scratch } from '../helpers/kernel';
 import { nicState, standInNic, type NicState } from '../helpers/lend-fixture';
 import { recordKeyFor } from '../../src/ledger/keys';
@@ -26,8 +26,6 @@ afterEach(() => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
-const nsPath = (ns: string) => `/var/run/netns/${ns}`;
-
 function conf(device: string) {
   return {
     cniVersion: '1.1.0',
@@ -38,10 +36,7 @@ function conf(device: string) {
   };
 }
 
-function allocations(): string[] {
-  const dir = join(dataDir, `par-${s.prefix}`);
-  return existsSync(dir) ? readdirSync(dir).filter((f) => /^\d/.test(f)) : [];
-}
+const allocations = () => hostLocalAllocations(dataDir, `par-${s.prefix}`);
 
 function podLinks(pod: string): string[] {
   return ipJson<any[]>('-n', pod, 'link', 'show').map((l) => l.ifname);
@@ -57,7 +52,7 @@ describe('parallel plugin processes', () => {
       pods.push(s.netns(`p${i.toString(16)}`));
     }
     const adds = await Promise.all(
-      nics.map((nic, i) => runCniAsync({ command: 'ADD', containerId: `c${i}`, netns: nsPath(pods[i]), ifname: 'eth1', config: conf(nic.name) }, roots)),
+      nics.map((nic, i) => runCniAsync({ command: 'ADD', containerId: `c${i}`, netns: netnsPath(pods[i]), ifname: 'eth1', config: conf(nic.name) }, roots)),
     );
     adds.forEach((a, i) => expect(a.status, `ADD ${i}: ${a.stdout}${a.stderr}`).toBe(0));
     const addresses = new Set(adds.map((a) => a.json.ips[0].address));
@@ -65,7 +60,7 @@ describe('parallel plugin processes', () => {
     pods.forEach((pod, i) => expect(nicState('eth1', pod)?.mac).toBe(nics[i].mac));
 
     const dels = await Promise.all(
-      nics.map((nic, i) => runCniAsync({ command: 'DEL', containerId: `c${i}`, netns: nsPath(pods[i]), ifname: 'eth1', config: conf(nic.name) }, roots)),
+      nics.map((nic, i) => runCniAsync({ command: 'DEL', containerId: `c${i}`, netns: netnsPath(pods[i]), ifname: 'eth1', config: conf(nic.name) }, roots)),
     );
     dels.forEach((d, i) => expect(d.status, `DEL ${i}: ${d.stdout}`).toBe(0));
     nics.forEach((nic) => expect(nicState(nic.name)).toEqual(nic));
@@ -78,8 +73,8 @@ describe('parallel plugin processes', () => {
     const podB = s.netns('rb');
     for (let round = 0; round < 3; round++) {
       const [a, b] = await Promise.all([
-        runCniAsync({ command: 'ADD', containerId: 'ca', netns: nsPath(podA), ifname: 'net1', config: conf(nic.name) }, roots),
-        runCniAsync({ command: 'ADD', containerId: 'cb', netns: nsPath(podB), ifname: 'net1', config: conf(nic.name) }, roots),
+        runCniAsync({ command: 'ADD', containerId: 'ca', netns: netnsPath(podA), ifname: 'net1', config: conf(nic.name) }, roots),
+        runCniAsync({ command: 'ADD', containerId: 'cb', netns: netnsPath(podB), ifname: 'net1', config: conf(nic.name) }, roots),
       ]);
       const statuses = [a.status, b.status].sort();
       expect(statuses, `${a.stdout} ${b.stdout}`).toEqual([0, 1]);
@@ -89,13 +84,13 @@ describe('parallel plugin processes', () => {
       expect(nicState('net1', winPod)?.mac).toBe(nic.mac);
       expect(podLinks(losePod)).toEqual(['lo']);
       expect(allocations()).toHaveLength(1);
-      expect(winner.json.interfaces[0].sandbox).toBe(nsPath(winPod));
+      expect(winner.json.interfaces[0].sandbox).toBe(netnsPath(winPod));
       // the runtime sends DEL after a failed ADD: it must not touch the winner's NIC
-      const loserDel = await runCniAsync({ command: 'DEL', containerId: loseId, netns: nsPath(losePod), ifname: 'net1', config: conf(nic.name) }, roots);
+      const loserDel = await runCniAsync({ command: 'DEL', containerId: loseId, netns: netnsPath(losePod), ifname: 'net1', config: conf(nic.name) }, roots);
       expect(loserDel.status).toBe(0);
       expect(nicState('net1', winPod)?.mac).toBe(nic.mac);
       const winId = loseId === 'ca' ? 'cb' : 'ca';
-      const del = await runCniAsync({ command: 'DEL', containerId: winId, netns: nsPath(winPod), ifname: 'net1', config: conf(nic.name) }, roots);
+      const del = await runCniAsync({ command: 'DEL', containerId: winId, netns: netnsPath(winPod), ifname: 'net1', config: conf(nic.name) }, roots);
       expect(del.status, del.stdout).toBe(0);
       expect(nicState(nic.name)).toEqual(nic);
       expect(allocations()).toEqual([]);
@@ -113,7 +108,7 @@ describe('parallel plugin processes', () => {
     const release = () => process.kill(-holder.pid!, 'SIGKILL');
     s.onCleanup(release);
     await new Promise((r) => setTimeout(r, 300)); // let flock take it
-    const call = { command: 'ADD', containerId: 'cl', netns: nsPath(pod), ifname: 'net1', config: conf(nic.name) };
+    const call = { command: 'ADD', containerId: 'cl', netns: netnsPath(pod), ifname: 'net1', config: conf(nic.name) };
     const busy = await runCniAsync(call, roots);
     expect(expectErrorShape(busy).code).toBe(11);
     expect(busy.ms).toBeGreaterThan(1500); // it waited for the holder (bounded: 2 s)

@@ -1,10 +1,10 @@
 // DEL through the real executable: from the ledger, idempotent, indifferent to what became of CNI_NETNS, never
 // touching a NIC a newer attachment owns, and keeping its record when it could not finish.
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { cniRoots, expectErrorShape, requireBundle, runCni, type CniCall, type CniRoots } from '../helpers/cni-run';
+import { cniRoots, expectErrorShape, hostLocalAllocations, ledgerRecords, netnsPath, requireBundle, runCni, type CniCall, type CniRoots } from '../helpers/cni-run';
 import { ip, ipJson, Scratch } from '../helpers/kernel';
 import { nicState, standInNic, type NicState } from '../helpers/lend-fixture';
 
@@ -28,8 +28,6 @@ afterEach(() => {
   roots.cleanup();
 });
 
-const nsPath = (ns: string) => `/var/run/netns/${ns}`;
-
 function conf() {
   return {
     cniVersion: '1.0.0',
@@ -41,19 +39,11 @@ function conf() {
 }
 
 function call(command: string, more: Partial<CniCall> = {}) {
-  return runCni({ command, containerId: 'c1', netns: nsPath(pod), ifname: 'net1', config: conf(), ...more }, roots);
+  return runCni({ command, containerId: 'c1', netns: netnsPath(pod), ifname: 'net1', config: conf(), ...more }, roots);
 }
 
-function records(): any[] {
-  const dir = join(roots.stateDir, 'records');
-  if (!existsSync(dir)) return [];
-  return readdirSync(dir).filter((f) => f.endsWith('.json')).map((f) => JSON.parse(readFileSync(join(dir, f), 'utf8')));
-}
-
-function allocations(): string[] {
-  const dir = join(dataDir, `net-${s.prefix}`);
-  return existsSync(dir) ? readdirSync(dir).filter((f) => /^\d+\./.test(f)) : [];
-}
+const records = () => ledgerRecords(roots.stateDir);
+const allocations = () => hostLocalAllocations(dataDir, `net-${s.prefix}`);
 
 function expectHomeIntact(): void {
   expect(nicState(nic.name)).toEqual(nic);
@@ -157,14 +147,14 @@ describe('DEL never takes a NIC from a newer attachment', () => {
     expect(call('ADD').status).toBe(0);
     expect(call('DEL').status).toBe(0);
     const pod2 = s.netns('pod2');
-    const add2 = call('ADD', { containerId: 'c2', netns: nsPath(pod2) });
+    const add2 = call('ADD', { containerId: 'c2', netns: netnsPath(pod2) });
     expect(add2.status, add2.stdout).toBe(0);
     const late = call('DEL'); // c1 again
     expect(late.status, late.stdout).toBe(0);
     expect(nicState('net1', pod2)?.mac).toBe(nic.mac);
     expect(records().map((r) => r.owner)).toEqual(['cni:c2/net1']);
     expect(allocations()).toHaveLength(1);
-    expect(call('DEL', { containerId: 'c2', netns: nsPath(pod2) }).status).toBe(0);
+    expect(call('DEL', { containerId: 'c2', netns: netnsPath(pod2) }).status).toBe(0);
     expect(nicState(nic.name)).toEqual(nic);
   });
 });
