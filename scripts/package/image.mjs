@@ -6,16 +6,13 @@
 // so it never touches the machine's own image store.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, renameSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { runtimeDir } from './runtimes.mjs';
 
 const ROOT = new URL('../..', import.meta.url).pathname;
-
-/** The image's name without its tag; the tag is the package version (src/cluster/manifests.ts agrees). */
-export const IMAGE_REPOSITORY = 'docker.io/sriovctl/sriovctl-cni';
-/** Where the DaemonSet mounts the node's CNI bin dir (src/cluster/manifests.ts). */
-export const HOST_CNI_BIN = '/host/opt/cni/bin';
-export const ARCHIVE_NAME = 'sriovctl-cni-image.oci.tar';
+// the name, tag, mount point and file name the cluster code uses (npm run build made dist/ before us)
+const { INSTALLER_ARCHIVE_NAME, INSTALLER_CNI_BIN, installerImage } = createRequire(import.meta.url)(join(ROOT, 'dist', 'install', 'installer-image.js'));
 
 /** Where each architecture's glibc comes from here, and where its loader looks for it in the image. */
 const C_RUNTIME = {
@@ -38,6 +35,7 @@ function cRuntimeFiles(arch) {
 
 /** Builds the image from `executables` ({ arch: path }) and returns the archive's path in dist/pkg. */
 export function buildImage(executables, version, work) {
+  if (!installerImage().endsWith(`:${version}`)) throw new Error(`image tag ${installerImage()} is not the package version ${version}`);
   const storage = join(work, 'storage');
   mkdirSync(storage, { recursive: true });
   const buildah = (...args) =>
@@ -53,15 +51,15 @@ export function buildImage(executables, version, work) {
       buildah('copy', '--chmod', '0755', ctr, exe, '/sriovctl');
       // buildah copy follows a symlinked source: each file lands whole under its soname
       for (const [src, dst] of cRuntimeFiles(arch)) buildah('copy', '--chmod', '0755', ctr, src, dst);
-      buildah('config', '--arch', arch, '--os', 'linux', '--entrypoint', JSON.stringify(['/sriovctl', 'install-cni', '--to', HOST_CNI_BIN]), '--cmd', '', '--label', `org.opencontainers.image.version=${version}`, ctr);
+      buildah('config', '--arch', arch, '--os', 'linux', '--entrypoint', JSON.stringify(['/sriovctl', 'install-cni', '--to', INSTALLER_CNI_BIN]), '--cmd', '', '--label', `org.opencontainers.image.version=${version}`, ctr);
       const image = `localhost/sriovctl-cni-${arch}:${version}`;
       buildah('commit', '--format', 'oci', '--rm', ctr, image);
       buildah('manifest', 'add', '--arch', arch, '--os', 'linux', list, `containers-storage:${image}`);
     }
-    const out = join(ROOT, 'dist', 'pkg', ARCHIVE_NAME);
+    const out = join(ROOT, 'dist', 'pkg', INSTALLER_ARCHIVE_NAME);
     const tmp = `${out}.tmp-${process.pid}`;
     rmSync(tmp, { force: true });
-    buildah('manifest', 'push', '--all', '--format', 'oci', list, `oci-archive:${tmp}:${IMAGE_REPOSITORY}:${version}`);
+    buildah('manifest', 'push', '--all', '--format', 'oci', list, `oci-archive:${tmp}:${installerImage()}`);
     renameSync(tmp, out);
     return out;
   } finally {
