@@ -1,15 +1,13 @@
 // A private containerd for a test: its own root, state, socket and config under a temp dir, started by the test
 // and stopped (with every mount under its root gone) at the end. `ctr` talks to it.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tempDir } from './run-packaged';
 
 export interface Containerd {
   dir: string;
   address: string;
-  /** containerd's own log (stdout and stderr). */
-  log: string;
   /** `ctr --address <ours> --namespace <ns> …`, stdout. */
   ctr(namespace: string, ...args: string[]): string;
   stop(): Promise<void>;
@@ -37,9 +35,8 @@ export async function startContainerd(opts: { cri?: boolean; extraToml?: string 
   );
   mkdirSync(join(dir, 'root'));
   const log = join(dir, 'containerd.log');
-  const logFd = openSync(log, 'a');
-  const child: ChildProcess = spawn('containerd', ['--config', config, '--log-level', 'info'], { stdio: ['ignore', logFd, logFd] });
-  closeSync(logFd);
+  const child: ChildProcess = spawn('containerd', ['--config', config, '--log-level', 'info'], { stdio: ['ignore', 'ignore', 'ignore'], detached: false });
+  execFileSync('true');
   const ctr = (namespace: string, ...args: string[]) =>
     execFileSync('ctr', ['--address', address, '--namespace', namespace, ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 120_000 });
   const stop = async () => {
@@ -70,7 +67,7 @@ export async function startContainerd(opts: { cri?: boolean; extraToml?: string 
     }
     await new Promise((r) => setTimeout(r, 50));
   }
-  return { dir, address, log, ctr, stop };
+  return { dir, address, ctr, stop };
 }
 
 /** Unmount (lazily) every mount point at or below `dir`, deepest first: snapshots and shm a run left. */
