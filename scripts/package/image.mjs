@@ -5,9 +5,11 @@
 // `k3d image import` and `kind load image-archive` accept. buildah runs with a private, throw-away storage (vfs)
 // so it never touches the machine's own image store.
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, renameSync, rmSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
+import { cacheDir } from './cache.mjs';
 import { runtimeDir } from './runtimes.mjs';
 
 const ROOT = new URL('../..', import.meta.url).pathname;
@@ -33,9 +35,30 @@ function cRuntimeFiles(arch) {
   return files;
 }
 
-/** Builds the image from `executables` ({ arch: path }) and returns the archive's path in dist/pkg. */
+/**
+ * Builds the image from `executables` ({ arch: path }) and returns the archive's path in dist/pkg. The same
+ * executables, C runtime and recipe make the same image: the last archive is reused (building one takes ~15 s).
+ */
 export function buildImage(executables, version, work) {
   if (!installerImage().endsWith(`:${version}`)) throw new Error(`image tag ${installerImage()} is not the package version ${version}`);
+  const out = join(ROOT, 'dist', 'pkg', INSTALLER_ARCHIVE_NAME);
+  const key = createHash('sha256').update(`${installerImage()}\0`).update(readFileSync(new URL(import.meta.url)));
+  for (const [arch, exe] of Object.entries(executables)) {
+    key.update(`${arch}\0`).update(readFileSync(exe));
+    for (const [src, dst] of cRuntimeFiles(arch)) key.update(`${dst}\0`).update(readFileSync(src));
+  }
+  const cached = join(cacheDir(), `sriovctl-cni-image-${key.digest('hex').slice(0, 24)}.oci.tar`);
+  if (!existsSync(cached)) {
+    build(executables, version, work, `${cached}.tmp-${process.pid}`);
+    // one cached archive: older ones are dead weight (~80 MB each)
+    for (const f of readdirSync(cacheDir())) if (f.startsWith('sriovctl-cni-image-') && f.endsWith('.oci.tar')) rmSync(join(cacheDir(), f));
+    renameSync(`${cached}.tmp-${process.pid}`, cached);
+  }
+  copyFileSync(cached, out);
+  return out;
+}
+
+function build(executables, version, work, out) {
   const storage = join(work, 'storage');
   mkdirSync(storage, { recursive: true });
   const buildah = (...args) =>
@@ -56,12 +79,8 @@ export function buildImage(executables, version, work) {
       buildah('commit', '--format', 'oci', '--rm', ctr, image);
       buildah('manifest', 'add', '--arch', arch, '--os', 'linux', list, `containers-storage:${image}`);
     }
-    const out = join(ROOT, 'dist', 'pkg', INSTALLER_ARCHIVE_NAME);
-    const tmp = `${out}.tmp-${process.pid}`;
-    rmSync(tmp, { force: true });
-    buildah('manifest', 'push', '--all', '--format', 'oci', list, `oci-archive:${tmp}:${installerImage()}`);
-    renameSync(tmp, out);
-    return out;
+    rmSync(out, { force: true });
+    buildah('manifest', 'push', '--all', '--format', 'oci', list, `oci-archive:${out}:${installerImage()}`);
   } finally {
     rmSync(storage, { recursive: true, force: true });
   }
