@@ -4,6 +4,7 @@
 import { chmodSync, lstatSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { versionReply } from '../../src/cni/versions';
 import { executable, PACKAGE_VERSION } from './packaged';
 import { modeDir, runPackaged, tempDir } from './run-packaged';
 
@@ -35,7 +36,7 @@ describe('the packaged executable (amd64)', () => {
   it('is the CNI plugin as sriovctl-cni (kubelet runs it by its path): VERSION, and a CNI error for a bad call', async () => {
     const v = await runPackaged([], { name: '/opt/cni/bin/sriovctl-cni', env: { ...env, CNI_COMMAND: 'VERSION' } });
     expect(v.code).toBe(0);
-    expect(JSON.parse(v.stdout)).toEqual({ cniVersion: '1.1.0', supportedVersions: ['0.3.0', '0.3.1', '0.4.0', '1.0.0', '1.1.0'] });
+    expect(JSON.parse(v.stdout)).toEqual(versionReply());
     const bad = await runPackaged([], { name: 'sriovctl-cni', env: { ...env, CNI_COMMAND: 'ADD' }, stdin: '{' });
     expect(bad.code).not.toBe(0);
     expect(JSON.parse(bad.stdout)).toMatchObject({ code: expect.any(Number), msg: expect.any(String) });
