@@ -76,6 +76,9 @@ class IgbPf {
     this.index = this.name ? Number(read(`/sys/class/net/${this.name}/ifindex`)) : null;
   }
 
+  /** Its netdev's name in the initial namespace (sysfs lists only that one), or null while it is elsewhere. */
+  netdevHere() { return netdevOf(this.bdf); }
+
   numVfs() { return Number(read(`${this.dir}/sriov_numvfs`)); }
   totalVfs() { return Number(read(`${this.dir}/sriov_totalvfs`)); }
 
