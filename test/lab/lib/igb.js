@@ -9,7 +9,7 @@
 
 const fs = require('node:fs');
 const path = require('node:path');
-const { ip, linkJson, poll } = require('./shell');
+const { ip, looks, poll } = require('./shell');
 
 const PCI = '/sys/bus/pci/devices';
 const INTEL = '0x8086';
@@ -109,10 +109,7 @@ class IgbPf {
   }
 
   /** name, MAC, MTU, admin state (iproute2), in `netns` or here. */
-  looks(netns) {
-    const j = linkJson(this.name, netns);
-    return j && { name: j.ifname, mac: j.address, mtu: j.mtu, up: j.flags.includes('UP') };
-  }
+  looks(netns) { return looks(this.name, netns); }
 }
 
 /**

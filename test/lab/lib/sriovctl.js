@@ -6,6 +6,7 @@ const fs = require('node:fs');
 const os = require('node:os');
 const path = require('node:path');
 const { spawnSync } = require('node:child_process');
+const { sh } = require('./shell');
 
 const BIN = path.join(__dirname, '..', '..', '..', 'bin', 'sriovctl.js');
 
@@ -22,6 +23,21 @@ function sriovctl(env, ...args) {
   return { code: r.status, stdout: r.stdout, stderr: r.stderr, line: `sriovctl ${args.join(' ')} -> ${r.status}: ${(r.stdout + r.stderr).trim()}` };
 }
 
+/** A private ledger, the real sysfs, a cluster name; the cluster is taken down and its nodes removed afterwards. */
+function clusterEnv(ctx) {
+  const env = cliEnv(ctx, 'cluster');
+  const name = `lab${Math.random().toString(16).slice(2, 6)}`;
+  // (registered after cliEnv's: runs before the state dir is removed)
+  ctx.defer(() => {
+    sriovctl(env, 'cluster', 'down', '--name', name, '-q');
+    for (const line of sh('ip', ['netns', 'list']).split('\n')) {
+      const ns = line.split(' ')[0];
+      if (ns.startsWith(`${name}-`)) sh('ip', ['netns', 'del', ns]);
+    }
+  });
+  return { env, name };
+}
+
 /** The ledger's record files of a CLI environment. */
 function recordFiles(env) {
   const dir = path.join(env.SRIOVCTL_STATE_DIR, 'records');
@@ -33,4 +49,4 @@ function records(env) {
   return recordFiles(env).map((f) => JSON.parse(fs.readFileSync(path.join(env.SRIOVCTL_STATE_DIR, 'records', f), 'utf8')));
 }
 
-module.exports = { BIN, cliEnv, sriovctl, recordFiles, records };
+module.exports = { BIN, cliEnv, clusterEnv, sriovctl, recordFiles, records };

@@ -9,13 +9,8 @@ const { createVfFixture } = require('../fixture');
 const { pluginFor, ok, settable, STATIC_IPAM } = require('../lib/cni-plugin');
 const { iproute2VfTable, iproute2SetVfs } = require('../lib/iproute2-vf');
 const { vfMac } = require('../lib/vf-settings');
-const { ip, ipJson, linkJson, tempNetns } = require('../lib/shell');
+const { ip, ipJson, tempNetns, looks } = require('../lib/shell');
 const { expect, expectEqual } = require('../lib/expect');
-
-function looks(name, netns) {
-  const j = linkJson(name, netns);
-  return j && { name: j.ifname, mac: j.address, mtu: j.mtu, up: j.flags.includes('UP') };
-}
 
 module.exports = [
   {

@@ -11,13 +11,8 @@ const { takeIgbPf, waitForVfNetdevs } = require('../lib/igb');
 const { pluginFor, ok, settable, STATIC_IPAM } = require('../lib/cni-plugin');
 const { iproute2VfTable, iproute2SetVfs } = require('../lib/iproute2-vf');
 const { vfMac } = require('../lib/vf-settings');
-const { ipJson, linkJson, sh, tempNetns } = require('../lib/shell');
+const { ipJson, sh, tempNetns, looks } = require('../lib/shell');
 const { expect, expectEqual } = require('../lib/expect');
-
-function looks(name, netns) {
-  const j = linkJson(name, netns);
-  return j && { name: j.ifname, mac: j.address, mtu: j.mtu, up: j.flags.includes('UP') };
-}
 
 /** An igb PF (up) with 2 VFs on igbvf; VF 1 carries settings someone else made, which DEL must keep. */
 async function igbWithVfs(ctx) {
@@ -27,6 +22,19 @@ async function igbWithVfs(ctx) {
   expect(vfs, 'the igbvf netdevs did not appear');
   iproute2SetVfs(pf.name, [{ vf: 1, vlan: 5, qos: 1, spoofchk: false }]);
   return { pf, vf: vfs[1] };
+}
+
+/** igbWithVfs, the plugin on the real /sys, how VF 1 looks on both sides before, and a pod. */
+async function cniOnIgb(ctx) {
+  const { pf, vf } = await igbWithVfs(ctx);
+  return {
+    pf,
+    vf,
+    plugin: pluginFor(ctx, '/sys'),
+    tableBefore: iproute2VfTable(pf.name),
+    netdevBefore: looks(vf.netdev),
+    pod: tempNetns(ctx, ctx.ifname('pod')),
+  };
 }
 
 /** The kernel log lines igb wrote about VF `n` since `mark` (a line count): MAC, VLAN and trust changes. */
@@ -39,11 +47,7 @@ module.exports = [
   {
     name: 'igb-cni: an igbvf netdev lent to a pod by deviceID and back; PF-side settings applied on igb and restored',
     async run(ctx) {
-      const { pf, vf } = await igbWithVfs(ctx);
-      const plugin = pluginFor(ctx, '/sys');
-      const tableBefore = iproute2VfTable(pf.name);
-      const netdevBefore = looks(vf.netdev);
-      const pod = tempNetns(ctx, ctx.ifname('pod'));
+      const { pf, vf, plugin, tableBefore, netdevBefore, pod } = await cniOnIgb(ctx);
       const mac = vfMac(0x61, 1);
       const config = {
         cniVersion: '1.1.0',
@@ -80,11 +84,7 @@ module.exports = [
   {
     name: "igb-cni: settings igb refuses (link state, min rate, 802.1ad) fail ADD before anything changes, with the kernel's reason",
     async run(ctx) {
-      const { pf, vf } = await igbWithVfs(ctx);
-      const plugin = pluginFor(ctx, '/sys');
-      const tableBefore = iproute2VfTable(pf.name);
-      const netdevBefore = looks(vf.netdev);
-      const pod = tempNetns(ctx, ctx.ifname('pod'));
+      const { pf, vf, plugin, tableBefore, netdevBefore, pod } = await cniOnIgb(ctx);
       // settings igb accepts come with each refused one: none of them may reach the driver
       const base = { cniVersion: '1.1.0', name: 'lab-igb', type: 'sriovctl-cni', deviceID: vf.bdf, mac: vfMac(0x62, 1), vlan: 100, trust: 'on', ipam: STATIC_IPAM };
       const cases = [
