@@ -202,8 +202,9 @@ function errorText(err: unknown): string {
 
 /**
  * PF-side settings, one change per request; a rate keeps the other bound as it is. The settings drivers most often
- * refuse go first — link state (igb has no ndo_set_vf_link_state: EOPNOTSUPP), rates (igb: EINVAL without a link),
- * then the VLAN (802.1ad: EPROTONOSUPPORT on igb) — so such a refusal comes before anything has changed.
+ * refuse go first — link state (igb has no ndo_set_vf_link_state: EOPNOTSUPP), rates (igb: EINVAL for any minimum,
+ * and for any rate while the PF has no link), then the VLAN (802.1ad: EPROTONOSUPPORT on igb) — so that such a
+ * refusal comes before anything has changed.
  */
 function applyVfRequest(nic: ResolvedNic, want: VfRequest): void {
   const place = nic.vf!;
