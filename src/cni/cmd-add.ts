@@ -11,7 +11,7 @@ import { Ipam } from './ipam';
 import { log } from './log';
 import { parseNicConf, type NetConf, type NicConf } from './netconf';
 import { refuseDefaultRouteLink, resolveNicTarget, type NicTarget } from './nic-target';
-import { configurePod } from './pod-net';
+import { configurePod, type PodNetOptions } from './pod-net';
 import { openPodNetns, withRtnl } from './pod-netns';
 import type { CniInterface, CniResult } from './result';
 import { cniErrorFrom, describeError } from './sys-errors';
@@ -54,7 +54,8 @@ export const cmdAdd: VerbHandler = ({ env, conf }) => {
       const ipamResult = ipam ? ipam.add() : null;
       allocated = ipam !== null;
       if (ipamResult) log.debug(`${ipam!.label} allocated ${(ipamResult.ips ?? []).map((i) => i.address).join(', ') || 'nothing'}`);
-      if (ipamResult && lent.link) configureAddresses(pod, lent.link, ipamResult);
+      // without IPAM too: host-device and sriov-cni leave the pod interface up
+      if (lent.link) configureAddresses(pod, lent.link, ipamResult, { carrierWaitMs: env.carrierWaitMs });
       const result = buildResult(conf, lent, target, nicConf, ifname, env.netns!, ipamResult);
       recordResult(lent.record.key, owner, result);
       log.debug('result recorded');
@@ -98,9 +99,9 @@ function lendNic(req: LendRequest): LendResult {
   }
 }
 
-function configureAddresses(pod: Netns, link: Link, ipamResult: CniResult): void {
+function configureAddresses(pod: Netns, link: Link, ipamResult: CniResult | null, opts: PodNetOptions): void {
   try {
-    withRtnl(pod, (rtnl) => configurePod(pod, rtnl, link, ipamResult.ips ?? [], ipamResult.routes ?? []));
+    withRtnl(pod, (rtnl) => configurePod(pod, rtnl, link, ipamResult?.ips ?? [], ipamResult?.routes ?? [], opts));
   } catch (err) {
     throw cniErrorFrom(err, CNI_ERR.POD_CONFIG_FAILED, `configuring ${link.name} in the pod`);
   }

@@ -3,6 +3,9 @@
 import { assertIfName } from '../net/validate';
 import { CNI_ERR, CniError, invalidEnv } from './errors';
 
+/** sriov-cni's bound on the wait for carrier after link-up (see pod-link-ready.ts). */
+export const DEFAULT_CARRIER_WAIT_MS = 200;
+
 export const VERBS = ['ADD', 'DEL', 'CHECK', 'STATUS', 'GC', 'VERSION'] as const;
 export type Verb = (typeof VERBS)[number];
 
@@ -37,6 +40,8 @@ export interface CniEnv {
   args: CniArgs;
   /** CNI_PATH split on ':' (empty entries dropped). */
   path: string[];
+  /** SRIOVCTL_CNI_CARRIER_WAIT_MS: how long ADD waits for carrier after link-up (tests raise it). */
+  carrierWaitMs: number;
 }
 
 type EnvVar = 'CNI_CONTAINERID' | 'CNI_NETNS' | 'CNI_IFNAME' | 'CNI_PATH';
@@ -90,7 +95,14 @@ export function parseEnv(env: NodeJS.ProcessEnv): CniEnv {
     ifname,
     args: parseCniArgs(env.CNI_ARGS ?? ''),
     path: (env.CNI_PATH ?? '').split(':').filter((p) => p !== ''),
+    carrierWaitMs: parseCarrierWait(env.SRIOVCTL_CNI_CARRIER_WAIT_MS),
   };
+}
+
+function parseCarrierWait(raw: string | undefined): number {
+  if (raw === undefined || raw === '') return DEFAULT_CARRIER_WAIT_MS;
+  if (!/^\d{1,6}$/.test(raw)) throw invalidEnv('SRIOVCTL_CNI_CARRIER_WAIT_MS', `${JSON.stringify(raw)}: want milliseconds (0-999999)`);
+  return Number(raw);
 }
 
 /** libcni's rule: a letter or digit, then letters, digits, '_', '.', '-'. */
