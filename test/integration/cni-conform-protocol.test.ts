@@ -3,27 +3,18 @@
 // whole-device mode on veth stand-ins, Debian's static IPAM.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { cniRoots, expectErrorShape, netnsPath, requireBundle, runCni, type CniCall, type CniRoots } from '../helpers/cni-run';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { expectErrorShape, netnsPath, runCni, type CniCall, type CniRoots } from '../helpers/cni-run';
+import { useCniPodFixture } from '../helpers/cni-pod-fixture';
 import { ipJson, Scratch } from '../helpers/kernel';
-import { nicState, standInNic, type NicState } from '../helpers/lend-fixture';
+import { nicState, type NicState } from '../helpers/lend-fixture';
 
+const fixture = useCniPodFixture();
 let s: Scratch;
 let roots: CniRoots;
 let pod: string;
 let nic: NicState;
-
-beforeAll(requireBundle);
-beforeEach(() => {
-  s = new Scratch();
-  roots = cniRoots();
-  pod = s.netns('pod');
-  nic = standInNic(s, 'n0');
-});
-afterEach(() => {
-  s.cleanup();
-  roots.cleanup();
-});
+beforeEach(() => ({ s, roots, pod, nic } = fixture()));
 
 const staticIpam = {
   type: 'static',

@@ -3,30 +3,21 @@
 // addresses announced when the carrier comes after link-up. The real executable, Debian's static IPAM.
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { cniRoots, DEBIAN_CNI, netnsPath, requireBundle, ROOT, runCni, runCniAsync, type CniCall, type CniRoots } from '../helpers/cni-run';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { DEBIAN_CNI, netnsPath, ROOT, runCni, runCniAsync, type CniCall, type CniRoots } from '../helpers/cni-run';
+import { useCniPodFixture } from '../helpers/cni-pod-fixture';
 import { ip, ipJson, Scratch, waitFor } from '../helpers/kernel';
-import { standInNic, type NicState } from '../helpers/lend-fixture';
+import type { NicState } from '../helpers/lend-fixture';
 
+const fixture = useCniPodFixture();
 let s: Scratch;
 let roots: CniRoots;
 let pod: string;
 let nic: NicState;
+beforeEach(() => ({ s, roots, pod, nic } = fixture()));
 
 /** Debian's plugins, and the stand-in IPAM for CNI 1.1.0-only fields. */
 const CNI_PATH_WITH_ECHO = `${join(ROOT, 'test', 'fixtures', 'cni')}:${DEBIAN_CNI}`;
-
-beforeAll(requireBundle);
-beforeEach(() => {
-  s = new Scratch();
-  roots = cniRoots();
-  pod = s.netns('pod');
-  nic = standInNic(s, 'n0');
-});
-afterEach(() => {
-  s.cleanup();
-  roots.cleanup();
-});
 
 function conf(extra: Record<string, unknown>, version = '1.1.0') {
   return { cniVersion: version, name: `net-${s.prefix}`, type: 'sriovctl-cni', device: nic.name, ...extra };
