@@ -53,6 +53,7 @@ export interface NativeRouteSpec {
   index?: number;
   metric?: number;
   table?: number;
+  scope?: number;
 }
 
 export interface NativeDriverInfo {
