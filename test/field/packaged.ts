@@ -1,0 +1,22 @@
+// Where `npm run package` puts its output, for the field tier's tests.
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+
+export const REPO = resolve(__dirname, '..', '..');
+export const PKG_DIR = join(REPO, 'dist', 'pkg');
+
+/** The self-contained executable of one architecture. */
+export function executable(arch: 'amd64' | 'arm64'): string {
+  return join(PKG_DIR, `sriovctl-linux-${arch}`);
+}
+
+/** The multi-arch installer image, one OCI archive. */
+export const IMAGE_ARCHIVE = join(PKG_DIR, 'sriovctl-cni-image.oci.tar');
+
+/** The first packaged file that is missing, or null. */
+export function missingPackage(): string | null {
+  for (const f of [executable('amd64'), executable('arm64'), IMAGE_ARCHIVE, join(PKG_DIR, 'SHA256SUMS')]) {
+    if (!existsSync(f)) return f;
+  }
+  return null;
+}
