@@ -1,14 +1,14 @@
 // sriovctl-cni as kubelet reaches it: containerd's CRI (RunPodSandbox, StopPodSandbox, RemovePodSandbox over
 // gRPC) running the packaged executable, installed by the installer image's entry point, in a conflist with
 // Debian's host-local and tuning; whole-device mode on a veth stand-in NIC. One containerd for the file.
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, symlinkSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { hostLocalAllocations } from '../helpers/cni-run';
 import { ipJson, Scratch } from '../helpers/kernel';
 import { nicState, standInNic, type NicState } from '../helpers/lend-fixture';
 import { CriNode } from './cri/cri-node';
-import { executable } from './packaged';
+import { executable, REPO } from './packaged';
 
 let node: CriNode;
 let s: Scratch;
@@ -25,9 +25,21 @@ beforeEach(async () => {
   s = new Scratch();
   nic = standInNic(s, 'n0');
   network = `cri-${s.prefix}`;
-  await node.useConflist({
+  await node.useConflist(conflist(network));
+});
+afterEach(async () => {
+  try {
+    await node.removeAllSandboxes();
+  } finally {
+    s.cleanup();
+  }
+});
+
+/** sriovctl-cni on the test's NIC with host-local, then tuning; `name` must be new to the node (see useConflist). */
+function conflist(name: string) {
+  return {
     cniVersion: '1.0.0',
-    name: network,
+    name,
     plugins: [
       {
         type: 'sriovctl-cni',
@@ -37,15 +49,8 @@ beforeEach(async () => {
       // the pod side changes the NIC (MTU): giving it back must undo that too
       { type: 'tuning', dataDir: join(node.hostLocalDir, 'tuning'), mtu: 1280 },
     ],
-  });
-});
-afterEach(async () => {
-  try {
-    await node.removeAllSandboxes();
-  } finally {
-    s.cleanup();
-  }
-});
+  };
+}
 
 /** Global addresses of the pod's eth0, as iproute2 reads them inside the pod's netns. */
 function podAddresses(netns: string): string[] {
@@ -67,6 +72,30 @@ describe('the plugin containerd runs', () => {
     const installed = join(node.containerd.binDir, 'sriovctl-cni');
     expect(readFileSync(installed).equals(readFileSync(executable('amd64')))).toBe(true);
     for (const dir of node.containerd.path.split(':')) expect(readdirSync(dir)).not.toContain('node');
+  });
+});
+
+describe('the plugin as npm installs it (a Node script)', () => {
+  it('cannot run on this node: RunPodSandbox fails naming the missing node, and the NIC stays home', async () => {
+    const script = join(node.containerd.binDir, 'sriovctl-cni-npm');
+    symlinkSync(join(REPO, 'bin', 'sriovctl-cni.js'), script);
+    s.onCleanup(() => unlinkSync(script));
+    await node.useConflist({ cniVersion: '1.0.0', name: `${network}-npm`, plugins: [{ type: 'sriovctl-cni-npm', device: nic.name }] });
+    await expect(node.runSandbox(`pod-${s.prefix}`)).rejects.toMatchObject({
+      details: expect.stringMatching(/plugin type="sriovctl-cni-npm" failed \(add\):.*'node': No such file or directory/),
+    });
+    expectAllHome();
+    // containerd's cleanup DEL failed the same way, so it keeps the sandbox (not ready) until a DEL succeeds
+    const [left, ...more] = await node.cri.listPodSandbox();
+    expect(more).toEqual([]);
+    expect(left.state).toBe('SANDBOX_NOTREADY');
+    await expect(node.cri.removePodSandbox(left.id)).rejects.toMatchObject({ details: expect.stringContaining('failed (delete)') });
+    // DEL runs with the conflist loaded now: sriovctl-cni's DEL of an attachment it never made succeeds
+    await node.useConflist(conflist(`${network}-back`));
+    await node.cri.stopPodSandbox(left.id);
+    await node.cri.removePodSandbox(left.id);
+    expect(await node.cri.listPodSandbox()).toEqual([]);
+    expectAllHome();
   });
 });
 
