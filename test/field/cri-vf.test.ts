@@ -3,31 +3,27 @@
 // (SRIOVCTL_SYSFS_ROOT, handed to the plugin through containerd's environment).
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { simMac } from '../../src/sriov/sim';
 import { hostLocalAllocations } from '../helpers/cni-run';
 import { ip, Scratch } from '../helpers/kernel';
 import { nicState, type NicState } from '../helpers/lend-fixture';
-import { CriNode } from './cri/cri-node';
+import { useCriNode, type CriNode } from './cri/cri-node';
 
 const PF = '0000:5b:00.0';
 /** The MAC tuning gives the pod's interface: DEL must put the VF's own back. */
 const POD_MAC = '02:00:00:7e:57:01';
 
+const cri = useCriNode();
 let node: CriNode;
 let s: Scratch;
 let vfBdf: string;
 let vf: NicState;
 let network: string;
 
-beforeAll(async () => {
-  node = await CriNode.start();
-});
-afterAll(async () => {
-  await node?.teardown();
-});
 beforeEach(async () => {
-  s = new Scratch();
+  node = cri.node();
+  s = cri.scratch();
   const [pfName] = s.veth('pf', 'pfp');
   node.sim.addPf({ bdf: PF, numVfs: 1, netdev: { name: pfName, mac: nicState(pfName)!.mac }, vfNetdevTemplate: `${s.prefix}v{index}` });
   s.onCleanup(() => {
@@ -47,13 +43,6 @@ beforeEach(async () => {
       { type: 'tuning', dataDir: join(node.hostLocalDir, 'tuning'), mac: POD_MAC },
     ],
   });
-});
-afterEach(async () => {
-  try {
-    await node.removeAllSandboxes();
-  } finally {
-    s.cleanup();
-  }
 });
 
 describe('a pod sandbox through the CRI, VF mode with deviceID', () => {

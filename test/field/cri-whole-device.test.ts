@@ -3,36 +3,25 @@
 // Debian's host-local and tuning; whole-device mode on a veth stand-in NIC. One containerd for the file.
 import { existsSync, readdirSync, readFileSync, symlinkSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { hostLocalAllocations } from '../helpers/cni-run';
 import { ipJson, Scratch } from '../helpers/kernel';
 import { nicState, standInNic, type NicState } from '../helpers/lend-fixture';
-import { CriNode } from './cri/cri-node';
+import { useCriNode, type CriNode } from './cri/cri-node';
 import { executable, REPO } from './packaged';
 
+const cri = useCriNode();
 let node: CriNode;
 let s: Scratch;
 let nic: NicState;
 let network: string;
 
-beforeAll(async () => {
-  node = await CriNode.start();
-});
-afterAll(async () => {
-  await node?.teardown();
-});
 beforeEach(async () => {
-  s = new Scratch();
+  node = cri.node();
+  s = cri.scratch();
   nic = standInNic(s, 'n0');
   network = `cri-${s.prefix}`;
   await node.useConflist(conflist(network));
-});
-afterEach(async () => {
-  try {
-    await node.removeAllSandboxes();
-  } finally {
-    s.cleanup();
-  }
 });
 
 /** sriovctl-cni on the test's NIC with host-local, then tuning; `name` must be new to the node (see useConflist). */

@@ -53,6 +53,7 @@ export class Containerd {
   private readonly netnsPaths = new Set<string>();
 
   constructor(private readonly opts: ContainerdOptions) {
+    const tools = ['containerd-shim-runc-v2', 'runc'].map((t) => [t, which(t)]); // before anything is made
     this.dir = mkdtempSync(join(tmpdir(), 'sriovctl-containerd-'));
     this.socket = join(this.dir, 'containerd.sock');
     this.confDir = join(this.dir, 'cni-conf');
@@ -61,7 +62,7 @@ export class Containerd {
     this.pathDir = join(this.dir, 'path');
     this.log = join(this.dir, 'containerd.log');
     for (const d of [this.confDir, this.binDir, this.runcRoot, this.pathDir]) mkdirSync(d, { recursive: true });
-    for (const tool of ['containerd-shim-runc-v2', 'runc']) symlinkSync(which(tool), join(this.pathDir, tool));
+    for (const [name, path] of tools) symlinkSync(path, join(this.pathDir, name));
     writeFileSync(join(this.dir, 'config.toml'), this.config());
     this.client = new CriClient(this.socket);
   }

@@ -6,7 +6,9 @@ import { mkdtempSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { SimSysfs } from '../../../src/sriov/sim';
+import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
 import { debianPlugin, ledgerRecords } from '../../helpers/cni-run';
+import { Scratch } from '../../helpers/kernel';
 import { IMAGE_ARCHIVE } from '../packaged';
 import { Containerd } from './containerd';
 import type { SandboxStatus } from './cri-client';
@@ -35,19 +37,25 @@ export class CriNode {
   /** What the installer image's entry point printed. */
   installOutput = '';
 
-  private constructor() {
-    this.containerd = new Containerd({
-      sandboxImage: pauseImage().ref,
-      env: { SRIOVCTL_STATE_DIR: this.stateDir, SRIOVCTL_SYSFS_ROOT: this.sim.root },
-    });
+  private constructor(sandboxImage: string) {
+    try {
+      this.containerd = new Containerd({
+        sandboxImage,
+        env: { SRIOVCTL_STATE_DIR: this.stateDir, SRIOVCTL_SYSFS_ROOT: this.sim.root },
+      });
+    } catch (err) {
+      this.removeFiles();
+      throw err;
+    }
   }
 
   /** A running node; on any failure everything made so far is removed. */
   static async start(): Promise<CriNode> {
-    const node = new CriNode();
+    const pause = pauseImage();
+    const node = new CriNode(pause.ref);
     try {
       await node.containerd.start();
-      node.containerd.ctr('images', 'import', pauseImage().archive);
+      node.containerd.ctr('images', 'import', pause.archive);
       for (const p of DEBIAN_PLUGINS) symlinkSync(debianPlugin(p), join(node.containerd.binDir, p));
       node.installOutput = installPluginFromImage(node.containerd, IMAGE_ARCHIVE, `sriovctl-install-${randomBytes(4).toString('hex')}`);
     } catch (err) {
@@ -103,9 +111,39 @@ export class CriNode {
     try {
       await this.containerd.teardown();
     } finally {
-      this.sim.remove();
-      rmSync(this.stateDir, { recursive: true, force: true });
-      rmSync(this.hostLocalDir, { recursive: true, force: true });
+      this.removeFiles();
     }
   }
+
+  private removeFiles(): void {
+    this.sim.remove();
+    rmSync(this.stateDir, { recursive: true, force: true });
+    rmSync(this.hostLocalDir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * One node for the whole test file, and a Scratch per test; after each test every sandbox left is stopped and
+ * removed (CNI DEL) before the scratch's links go. Returns accessors, since the values exist only once hooks ran.
+ */
+export function useCriNode(): { node(): CriNode; scratch(): Scratch } {
+  let node: CriNode | undefined;
+  let s: Scratch;
+  beforeAll(async () => {
+    node = await CriNode.start();
+  });
+  afterAll(async () => {
+    await node?.teardown();
+  });
+  beforeEach(() => {
+    s = new Scratch();
+  });
+  afterEach(async () => {
+    try {
+      await node?.removeAllSandboxes();
+    } finally {
+      s.cleanup();
+    }
+  });
+  return { node: () => node!, scratch: () => s };
 }
