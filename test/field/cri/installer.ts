@@ -9,7 +9,6 @@ interface OciDescriptor {
   mediaType: string;
   digest: string;
   platform?: { os: string; architecture: string };
-  annotations?: Record<string, string>;
 }
 
 const INDEX_TYPES = new Set(['application/vnd.oci.image.index.v1+json', 'application/vnd.docker.distribution.manifest.list.v2+json']);
@@ -24,13 +23,10 @@ function blobJson(archive: string, digest: string): any {
   return archiveJson(archive, `blobs/${alg}/${hex}`);
 }
 
-/** The amd64 image of the archive: its reference (the index's ref.name annotation) and its entry point argv. */
-export function installerImage(archive: string): { ref: string; argv: string[] } {
+/** The entry point argv (Entrypoint + Cmd) of the archive's linux/amd64 image. */
+export function entryPoint(archive: string): string[] {
   const index = archiveJson(archive, 'index.json');
-  const top: OciDescriptor = index.manifests[0];
-  const ref = top.annotations?.['io.containerd.image.name'] ?? top.annotations?.['org.opencontainers.image.ref.name'];
-  if (!ref) throw new Error(`${archive}: its index names no image (no ref.name annotation)`);
-  let manifest: OciDescriptor = top;
+  let manifest: OciDescriptor = index.manifests[0];
   while (INDEX_TYPES.has(manifest.mediaType)) {
     const list: OciDescriptor[] = blobJson(archive, manifest.digest).manifests;
     const amd64 = list.find((m) => m.platform?.os === 'linux' && m.platform.architecture === 'amd64');
@@ -38,7 +34,7 @@ export function installerImage(archive: string): { ref: string; argv: string[] }
     manifest = amd64;
   }
   const config = blobJson(archive, blobJson(archive, manifest.digest).config.digest).config ?? {};
-  return { ref, argv: [...(config.Entrypoint ?? []), ...(config.Cmd ?? [])] };
+  return [...(config.Entrypoint ?? []), ...(config.Cmd ?? [])];
 }
 
 /** Where the entry point installs to: the value of its `--to`. */
@@ -54,8 +50,11 @@ export function installTarget(argv: string[]): string {
  * dir mounted at the entry point's target. Returns what the entry point printed.
  */
 export function installPluginFromImage(containerd: Containerd, archive: string, containerId: string): string {
-  const { ref, argv } = installerImage(archive);
-  containerd.ctr('images', 'import', '--all-platforms', archive);
+  const argv = entryPoint(archive);
+  // the name containerd gave the image, as it reports it ("unpacking <name> (sha256:…)...done")
+  const imported = containerd.ctr('images', 'import', '--all-platforms', archive);
+  const ref = /^unpacking (\S+) \(/m.exec(imported)?.[1];
+  if (!ref) throw new Error(`ctr imported no named image from ${archive}: ${imported}`);
   return containerd.ctr(
     'run',
     '--rm',
