@@ -1,6 +1,7 @@
-// The only file that loads the compiled addon (build/Release/sriovctl.node) and declares its typed surface.
+// The only file that loads the compiled addon (through ./addon-file: the build, or the executable's copy) and
+// declares its typed surface.
 // The addon is a thin syscall layer: arguments arrive here already validated by src/net.
-import * as path from 'node:path';
+import { loadAddonModule } from './addon-file';
 import { SysError } from './errors';
 // Type-only: the addon builds exactly these shapes (no runtime dependency on src/net).
 import type { Address, Link, Route } from './net/types';
@@ -123,12 +124,8 @@ export interface NativeAddon {
   parseNetlinkError(buf: Buffer, op: string): SysError | null;
 }
 
-// src/native.ts and dist/native.js (and the bundled CNI plugin in dist/) all sit one level below the root.
-const addonPath = path.join(__dirname, '..', 'build', 'Release', 'sriovctl.node');
-
 function load(): NativeAddon {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
-  const addon = require(addonPath) as NativeAddon;
+  const addon = loadAddonModule() as NativeAddon;
   addon.setErrorClass(SysError);
   return addon;
 }

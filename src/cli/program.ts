@@ -1,14 +1,13 @@
 // The `sriovctl` command line: global options and the commands, wired with commander. No policy here: each
 // command lives in its own file and moves NICs only through src/lend.
-import * as fs from 'node:fs';
-import * as path from 'node:path';
 import { Command } from 'commander';
-import { packageRoot } from '../package-root';
+import { packageVersion } from '../package-version';
 import { registerAttachCommand } from './attach';
 import { applyGlobalOptions, createKit, globalOptions, type CommandKit, type Invocation } from './command-kit';
 import { registerCleanupCommand } from './cleanup';
 import { registerClusterCommands, registerDemoCommand } from './cluster';
 import { registerDetachCommand } from './detach';
+import { registerInstallCniCommand } from './install-cni';
 import { usageError } from './exit-codes';
 import { registerStatusCommand } from './status';
 import { registerVfsCommand } from './vfs';
@@ -22,6 +21,7 @@ const COMMANDS: RegisterCommands[] = [
   registerStatusCommand,
   registerVfsCommand,
   registerCleanupCommand,
+  registerInstallCniCommand,
   // `cluster up|down|status` and `demo` (npm start): owned by the orchestrator, wired with the same kit
   registerClusterCommands,
   registerDemoCommand,
@@ -55,14 +55,4 @@ export function buildProgram(invocation: Invocation, extra: RegisterCommands[] =
   const kit = createKit(invocation);
   for (const register of [...COMMANDS, ...extra]) register(program, kit);
   return program;
-}
-
-function packageVersion(): string {
-  try {
-    // dist/cli/program.js and src/cli/program.ts both sit two levels below the package root
-    const pkg = JSON.parse(fs.readFileSync(path.join(packageRoot(), 'package.json'), 'utf8')) as { version?: string };
-    return pkg.version ?? 'unknown';
-  } catch {
-    return 'unknown';
-  }
 }

@@ -52,7 +52,8 @@ const POD_IFNAME = 'net1';
 const POD_ADDRESS = '10.56.0.10/24';
 /** Debian's containernetworking-plugins (the IPAM plugin the attachment delegates to). */
 const CNI_PATH = process.env.CNI_PATH || '/usr/lib/cni';
-const CNI_BIN = join(packageRoot(), 'bin', 'sriovctl-cni.js');
+/** The plugin the demo runs (looked up when it runs: the self-contained executable has no package root). */
+const cniBin = (): string => join(packageRoot(), 'bin', 'sriovctl-cni.js');
 
 export async function runDemo(ctx: ProviderContext): Promise<DemoReport> {
   const progress = ctx.progress;
@@ -244,7 +245,7 @@ function runCni(command: 'ADD' | 'DEL', call: CniCall): Promise<string> {
     SRIOVCTL_SYSFS_ROOT: call.sysfsRoot,
   };
   return new Promise((resolve, reject) => {
-    const child = spawn('ip', ['netns', 'exec', call.node, process.execPath, CNI_BIN], { env, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn('ip', ['netns', 'exec', call.node, process.execPath, cniBin()], { env, stdio: ['pipe', 'pipe', 'pipe'] });
     let out = '';
     let err = '';
     const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);

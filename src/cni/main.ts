@@ -13,14 +13,15 @@ import { LATEST_VERSION, versionReply } from './versions';
 export const MAIN_BUNDLE = 'sriovctl-cni.bundle.js';
 export const RUN_BUNDLE = 'sriovctl-cni-run.bundle.js';
 
-export function main(): number {
+/** The plugin. `load` gets the protocol and the verbs (the self-contained executable loads its embedded copy). */
+export function main(load: () => typeof import('./run') = loadRun): number {
   if (process.env.CNI_COMMAND === 'VERSION') {
     writeStdout(versionReply());
     return 0;
   }
   let run: typeof import('./run')['run'];
   try {
-    run = loadRun().run;
+    run = load().run;
   } catch (err) {
     // a broken installation (the second bundle missing or unreadable): still one error object on stdout
     writeStdout(errorObject(LATEST_VERSION, new CniError(CNI_ERR.INTERNAL, `cannot load the plugin: ${(err as Error).message}`, '')));

@@ -28,8 +28,11 @@ export interface AtomicWriteHooks {
 /** Unique within a process; a leftover of a dead process with our pid is skipped (no crypto module at start-up). */
 let tempCounter = 0;
 
-/** Write temp file (mode), fsync it, rename over `file`, fsync the directory (fsyncs only when durable). */
-export function writeFileAtomic(file: string, data: string, mode: number, hooks: AtomicWriteHooks = {}): void {
+/**
+ * Write temp file (mode), fsync it, rename over `file`, fsync the directory (fsyncs only when durable). `data`
+ * is the content, or a function that writes it to the temp file's fd (large files, copied in chunks).
+ */
+export function writeFileAtomic(file: string, data: string | ((fd: number) => void), mode: number, hooks: AtomicWriteHooks = {}): void {
   const dir = path.dirname(file);
   const durable = hooks.durable !== false;
   const { temp, fd } = createTemp(dir, path.basename(file), mode);
@@ -37,7 +40,8 @@ export function writeFileAtomic(file: string, data: string, mode: number, hooks:
     try {
       // the umask can narrow the create mode; set it exactly
       fs.fchmodSync(fd, mode);
-      fs.writeSync(fd, data);
+      if (typeof data === 'string') fs.writeSync(fd, data);
+      else data(fd);
       if (durable) fs.fsyncSync(fd);
     } finally {
       fs.closeSync(fd);

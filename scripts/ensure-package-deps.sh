@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Installs the Debian packages `npm run package` and the field tier need, once: buildah (the installer image),
+# g++-aarch64-linux-gnu (the arm64 addon; its libraries also let qemu run arm64 Node), qemu-user-static (runs
+# the arm64 runtime to make its SEA blob, and the arm64 tests), containerd (ctr, and the CRI for the field
+# tests). Idempotent and quiet when everything is present; apt runs under a lock other jobs share.
+set -euo pipefail
+need=()
+command -v buildah >/dev/null || need+=(buildah)
+command -v aarch64-linux-gnu-g++ >/dev/null && [ -d /usr/aarch64-linux-gnu/lib ] || need+=(g++-aarch64-linux-gnu)
+command -v qemu-aarch64-static >/dev/null || need+=(qemu-user-static)
+command -v containerd >/dev/null && command -v ctr >/dev/null || need+=(containerd)
+command -v strip >/dev/null || need+=(binutils)
+[ ${#need[@]} -eq 0 ] && exit 0
+if [ "$(id -u)" != 0 ]; then
+  echo "ensure-package-deps: missing ${need[*]}; run as root (or: apt-get install ${need[*]})" >&2
+  exit 1
+fi
+echo "ensure-package-deps: installing ${need[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+flock /var/lock/sriovctl-apt.lock apt-get update -qq >/dev/null
+flock /var/lock/sriovctl-apt.lock apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null

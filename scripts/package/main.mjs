@@ -1,0 +1,41 @@
+// `npm run package`: the self-contained executables (dist/pkg/sriovctl-linux-amd64, -arm64), their SHA256SUMS,
+// and the multi-arch installer image as one OCI archive. Prints each file's size and the wall time.
+import { createHash } from 'node:crypto';
+import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import { buildAddon } from './addon.mjs';
+import { buildImage } from './image.mjs';
+import { ARCHES } from './runtimes.mjs';
+import { buildExecutable } from './sea.mjs';
+
+const ROOT = new URL('../..', import.meta.url).pathname;
+const OUT = join(ROOT, 'dist', 'pkg');
+const WORK = join(ROOT, 'dist', 'pkg-work');
+const started = process.hrtime.bigint();
+const version = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).version;
+
+rmSync(WORK, { recursive: true, force: true });
+mkdirSync(OUT, { recursive: true });
+
+const executables = await Promise.all(
+  ARCHES.map(async (arch) => {
+    const work = join(WORK, arch);
+    mkdirSync(work, { recursive: true });
+    const addon = join(work, 'sriovctl.node');
+    buildAddon(arch, addon);
+    const out = join(OUT, `sriovctl-linux-${arch}`);
+    await buildExecutable(arch, addon, work, version, out);
+    return out;
+  }),
+);
+const image = buildImage(Object.fromEntries(ARCHES.map((a, i) => [a, executables[i]])), version, join(WORK, 'image'));
+const files = [...executables, image];
+writeFileSync(join(OUT, 'SHA256SUMS'), files.map((f) => `${sha256(f)}  ${basename(f)}\n`).join(''));
+rmSync(WORK, { recursive: true, force: true });
+
+for (const f of files) console.log(`${basename(f).padEnd(28)} ${(statSync(f).size / 1e6).toFixed(1).padStart(6)} MB`);
+console.log(`package: ${(Number(process.hrtime.bigint() - started) / 1e9).toFixed(1)} s`);
+
+function sha256(file) {
+  return createHash('sha256').update(readFileSync(file)).digest('hex');
+}

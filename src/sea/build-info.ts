@@ -1,0 +1,8 @@
+// What scripts/package/ fixes into the self-contained executable at build time (esbuild `define`).
+declare const SRIOVCTL_ADDON_SHA256: string;
+
+/** SHA-256 (hex) of the addon embedded as an asset; it is loaded only when its bytes have this hash. */
+export const ADDON_SHA256: string = SRIOVCTL_ADDON_SHA256;
+
+/** The asset names (the SEA config's `assets` keys). */
+export const ASSET = { addon: 'sriovctl.node', cniRun: 'sriovctl-cni-run.js', cli: 'sriovctl-cli.js' } as const;

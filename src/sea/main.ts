@@ -1,0 +1,42 @@
+// The self-contained executable's entry (`npm run package` bundles it as the SEA main script). One file, two
+// programs, chosen by the name it was run under — kubelet runs a CNI plugin by its file name: `sriovctl-cni` is
+// the CNI plugin, `sriovctl` (or the name npm run package gives it) the CLI. The rest of each program is an
+// embedded bundle, loaded through a V8 code cache in the root-only cache dir (./cache-dir.ts).
+import { basename } from 'node:path';
+import { loadWithCodeCache } from '../code-cache';
+import { main as cniMain } from '../cni/main';
+import { ASSET } from './build-info';
+import { seaAssetText } from './assets';
+import { seaCacheDir } from './cache-dir';
+
+const CLI_NAMES = new Set(['sriovctl', 'sriovctl-linux-amd64', 'sriovctl-linux-arm64']);
+const CNI_NAME = 'sriovctl-cni';
+
+/** `require` of the SEA main script: built-in modules only, which is all the bundles require. */
+declare const require: NodeJS.Require;
+
+function loadEmbedded<T>(asset: string): T {
+  return loadWithCodeCache({ source: seaAssetText(asset), filename: asset, require }, seaCacheDir()) as T;
+}
+
+function start(): void {
+  // process.argv0 is the name we were run under (argv[0] is the resolved executable)
+  const name = basename(process.argv0);
+  if (name === CNI_NAME) {
+    process.exit(cniMain(() => loadEmbedded<typeof import('../cni/run')>(ASSET.cniRun)));
+  }
+  if (!CLI_NAMES.has(name)) {
+    process.stderr.write(`sriovctl: run as '${name}': this executable is 'sriovctl' (the CLI) or '${CNI_NAME}' (the CNI plugin); install or link it under one of those names\n`);
+    process.exit(2);
+  }
+  let cli: typeof import('../cli/main');
+  try {
+    cli = loadEmbedded<typeof import('../cli/main')>(ASSET.cli);
+  } catch (err) {
+    process.stderr.write(`sriovctl: cannot start: ${(err as Error).message}\n`);
+    process.exit(1);
+  }
+  cli.run();
+}
+
+start();

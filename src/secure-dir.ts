@@ -1,0 +1,50 @@
+// Directories sriovctl loads code from (the V8 code cache, the packaged executable's addon) must be writable by
+// no one but us: a file another user can plant there runs as root. A directory is trusted when it and every
+// ancestor is a real directory (not a symlink), owned by root or by us, and not writable by group or others —
+// except a sticky ancestor (/tmp), whose entries only their owner may rename, as long as the entry below it is
+// ours. The same rule as the kernel's protected-path checks, without following a single symlink.
+import { lstatSync, mkdirSync, type Stats } from 'node:fs';
+import { dirname, isAbsolute, resolve } from 'node:path';
+
+const GROUP_OR_OTHER_WRITE = 0o022;
+const STICKY = 0o1000;
+
+/** Why `dir` is not trusted (one sentence naming the path), or null when it is. A missing path is untrusted. */
+export function untrustedReason(dir: string): string | null {
+  if (!isAbsolute(dir)) return `${dir} is not an absolute path`;
+  const euid = process.geteuid?.() ?? -1;
+  let below: Stats | null = null;
+  for (let p = resolve(dir); ; p = dirname(p)) {
+    let st: Stats;
+    try {
+      st = lstatSync(p);
+    } catch (err) {
+      return `${p} cannot be examined (${(err as NodeJS.ErrnoException).code ?? String(err)})`;
+    }
+    if (st.isSymbolicLink()) return `${p} is a symbolic link`;
+    if (!st.isDirectory()) return `${p} is not a directory`;
+    if (st.uid !== 0 && st.uid !== euid) return `${p} is owned by uid ${st.uid}, not by root`;
+    const opened = (st.mode & GROUP_OR_OTHER_WRITE) !== 0;
+    if (opened && !(below && (st.mode & STICKY) !== 0 && (below.uid === 0 || below.uid === euid))) {
+      return `${p} is writable by group or others (mode ${(st.mode & 0o7777).toString(8)})`;
+    }
+    if (p === dirname(p)) return null;
+    below = st;
+  }
+}
+
+/**
+ * Creates `dir` (and missing parents, 0700) when missing, then checks it; throws an Error naming the reason when it
+ * is not trusted. The leaf must be ours alone: no group or other access at all.
+ */
+export function ensureTrustedDir(dir: string): void {
+  try {
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+  } catch {
+    // reported below, by the check, with the path that is wrong
+  }
+  const reason = untrustedReason(dir);
+  if (reason) throw new Error(reason);
+  const st = lstatSync(dir);
+  if ((st.mode & 0o077) !== 0) throw new Error(`${dir} is open to group or others (mode ${(st.mode & 0o777).toString(8)}), not 0700`);
+}

@@ -1,0 +1,59 @@
+// Running the packaged executables as a node would: under a chosen name (argv[0], which picks CLI or CNI plugin),
+// with a private cache dir, natively (amd64) or under Debian's qemu-user-static (arm64).
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { executable } from './packaged';
+
+export type Arch = 'amd64' | 'arm64';
+
+export interface RunResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+export interface RunOptions {
+  /** argv[0]: 'sriovctl' (the CLI), 'sriovctl-cni' (the plugin), or anything else. */
+  name: string;
+  arch?: Arch;
+  /** The executable (default: dist/pkg/sriovctl-linux-<arch>). */
+  file?: string;
+  env?: NodeJS.ProcessEnv;
+  stdin?: string;
+}
+
+/** Runs a packaged executable to completion (killed after 120 s: qemu on a busy machine is slow, not stuck). */
+export function runPackaged(args: string[], o: RunOptions): Promise<RunResult> {
+  const arch = o.arch ?? 'amd64';
+  const file = o.file ?? executable(arch);
+  // qemu-user sets the guest's argv[0] with -0; natively, spawn's argv0 does
+  const [cmd, argv, argv0] =
+    arch === 'amd64' ? [file, args, o.name] : ['qemu-aarch64-static', ['-L', '/usr/aarch64-linux-gnu', '-0', o.name, file, ...args], undefined];
+  // no PATH at all (this host has node in /usr/bin): the executable must need nothing from the host
+  const env = { PATH: '/nonexistent', ...o.env };
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, argv, { argv0, env, stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    const timer = setTimeout(() => child.kill('SIGKILL'), 120_000);
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('error', (err) => {
+      clearTimeout(timer);
+      reject(err);
+    });
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+    child.stdin.end(o.stdin ?? '');
+  });
+}
+
+/** A fresh directory (root's, 0700, under /tmp) removed by the returned function. */
+export function tempDir(label: string): { dir: string; remove(): void } {
+  const dir = mkdtempSync(join(tmpdir(), `sriovctl-field-${label}-`));
+  return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
