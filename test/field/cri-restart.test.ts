@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { hostLocalAllocations } from '../helpers/cni-run';
 import { Scratch } from '../helpers/kernel';
 import { nicState, standInNic, type NicState } from '../helpers/lend-fixture';
-import { CRI_NAMESPACE, mountPoints, shimSocket, shimsOf } from './cri/containerd';
+import { cgroupDirs, CRI_NAMESPACE, mountPoints, shimSocket, shimsOf } from './cri/containerd';
 import { CriNode } from './cri/cri-node';
 
 let node: CriNode | undefined;
@@ -77,6 +77,7 @@ describe('the tests\' teardown', () => {
     const socket = shimSocket(n.containerd.socket, CRI_NAMESPACE, sb.id);
     expect(existsSync(socket)).toBe(true);
     const dir = n.containerd.dir;
+    expect(cgroupDirs(`${n.containerd.cgroupParent}/${sb.id}`).length).toBeGreaterThan(0);
     expect(mountPoints().filter((m) => m.startsWith(dir + '/')).length).toBeGreaterThan(0);
 
     node = undefined;
@@ -86,6 +87,7 @@ describe('the tests\' teardown', () => {
     expect(mountPoints().filter((m) => m.startsWith(dir + '/') || m.endsWith(sb.netns))).toEqual([]);
     expect(existsSync(sb.status.netnsPath)).toBe(false);
     expect(existsSync(dir)).toBe(false);
+    expect(cgroupDirs(n.containerd.cgroupParent)).toEqual([]);
     expect(existsSync(n.stateDir)).toBe(false);
   });
 });

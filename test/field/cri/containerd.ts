@@ -9,9 +9,9 @@
 // sockets under /run/containerd/s removed, every mount under the temp dir and every pod netns it made unmounted.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, realpathSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, realpathSync, rmdirSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { delimiter, join } from 'node:path';
+import { basename, delimiter, join } from 'node:path';
 import { CriClient } from './cri-client';
 
 /** containerd creates shim sockets here whatever its state dir (1.6: a constant), named by a hash. */
@@ -45,6 +45,11 @@ export class Containerd {
   readonly runcRoot: string;
   readonly pathDir: string;
   readonly log: string;
+  /**
+   * The cgroup every container of this containerd goes under (sandboxes ask for it as kubelet asks for its
+   * kubepods slice; ctr run is told), so teardown removes exactly ours and nothing another runtime made.
+   */
+  readonly cgroupParent: string;
   /** A fresh client per start: a channel that saw containerd die reconnects only after gRPC's backoff. */
   private client: CriClient;
   private proc: ChildProcess | null = null;
@@ -61,6 +66,7 @@ export class Containerd {
     this.runcRoot = join(this.dir, 'runc');
     this.pathDir = join(this.dir, 'path');
     this.log = join(this.dir, 'containerd.log');
+    this.cgroupParent = `/${basename(this.dir)}`;
     for (const d of [this.confDir, this.binDir, this.runcRoot, this.pathDir]) mkdirSync(d, { recursive: true });
     for (const [name, path] of tools) symlinkSync(path, join(this.pathDir, name));
     writeFileSync(join(this.dir, 'config.toml'), this.config());
@@ -189,6 +195,7 @@ disabled_plugins = ["io.containerd.internal.v1.opt", "io.containerd.snapshotter.
     await attempt('deleting runc containers', () => this.deleteRuncContainers());
     await attempt('killing shims', () => this.killShims());
     await attempt('unmounting', () => this.unmountAll());
+    await attempt('removing cgroups', () => removeCgroup(this.cgroupParent));
     await attempt('removing the temp dir', () => rmSync(this.dir, { recursive: true, force: true }));
     if (errors.length) throw new Error(`containerd teardown: ${errors.join('; ')}`);
   }
@@ -246,6 +253,23 @@ disabled_plugins = ["io.containerd.internal.v1.opt", "io.containerd.snapshotter.
 /** The socket a shim of the containerd at `socket` serves (containerd 1.6: sha256 of address/namespace/id). */
 export function shimSocket(socket: string, namespace: string, id: string): string {
   return join(SHIM_SOCKET_DIR, createHash('sha256').update(join(socket, namespace, id)).digest('hex'));
+}
+
+/** The directories of cgroup `path` in every hierarchy (one per controller on cgroup v1, one on v2). */
+export function cgroupDirs(path: string): string[] {
+  const root = '/sys/fs/cgroup';
+  if (existsSync(join(root, 'cgroup.controllers'))) return [join(root, path)];
+  const hierarchies = readdirSync(root, { withFileTypes: true }).filter((e) => e.isDirectory());
+  return hierarchies.map((h) => join(root, h.name, path)).filter((d) => existsSync(d));
+}
+
+/** rmdir `path` and the cgroups below it, deepest first (each must be empty of processes by now). */
+function removeCgroup(path: string): void {
+  const rm = (dir: string) => {
+    for (const e of readdirSync(dir, { withFileTypes: true })) if (e.isDirectory()) rm(join(dir, e.name));
+    rmdirSync(dir);
+  };
+  for (const dir of cgroupDirs(path)) rm(dir);
 }
 
 /** The mount points of this mount namespace (octal escapes of mountinfo decoded). */

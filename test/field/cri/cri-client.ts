@@ -69,8 +69,9 @@ export class CriClient {
     return { conditions: res.status.conditions, cniConfig: res.info.cniconfig ? JSON.parse(res.info.cniconfig) : null };
   }
 
-  async runPodSandbox(metadata: SandboxMetadata): Promise<string> {
-    const config = { metadata: { attempt: 0, ...metadata }, hostname: metadata.name, linux: {} };
+  /** RunPodSandbox; `cgroupParent` is where the runtime puts the sandbox's cgroup (kubelet's kubepods slice). */
+  async runPodSandbox(metadata: SandboxMetadata, cgroupParent: string): Promise<string> {
+    const config = { metadata: { attempt: 0, ...metadata }, hostname: metadata.name, linux: { cgroupParent } };
     const res = await this.call('RunPodSandbox', { config });
     return res.podSandboxId;
   }

@@ -96,7 +96,7 @@ export class CriNode {
 
   /** RunPodSandbox, then its status (the netns it reports is remembered for teardown). */
   async runSandbox(name: string): Promise<Sandbox> {
-    const id = await this.cri.runPodSandbox({ name, uid: randomBytes(8).toString('hex'), namespace: 'default' });
+    const id = await this.cri.runPodSandbox({ name, uid: randomBytes(8).toString('hex'), namespace: 'default' }, this.containerd.cgroupParent);
     const status = await this.cri.podSandboxStatus(id);
     this.containerd.trackNetns(status.netnsPath);
     return { id, status, netns: basename(status.netnsPath) };
