@@ -6,7 +6,6 @@
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { runtimeFiles } from './image-libs.mjs';
 
 const ROOT = new URL('../..', import.meta.url).pathname;
 
@@ -31,7 +30,6 @@ export function buildImage(executables, version, work) {
     for (const [arch, exe] of Object.entries(executables)) {
       const ctr = buildah('from', '--arch', arch, '--os', 'linux', '--name', `sriovctl-cni-${arch}-${process.pid}`, 'scratch');
       buildah('copy', '--chmod', '0755', ctr, exe, '/sriovctl');
-      for (const { host, image } of runtimeFiles(exe, arch)) buildah('copy', ctr, host, image);
       buildah('config', '--arch', arch, '--os', 'linux', '--entrypoint', JSON.stringify(['/sriovctl', 'install-cni', '--to', HOST_CNI_BIN]), '--cmd', '', '--label', `org.opencontainers.image.version=${version}`, ctr);
       const image = `localhost/sriovctl-cni-${arch}:${version}`;
       buildah('commit', '--format', 'oci', '--rm', ctr, image);
