@@ -49,7 +49,8 @@ export function loadWithCodeCache(bundle: BundleSource, cacheDir: string): unkno
   return mod.exports;
 }
 
-function cacheName(file: string, source: string): string {
+/** The cache file's name: the bundle's name and a hash of what the cache must fit. */
+export function cacheName(file: string, source: string): string {
   const key = createHash('sha256').update(source).update(`\0${process.version}\0${process.arch}`).digest('hex').slice(0, 32);
   return `${basename(file)}-${key}.v8cache`;
 }

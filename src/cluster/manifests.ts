@@ -3,6 +3,7 @@
 // every node, and a NetworkAttachmentDefinition that uses it. Every DaemonSet runs on amd64 and arm64 alike.
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { INSTALLER_CNI_BIN, installerImage } from '../install/installer-image';
 import { yaml } from './yaml';
 
 export const RESOURCE_PREFIX = 'kubevirt.io';
@@ -16,8 +17,8 @@ export const SRIOV_NODE_LABEL = 'sriov_capable';
 export const DEFAULT_IMAGES = {
   multus: 'ghcr.io/k8snetworkplumbingwg/multus-cni:v4.1.4',
   devicePlugin: 'ghcr.io/k8snetworkplumbingwg/sriov-network-device-plugin:v3.9.0',
-  /** Holds the sriovctl-cni executable at /sriovctl/sriovctl-cni. */
-  cniInstaller: 'ghcr.io/sriovctl/sriovctl-cni:0.1.0',
+  /** `npm run package`'s installer image (the package version): its entry point installs sriovctl-cni. */
+  cniInstaller: installerImage(),
   pause: 'registry.k8s.io/pause:3.10',
 };
 
@@ -230,23 +231,20 @@ export function devicePluginObjects(input: ManifestInput): Record<string, unknow
 }
 
 /**
- * Copies sriovctl-cni into the CNI bin directory of every node (atomically: a kubelet never runs a half-copied
- * plugin), then idles so the DaemonSet stays Ready.
+ * Installs sriovctl-cni into the CNI bin directory of every node with the image's own entry point (`sriovctl
+ * install-cni --to /host/opt/cni/bin`: atomic, so a kubelet never runs a half-copied plugin; the image has no
+ * shell), then idles so the DaemonSet stays Ready. The image is imported into the nodes, not pulled.
  */
 export function cniInstallerObjects(input: ManifestInput): Record<string, unknown>[] {
   const images = { ...DEFAULT_IMAGES, ...input.images };
-  const install =
-    'set -e; cp -f /sriovctl/sriovctl-cni /host/opt/cni/bin/.sriovctl-cni.new; ' +
-    'chmod 0755 /host/opt/cni/bin/.sriovctl-cni.new; ' +
-    'mv -f /host/opt/cni/bin/.sriovctl-cni.new /host/opt/cni/bin/sriovctl-cni';
   return [
     daemonSet('sriovctl-cni-installer', 'sriovctl-cni-installer', {
       initContainers: [
         {
           name: 'install-sriovctl-cni',
           image: images.cniInstaller,
-          command: ['/bin/sh', '-c', install],
-          volumeMounts: [{ name: 'cnibin', mountPath: '/host/opt/cni/bin' }],
+          imagePullPolicy: 'IfNotPresent',
+          volumeMounts: [{ name: 'cnibin', mountPath: INSTALLER_CNI_BIN }],
         },
       ],
       containers: [{ name: 'pause', image: images.pause, resources: { requests: { cpu: '1m', memory: '8Mi' } } }],

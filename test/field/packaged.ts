@@ -1,6 +1,7 @@
 // Where `npm run package` puts its output, for the field tier's tests.
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { INSTALLER_ARCHIVE_NAME } from '../../src/install/installer-image';
 
 export const REPO = resolve(__dirname, '..', '..');
 export const PKG_DIR = join(REPO, 'dist', 'pkg');
@@ -11,7 +12,7 @@ export function executable(arch: 'amd64' | 'arm64'): string {
 }
 
 /** The multi-arch installer image, one OCI archive. */
-export const IMAGE_ARCHIVE = join(PKG_DIR, 'sriovctl-cni-image.oci.tar');
+export const IMAGE_ARCHIVE = join(PKG_DIR, INSTALLER_ARCHIVE_NAME);
 
 /** The first packaged file that is missing, or null. */
 export function missingPackage(): string | null {

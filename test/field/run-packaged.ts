@@ -1,7 +1,7 @@
 // Running the packaged executables as a node would: under a chosen name (argv[0], which picks CLI or CNI plugin),
 // with a private cache dir, natively (amd64) or under Debian's qemu-user-static (arm64).
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { executable } from './packaged';
@@ -30,7 +30,7 @@ export function runPackaged(args: string[], o: RunOptions): Promise<RunResult> {
   const file = o.file ?? executable(arch);
   // qemu-user sets the guest's argv[0] with -0; natively, spawn's argv0 does
   const [cmd, argv, argv0] =
-    arch === 'amd64' ? [file, args, o.name] : ['qemu-aarch64-static', ['-L', '/usr/aarch64-linux-gnu', '-0', o.name, file, ...args], undefined];
+    arch === 'amd64' ? [file, args, o.name] : [onPath('qemu-aarch64-static'), ['-L', '/usr/aarch64-linux-gnu', '-0', o.name, file, ...args], undefined];
   // no PATH at all (this host has node in /usr/bin): the executable must need nothing from the host
   const env = { PATH: '/nonexistent', ...o.env };
   return new Promise((resolve, reject) => {
@@ -56,4 +56,11 @@ export function runPackaged(args: string[], o: RunOptions): Promise<RunResult> {
 export function tempDir(label: string): { dir: string; remove(): void } {
   const dir = mkdtempSync(join(tmpdir(), `sriovctl-field-${label}-`));
   return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** A program's path from the test's own PATH (the executable under test runs without one). */
+function onPath(program: string): string {
+  const found = (process.env.PATH ?? '').split(':').map((d) => join(d, program)).find((p) => existsSync(p));
+  if (!found) throw new Error(`${program} is not on PATH (scripts/ensure-package-deps.sh installs it)`);
+  return found;
 }

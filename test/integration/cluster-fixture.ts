@@ -43,11 +43,16 @@ export interface Call {
 /** The stand-ins' world: their state and call log in a temp dir, first on PATH while in use. */
 export class Standins {
   readonly dir = mkdtempSync(join(tmpdir(), 'sriovctl-standins-'));
-  private readonly saved = { path: process.env.PATH, dir: process.env.STANDIN_DIR };
+  private readonly saved = { path: process.env.PATH, dir: process.env.STANDIN_DIR, archive: process.env.SRIOVCTL_INSTALLER_ARCHIVE };
+  /** The installer image archive the providers import into the nodes (an OCI layout: only index.json matters here). */
+  readonly archive = join(this.dir, 'installer.oci.tar');
 
   constructor(binDir = FIXTURE_BIN) {
     process.env.STANDIN_DIR = this.dir;
     process.env.PATH = `${binDir}:${SYSTEM_PATH}`;
+    writeFileSync(join(this.dir, 'index.json'), '{"schemaVersion":2,"manifests":[]}');
+    execFileSync('tar', ['-cf', this.archive, '-C', this.dir, 'index.json']);
+    process.env.SRIOVCTL_INSTALLER_ARCHIVE = this.archive;
   }
 
   calls(tool?: string): Call[] {
@@ -75,6 +80,7 @@ export class Standins {
     }
     restoreEnv('PATH', this.saved.path);
     restoreEnv('STANDIN_DIR', this.saved.dir);
+    restoreEnv('SRIOVCTL_INSTALLER_ARCHIVE', this.saved.archive);
     rmSync(this.dir, { recursive: true, force: true });
   }
 }

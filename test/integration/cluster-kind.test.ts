@@ -56,6 +56,9 @@ describe('kind provider', () => {
 
     const create = standins.calls('kind').find((c) => c.args[0] === 'create')!;
     expect(create.args).toEqual(['create', 'cluster', '--name', name, '--config', join(manifests, 'kind-config.yaml'), '--wait', '300s']);
+    // the installer image is loaded into the nodes right after the cluster exists (airgap)
+    const kindCalls = standins.calls('kind').map((c) => c.args);
+    expect(kindCalls[kindCalls.findIndex((a) => a[0] === 'create') + 1]).toEqual(['load', 'image-archive', standins.archive, '--name', name]);
     const config = parse(readFileSync(join(manifests, 'kind-config.yaml'), 'utf8'));
     expect(config.kind).toBe('Cluster');
     expect(config.apiVersion).toBe('kind.x-k8s.io/v1alpha4');

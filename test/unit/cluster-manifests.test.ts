@@ -5,6 +5,8 @@ import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { renderManifests, toYaml, writeManifests, SRIOV_RESOURCE, type ManifestInput } from '../../src/cluster/manifests';
 
+const PACKAGE_VERSION = (JSON.parse(readFileSync(join(__dirname, '..', '..', 'package.json'), 'utf8')) as { version: string }).version;
+
 const input: ManifestInput = {
   pfNames: ['enp3s0f0', 'enp4s0f0'],
   driver: 'vfio-pci',
@@ -86,18 +88,18 @@ describe('rendered manifests', () => {
     expect(JSON.parse(cm.data['config.json']).resourceList[0].selectors).toEqual({ pfNames: ['enp3s0f0', 'enp4s0f0'] });
   });
 
-  it('the installer copies sriovctl-cni into /opt/cni/bin atomically', () => {
+  it('the installer runs the image\'s own entry point (install-cni, no shell) with the node\'s /opt/cni/bin mounted', () => {
     const [ds] = all['30-sriovctl-cni-installer.yaml'];
     expect(ds.kind).toBe('DaemonSet');
     const pod = ds.spec.template.spec;
     expect(pod.volumes).toEqual([{ name: 'cnibin', hostPath: { path: '/opt/cni/bin', type: 'DirectoryOrCreate' } }]);
     const init = pod.initContainers[0];
     expect(init.volumeMounts).toEqual([{ name: 'cnibin', mountPath: '/host/opt/cni/bin' }]);
-    const script = init.command[2] as string;
-    expect(init.command.slice(0, 2)).toEqual(['/bin/sh', '-c']);
-    // copied under a temporary name, then renamed into place
-    expect(script.indexOf('cp -f /sriovctl/sriovctl-cni /host/opt/cni/bin/.sriovctl-cni.new')).toBeGreaterThanOrEqual(0);
-    expect(script).toMatch(/mv -f \/host\/opt\/cni\/bin\/\.sriovctl-cni\.new \/host\/opt\/cni\/bin\/sriovctl-cni$/);
+    // the entry point (`sriovctl install-cni --to /host/opt/cni/bin`) of the image npm run package builds, imported
+    expect(init.command).toBeUndefined();
+    expect(init.args).toBeUndefined();
+    expect(init.image).toBe(`docker.io/sriovctl/sriovctl-cni:${PACKAGE_VERSION}`);
+    expect(init.imagePullPolicy).toBe('IfNotPresent');
   });
 
   it('every DaemonSet runs on amd64 and arm64 (no amd64-only node selector) and tolerates taints', () => {

@@ -4,6 +4,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { NamespaceSpec } from '../../lend/types';
 import { containerPid, detectContainerRuntime, type ContainerRuntime } from '../container-runtime';
+import { installerArchive } from '../../install/installer-image';
 import { kubectlAccess } from '../kube';
 import { adaptCalicoForK3s, DEFAULT_PRIMARY_CNI, loadManifestSource } from '../primary-cni';
 import type { ClusterNode, CreateSpec, Provider, ProviderContext } from '../types';
@@ -52,6 +53,11 @@ export function k3dClusterCreateArgs(spec: CreateSpec, opts: Pick<K3dOptions, 'r
   if (spec.image) args.push('--image', spec.image);
   args.push('--wait', '--timeout', '300s');
   return args;
+}
+
+/** Imports the installer image archive into every node of the cluster (airgap: the DaemonSet pulls nothing). */
+export function k3dImageImportArgs(archive: string, cluster: string): string[] {
+  return ['image', 'import', archive, '--cluster', cluster];
 }
 
 interface K3dNodeJson {
@@ -103,6 +109,8 @@ export function k3dProvider(options: Partial<K3dOptions> = {}): Provider {
     async create(spec, ctx) {
       if (!(await registryExists(spec.name, ctx))) await ctx.run('k3d', k3dRegistryCreateArgs(spec.name, opts.registryPort));
       await ctx.run('k3d', k3dClusterCreateArgs(spec, opts), { timeoutMs: 600_000 });
+      const archive = installerArchive();
+      if (archive) await ctx.run('k3d', k3dImageImportArgs(archive, spec.name), { timeoutMs: 300_000 });
     },
 
     async delete(name, ctx) {

@@ -4,6 +4,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { NamespaceSpec } from '../../lend/types';
 import { containerPid, detectContainerRuntime, type ContainerRuntime } from '../container-runtime';
+import { installerArchive } from '../../install/installer-image';
 import { kubectlAccess } from '../kube';
 import type { ClusterNode, CreateSpec, Provider, ProviderContext } from '../types';
 import { yaml } from '../yaml';
@@ -39,6 +40,11 @@ export function kindClusterConfig(spec: CreateSpec): Record<string, unknown> {
 
 export function kindCreateArgs(spec: CreateSpec): string[] {
   return ['create', 'cluster', '--name', spec.name, '--config', join(spec.manifestsDir, KIND_CONFIG_FILE), '--wait', '300s'];
+}
+
+/** Loads the installer image archive into every node (kind runs `ctr images import --all-platforms` in each). */
+export function kindLoadArgs(archive: string, cluster: string): string[] {
+  return ['load', 'image-archive', archive, '--name', cluster];
 }
 
 /** kind names nodes `<cluster>-control-plane`, `<cluster>-worker`, `<cluster>-worker2`, … */
@@ -81,6 +87,8 @@ export function kindProvider(options: Partial<KindOptions> = {}): Provider {
     async create(spec, ctx) {
       await writeFile(join(spec.manifestsDir, KIND_CONFIG_FILE), yaml().stringify(kindClusterConfig(spec)));
       await kind(ctx, kindCreateArgs(spec), 600_000);
+      const archive = installerArchive();
+      if (archive) await kind(ctx, kindLoadArgs(archive, spec.name), 300_000);
     },
 
     async delete(name, ctx) {
