@@ -6,7 +6,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { hostLocalAllocations } from '../helpers/cni-run';
 import { Scratch } from '../helpers/kernel';
 import { nicState, standInNic, type NicState } from '../helpers/lend-fixture';
-import { cgroupDirs, CRI_NAMESPACE, mountPoints, shimSocket, shimsOf } from './cri/containerd';
+import { cgroupDirs, CRI_NAMESPACE, mountPoints, shimSocket, shimsOf } from './containerd';
 import { CriNode } from './cri/cri-node';
 
 let node: CriNode | undefined;

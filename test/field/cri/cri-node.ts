@@ -10,7 +10,7 @@ import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
 import { debianPlugin, ledgerRecords } from '../../helpers/cni-run';
 import { Scratch } from '../../helpers/kernel';
 import { IMAGE_ARCHIVE } from '../packaged';
-import { Containerd } from './containerd';
+import { Containerd } from '../containerd';
 import type { SandboxStatus } from './cri-client';
 import { installPluginFromImage } from './installer';
 import { pauseImage } from './pause-image';

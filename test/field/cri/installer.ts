@@ -3,7 +3,7 @@
 // with the bin dir bind-mounted where the entry point's `--to` points, as the DaemonSet mounts the node's
 // /opt/cni/bin. Nothing here knows what the entry point is: it is read from the image's own config.
 import { execFileSync } from 'node:child_process';
-import type { Containerd } from './containerd';
+import { CRI_NAMESPACE, type Containerd } from '../containerd';
 
 interface OciDescriptor {
   mediaType: string;
@@ -55,16 +55,5 @@ export function installPluginFromImage(containerd: Containerd, archive: string, 
   const imported = containerd.ctr('images', 'import', '--all-platforms', archive);
   const ref = /^unpacking (\S+) \(/m.exec(imported)?.[1];
   if (!ref) throw new Error(`ctr imported no named image from ${archive}: ${imported}`);
-  return containerd.ctr(
-    'run',
-    '--rm',
-    '--runc-root',
-    containerd.runcRoot,
-    '--cgroup',
-    `${containerd.cgroupParent}/${containerId}`,
-    '--mount',
-    `type=bind,src=${containerd.binDir},dst=${installTarget(argv)},options=rbind:rw`,
-    ref,
-    containerId,
-  );
+  return containerd.run(CRI_NAMESPACE, ref, containerId, '--mount', `type=bind,src=${containerd.binDir},dst=${installTarget(argv)},options=rbind:rw`);
 }
