@@ -20,7 +20,7 @@ const SHIM_SOCKET_DIR = '/run/containerd/s';
 /** The containerd namespace the CRI plugin works in. */
 export const CRI_NAMESPACE = 'k8s.io';
 /** containerd answers its first call in well under a second here; the bound is for a loaded machine. */
-const START_TIMEOUT_MS = 30_000;
+const START_TIMEOUT_MS = 60_000;
 
 export interface ContainerdOptions {
   /** The CRI's pause image reference (imported by the caller after start); none for a test that runs no pods. */
