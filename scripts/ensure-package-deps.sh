@@ -11,11 +11,4 @@ command -v qemu-aarch64-static >/dev/null || need+=(qemu-user-static)
 command -v containerd >/dev/null && command -v ctr >/dev/null || need+=(containerd)
 command -v strip >/dev/null || need+=(binutils)
 [ ${#need[@]} -eq 0 ] && exit 0
-if [ "$(id -u)" != 0 ]; then
-  echo "ensure-package-deps: missing ${need[*]}; run as root (or: apt-get install ${need[*]})" >&2
-  exit 1
-fi
-echo "ensure-package-deps: installing ${need[*]}" >&2
-export DEBIAN_FRONTEND=noninteractive
-flock /var/lock/sriovctl-apt.lock apt-get update -qq >/dev/null
-flock /var/lock/sriovctl-apt.lock apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+exec bash "$(dirname "$0")/apt-install.sh" ensure-package-deps "${need[@]}"

@@ -8,11 +8,4 @@ need=()
 command -v ip >/dev/null || need+=(iproute2)
 command -v unshare >/dev/null || need+=(util-linux)
 [ ${#need[@]} -eq 0 ] && exit 0
-if [ "$(id -u)" != 0 ]; then
-  echo "ensure-system-deps: missing ${need[*]}; run as root (or: apt-get install ${need[*]})" >&2
-  exit 1
-fi
-echo "ensure-system-deps: installing ${need[*]}" >&2
-export DEBIAN_FRONTEND=noninteractive
-apt-get update -qq >/dev/null
-apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+exec bash "$(dirname "$0")/apt-install.sh" ensure-system-deps "${need[@]}"

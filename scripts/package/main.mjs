@@ -34,7 +34,10 @@ writeFileSync(join(OUT, 'SHA256SUMS'), files.map((f) => `${sha256(f)}  ${basenam
 rmSync(WORK, { recursive: true, force: true });
 
 for (const f of files) console.log(`${basename(f).padEnd(28)} ${(statSync(f).size / 1e6).toFixed(1).padStart(6)} MB`);
-console.log(`package: ${(Number(process.hrtime.bigint() - started) / 1e9).toFixed(1)} s`);
+const wall = `${(Number(process.hrtime.bigint() - started) / 1e9).toFixed(1)} s`;
+console.log(`package: ${wall}`);
+// for npm run bench (bench/package.bench.mjs)
+writeFileSync(join(OUT, 'package-time.txt'), `${wall}\n`);
 
 function sha256(file) {
   return createHash('sha256').update(readFileSync(file)).digest('hex');

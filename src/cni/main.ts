@@ -4,7 +4,6 @@
 // with a V8 code cache when it can — and each verb's module (with it the native addon) when it runs.
 import { join } from 'node:path';
 import { stateDir } from '../config';
-import { requireWithCodeCache } from '../code-cache';
 import { CNI_ERR, CniError, errorObject } from './errors';
 import { writeStdout } from './stdio';
 import { LATEST_VERSION, versionReply } from './versions';
@@ -33,6 +32,8 @@ export function main(load: () => typeof import('./run') = loadRun): number {
 function loadRun(): typeof import('./run') {
   // SRIOVCTL_CNI_CODE_CACHE=off: compile every time (to measure what the cache saves, or to rule it out)
   if (__filename.endsWith(MAIN_BUNDLE) && process.env.SRIOVCTL_CNI_CODE_CACHE !== 'off') {
+    // required here, not imported: VERSION never pays for loading the code cache's modules (crypto, vm)
+    const { requireWithCodeCache } = require('../code-cache') as typeof import('../code-cache');
     return requireWithCodeCache(join(__dirname, RUN_BUNDLE), join(stateDir(), 'cni', 'code-cache')) as typeof import('./run');
   }
   // compiled by tsc (dist/cni), run from source, or the cache turned off: a plain lazy require

@@ -2,12 +2,10 @@
 // programs, chosen by the name it was run under — kubelet runs a CNI plugin by its file name: `sriovctl-cni` is
 // the CNI plugin, `sriovctl` (or the name npm run package gives it) the CLI. The rest of each program is an
 // embedded bundle, loaded through a V8 code cache in the root-only cache dir (./cache-dir.ts).
+// Everything past the name check is required where it is used, not imported: a CNI VERSION call loads nothing
+// it does not need (the bundler keeps such a require lazy).
 import { basename } from 'node:path';
-import { loadWithCodeCache } from '../code-cache';
-import { main as cniMain } from '../cni/main';
 import { ASSET } from './build-info';
-import { seaAssetText } from './assets';
-import { seaCacheDir } from './cache-dir';
 
 const CLI_NAMES = new Set(['sriovctl', 'sriovctl-linux-amd64', 'sriovctl-linux-arm64']);
 const CNI_NAME = 'sriovctl-cni';
@@ -16,6 +14,9 @@ const CNI_NAME = 'sriovctl-cni';
 declare const require: NodeJS.Require;
 
 function loadEmbedded<T>(asset: string): T {
+  const { loadWithCodeCache } = require('../code-cache') as typeof import('../code-cache');
+  const { seaAssetText } = require('./assets') as typeof import('./assets');
+  const { seaCacheDir } = require('./cache-dir') as typeof import('./cache-dir');
   return loadWithCodeCache({ source: seaAssetText(asset), filename: asset, require }, seaCacheDir()) as T;
 }
 
@@ -23,6 +24,7 @@ function start(): void {
   // process.argv0 is the name we were run under (argv[0] is the resolved executable)
   const name = basename(process.argv0);
   if (name === CNI_NAME) {
+    const { main: cniMain } = require('../cni/main') as typeof import('../cni/main');
     process.exit(cniMain(() => loadEmbedded<typeof import('../cni/run')>(ASSET.cniRun)));
   }
   if (!CLI_NAMES.has(name)) {

@@ -1,13 +1,12 @@
 // The arm64 executable, run for real under Debian's qemu-user-static: its own Node runtime, its cross-compiled
 // addon and a real netlink round trip (a NIC lent to a namespace and given back) — checked with iproute2.
-import { mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { linkJson, Scratch } from '../helpers/kernel';
-import { REPO } from './packaged';
+import { PACKAGE_VERSION } from './packaged';
 import { runPackaged, tempDir } from './run-packaged';
 
-const VERSION = (JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as { version: string }).version;
 
 describe('the arm64 executable under qemu-user', () => {
   let tmp: ReturnType<typeof tempDir>;
@@ -27,7 +26,7 @@ describe('the arm64 executable under qemu-user', () => {
   });
 
   it('prints its version, and answers CNI VERSION as sriovctl-cni', async () => {
-    expect(await runPackaged(['--version'], { arch: 'arm64', name: 'sriovctl', env })).toEqual({ code: 0, stdout: `${VERSION}\n`, stderr: '' });
+    expect(await runPackaged(['--version'], { arch: 'arm64', name: 'sriovctl', env })).toEqual({ code: 0, stdout: `${PACKAGE_VERSION}\n`, stderr: '' });
     const v = await runPackaged([], { arch: 'arm64', name: 'sriovctl-cni', env: { ...env, CNI_COMMAND: 'VERSION' } });
     expect(v.code).toBe(0);
     expect(JSON.parse(v.stdout).supportedVersions).toContain('1.1.0');

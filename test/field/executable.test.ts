@@ -1,13 +1,12 @@
 // The self-contained executable (amd64, natively): one file that is `sriovctl` or `sriovctl-cni` by the name it
 // runs under, needs nothing from the host (no node on PATH), and loads its embedded addon only from a directory
 // nobody else can write, only when the bytes are the ones it was built with.
-import { chmodSync, chownSync, lstatSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, lstatSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { executable, REPO } from './packaged';
-import { runPackaged, tempDir } from './run-packaged';
+import { executable, PACKAGE_VERSION } from './packaged';
+import { modeDir, runPackaged, tempDir } from './run-packaged';
 
-const VERSION = (JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as { version: string }).version;
 const NOBODY = 65534;
 /** A CNI STATUS call that gets as far as the addon. */
 const STATUS = { CNI_COMMAND: 'STATUS', CNI_PATH: '/usr/lib/cni' };
@@ -27,7 +26,7 @@ describe('the packaged executable (amd64)', () => {
 
   it('is the CLI as sriovctl (and under its package name): --version prints the package version', async () => {
     for (const name of ['sriovctl', '/usr/local/bin/sriovctl', 'sriovctl-linux-amd64']) {
-      expect(await runPackaged(['--version'], { name, env })).toEqual({ code: 0, stdout: `${VERSION}\n`, stderr: '' });
+      expect(await runPackaged(['--version'], { name, env })).toEqual({ code: 0, stdout: `${PACKAGE_VERSION}\n`, stderr: '' });
     }
     const st = await runPackaged(['status', '--json'], { name: 'sriovctl', env });
     expect(st).toEqual({ code: 0, stdout: '[]\n', stderr: '' });
@@ -70,10 +69,10 @@ describe('the packaged executable (amd64)', () => {
   });
 
   const untrusted: [string, (d: string) => string, RegExp][] = [
-    ['world-writable', (d) => dir(d, 'open', 0o777), /open is writable by group or others \(mode 777\)/],
-    ['owned by another user', (d) => dir(d, 'theirs', 0o700, NOBODY), /theirs is owned by uid 65534, not by root/],
-    ['a symlink to a good directory', (d) => (symlinkSync(dir(d, 'real', 0o700), join(d, 'link')), join(d, 'link')), /link is a symbolic link/],
-    ['below a directory another user owns', (d) => join(dir(d, 'theirs', 0o755, NOBODY), 'cache'), /theirs is owned by uid 65534, not by root/],
+    ['world-writable', (d) => modeDir(d, 'open', 0o777), /open is writable by group or others \(mode 777\)/],
+    ['owned by another user', (d) => modeDir(d, 'theirs', 0o700, NOBODY), /theirs is owned by uid 65534, not by root/],
+    ['a symlink to a good directory', (d) => (symlinkSync(modeDir(d, 'real', 0o700), join(d, 'link')), join(d, 'link')), /link is a symbolic link/],
+    ['below a directory another user owns', (d) => join(modeDir(d, 'theirs', 0o755, NOBODY), 'cache'), /theirs is owned by uid 65534, not by root/],
   ];
   for (const [what, make, reason] of untrusted) {
     it(`refuses a cache dir that is ${what}, saying why, and loads nothing from it`, async () => {
@@ -115,11 +114,3 @@ describe('the packaged executable (amd64)', () => {
     expect(JSON.parse(cni.stdout).msg).toMatch(/is corrupt .*refusing to load it/);
   });
 });
-
-function dir(parent: string, name: string, mode: number, uid = 0): string {
-  const d = join(parent, name);
-  mkdirSync(d);
-  chmodSync(d, mode);
-  if (uid) chownSync(d, uid, uid);
-  return d;
-}

@@ -6,9 +6,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startContainerd, type Containerd } from './containerd';
 import { installerImage } from '../../src/install/installer-image';
-import { executable, IMAGE_ARCHIVE, REPO } from './packaged';
+import { executable, IMAGE_ARCHIVE, PACKAGE_VERSION } from './packaged';
 
-const VERSION = (JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as { version: string }).version;
 const REF = installerImage();
 const NS = 'sriovctl-field';
 
@@ -22,7 +21,7 @@ describe('the installer image archive', () => {
   });
 
   it('imports with ctr --all-platforms as one multi-arch image tagged with the package version', () => {
-    expect(REF).toBe(`docker.io/sriovctl/sriovctl-cni:${VERSION}`);
+    expect(REF).toBe(`docker.io/sriovctl/sriovctl-cni:${PACKAGE_VERSION}`);
     c.ctrIn(NS, 'images', 'import', '--all-platforms', IMAGE_ARCHIVE);
     const list = c.ctrIn(NS, 'images', 'ls');
     const row = list.split('\n').find((l) => l.startsWith(`${REF} `));

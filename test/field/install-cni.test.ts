@@ -2,11 +2,11 @@
 // it installs, that it writes nothing when it is already there, that a reader never sees half a file, and that
 // it refuses — changing nothing, in one line naming the path — every directory it must not write.
 import { execFileSync } from 'node:child_process';
-import { chmodSync, chownSync, closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { executable } from './packaged';
-import { runPackaged, tempDir } from './run-packaged';
+import { modeDir, runPackaged, tempDir } from './run-packaged';
 import { sriovctl } from '../helpers/cli-process';
 
 const EXE = executable('amd64');
@@ -97,11 +97,11 @@ describe('sriovctl install-cni', () => {
   const refusals: [string, (d: string) => string, RegExp][] = [
     ['a missing directory', (d) => join(d, 'missing'), /missing does not exist$/],
     ['a file', (d) => (writeFileSync(join(d, 'a-file'), 'x'), join(d, 'a-file')), /a-file is not a directory$/],
-    ['a world-writable directory', (d) => mk(d, 'open', 0o777), /open is writable by group or others \(mode 777\); refusing to install there$/],
-    ['a group-writable directory', (d) => mk(d, 'group', 0o775), /group is writable by group or others \(mode 775\); refusing to install there$/],
-    ['a sticky world-writable directory', (d) => mk(d, 'sticky', 0o1777), /sticky is writable by group or others \(mode 1777\); refusing to install there$/],
-    ['a directory another user owns', (d) => mk(d, 'theirs', 0o755, NOBODY), /theirs is owned by uid 65534, not by root; refusing to install there$/],
-    ['a directory below one another user may write', (d) => join(mk(d, 'openparent', 0o777), 'bin'), /openparent is writable by group or others \(mode 777\); refusing to install there$/],
+    ['a world-writable directory', (d) => modeDir(d, 'open', 0o777), /open is writable by group or others \(mode 777\); refusing to install there$/],
+    ['a group-writable directory', (d) => modeDir(d, 'group', 0o775), /group is writable by group or others \(mode 775\); refusing to install there$/],
+    ['a sticky world-writable directory', (d) => modeDir(d, 'sticky', 0o1777), /sticky is writable by group or others \(mode 1777\); refusing to install there$/],
+    ['a directory another user owns', (d) => modeDir(d, 'theirs', 0o755, NOBODY), /theirs is owned by uid 65534, not by root; refusing to install there$/],
+    ['a directory below one another user may write', (d) => join(modeDir(d, 'openparent', 0o777), 'bin'), /openparent is writable by group or others \(mode 777\); refusing to install there$/],
   ];
 
   for (const [what, make, message] of refusals) {
@@ -137,14 +137,6 @@ describe('sriovctl install-cni', () => {
     expect(readdirSync(dir)).toEqual([]);
   });
 });
-
-function mk(parent: string, name: string, mode: number, uid = 0): string {
-  const d = join(parent, name);
-  mkdirSync(d);
-  chmodSync(d, mode);
-  if (uid) chownSync(d, uid, uid);
-  return d;
-}
 
 /** Every path under `dir` (the cache dir excepted: it is the executable's own) with its mode and size. */
 function snapshot(dir: string): string[] {

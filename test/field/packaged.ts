@@ -1,10 +1,11 @@
 // Where `npm run package` puts its output, for the field tier's tests.
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { INSTALLER_ARCHIVE_NAME } from '../../src/install/installer-image';
 
 export const REPO = resolve(__dirname, '..', '..');
 export const PKG_DIR = join(REPO, 'dist', 'pkg');
+export const PACKAGE_VERSION = (JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as { version: string }).version;
 
 /** The self-contained executable of one architecture. */
 export function executable(arch: 'amd64' | 'arm64'): string {

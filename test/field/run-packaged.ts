@@ -1,18 +1,15 @@
 // Running the packaged executables as a node would: under a chosen name (argv[0], which picks CLI or CNI plugin),
 // with a private cache dir, natively (amd64) or under Debian's qemu-user-static (arm64).
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { collectOutput, type ProcessOutput } from '../helpers/collect-output';
 import { executable } from './packaged';
 
 export type Arch = 'amd64' | 'arm64';
 
-export interface RunResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
+export type RunResult = ProcessOutput;
 
 export interface RunOptions {
   /** argv[0]: 'sriovctl' (the CLI), 'sriovctl-cni' (the plugin), or anything else. */
@@ -33,23 +30,18 @@ export function runPackaged(args: string[], o: RunOptions): Promise<RunResult> {
     arch === 'amd64' ? [file, args, o.name] : [onPath('qemu-aarch64-static'), ['-L', '/usr/aarch64-linux-gnu', '-0', o.name, file, ...args], undefined];
   // no PATH at all (this host has node in /usr/bin): the executable must need nothing from the host
   const env = { PATH: '/nonexistent', ...o.env };
-  return new Promise((resolve, reject) => {
-    const child = spawn(cmd, argv, { argv0, env, stdio: ['pipe', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    const timer = setTimeout(() => child.kill('SIGKILL'), 120_000);
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', (err) => {
-      clearTimeout(timer);
-      reject(err);
-    });
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-    child.stdin.end(o.stdin ?? '');
-  });
+  const child = spawn(cmd, argv, { argv0, env, stdio: ['pipe', 'pipe', 'pipe'] });
+  child.stdin.end(o.stdin ?? '');
+  return collectOutput(child, 120_000);
+}
+
+/** A directory `name` in `parent` with exactly `mode`, owned by `uid` (root when 0). */
+export function modeDir(parent: string, name: string, mode: number, uid = 0): string {
+  const d = join(parent, name);
+  mkdirSync(d);
+  chmodSync(d, mode);
+  if (uid) chownSync(d, uid, uid);
+  return d;
 }
 
 /** A fresh directory (root's, 0700, under /tmp) removed by the returned function. */

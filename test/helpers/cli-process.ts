@@ -3,6 +3,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { collectOutput } from './collect-output';
 
 export const REPO = path.resolve(__dirname, '..', '..');
 export const BIN = path.join(REPO, 'bin', 'sriovctl.js');
@@ -63,22 +64,7 @@ function argvFor(args: string[], netns?: string): [string, string[]] {
  */
 export function sriovctl(e: CliEnv, args: string[], opts: { netns?: string } = {}): Promise<CliResult> {
   const [cmd, argv] = argvFor(args, opts.netns);
-  return new Promise((resolve, reject) => {
-    const child = spawn(cmd, argv, { env: envFor(e), stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
-    child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', (err) => {
-      clearTimeout(timer);
-      reject(err);
-    });
-    child.on('close', (code) => {
-      clearTimeout(timer);
-      resolve({ code, stdout, stderr });
-    });
-  });
+  return collectOutput(spawn(cmd, argv, { env: envFor(e), stdio: ['ignore', 'pipe', 'pipe'] }), 60_000);
 }
 
 /** Start `sriovctl args…` without waiting (for crash tests). */

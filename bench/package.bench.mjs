@@ -1,0 +1,89 @@
+// The self-contained executable (npm run package): its CNI VERSION against a bare `node -e 0`, its ADD+DEL against
+// Debian's host-device (the same world as cni.bench.mjs), what its addon cache saves (a first call extracts and
+// verifies the addon and compiles; later calls verify the cached copy's hash and load the code cache), and the
+// sizes and the package wall time. Needs root and `npm run package` (dist/pkg).
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { benchEnv, median } from './bench-helpers.mjs';
+import { alternate, roundRatios, withCniWorld } from './cni-world.mjs';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+const PKG = join(ROOT, 'dist', 'pkg');
+const EXE = join(PKG, 'sriovctl-linux-amd64');
+const ROUNDS = Number(process.env.CNI_BENCH_ROUNDS) || 15;
+const VERSION_ROUNDS = Number(process.env.CNI_BENCH_VERSION_ROUNDS) || 40;
+
+const mb = (f) => `${(statSync(f).size / 1e6).toFixed(1)} MB`;
+
+export default async function packageBench(ctx) {
+  if (!existsSync(EXE)) throw new Error(`${EXE} is missing (npm run package)`);
+  for (const f of ['sriovctl-linux-amd64', 'sriovctl-linux-arm64', 'sriovctl-cni-image.oci.tar']) ctx.log(`size ${f}: ${mb(join(PKG, f))}`);
+  const wall = readWallTime();
+  if (wall) ctx.log(`npm run package wall time (last run): ${wall}`);
+
+  await withCniWorld(ctx, ({ scratch, ours, call, hostDevice }) => {
+    const cache = { SRIOVCTL_CACHE_DIR: join(scratch, 'exe-cache') };
+    const packaged = (config, command) => call([EXE], config, command, { argv0: 'sriovctl-cni', env: cache });
+    const contenders = {
+      packaged: () => {
+        packaged(ours, 'ADD');
+        packaged(ours, 'DEL');
+      },
+      hostDevice,
+    };
+    contenders.packaged();
+    contenders.hostDevice();
+    const times = alternate(contenders, ROUNDS);
+    const [mp, mh] = [median(times.packaged), median(times.hostDevice)];
+    ctx.log(`ADD+DEL median: packaged sriovctl-cni ${mp.toFixed(1)} ms, host-device ${mh.toFixed(1)} ms (${ROUNDS} alternated pairs)`);
+    ctx.ratio('sriovctl-cni-packaged/host-device:add+del', mp / mh, { max: 3.0 }, roundRatios(times.packaged, times.hostDevice));
+  });
+
+  const runs = {
+    version: () => spawnSync(EXE, [], { argv0: 'sriovctl-cni', env: benchEnv({ CNI_COMMAND: 'VERSION' }), input: '{"cniVersion":"1.1.0"}' }),
+    bare: () => spawnSync(process.execPath, ['-e', '0'], { env: benchEnv(), input: '{"cniVersion":"1.1.0"}' }),
+  };
+  if (runs.version().status !== 0) throw new Error('the packaged sriovctl-cni VERSION failed');
+  runs.bare();
+  const vt = alternate(runs, VERSION_ROUNDS);
+  const [mv, mn] = [median(vt.version), median(vt.bare)];
+  ctx.log(`VERSION median: packaged sriovctl-cni ${mv.toFixed(1)} ms, node -e 0 ${mn.toFixed(1)} ms (${VERSION_ROUNDS} alternated pairs)`);
+  ctx.ratio('sriovctl-cni-packaged-version/node-bare', mv / mn, { max: 1.0 }, roundRatios(vt.version, vt.bare));
+
+  // the addon cache: `status` with an empty cache dir each time (extract + hash + compile) against a warm one
+  const warmDir = mkdtempSync(join(tmpdir(), 'sriovctl-exe-cache-'));
+  try {
+    const status = (dir) => {
+      const r = spawnSync(EXE, ['status'], { argv0: 'sriovctl', env: benchEnv({ SRIOVCTL_CACHE_DIR: dir, SRIOVCTL_STATE_DIR: join(warmDir, 'state') }) });
+      if (r.status !== 0) throw new Error(`packaged status failed: ${r.stderr}`);
+    };
+    status(join(warmDir, 'cache'));
+    let n = 0;
+    const st = alternate(
+      {
+        cold: () => {
+          const d = join(warmDir, `cold-${n++}`);
+          status(d);
+          rmSync(d, { recursive: true, force: true });
+        },
+        warm: () => status(join(warmDir, 'cache')),
+      },
+      ROUNDS,
+    );
+    ctx.log(`packaged sriovctl status median: empty cache dir ${median(st.cold).toFixed(1)} ms, warm ${median(st.warm).toFixed(1)} ms (${ROUNDS} alternated pairs)`);
+  } finally {
+    rmSync(warmDir, { recursive: true, force: true });
+  }
+}
+
+/** The wall time scripts/package/main.mjs recorded, if any. */
+function readWallTime() {
+  try {
+    return readFileSync(join(PKG, 'package-time.txt'), 'utf8').trim();
+  } catch {
+    return null;
+  }
+}
