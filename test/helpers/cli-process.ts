@@ -73,9 +73,12 @@ export function startSriovctl(e: CliEnv, args: string[]): ChildProcess {
   return spawn(cmd, argv, { env: envFor(e), stdio: 'ignore' });
 }
 
-/** A container stand-in: `unshare --net sleep 60`, ready once its namespace differs from ours. */
+/**
+ * A container stand-in: `unshare --net sleep 3600`, ready once its namespace differs from ours. It outlives any
+ * test on a busy machine (a 60 s one died under the 100-kill crash test, taking its namespace's NICs with it).
+ */
 export async function netnsProcess(): Promise<{ pid: number; kill(): void }> {
-  const child = spawn('unshare', ['--net', 'sleep', '60'], { stdio: 'ignore' });
+  const child = spawn('unshare', ['--net', 'sleep', '3600'], { stdio: 'ignore' });
   const pid = child.pid!;
   const ours = fs.readlinkSync('/proc/self/ns/net');
   const end = Date.now() + 5000;

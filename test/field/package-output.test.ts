@@ -1,0 +1,34 @@
+// What `npm run package` leaves in dist/pkg: one executable per architecture (ELF for that machine, a Node
+// single executable application: its SEA fuse flipped), the image archive, and SHA256SUMS that verify all three.
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { basename } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { executable, IMAGE_ARCHIVE, PKG_DIR } from './packaged';
+
+const EM_X86_64 = 62;
+const EM_AARCH64 = 183;
+const FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2';
+
+describe('npm run package output', () => {
+  it('SHA256SUMS lists the two executables and the image archive, and they match', () => {
+    const sums = readFileSync(`${PKG_DIR}/SHA256SUMS`, 'utf8');
+    expect(sums.trim().split('\n').map((l) => l.split(/\s+/)[1])).toEqual([
+      basename(executable('amd64')),
+      basename(executable('arm64')),
+      basename(IMAGE_ARCHIVE),
+    ]);
+    expect(execFileSync('sha256sum', ['--check', '--strict', 'SHA256SUMS'], { cwd: PKG_DIR, encoding: 'utf8' })).toMatch(/^(.*: OK\n){3}$/);
+  });
+
+  for (const [arch, machine] of [['amd64', EM_X86_64], ['arm64', EM_AARCH64]] as const) {
+    it(`sriovctl-linux-${arch} is an ELF executable for its machine with a SEA blob injected`, () => {
+      const exe = readFileSync(executable(arch));
+      expect(exe.subarray(0, 4).toString('latin1')).toBe('\x7fELF');
+      expect(exe.readUInt16LE(18)).toBe(machine);
+      // postject flips the fuse from :0 to :1 when it injects the blob
+      expect(exe.includes(`${FUSE}:1`)).toBe(true);
+      expect(exe.includes(`${FUSE}:0`)).toBe(false);
+    });
+  }
+});
