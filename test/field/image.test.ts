@@ -17,18 +17,18 @@ describe('the installer image archive', () => {
     c = await startContainerd();
   });
   afterAll(async () => {
-    await c?.stop();
+    await c?.teardown();
   });
 
   it('imports with ctr --all-platforms as one multi-arch image tagged with the package version', () => {
     expect(REF).toBe(`docker.io/sriovctl/sriovctl-cni:${PACKAGE_VERSION}`);
-    c.ctr(NS, 'images', 'import', '--all-platforms', IMAGE_ARCHIVE);
-    const list = c.ctr(NS, 'images', 'ls');
+    c.ctrIn(NS, 'images', 'import', '--all-platforms', IMAGE_ARCHIVE);
+    const list = c.ctrIn(NS, 'images', 'ls');
     const row = list.split('\n').find((l) => l.startsWith(`${REF} `));
     expect(row, list).toBeDefined();
     expect(row).toMatch(/application\/vnd\.oci\.image\.index\.v1\+json/);
     expect(row).toMatch(/linux\/amd64,linux\/arm64/);
-    expect(c.ctr(NS, 'images', 'check')).toMatch(new RegExp(`${REF.replace(/[.]/g, '\\.')} .*complete \\(2/2\\)`));
+    expect(c.ctrIn(NS, 'images', 'check')).toMatch(new RegExp(`${REF.replace(/[.]/g, '\\.')} .*complete \\(2/2\\)`));
   });
 
   it('holds only the executable, and its entry point installs the plugin into the mounted CNI bin dir', () => {
@@ -38,7 +38,7 @@ describe('the installer image archive', () => {
     // the executable and the C runtime it links: no shell, nothing else
     const rootfs = join(c.dir, 'rootfs');
     mkdirSync(rootfs);
-    c.ctr(NS, 'images', 'mount', '--platform', 'linux/amd64', REF, rootfs);
+    c.ctrIn(NS, 'images', 'mount', '--platform', 'linux/amd64', REF, rootfs);
     try {
       const files = walk(rootfs);
       expect(files.filter((f) => !/^\/lib(64)?\/(x86_64-linux-gnu\/)?(ld-linux|lib)[\w+-]*\.so[.\d]*$/.test(f))).toEqual(['/sriovctl']);
@@ -47,17 +47,17 @@ describe('the installer image archive', () => {
       expect(statSync(join(rootfs, 'sriovctl')).mode & 0o777).toBe(0o755);
       expect(readFileSync(join(rootfs, 'sriovctl')).equals(readFileSync(executable('amd64')))).toBe(true);
     } finally {
-      c.ctr(NS, 'images', 'unmount', rootfs);
+      c.ctrIn(NS, 'images', 'unmount', rootfs);
     }
 
     const id = `sriovctl-install-${process.pid}`;
-    const out = c.ctr(NS, 'run', '--rm', '--net-host', '--mount', `type=bind,src=${bin},dst=/host/opt/cni/bin,options=rbind:rw`, REF, id);
+    const out = c.run(NS, REF, id, '--net-host', '--mount', `type=bind,src=${bin},dst=/host/opt/cni/bin,options=rbind:rw`);
     expect(out).toBe('installed /host/opt/cni/bin/sriovctl-cni\n');
     expect(readdirSync(bin)).toEqual(['sriovctl-cni']);
     expect(statSync(join(bin, 'sriovctl-cni')).mode & 0o7777).toBe(0o755);
     expect(readFileSync(join(bin, 'sriovctl-cni')).equals(readFileSync(executable('amd64')))).toBe(true);
     // a DaemonSet restart: nothing to do
-    expect(c.ctr(NS, 'run', '--rm', '--net-host', '--mount', `type=bind,src=${bin},dst=/host/opt/cni/bin,options=rbind:rw`, REF, id)).toBe(
+    expect(c.run(NS, REF, id, '--net-host', '--mount', `type=bind,src=${bin},dst=/host/opt/cni/bin,options=rbind:rw`)).toBe(
       '/host/opt/cni/bin/sriovctl-cni is up to date\n',
     );
   });

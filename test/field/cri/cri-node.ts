@@ -1,0 +1,149 @@
+// One "node" for the CRI tests: a private containerd with the pause image imported, Debian's plugins and
+// sriovctl-cni (installed by the installer image's entry point) in its CNI bin dir, and sriovctl's state dir and
+// sysfs root (a simulated tree) handed to the plugin through containerd's environment.
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, join } from 'node:path';
+import { SimSysfs } from '../../../src/sriov/sim';
+import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
+import { debianPlugin, ledgerRecords } from '../../helpers/cni-run';
+import { Scratch } from '../../helpers/kernel';
+import { IMAGE_ARCHIVE } from '../packaged';
+import { Containerd } from '../containerd';
+import type { SandboxStatus } from './cri-client';
+import { installPluginFromImage } from './installer';
+import { pauseImage } from './pause-image';
+
+/** The one conflist of the node (the CRI loads the first conflist of conf_dir). */
+const CONFLIST = '10-sriovctl.conflist';
+/** The plugins the conflists use besides sriovctl-cni, and loopback, which the CRI adds to every sandbox. */
+const DEBIAN_PLUGINS = ['host-local', 'tuning', 'loopback'];
+
+export interface Sandbox {
+  id: string;
+  status: SandboxStatus;
+  /** The pod netns name under /var/run/netns (for `ip -n`). */
+  netns: string;
+}
+
+export class CriNode {
+  /** sriovctl's ledger for this node (SRIOVCTL_STATE_DIR of the plugin). */
+  readonly stateDir = mkdtempSync(join(tmpdir(), 'sriovctl-cri-state-'));
+  /** host-local's dataDir for every conflist of this node. */
+  readonly hostLocalDir = mkdtempSync(join(tmpdir(), 'sriovctl-cri-ipam-'));
+  readonly sim = SimSysfs.create();
+  readonly containerd: Containerd;
+  /** What the installer image's entry point printed. */
+  installOutput = '';
+
+  private constructor(sandboxImage: string) {
+    try {
+      this.containerd = new Containerd({
+        sandboxImage,
+        env: { SRIOVCTL_STATE_DIR: this.stateDir, SRIOVCTL_SYSFS_ROOT: this.sim.root },
+      });
+    } catch (err) {
+      this.removeFiles();
+      throw err;
+    }
+  }
+
+  /** A running node; on any failure everything made so far is removed. */
+  static async start(): Promise<CriNode> {
+    const pause = pauseImage();
+    const node = new CriNode(pause.ref);
+    try {
+      await node.containerd.start();
+      node.containerd.ctr('images', 'import', pause.archive);
+      for (const p of DEBIAN_PLUGINS) symlinkSync(debianPlugin(p), join(node.containerd.binDir, p));
+      node.installOutput = installPluginFromImage(node.containerd, IMAGE_ARCHIVE, `sriovctl-install-${randomBytes(4).toString('hex')}`);
+    } catch (err) {
+      await node.teardown().catch(() => undefined);
+      throw err;
+    }
+    return node;
+  }
+
+  get cri() {
+    return this.containerd.cri;
+  }
+
+  /** The ledger's records, parsed. */
+  records(): any[] {
+    return ledgerRecords(this.stateDir);
+  }
+
+  /**
+   * Make `conflist` the node's network and wait until the CRI has loaded it (it watches conf_dir and reloads on
+   * its own schedule; Status(verbose) shows what it loaded). Each conflist needs a name the node has not loaded.
+   */
+  async useConflist(conflist: { name: string; [k: string]: unknown }): Promise<void> {
+    const file = join(this.containerd.confDir, CONFLIST);
+    writeFileSync(`${file}.tmp`, JSON.stringify(conflist, null, 2));
+    renameSync(`${file}.tmp`, file); // the CRI reads only *.conf, *.conflist, *.json: the temp name is invisible
+    const loaded = async () => {
+      const { conditions, cniConfig } = await this.cri.status();
+      const ready = conditions.some((c) => c.type === 'NetworkReady' && c.status);
+      return ready && (cniConfig?.Networks ?? []).some((n: any) => n.Config?.Name === conflist.name);
+    };
+    const end = Date.now() + 30_000;
+    while (!(await loaded())) {
+      if (Date.now() > end) throw new Error(`containerd did not load conflist ${conflist.name} within 30 s`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  }
+
+  /** RunPodSandbox, then its status (the netns it reports is remembered for teardown). */
+  async runSandbox(name: string): Promise<Sandbox> {
+    const id = await this.cri.runPodSandbox({ name, uid: randomBytes(8).toString('hex'), namespace: 'default' }, this.containerd.cgroupParent);
+    const status = await this.cri.podSandboxStatus(id);
+    this.containerd.trackNetns(status.netnsPath);
+    return { id, status, netns: basename(status.netnsPath) };
+  }
+
+  /** Stop and remove every sandbox left (CNI DEL for each). */
+  removeAllSandboxes(): Promise<void> {
+    return this.containerd.removeAllSandboxes();
+  }
+
+  async teardown(): Promise<void> {
+    try {
+      await this.containerd.teardown();
+    } finally {
+      this.removeFiles();
+    }
+  }
+
+  private removeFiles(): void {
+    this.sim.remove();
+    rmSync(this.stateDir, { recursive: true, force: true });
+    rmSync(this.hostLocalDir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * One node for the whole test file, and a Scratch per test; after each test every sandbox left is stopped and
+ * removed (CNI DEL) before the scratch's links go. Returns accessors, since the values exist only once hooks ran.
+ */
+export function useCriNode(): { node(): CriNode; scratch(): Scratch } {
+  let node: CriNode | undefined;
+  let s: Scratch;
+  beforeAll(async () => {
+    node = await CriNode.start();
+  });
+  afterAll(async () => {
+    await node?.teardown();
+  });
+  beforeEach(() => {
+    s = new Scratch();
+  });
+  afterEach(async () => {
+    try {
+      await node?.removeAllSandboxes();
+    } finally {
+      s.cleanup();
+    }
+  });
+  return { node: () => node!, scratch: () => s };
+}
