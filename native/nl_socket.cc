@@ -1,11 +1,11 @@
 #include "nl_socket.h"
 
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <unistd.h>
 
 #include <cerrno>
-#include <ctime>
 
 namespace sriovctl {
 
@@ -52,7 +52,15 @@ std::optional<SysFailure> failureFromDone(const nlmsghdr* h, const std::string& 
   return SysFailure(-*err, op, km);
 }
 
-NlSocket::NlSocket(int timeoutMs) : timeoutMs_(timeoutMs), seq_(static_cast<uint32_t>(time(nullptr))) {
+// Sequence numbers start at a random value: a process that could guess ours (time() was guessable) could queue a
+// forged reply before the kernel's. Replies are also checked to come from the kernel (see accepts()).
+static uint32_t randomSeq() {
+  uint32_t seq = 0;
+  if (getrandom(&seq, sizeof seq, GRND_NONBLOCK) != static_cast<ssize_t>(sizeof seq)) throwErrno("getrandom");
+  return seq;
+}
+
+NlSocket::NlSocket(int timeoutMs) : timeoutMs_(timeoutMs), seq_(randomSeq()) {
   fd_ = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
   if (fd_ < 0) throwErrno("socket(NETLINK_ROUTE)");
   try {
@@ -67,6 +75,9 @@ NlSocket::NlSocket(int timeoutMs) : timeoutMs_(timeoutMs), seq_(static_cast<uint
     sockaddr_nl local{};
     local.nl_family = AF_NETLINK;
     if (bind(fd_, reinterpret_cast<sockaddr*>(&local), sizeof local) < 0) throwErrno("bind(NETLINK_ROUTE)");
+    socklen_t len = sizeof local;
+    if (getsockname(fd_, reinterpret_cast<sockaddr*>(&local), &len) < 0) throwErrno("getsockname(NETLINK_ROUTE)");
+    portId_ = local.nl_pid;
   } catch (...) {
     ::close(fd_);
     fd_ = -1;
@@ -82,7 +93,7 @@ void NlSocket::close() {
   fd_ = -1;
 }
 
-size_t NlSocket::receive(const std::string& op) {
+size_t NlSocket::receive(const std::string& op, uint32_t& senderPort) {
   for (;;) {
     // Size first: a PF with hundreds of VFs answers with one message larger than 64 KiB.
     ssize_t want = recv(fd_, nullptr, 0, MSG_PEEK | MSG_TRUNC);
@@ -93,13 +104,22 @@ size_t NlSocket::receive(const std::string& op) {
       throwErrno(op + " (recv)");
     }
     if (static_cast<size_t>(want) > rx_.size()) rx_.resize(static_cast<size_t>(want));
-    ssize_t got = recv(fd_, rx_.data(), rx_.size(), 0);
+    sockaddr_nl from{};
+    socklen_t fromLen = sizeof from;
+    ssize_t got = recvfrom(fd_, rx_.data(), rx_.size(), 0, reinterpret_cast<sockaddr*>(&from), &fromLen);
     if (got < 0) {
       if (errno == EINTR) continue;
       throwErrno(op + " (recv)");
     }
+    senderPort = from.nl_pid;
     return static_cast<size_t>(got);
   }
+}
+
+bool acceptsSender(uint32_t senderPort) { return senderPort == 0; }
+
+bool acceptsMessage(const nlmsghdr* h, uint32_t portId, uint32_t seq) {
+  return h->nlmsg_pid == portId && h->nlmsg_seq == seq;
 }
 
 bool NlSocket::exchange(NlRequest& req, const std::string& op, const MessageFn& onMessage) {
@@ -117,10 +137,12 @@ bool NlSocket::exchange(NlRequest& req, const std::string& op, const MessageFn& 
   std::optional<SysFailure> failure;
   bool finished = false;
   while (!finished) {
-    size_t len = receive(op);
+    uint32_t sender = 0;
+    size_t len = receive(op, sender);
+    if (!acceptsSender(sender)) continue;
     forEachMessage(rx_.data(), len, [&](const nlmsghdr* h) {
       // Replies to an earlier request that timed out arrive late: never mistake them for ours.
-      if (finished || h->nlmsg_seq != req.seq()) return;
+      if (finished || !acceptsMessage(h, portId_, req.seq())) return;
       if (h->nlmsg_flags & NLM_F_DUMP_INTR) interrupted = true;
       if (h->nlmsg_type == NLMSG_ERROR) {
         failure = failureFromError(h, op);

@@ -1,5 +1,5 @@
-// A NETLINK_ROUTE socket: send one request, read until its ack (or NLMSG_DONE for a dump), filtered by
-// sequence number, receives sized with MSG_PEEK|MSG_TRUNC, and SO_RCVTIMEO so a reply that never comes
+// A NETLINK_ROUTE socket: send one request, read until its ack (or NLMSG_DONE for a dump), keeping only what
+// the kernel sent (sender port 0) addressed to our port with our (random) sequence number, as iproute2 does, receives sized with MSG_PEEK|MSG_TRUNC, and SO_RCVTIMEO so a reply that never comes
 // cannot hang us. (rtnetlink runs a request synchronously inside sendmsg(), under RTNL: a driver that
 // blocks there blocks the send, which no socket timeout can bound — use the async variants for that.)
 // The socket acts in the namespace of the thread that created it (see netns.h for creating it elsewhere).
@@ -38,20 +38,31 @@ class NlSocket {
   void close();
   bool isOpen() const { return fd_ >= 0; }
 
+  // Our port id (the kernel's nl_pid for this socket) and the sequence number the next request will carry.
+  uint32_t portId() const { return portId_; }
+  uint32_t nextSeq() const { return seq_ + 1; }
+
   // Serialises whole request/reply exchanges: concurrent async calls never interleave sequence numbers.
   std::mutex& mutex() { return mutex_; }
 
  private:
   // One exchange; returns true when the dump was flagged interrupted.
   bool exchange(NlRequest& req, const std::string& op, const MessageFn& onMessage);
-  size_t receive(const std::string& op);  // one datagram into rx_; returns its length
+  size_t receive(const std::string& op, uint32_t& senderPort);  // one datagram into rx_; returns its length
 
   int fd_ = -1;
   int timeoutMs_;
   uint32_t seq_;
+  uint32_t portId_ = 0;
   std::vector<uint8_t> rx_;
   std::mutex mutex_;
 };
+
+// Only the kernel sends from port 0: a datagram from any other socket (a process with CAP_NET_ADMIN can
+// address ours) is dropped whole.
+bool acceptsSender(uint32_t senderPort);
+// A reply to our request: addressed to our port, carrying its sequence number.
+bool acceptsMessage(const nlmsghdr* h, uint32_t portId, uint32_t seq);
 
 // The failure an NLMSG_ERROR message carries (nullopt for an ack, error == 0). Pure: used by the socket
 // and by unit tests on captured bytes. Reads NLMSGERR_ATTR_MSG when NLM_F_ACK_TLVS is set.

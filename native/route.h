@@ -34,6 +34,9 @@ struct RouteSpec {
   uint32_t table = 254;          // RT_TABLE_MAIN
 };
 
+// An RTM_NEWROUTE of IPv4 or IPv6 that is not a cached clone; false for anything else.
+bool parseRouteMessage(const nlmsghdr* h, RouteInfo& r);
+
 // family AF_UNSPEC: both; table 0: every table.
 std::vector<RouteInfo> listRoutes(NlSocket& s, int family, uint32_t table);
 void addRoute(NlSocket& s, const RouteSpec& r);

@@ -8,8 +8,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <thread>
 
 #include "sys_failure.h"
 
@@ -110,6 +112,45 @@ bool drain(int fd, std::string& into, size_t max, bool& tooLarge) {
   }
 }
 
+// SIGKILL is final for any process not stuck in the kernel; how long we wait to reap it after that.
+constexpr std::chrono::milliseconds kReapBound{5000};
+
+// Waits for the child to exit, at most until `deadline`: a readable pidfd, or (no pidfd) waitid polls that
+// leave the zombie in place. True once the child has exited (waitpid then reaps it at once).
+template <class Clock>
+bool awaitExit(pid_t pid, int pidfd, typename Clock::time_point deadline) {
+  for (;;) {
+    auto left = std::max<long long>(
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count(), 0);
+    if (pidfd >= 0) {
+      pollfd p{pidfd, POLLIN, 0};
+      int ready = poll(&p, 1, static_cast<int>(left));
+      if (ready > 0) return true;
+      if (ready < 0 && errno != EINTR) throwErrno("poll pidfd");
+    } else {
+      siginfo_t info{};
+      if (waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) < 0 && errno != EINTR)
+        throwErrno("waitid");
+      if (info.si_pid == pid) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(std::min<long long>(left, 10)));
+    }
+    if (left == 0) return false;
+  }
+}
+
+// On an error path: the child must not outlive the call, and reaping it must not hang us either.
+void killAndReap(pid_t pid, int pidfd) {
+  using Clock = std::chrono::steady_clock;
+  kill(pid, SIGKILL);
+  try {
+    if (!awaitExit<Clock>(pid, pidfd, Clock::now() + kReapBound)) return;
+  } catch (...) {
+    return;
+  }
+  while (waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+  }
+}
+
 }  // namespace
 
 ProgramResult runProgram(const ProgramRun& run) {
@@ -129,7 +170,9 @@ ProgramResult runProgram(const ProgramRun& run) {
     size_t written = 0;
     if (run.stdinData.empty()) in.closeWrite();
     const auto deadline = Clock::now() + std::chrono::milliseconds(run.timeoutMs);
-    while ((out.r >= 0 || err.r >= 0) && !exited) {
+    // Until the child exits: a child that closed stdout and stderr (or handed them to a grandchild) is still
+    // running, and the deadline holds for it all the same.
+    while (!exited && (out.r >= 0 || err.r >= 0 || pidfd >= 0)) {
       pollfd fds[4];
       nfds_t n = 0;
       auto add = [&](int fd, short events) {
@@ -167,20 +210,32 @@ ProgramResult runProgram(const ProgramRun& run) {
       }
       if (result.outputTooLarge) break;
     }
+    // No pidfd (a kernel before 5.3): both pipes are at end of file, the child may still run.
+    if (!exited && !result.timedOut && !result.outputTooLarge) {
+      exited = awaitExit<Clock>(pid, -1, deadline);
+      result.timedOut = !exited;
+    }
     if (exited) {
       // what the child wrote before it exited is in the pipes already
       if (out.r >= 0) drain(out.r, result.out, run.maxOutput, result.outputTooLarge);
       if (err.r >= 0) drain(err.r, result.err, run.maxOutput, result.outputTooLarge);
     }
   } catch (...) {
-    kill(pid, SIGKILL);
-    while (waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
-    }
+    killAndReap(pid, pidfd);
     if (pidfd >= 0) ::close(pidfd);
     throw;
   }
-  if (result.timedOut || result.outputTooLarge) kill(pid, SIGKILL);
+  if (!exited) {
+    // SIGKILL ends any process that is not stuck in the kernel; one that is (a driver wedged in D state) stays
+    // a child we never reap (init does, once we exit) rather than holding the caller past its deadline.
+    kill(pid, SIGKILL);
+    exited = awaitExit<Clock>(pid, pidfd, Clock::now() + kReapBound);
+  }
   if (pidfd >= 0) ::close(pidfd);
+  if (!exited) {
+    result.signal = SIGKILL;
+    return result;
+  }
   int wstatus = 0;
   while (waitpid(pid, &wstatus, 0) < 0) {
     if (errno != EINTR) throwErrno("waitpid");

@@ -4,10 +4,11 @@
 // the Node version, so a rebuilt bundle or an upgraded Node never sees a stale one (V8 also rejects a cache
 // that does not fit, and we then compile as usual). Written once, at the exit of the first run without one,
 // so it holds the functions that run actually compiled. Any failure here only costs the compile.
-import { closeSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, fsyncSync, openSync, readdirSync, readFileSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import Module from 'node:module';
 import { basename, dirname, join } from 'node:path';
 import { Script } from 'node:vm';
+import { makeDirs } from './make-dirs';
 
 export function requireWithCodeCache(file: string, cacheDir: string): unknown {
   const source = readFileSync(file, 'utf8');
@@ -43,7 +44,7 @@ function cacheName(file: string): string {
 
 function saveCache(data: Buffer, bundleName: string, cacheDir: string, cacheFile: string): void {
   try {
-    mkdirSync(cacheDir, { recursive: true, mode: 0o700 });
+    makeDirs(cacheDir, 0o700);
     const tmp = `${cacheFile}.${process.pid}.tmp`;
     const fd = openSync(tmp, 'w', 0o600);
     try {

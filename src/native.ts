@@ -88,13 +88,21 @@ type AsyncVariants<T> = {
   [K in keyof T & string as `${K}Async`]: T[K] extends (...a: infer A) => infer R ? (...a: A) => Promise<R> : never;
 };
 
-export type NativeRtnlSocket = NativeRtnlSync & AsyncVariants<NativeRtnlSync> & { close(): void };
+export type NativeRtnlSocket = NativeRtnlSync &
+  AsyncVariants<NativeRtnlSync> & {
+    close(): void;
+    /** The socket's port id and the sequence number of its next request (replies must match both). */
+    addressing(): { portId: number; nextSeq: number };
+  };
 
 export interface NativeAddon {
   setErrorClass(cls: typeof SysError): void;
   /** new RtnlSocket(nsFd, timeoutMs): the socket is created on a thread inside nsFd (-1: our namespace). */
   RtnlSocket: new (nsFd: number, timeoutMs: number) => NativeRtnlSocket;
+  /** Opened O_PATH first and checked to be on nsfs: a FIFO or a device is EINVAL at once, never opened. */
   netnsOpen(path: string): NativeNetns;
+  /** Pinned by a pidfd: the namespace of the process that holds `pid` now, whatever the pid names later. */
+  netnsOpenPid(pid: number): NativeNetns;
   netnsIdentity(fd: number): NativeNetns;
   netnsCreateAnonymous(): NativeNetns;
   bindMount(source: string, target: string, recursive: boolean): void;

@@ -12,7 +12,7 @@ import { giveBackRecord } from './give-back';
 import { resolveNic } from './nics';
 import { reasonOf } from './output';
 import { assertNicExists } from './records';
-import { resolveTarget } from './targets';
+import { releaseTarget, resolveTarget } from './targets';
 import { createVfs, planVfs, type VfPlan } from './vf-plan';
 
 interface AttachOptions {
@@ -55,11 +55,17 @@ async function attach(io: CommandIo, nicText: string, targetText: string, opts: 
   }
   if (opts.driver !== undefined && opts.vfs === undefined) throw usageError('--driver needs --vfs <n>');
   const target = await resolveTarget(targetText);
-  assertNicExists(nic);
-  const plan = opts.vfs !== undefined ? planVfs(nic, nicText, opts.vfs, opts.driver) : null;
-
-  const meta: AttachMeta = { target: targetText, ...(plan ? { vfs: { pf: plan.pf, before: plan.before } } : {}) };
-  const { record, link } = lend({ nic, target, owner: attachOwner(targetText), name: opts.as, meta: attachMeta(meta) });
+  let lent: ReturnType<typeof lend>;
+  let plan: VfPlan | null;
+  try {
+    assertNicExists(nic);
+    plan = opts.vfs !== undefined ? planVfs(nic, nicText, opts.vfs, opts.driver) : null;
+    const meta: AttachMeta = { target: targetText, ...(plan ? { vfs: { pf: plan.pf, before: plan.before } } : {}) };
+    lent = lend({ nic, target, owner: attachOwner(targetText), name: opts.as, meta: attachMeta(meta) });
+  } finally {
+    releaseTarget(target);
+  }
+  const { record, link } = lent;
   printSteps(io, record);
   io.out.line(`${nicText}: lent to ${targetText} as ${link?.name ?? record.targetName}`);
 

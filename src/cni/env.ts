@@ -35,7 +35,7 @@ export interface CniEnv {
   netns: string | null;
   ifname: string | null;
   args: CniArgs;
-  /** CNI_PATH split on ':' (empty entries dropped). */
+  /** CNI_PATH split on ':'; empty and relative entries dropped (a plugin is only ever run by absolute path). */
   path: string[];
 }
 
@@ -89,7 +89,7 @@ export function parseEnv(env: NodeJS.ProcessEnv): CniEnv {
     netns,
     ifname,
     args: parseCniArgs(env.CNI_ARGS ?? ''),
-    path: (env.CNI_PATH ?? '').split(':').filter((p) => p !== ''),
+    path: (env.CNI_PATH ?? '').split(':').filter((p) => p.startsWith('/')),
   };
 }
 
