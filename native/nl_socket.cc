@@ -1,5 +1,6 @@
 #include "nl_socket.h"
 
+#include <poll.h>
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/time.h>
@@ -61,6 +62,7 @@ static uint32_t randomSeq() {
 }
 
 NlSocket::NlSocket(int timeoutMs) : timeoutMs_(timeoutMs), seq_(randomSeq()) {
+  if (timeoutMs <= 0) throw SysFailure::withDetail(EINVAL, "socket(NETLINK_ROUTE)", "the reply timeout must be positive");
   fd_ = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
   if (fd_ < 0) throwErrno("socket(NETLINK_ROUTE)");
   try {
@@ -68,10 +70,6 @@ NlSocket::NlSocket(int timeoutMs) : timeoutMs_(timeoutMs), seq_(randomSeq()) {
     // Extended ack: the kernel's own sentence with every error. Capped ack: it does not echo our request.
     if (setsockopt(fd_, SOL_NETLINK, NETLINK_EXT_ACK, &one, sizeof one) < 0) throwErrno("setsockopt(NETLINK_EXT_ACK)");
     if (setsockopt(fd_, SOL_NETLINK, NETLINK_CAP_ACK, &one, sizeof one) < 0) throwErrno("setsockopt(NETLINK_CAP_ACK)");
-    if (timeoutMs > 0) {
-      timeval tv{timeoutMs / 1000, (timeoutMs % 1000) * 1000};
-      if (setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) < 0) throwErrno("setsockopt(SO_RCVTIMEO)");
-    }
     sockaddr_nl local{};
     local.nl_family = AF_NETLINK;
     if (bind(fd_, reinterpret_cast<sockaddr*>(&local), sizeof local) < 0) throwErrno("bind(NETLINK_ROUTE)");
@@ -93,22 +91,30 @@ void NlSocket::close() {
   fd_ = -1;
 }
 
-size_t NlSocket::receive(const std::string& op, uint32_t& senderPort) {
+size_t NlSocket::receive(const std::string& op, Clock::time_point deadline, uint32_t& senderPort) {
   for (;;) {
-    // Size first: a PF with hundreds of VFs answers with one message larger than 64 KiB.
-    ssize_t want = recv(fd_, nullptr, 0, MSG_PEEK | MSG_TRUNC);
-    if (want < 0) {
+    // The deadline covers the whole exchange, not each datagram: messages we drop (stale replies, another
+    // socket's forgeries) must not keep us waiting forever either.
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    pollfd p{fd_, POLLIN, 0};
+    int ready = left > 0 ? poll(&p, 1, static_cast<int>(left)) : 0;
+    if (ready < 0) {
       if (errno == EINTR) continue;
-      if (errno == EAGAIN || errno == EWOULDBLOCK)
-        throw SysFailure::withDetail(ETIMEDOUT, op, "no reply within " + std::to_string(timeoutMs_) + " ms");
+      throwErrno(op + " (poll)");
+    }
+    if (ready == 0) throw SysFailure::withDetail(ETIMEDOUT, op, "no reply within " + std::to_string(timeoutMs_) + " ms");
+    // Size first: a PF with hundreds of VFs answers with one message larger than 64 KiB.
+    ssize_t want = recv(fd_, nullptr, 0, MSG_PEEK | MSG_TRUNC | MSG_DONTWAIT);
+    if (want < 0) {
+      if (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK) continue;
       throwErrno(op + " (recv)");
     }
     if (static_cast<size_t>(want) > rx_.size()) rx_.resize(static_cast<size_t>(want));
     sockaddr_nl from{};
     socklen_t fromLen = sizeof from;
-    ssize_t got = recvfrom(fd_, rx_.data(), rx_.size(), 0, reinterpret_cast<sockaddr*>(&from), &fromLen);
+    ssize_t got = recvfrom(fd_, rx_.data(), rx_.size(), MSG_DONTWAIT, reinterpret_cast<sockaddr*>(&from), &fromLen);
     if (got < 0) {
-      if (errno == EINTR) continue;
+      if (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK) continue;
       throwErrno(op + " (recv)");
     }
     senderPort = from.nl_pid;
@@ -136,9 +142,10 @@ bool NlSocket::exchange(NlRequest& req, const std::string& op, const MessageFn& 
   bool interrupted = false;
   std::optional<SysFailure> failure;
   bool finished = false;
+  const auto deadline = Clock::now() + std::chrono::milliseconds(timeoutMs_);
   while (!finished) {
     uint32_t sender = 0;
-    size_t len = receive(op, sender);
+    size_t len = receive(op, deadline, sender);
     if (!acceptsSender(sender)) continue;
     forEachMessage(rx_.data(), len, [&](const nlmsghdr* h) {
       // Replies to an earlier request that timed out arrive late: never mistake them for ours.

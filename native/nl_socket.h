@@ -1,10 +1,12 @@
 // A NETLINK_ROUTE socket: send one request, read until its ack (or NLMSG_DONE for a dump), keeping only what
-// the kernel sent (sender port 0) addressed to our port with our (random) sequence number, as iproute2 does, receives sized with MSG_PEEK|MSG_TRUNC, and SO_RCVTIMEO so a reply that never comes
-// cannot hang us. (rtnetlink runs a request synchronously inside sendmsg(), under RTNL: a driver that
-// blocks there blocks the send, which no socket timeout can bound — use the async variants for that.)
-// The socket acts in the namespace of the thread that created it (see netns.h for creating it elsewhere).
+// the kernel sent (sender port 0) addressed to our port with our (random) sequence number, as iproute2 does;
+// receives sized with MSG_PEEK|MSG_TRUNC; one deadline (timeoutMs) for each whole exchange, so neither a reply
+// that never comes nor a stream of messages we drop can hang us. (rtnetlink runs a request synchronously
+// inside sendmsg(), under RTNL: a driver that blocks there blocks the send, which no deadline on this thread
+// can bound.) The socket acts in the namespace of the thread that created it (see netns.h).
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -21,7 +23,7 @@ using MessageFn = std::function<void(const nlmsghdr*)>;
 
 class NlSocket {
  public:
-  // Opens a socket in the calling thread's network namespace.
+  // Opens a socket in the calling thread's network namespace; timeoutMs > 0 bounds each exchange.
   explicit NlSocket(int timeoutMs);
   ~NlSocket();
   NlSocket(const NlSocket&) = delete;
@@ -48,7 +50,9 @@ class NlSocket {
  private:
   // One exchange; returns true when the dump was flagged interrupted.
   bool exchange(NlRequest& req, const std::string& op, const MessageFn& onMessage);
-  size_t receive(const std::string& op, uint32_t& senderPort);  // one datagram into rx_; returns its length
+  using Clock = std::chrono::steady_clock;
+  // One datagram into rx_ (its length returned, its sender's port in senderPort); ETIMEDOUT past the deadline.
+  size_t receive(const std::string& op, Clock::time_point deadline, uint32_t& senderPort);
 
   int fd_ = -1;
   int timeoutMs_;

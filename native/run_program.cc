@@ -201,9 +201,11 @@ ProgramResult runProgram(const ProgramRun& run) {
           // EPIPE: the child exited or closed stdin without reading it all (plugins answer VERSION so)
           if ((w < 0 && errno != EAGAIN && errno != EINTR) || written == run.stdinData.size()) in.closeWrite();
         } else if (fd == out.r) {
-          if (!drain(out.r, result.out, run.maxOutput, result.outputTooLarge)) out.closeRead();
+          // Too much output: the pipe stays open until the SIGKILL below, so the child dies of that, not of a
+          // SIGPIPE it might turn into an exit status of its own.
+          if (!drain(out.r, result.out, run.maxOutput, result.outputTooLarge) && !result.outputTooLarge) out.closeRead();
         } else if (fd == err.r) {
-          if (!drain(err.r, result.err, run.maxOutput, result.outputTooLarge)) err.closeRead();
+          if (!drain(err.r, result.err, run.maxOutput, result.outputTooLarge) && !result.outputTooLarge) err.closeRead();
         } else if (fd == pidfd) {
           exited = true;
         }

@@ -66,6 +66,19 @@ describe('runProgram', () => {
     expect(Date.now() - t0).toBeLessThan(5_000);
   });
 
+  it('the deadline holds for a child that closed stdout and stderr and lives on (SIGKILL, reaped)', () => {
+    const t0 = Date.now();
+    const r = sh('exec >&- 2>&- <&-; exec sleep 30', { timeoutMs: 1000, stdin: 'ignored' });
+    // a generous margin: the machine may be busy; without the fix this returned after the sleeper's 30 s
+    expect(Date.now() - t0).toBeLessThan(10_000);
+    expect(r).toMatchObject({ timedOut: true, signal: 'SIGKILL', status: null });
+  });
+
+  it('a child that closed its pipes is still waited for, and its exit status read', () => {
+    const r = sh('echo before; exec >&- 2>&-; sleep 0.3; exit 7', { timeoutMs: 20_000 });
+    expect(r).toMatchObject({ status: 7, signal: null, timedOut: false, stdout: 'before\n' });
+  });
+
   it('kills a child that writes more than the bound', () => {
     const r = sh('yes', { maxOutput: 100_000 });
     expect(r.outputTooLarge).toBe(true);
