@@ -14,6 +14,7 @@
 #include "napi_ops.h"
 #include "napi_rtnl.h"
 #include "netns.h"
+#include "read_fd.h"
 #include "nl_socket.h"
 #include "run_program.h"
 #include "sysctl.h"
@@ -116,6 +117,14 @@ Napi::Value RunProgram(const Napi::CallbackInfo& info) {
   });
 }
 
+// readFd(fd, timeoutMs, maxBytes) → Buffer: everything up to end of file, within the deadline and the bound.
+Napi::Value ReadFd(const Napi::CallbackInfo& info) {
+  return guarded(info.Env(), [&] {
+    std::string data = readToEnd(argInt(info, 0, "fd"), argInt(info, 1, "timeoutMs"), argU32(info, 2, "maxBytes"));
+    return Napi::Buffer<char>::Copy(info.Env(), data.data(), data.size());
+  });
+}
+
 // encodeSetVf(pfIndex, vf, change, seq) → Buffer: the exact request setVf would send.
 Napi::Value EncodeSetVf(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
@@ -183,6 +192,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("sysctlWrite", Napi::Function::New(env, SysctlWrite, "sysctlWrite"));
   exports.Set("lockFd", Napi::Function::New(env, LockFd, "lockFd"));
   exports.Set("unlockFd", Napi::Function::New(env, UnlockFd, "unlockFd"));
+  exports.Set("readFd", Napi::Function::New(env, ReadFd, "readFd"));
   exports.Set("runProgram", Napi::Function::New(env, RunProgram, "runProgram"));
   exports.Set("encodeSetVf", Napi::Function::New(env, EncodeSetVf, "encodeSetVf"));
   exports.Set("parseLinkMessages", Napi::Function::New(env, ParseLinkMessages, "parseLinkMessages"));

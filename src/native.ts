@@ -114,6 +114,8 @@ export interface NativeAddon {
   sysctlWrite(nsFd: number, key: string, value: string): void;
   lockFd(fd: number, exclusive: boolean, timeoutMs: number): boolean;
   unlockFd(fd: number): void;
+  /** Everything up to end of file, within the deadline (SysError ETIMEDOUT) and the size bound (EFBIG). */
+  readFd(fd: number, timeoutMs: number, maxBytes: number): Buffer;
   /** posix_spawn the program, feed stdin, capture stdout/stderr, wait (src/proc/run-program.ts validates). */
   runProgram(
     path: string,
