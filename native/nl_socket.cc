@@ -1,12 +1,13 @@
 #include "nl_socket.h"
 
-#include <poll.h>
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <unistd.h>
 
 #include <cerrno>
+
+#include "deadline.h"
 
 namespace sriovctl {
 
@@ -33,18 +34,24 @@ std::string kernelMessageOf(const nlmsghdr* h, const nlmsgerr* e) {
   return extAckMessage(reinterpret_cast<const uint8_t*>(h) + off, h->nlmsg_len - off);
 }
 
+// The kernel reports -errno, from -1 to -MAX_ERRNO (4095); anything else (INT_MIN cannot even be negated)
+// is a malformed message.
+bool isErrno(int negative) { return negative < 0 && negative >= -4095; }
+
 }  // namespace
 
 std::optional<SysFailure> failureFromError(const nlmsghdr* h, const std::string& op) {
   auto* e = familyHeader<nlmsgerr>(h);
   if (!e) return SysFailure::withDetail(EBADMSG, op, "truncated NLMSG_ERROR");
   if (e->error == 0) return std::nullopt;
+  if (!isErrno(e->error)) return SysFailure::withDetail(EBADMSG, op, "NLMSG_ERROR with error " + std::to_string(e->error));
   return SysFailure(-e->error, op, kernelMessageOf(h, e));
 }
 
 std::optional<SysFailure> failureFromDone(const nlmsghdr* h, const std::string& op) {
   auto* err = familyHeader<int>(h);
   if (!err || *err >= 0) return std::nullopt;
+  if (!isErrno(*err)) return SysFailure::withDetail(EBADMSG, op, "NLMSG_DONE with error " + std::to_string(*err));
   std::string km;
   if (h->nlmsg_flags & NLM_F_ACK_TLVS) {
     size_t off = NLMSG_HDRLEN + NLMSG_ALIGN(sizeof(int));
@@ -54,7 +61,7 @@ std::optional<SysFailure> failureFromDone(const nlmsghdr* h, const std::string& 
 }
 
 // Sequence numbers start at a random value: a process that could guess ours (time() was guessable) could queue a
-// forged reply before the kernel's. Replies are also checked to come from the kernel (see accepts()).
+// forged reply before the kernel's. Replies are also checked to come from the kernel (acceptsSender).
 static uint32_t randomSeq() {
   uint32_t seq = 0;
   if (getrandom(&seq, sizeof seq, GRND_NONBLOCK) != static_cast<ssize_t>(sizeof seq)) throwErrno("getrandom");
@@ -91,18 +98,12 @@ void NlSocket::close() {
   fd_ = -1;
 }
 
-size_t NlSocket::receive(const std::string& op, Clock::time_point deadline, uint32_t& senderPort) {
+size_t NlSocket::receive(const std::string& op, Deadline deadline, uint32_t& senderPort) {
   for (;;) {
     // The deadline covers the whole exchange, not each datagram: messages we drop (stale replies, another
     // socket's forgeries) must not keep us waiting forever either.
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
-    pollfd p{fd_, POLLIN, 0};
-    int ready = left > 0 ? poll(&p, 1, static_cast<int>(left)) : 0;
-    if (ready < 0) {
-      if (errno == EINTR) continue;
-      throwErrno(op + " (poll)");
-    }
-    if (ready == 0) throw SysFailure::withDetail(ETIMEDOUT, op, "no reply within " + std::to_string(timeoutMs_) + " ms");
+    if (waitReady(fd_, POLLIN, deadline, op) == 0)
+      throw SysFailure::withDetail(ETIMEDOUT, op, "no reply within " + std::to_string(timeoutMs_) + " ms");
     // Size first: a PF with hundreds of VFs answers with one message larger than 64 KiB.
     ssize_t want = recv(fd_, nullptr, 0, MSG_PEEK | MSG_TRUNC | MSG_DONTWAIT);
     if (want < 0) {
@@ -142,7 +143,7 @@ bool NlSocket::exchange(NlRequest& req, const std::string& op, const MessageFn& 
   bool interrupted = false;
   std::optional<SysFailure> failure;
   bool finished = false;
-  const auto deadline = Clock::now() + std::chrono::milliseconds(timeoutMs_);
+  const Deadline deadline = deadlineIn(timeoutMs_);
   while (!finished) {
     uint32_t sender = 0;
     size_t len = receive(op, deadline, sender);

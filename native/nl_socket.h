@@ -6,7 +6,6 @@
 // can bound.) The socket acts in the namespace of the thread that created it (see netns.h).
 #pragma once
 
-#include <chrono>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -14,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "deadline.h"
 #include "nl_message.h"
 #include "sys_failure.h"
 
@@ -50,9 +50,8 @@ class NlSocket {
  private:
   // One exchange; returns true when the dump was flagged interrupted.
   bool exchange(NlRequest& req, const std::string& op, const MessageFn& onMessage);
-  using Clock = std::chrono::steady_clock;
   // One datagram into rx_ (its length returned, its sender's port in senderPort); ETIMEDOUT past the deadline.
-  size_t receive(const std::string& op, Clock::time_point deadline, uint32_t& senderPort);
+  size_t receive(const std::string& op, Deadline deadline, uint32_t& senderPort);
 
   int fd_ = -1;
   int timeoutMs_;

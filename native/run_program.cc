@@ -13,6 +13,7 @@
 #include <chrono>
 #include <thread>
 
+#include "deadline.h"
 #include "sys_failure.h"
 
 namespace sriovctl {
@@ -113,37 +114,27 @@ bool drain(int fd, std::string& into, size_t max, bool& tooLarge) {
 }
 
 // SIGKILL is final for any process not stuck in the kernel; how long we wait to reap it after that.
-constexpr std::chrono::milliseconds kReapBound{5000};
+constexpr int kReapBoundMs = 5000;
 
 // Waits for the child to exit, at most until `deadline`: a readable pidfd, or (no pidfd) waitid polls that
 // leave the zombie in place. True once the child has exited (waitpid then reaps it at once).
-template <class Clock>
-bool awaitExit(pid_t pid, int pidfd, typename Clock::time_point deadline) {
+bool awaitExit(pid_t pid, int pidfd, Deadline deadline) {
+  if (pidfd >= 0) return waitReady(pidfd, POLLIN, deadline, "wait for child") != 0;
   for (;;) {
-    auto left = std::max<long long>(
-        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count(), 0);
-    if (pidfd >= 0) {
-      pollfd p{pidfd, POLLIN, 0};
-      int ready = poll(&p, 1, static_cast<int>(left));
-      if (ready > 0) return true;
-      if (ready < 0 && errno != EINTR) throwErrno("poll pidfd");
-    } else {
-      siginfo_t info{};
-      if (waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) < 0 && errno != EINTR)
-        throwErrno("waitid");
-      if (info.si_pid == pid) return true;
-      std::this_thread::sleep_for(std::chrono::milliseconds(std::min<long long>(left, 10)));
-    }
-    if (left == 0) return false;
+    siginfo_t info{};
+    if (waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) < 0 && errno != EINTR)
+      throwErrno("waitid");
+    if (info.si_pid == pid) return true;
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
 }
 
 // On an error path: the child must not outlive the call, and reaping it must not hang us either.
 void killAndReap(pid_t pid, int pidfd) {
-  using Clock = std::chrono::steady_clock;
   kill(pid, SIGKILL);
   try {
-    if (!awaitExit<Clock>(pid, pidfd, Clock::now() + kReapBound)) return;
+    if (!awaitExit(pid, pidfd, deadlineIn(kReapBoundMs))) return;
   } catch (...) {
     return;
   }
@@ -154,7 +145,6 @@ void killAndReap(pid_t pid, int pidfd) {
 }  // namespace
 
 ProgramResult runProgram(const ProgramRun& run) {
-  using Clock = std::chrono::steady_clock;
   Pipe in, out, err;
   pid_t pid = spawnChild(run, in, out, err);
   in.closeRead();
@@ -169,7 +159,7 @@ ProgramResult runProgram(const ProgramRun& run) {
     setNonBlocking(err.r);
     size_t written = 0;
     if (run.stdinData.empty()) in.closeWrite();
-    const auto deadline = Clock::now() + std::chrono::milliseconds(run.timeoutMs);
+    const Deadline deadline = deadlineIn(run.timeoutMs);
     // Until the child exits: a child that closed stdout and stderr (or handed them to a grandchild) is still
     // running, and the deadline holds for it all the same.
     while (!exited && (out.r >= 0 || err.r >= 0 || pidfd >= 0)) {
@@ -182,7 +172,7 @@ ProgramResult runProgram(const ProgramRun& run) {
       add(out.r, POLLIN);
       add(err.r, POLLIN);
       add(pidfd, POLLIN);
-      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
       if (left <= 0) {
         result.timedOut = true;
         break;
@@ -214,7 +204,7 @@ ProgramResult runProgram(const ProgramRun& run) {
     }
     // No pidfd (a kernel before 5.3): both pipes are at end of file, the child may still run.
     if (!exited && !result.timedOut && !result.outputTooLarge) {
-      exited = awaitExit<Clock>(pid, -1, deadline);
+      exited = awaitExit(pid, -1, deadline);
       result.timedOut = !exited;
     }
     if (exited) {
@@ -231,7 +221,7 @@ ProgramResult runProgram(const ProgramRun& run) {
     // SIGKILL ends any process that is not stuck in the kernel; one that is (a driver wedged in D state) stays
     // a child we never reap (init does, once we exit) rather than holding the caller past its deadline.
     kill(pid, SIGKILL);
-    exited = awaitExit<Clock>(pid, pidfd, Clock::now() + kReapBound);
+    exited = awaitExit(pid, pidfd, deadlineIn(kReapBoundMs));
   }
   if (pidfd >= 0) ::close(pidfd);
   if (!exited) {
