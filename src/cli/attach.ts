@@ -55,17 +55,13 @@ async function attach(io: CommandIo, nicText: string, targetText: string, opts: 
   }
   if (opts.driver !== undefined && opts.vfs === undefined) throw usageError('--driver needs --vfs <n>');
   const target = await resolveTarget(targetText);
-  let lent: ReturnType<typeof lend>;
-  let plan: VfPlan | null;
-  try {
-    assertNicExists(nic);
-    plan = opts.vfs !== undefined ? planVfs(nic, nicText, opts.vfs, opts.driver) : null;
-    const meta: AttachMeta = { target: targetText, ...(plan ? { vfs: { pf: plan.pf, before: plan.before } } : {}) };
-    lent = lend({ nic, target, owner: attachOwner(targetText), name: opts.as, meta: attachMeta(meta) });
-  } finally {
-    releaseTarget(target);
-  }
-  const { record, link } = lent;
+  assertNicExists(nic);
+  const plan = opts.vfs !== undefined ? planVfs(nic, nicText, opts.vfs, opts.driver) : null;
+
+  const meta: AttachMeta = { target: targetText, ...(plan ? { vfs: { pf: plan.pf, before: plan.before } } : {}) };
+  const { record, link } = lend({ nic, target, owner: attachOwner(targetText), name: opts.as, meta: attachMeta(meta) });
+  // a pid target's namespace, held since resolution (on a failure above, the process exit closes it)
+  releaseTarget(target);
   printSteps(io, record);
   io.out.line(`${nicText}: lent to ${targetText} as ${link?.name ?? record.targetName}`);
 
