@@ -29,8 +29,10 @@ bool parseAddressMessage(const nlmsghdr* h, AddressInfo& out) {
   const rtattr* a = tb[IFA_LOCAL] ? tb[IFA_LOCAL] : tb[IFA_ADDRESS];
   size_t want = ifa->ifa_family == AF_INET ? 4 : 16;
   if (!a || attrLen(a) < want) return false;
+  uint32_t flags = ifa->ifa_flags;
+  readAttr(tb[IFA_FLAGS], flags);
   out = AddressInfo{static_cast<int>(ifa->ifa_index), ifa->ifa_family, formatInet(ifa->ifa_family, attrData(a)),
-                    ifa->ifa_prefixlen};
+                    ifa->ifa_prefixlen, flags};
   return true;
 }
 

@@ -32,6 +32,7 @@ struct RouteSpec {
   int oif = 0;
   std::optional<uint32_t> metric;
   uint32_t table = 254;          // RT_TABLE_MAIN
+  std::optional<uint8_t> scope;  // RT_SCOPE_*; nullopt on add: link for IPv4 without gateway, else universe
 };
 
 // An RTM_NEWROUTE of IPv4 or IPv6 that is not a cached clone; false for anything else.

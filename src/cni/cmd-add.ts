@@ -9,11 +9,11 @@ import { ownerOf } from './env';
 import { CNI_ERR, CniError } from './errors';
 import { Ipam } from './ipam';
 import { log } from './log';
-import { parseNicConf, type NetConf, type NicConf } from './netconf';
+import { parseConfigDns, parseNicConf, type NetConf, type NicConf } from './netconf';
 import { refuseDefaultRouteLink, resolveNicTarget, type NicTarget } from './nic-target';
-import { configurePod } from './pod-net';
+import { configurePod, type PodNetOptions } from './pod-net';
 import { openPodNetns, withRtnl } from './pod-netns';
-import type { CniInterface, CniResult } from './result';
+import { hasDns, type CniDns, type CniInterface, type CniResult } from './result';
 import { cniErrorFrom, describeError } from './sys-errors';
 import type { VerbHandler } from './verb';
 
@@ -23,6 +23,7 @@ const GIVE_BACK_LOCK_WAIT_MS = 10_000;
 
 export const cmdAdd: VerbHandler = ({ env, conf }) => {
   const nicConf = parseNicConf(conf.raw, env.args);
+  const configDns = parseConfigDns(conf.raw);
   const containerId = env.containerId!;
   const ifname = env.ifname!;
   const owner = ownerOf(containerId, ifname);
@@ -54,8 +55,9 @@ export const cmdAdd: VerbHandler = ({ env, conf }) => {
       const ipamResult = ipam ? ipam.add() : null;
       allocated = ipam !== null;
       if (ipamResult) log.debug(`${ipam!.label} allocated ${(ipamResult.ips ?? []).map((i) => i.address).join(', ') || 'nothing'}`);
-      if (ipamResult && lent.link) configureAddresses(pod, lent.link, ipamResult);
-      const result = buildResult(conf, lent, target, nicConf, ifname, env.netns!, ipamResult);
+      // without IPAM too: host-device and sriov-cni leave the pod interface up
+      if (lent.link) configureAddresses(pod, lent.link, ipamResult, { carrierWaitMs: env.carrierWaitMs });
+      const result = buildResult(conf, lent, target, nicConf, ifname, env.netns!, ipamResult, configDns);
       recordResult(lent.record.key, owner, result);
       log.debug('result recorded');
       return result;
@@ -98,9 +100,9 @@ function lendNic(req: LendRequest): LendResult {
   }
 }
 
-function configureAddresses(pod: Netns, link: Link, ipamResult: CniResult): void {
+function configureAddresses(pod: Netns, link: Link, ipamResult: CniResult | null, opts: PodNetOptions): void {
   try {
-    withRtnl(pod, (rtnl) => configurePod(pod, rtnl, link, ipamResult.ips ?? [], ipamResult.routes ?? []));
+    withRtnl(pod, (rtnl) => configurePod(pod, rtnl, link, ipamResult?.ips ?? [], ipamResult?.routes ?? [], opts));
   } catch (err) {
     throw cniErrorFrom(err, CNI_ERR.POD_CONFIG_FAILED, `configuring ${link.name} in the pod`);
   }
@@ -114,6 +116,7 @@ function buildResult(
   ifname: string,
   sandbox: string,
   ipamResult: CniResult | null,
+  configDns: CniDns | null,
 ): CniResult {
   const itf: CniInterface = { name: ifname };
   const mac = lent.link?.mac ?? nicConf.mac ?? lent.record.snapshot.vf?.settings.mac ?? null;
@@ -132,7 +135,8 @@ function buildResult(
   const routes = [...(prev?.routes ?? []), ...(ipamResult?.routes ?? [])];
   if (ips.length || ipamResult) result.ips = ips;
   if (routes.length || ipamResult) result.routes = routes;
-  const dns = ipamResult?.dns && Object.keys(ipamResult.dns).length ? ipamResult.dns : prev?.dns ?? ipamResult?.dns;
+  // the config's own dns first (host-device reports it), else the IPAM plugin's (sriov-cni), else the chain's
+  const dns = [configDns, ipamResult?.dns, prev?.dns].find(hasDns);
   if (dns) result.dns = dns;
   return result;
 }

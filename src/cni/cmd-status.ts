@@ -23,6 +23,20 @@ export const cmdStatus: VerbHandler = ({ env, conf }) => {
   } catch (err) {
     throw new CniError(CNI_ERR.NOT_READY, `sysfs is not readable (${pci})`, (err as Error).message);
   }
-  if (conf.ipam) new Ipam({ raw: conf.raw, type: conf.ipam.type, cniVersion: conf.cniVersion, cniPath: env.path }).status();
+  if (conf.ipam) ipamStatus(new Ipam({ raw: conf.raw, type: conf.ipam.type, cniVersion: conf.cniVersion, cniPath: env.path }));
   return null;
 };
+
+/**
+ * The IPAM plugin's own STATUS answer is passed on; an IPAM plugin that cannot be found or run (or speaks no
+ * version of ours) means ADD cannot be served: the spec's 50, "plugin not available".
+ */
+function ipamStatus(ipam: Ipam): void {
+  try {
+    ipam.prepare();
+  } catch (err) {
+    if (err instanceof CniError) throw new CniError(CNI_ERR.NOT_READY, `${ipam.label} is not available: ${err.message}`, err.details);
+    throw err;
+  }
+  ipam.status();
+}

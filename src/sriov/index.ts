@@ -18,3 +18,4 @@ export {
 export { setNumVfs, DEFAULT_NUMVFS_TIMEOUT_MS, type SetNumVfsOptions } from './numvfs';
 export { bindDriver, type BindOptions, type BindResult } from './bind';
 export { writeSysfs, DEFAULT_WRITE_TIMEOUT_MS, type WriteOptions } from './bounded-write';
+export { vfioHolders, describeHolders, type VfioHolder } from './vfio-holders';
