@@ -6,14 +6,14 @@ import { chmodSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cniRoots, DEBIAN_CNI, expectErrorShape, hostLocalAllocations, ledgerRecords, netnsPath, requireBundle, runCni, type CniRoots } from '../helpers/cni-run';
-import { ipJson, Scratch } from '../helpers/kernel';
-import { nicState, standInNic, type NicState } from '../helpers/lend-fixture';
+import { DEBIAN_CNI, expectErrorShape, hostLocalAllocations, ledgerRecords, netnsPath, runCni } from '../helpers/cni-run';
+import { useCniPodFixture } from '../helpers/cni-pod-fixture';
+import { ipJson } from '../helpers/kernel';
+import { nicState } from '../helpers/lend-fixture';
 
-let s: Scratch;
-let roots: CniRoots;
-let pod: string;
-let nic: NicState;
+const fixture = useCniPodFixture();
+
+/** Plugins and files every test shares: the hanging IPAM plugin, a FIFO, a data dir for host-local. */
 let dir: string;
 let dataDir: string;
 
@@ -25,11 +25,6 @@ exec sleep 30
 `;
 
 beforeAll(() => {
-  requireBundle();
-  s = new Scratch();
-  roots = cniRoots();
-  pod = s.netns('pod');
-  nic = standInNic(s, 'h0');
   dir = mkdtempSync(join(tmpdir(), 'cni-bounded-'));
   dataDir = join(dir, 'ipam-data');
   writeFileSync(join(dir, 'hang-ipam'), HANGING_IPAM);
@@ -37,16 +32,15 @@ beforeAll(() => {
   execFileSync('mkfifo', [join(dir, 'fifo')]);
 });
 afterAll(() => {
-  s?.cleanup();
-  roots?.cleanup();
   if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
-const conf = (ipam: object) => ({ cniVersion: '1.0.0', name: `net-${s.prefix}`, type: 'sriovctl-cni', device: nic.name, ipam });
-const podLinks = () => ipJson<any[]>('-n', pod, 'link', 'show').map((l) => l.ifname);
+const conf = (ipam: object) => ({ cniVersion: '1.0.0', name: `net-${fixture().s.prefix}`, type: 'sriovctl-cni', device: fixture().nic.name, ipam });
+const podLinks = () => ipJson<any[]>('-n', fixture().pod, 'link', 'show').map((l) => l.ifname);
 
 describe('bounded waits', () => {
   it('ADD with an IPAM plugin that closes its output and hangs: 104 at the deadline, the NIC home', () => {
+    const { roots, pod, nic } = fixture();
     const t0 = Date.now();
     const a = runCni(
       { command: 'ADD', containerId: 'c1', netns: netnsPath(pod), ifname: 'net1', cniPath: dir, config: conf({ type: 'hang-ipam' }), env: { SRIOVCTL_IPAM_TIMEOUT: '2' } },
@@ -63,6 +57,7 @@ describe('bounded waits', () => {
   });
 
   it('a malformed SRIOVCTL_IPAM_TIMEOUT is an invalid environment (4), nothing changed', () => {
+    const { roots, pod, nic } = fixture();
     const a = runCni(
       { command: 'ADD', containerId: 'c1', netns: netnsPath(pod), ifname: 'net1', cniPath: dir, config: conf({ type: 'hang-ipam' }), env: { SRIOVCTL_IPAM_TIMEOUT: '2s' } },
       roots,
@@ -72,6 +67,7 @@ describe('bounded waits', () => {
   });
 
   it('STATUS with a state directory that cannot be created (/proc/…) fails at once with 50, naming it', () => {
+    const { roots } = fixture();
     const t0 = Date.now();
     const a = runCni({ command: 'STATUS', config: { cniVersion: '1.1.0', name: 'n', type: 'sriovctl-cni' } }, { ...roots, stateDir: '/proc/sriovctl-nonexistent/state' });
     const err = expectErrorShape(a);
@@ -81,6 +77,7 @@ describe('bounded waits', () => {
   });
 
   it('ADD with a state directory that cannot be created fails at once, the NIC untouched', () => {
+    const { roots, pod, nic } = fixture();
     const a = runCni(
       { command: 'ADD', containerId: 'c1', netns: netnsPath(pod), ifname: 'net1', config: conf({ type: 'host-local', dataDir, subnet: '10.93.0.0/24' }) },
       { ...roots, stateDir: '/proc/sriovctl-nonexistent' },
@@ -94,6 +91,7 @@ describe('bounded waits', () => {
     ['a FIFO', () => join(dir, 'fifo'), 'a FIFO'],
     ['a character device', () => '/dev/null', 'a character device'],
   ])('CNI_NETNS that is %s: ADD refused at once (4), nothing opened or changed', (_what, path, kind) => {
+    const { roots, nic } = fixture();
     const t0 = Date.now();
     const a = runCni({ command: 'ADD', containerId: 'c1', netns: path(), ifname: 'net1', config: conf({ type: 'host-local', dataDir, subnet: '10.93.0.0/24' }) }, roots);
     const err = expectErrorShape(a);
@@ -105,6 +103,7 @@ describe('bounded waits', () => {
   });
 
   it('CHECK of a live attachment with CNI_NETNS a FIFO: refused at once (4); the attachment stays and DEL ends it', () => {
+    const { roots, pod, nic } = fixture();
     const ipam = { type: 'host-local', dataDir, ranges: [[{ subnet: '10.94.0.0/24' }]] };
     const call = { containerId: 'c4', ifname: 'net1', config: conf(ipam) };
     const add = runCni({ ...call, command: 'ADD', netns: netnsPath(pod) }, roots);
@@ -125,6 +124,7 @@ describe('bounded waits', () => {
   });
 
   it('a relative CNI_PATH entry is skipped, not run (the plugin is found in the absolute entry after it)', () => {
+    const { s, roots, pod, nic } = fixture();
     // a relative entry that, from the plugin's working directory, does hold a host-local
     const relDir = join(dir, 'rel');
     execFileSync('mkdir', ['-p', relDir]);

@@ -4,7 +4,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isSysError } from '../../src/errors';
 import { native, type NativeRtnlSocket } from '../../src/native';
-import { openNetns } from '../../src/net';
 import { ipIn, linkJson, Scratch } from '../helpers/kernel';
 
 const IFLA_IFNAME = 3;
@@ -16,10 +15,9 @@ let link: { name: string; index: number };
 
 beforeEach(() => {
   s = new Scratch();
-  ns = s.netns('attr');
-  const netns = openNetns(`/var/run/netns/${ns}`);
-  s.onCleanup(() => netns.close());
-  sock = new native.RtnlSocket(netns.fd, 15_000);
+  const opened = s.openedNetns('attr');
+  ns = opened.name;
+  sock = new native.RtnlSocket(opened.ns.fd, 15_000);
   s.onCleanup(() => sock.close());
   const name = s.name('a0');
   ipIn(ns, 'link', 'add', name, 'type', 'veth', 'peer', 'name', s.name('a1'));

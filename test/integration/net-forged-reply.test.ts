@@ -5,7 +5,7 @@ import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { native, type NativeRtnlSocket } from '../../src/native';
-import { openNetns, type Netns } from '../../src/net';
+import type { Netns } from '../../src/net';
 import { Scratch } from '../helpers/kernel';
 
 const FORGE = join(__dirname, '..', 'helpers', 'netlink-forge.py');
@@ -17,9 +17,7 @@ let sock: NativeRtnlSocket;
 
 beforeEach(() => {
   s = new Scratch();
-  ns = s.netns('forge');
-  netns = openNetns(`/var/run/netns/${ns}`);
-  s.onCleanup(() => netns.close());
+  ({ name: ns, ns: netns } = s.openedNetns('forge'));
   sock = new native.RtnlSocket(netns.fd, 15_000);
   s.onCleanup(() => sock.close());
 });
