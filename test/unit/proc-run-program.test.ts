@@ -61,7 +61,8 @@ describe('runProgram', () => {
 
   it('kills a child that outlives the deadline', () => {
     const t0 = Date.now();
-    const r = sh('sleep 30', { timeoutMs: 200 });
+    // exec: the shell becomes the sleeper, so the SIGKILL leaves no orphan behind
+    const r = sh('exec sleep 30', { timeoutMs: 200 });
     expect(r).toMatchObject({ timedOut: true, signal: 'SIGKILL', status: null });
     expect(Date.now() - t0).toBeLessThan(5_000);
   });
@@ -87,9 +88,15 @@ describe('runProgram', () => {
 
   it('returns when the child exits even if a grandchild keeps the pipes open', () => {
     const t0 = Date.now();
-    const r = sh('sleep 20 & echo started');
-    expect(r).toMatchObject({ status: 0, stdout: 'started\n' });
-    expect(Date.now() - t0).toBeLessThan(5_000);
+    const r = sh('sleep 20 & echo "started $!"');
+    const grandchild = Number(/^started (\d+)\n$/.exec(r.stdout)?.[1]);
+    try {
+      expect(r).toMatchObject({ status: 0 });
+      expect(grandchild).toBeGreaterThan(0);
+      expect(Date.now() - t0).toBeLessThan(5_000);
+    } finally {
+      if (grandchild > 0) process.kill(grandchild, 'SIGKILL');
+    }
   });
 
   it('a program that cannot be started is a SysError with its errno', () => {
