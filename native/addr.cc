@@ -21,24 +21,31 @@ NlRequest addressRequest(uint16_t type, uint16_t flags, int index, const InetAdd
 
 }  // namespace
 
+bool parseAddressMessage(const nlmsghdr* h, AddressInfo& out) {
+  auto* ifa = familyHeader<ifaddrmsg>(h);
+  if (h->nlmsg_type != RTM_NEWADDR || !ifa) return false;
+  if (ifa->ifa_family != AF_INET && ifa->ifa_family != AF_INET6) return false;
+  auto tb = AttrTable<IFA_MAX>::afterHeader(h, sizeof(ifaddrmsg));
+  const rtattr* a = tb[IFA_LOCAL] ? tb[IFA_LOCAL] : tb[IFA_ADDRESS];
+  size_t want = ifa->ifa_family == AF_INET ? 4 : 16;
+  if (!a || attrLen(a) < want) return false;
+  uint32_t flags = ifa->ifa_flags;
+  readAttr(tb[IFA_FLAGS], flags);
+  out = AddressInfo{static_cast<int>(ifa->ifa_index), ifa->ifa_family, formatInet(ifa->ifa_family, attrData(a)),
+                    ifa->ifa_prefixlen, flags};
+  return true;
+}
+
 std::vector<AddressInfo> listAddresses(NlSocket& s, int index, int family) {
   auto req = NlRequest::make<ifaddrmsg>(RTM_GETADDR, NLM_F_DUMP);
   req.family<ifaddrmsg>().ifa_family = static_cast<uint8_t>(family);
   std::vector<AddressInfo> out;
   s.dump(req, "RTM_GETADDR dump", [&] { out.clear(); }, [&](const nlmsghdr* h) {
-    auto* ifa = familyHeader<ifaddrmsg>(h);
-    if (h->nlmsg_type != RTM_NEWADDR || !ifa) return;
-    if (index > 0 && ifa->ifa_index != static_cast<uint32_t>(index)) return;
-    if (family != AF_UNSPEC && ifa->ifa_family != family) return;
-    if (ifa->ifa_family != AF_INET && ifa->ifa_family != AF_INET6) return;
-    auto tb = AttrTable<IFA_MAX>::afterHeader(h, sizeof(ifaddrmsg));
-    const rtattr* a = tb[IFA_LOCAL] ? tb[IFA_LOCAL] : tb[IFA_ADDRESS];
-    size_t want = ifa->ifa_family == AF_INET ? 4 : 16;
-    if (!a || attrLen(a) < want) return;
-    uint32_t flags = ifa->ifa_flags;
-    readAttr(tb[IFA_FLAGS], flags);
-    out.push_back(AddressInfo{static_cast<int>(ifa->ifa_index), ifa->ifa_family,
-                              formatInet(ifa->ifa_family, attrData(a)), ifa->ifa_prefixlen, flags});
+    AddressInfo a;
+    if (!parseAddressMessage(h, a)) return;
+    if (index > 0 && a.index != index) return;
+    if (family != AF_UNSPEC && a.family != family) return;
+    out.push_back(std::move(a));
   });
   return out;
 }

@@ -18,6 +18,9 @@ struct AddressInfo {
   uint32_t flags = 0;  // IFA_F_* (IFA_FLAGS when the kernel sends it: it carries the bits above 8)
 };
 
+// An RTM_NEWADDR of IPv4 or IPv6 with its address (IFA_LOCAL, else IFA_ADDRESS); false for anything else.
+bool parseAddressMessage(const nlmsghdr* h, AddressInfo& out);
+
 // index 0: every link; family AF_UNSPEC: both.
 std::vector<AddressInfo> listAddresses(NlSocket& s, int index, int family);
 void addAddress(NlSocket& s, int index, const InetAddr& addr, uint8_t prefixLen);

@@ -59,37 +59,43 @@ const char* operstateName(uint8_t state) {
 
 // The true extent of an IFLA_VFINFO_LIST nest. The kernel stores a nest's length in the 16-bit rta_len, so
 // a PF with a few hundred VFs (a nest over 64 KiB) wraps it. Its children are consecutive IFLA_VF_INFO
-// attributes: walk them up to `end`; if that extent is the stored length modulo 2^16, it is the real one.
-static size_t vfinfoListExtent(const rtattr* list, const uint8_t* end) {
+// attributes: walk them within the `room` bytes left in the message; if that extent is the stored length
+// modulo 2^16, it is the real one. Never more than `room`.
+static size_t vfinfoListExtent(const rtattr* list, size_t room) {
   const auto* base = reinterpret_cast<const uint8_t*>(list);
-  const uint8_t* p = base + RTA_LENGTH(0);
-  while (p + RTA_LENGTH(0) <= end) {
-    auto* child = reinterpret_cast<const rtattr*>(p);
-    if (attrType(child) != IFLA_VF_INFO || child->rta_len < RTA_LENGTH(0) || p + child->rta_len > end) break;
-    p += RTA_ALIGN(child->rta_len);
+  size_t walked = RTA_LENGTH(0);
+  while (room - walked >= RTA_LENGTH(0)) {
+    auto* child = reinterpret_cast<const rtattr*>(base + walked);
+    if (attrType(child) != IFLA_VF_INFO || child->rta_len < RTA_LENGTH(0) || child->rta_len > room - walked) break;
+    walked += std::min<size_t>(RTA_ALIGN(child->rta_len), room - walked);
   }
-  size_t walked = static_cast<size_t>(std::min(p, end) - base);
   return walked > list->rta_len && (walked & 0xffff) == list->rta_len ? walked : list->rta_len;
 }
 
 // Top-level attributes of an RTM_NEWLINK, tolerating the wrapped IFLA_VFINFO_LIST length; the list's
-// payload is returned separately with its true length.
+// payload is returned separately with its true length. Every attribute is checked to lie inside the message
+// before anything in it is read or handed on.
 static AttrTable<IFLA_MAX> scanLinkAttrs(const nlmsghdr* h, const uint8_t** vfList, size_t* vfListLen) {
   AttrTable<IFLA_MAX> tb(nullptr, 0);
-  const auto* p = static_cast<const uint8_t*>(NLMSG_DATA(h)) + NLMSG_ALIGN(sizeof(ifinfomsg));
-  const auto* end = reinterpret_cast<const uint8_t*>(h) + h->nlmsg_len;
-  while (p + RTA_LENGTH(0) <= end) {
+  const size_t start = NLMSG_HDRLEN + NLMSG_ALIGN(sizeof(ifinfomsg));
+  if (h->nlmsg_len <= start) return tb;
+  const auto* p = reinterpret_cast<const uint8_t*>(h) + start;
+  size_t room = h->nlmsg_len - start;
+  while (room >= RTA_LENGTH(0)) {
     auto* a = reinterpret_cast<const rtattr*>(p);
     size_t len = a->rta_len;
     if (len < RTA_LENGTH(0)) break;
+    if (attrType(a) == IFLA_VFINFO_LIST) len = vfinfoListExtent(a, room);
+    if (len > room) break;
     if (attrType(a) == IFLA_VFINFO_LIST) {
-      len = vfinfoListExtent(a, end);
       *vfList = p + RTA_LENGTH(0);
       *vfListLen = len - RTA_LENGTH(0);
     }
-    if (p + len > end) break;
     tb.set(attrType(a), a);
-    p += RTA_ALIGN(len);
+    size_t step = RTA_ALIGN(len);
+    if (step >= room) break;
+    p += step;
+    room -= step;
   }
   return tb;
 }

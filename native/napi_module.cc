@@ -14,6 +14,7 @@
 #include "napi_ops.h"
 #include "napi_rtnl.h"
 #include "netns.h"
+#include "read_fd.h"
 #include "nl_socket.h"
 #include "run_program.h"
 #include "sysctl.h"
@@ -33,6 +34,10 @@ Napi::Object netnsToJs(Napi::Env env, const NetnsHandle& h) {
 
 Napi::Value NetnsOpen(const Napi::CallbackInfo& info) {
   return guarded(info.Env(), [&] { return netnsToJs(info.Env(), openNetns(argString(info, 0, "path"))); });
+}
+
+Napi::Value NetnsOpenPid(const Napi::CallbackInfo& info) {
+  return guarded(info.Env(), [&] { return netnsToJs(info.Env(), openNetnsOfPid(argInt(info, 0, "pid"))); });
 }
 
 Napi::Value NetnsIdentity(const Napi::CallbackInfo& info) {
@@ -112,6 +117,14 @@ Napi::Value RunProgram(const Napi::CallbackInfo& info) {
   });
 }
 
+// readFd(fd, timeoutMs, maxBytes) → Buffer: everything up to end of file, within the deadline and the bound.
+Napi::Value ReadFd(const Napi::CallbackInfo& info) {
+  return guarded(info.Env(), [&] {
+    std::string data = readToEnd(argInt(info, 0, "fd"), argInt(info, 1, "timeoutMs"), argU32(info, 2, "maxBytes"));
+    return Napi::Buffer<char>::Copy(info.Env(), data.data(), data.size());
+  });
+}
+
 // encodeSetVf(pfIndex, vf, change, seq) → Buffer: the exact request setVf would send.
 Napi::Value EncodeSetVf(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
@@ -169,6 +182,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("setErrorClass", Napi::Function::New(env, SetErrorClass, "setErrorClass"));
   exports.Set("RtnlSocket", rtnl);
   exports.Set("netnsOpen", Napi::Function::New(env, NetnsOpen, "netnsOpen"));
+  exports.Set("netnsOpenPid", Napi::Function::New(env, NetnsOpenPid, "netnsOpenPid"));
   exports.Set("netnsIdentity", Napi::Function::New(env, NetnsIdentity, "netnsIdentity"));
   exports.Set("netnsCreateAnonymous", Napi::Function::New(env, NetnsCreateAnonymous, "netnsCreateAnonymous"));
   exports.Set("bindMount", Napi::Function::New(env, BindMount, "bindMount"));
@@ -178,6 +192,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("sysctlWrite", Napi::Function::New(env, SysctlWrite, "sysctlWrite"));
   exports.Set("lockFd", Napi::Function::New(env, LockFd, "lockFd"));
   exports.Set("unlockFd", Napi::Function::New(env, UnlockFd, "unlockFd"));
+  exports.Set("readFd", Napi::Function::New(env, ReadFd, "readFd"));
   exports.Set("runProgram", Napi::Function::New(env, RunProgram, "runProgram"));
   exports.Set("encodeSetVf", Napi::Function::New(env, EncodeSetVf, "encodeSetVf"));
   exports.Set("parseLinkMessages", Napi::Function::New(env, ParseLinkMessages, "parseLinkMessages"));

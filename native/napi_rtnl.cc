@@ -302,6 +302,16 @@ class RtnlSocketWrap : public Napi::ObjectWrap<RtnlSocketWrap> {
     return guarded(env, [&] { return runAsync(env, Op::parse(info, conn_)); });
   }
 
+  // { portId, nextSeq }: how the kernel addresses our replies (tests forge replies with it).
+  Napi::Value addressing(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    std::lock_guard<std::mutex> lock(conn_->mutex());
+    Napi::Object o = Napi::Object::New(env);
+    o.Set("portId", Napi::Number::New(env, conn_->netlink().portId()));
+    o.Set("nextSeq", Napi::Number::New(env, conn_->netlink().nextSeq()));
+    return o;
+  }
+
   Napi::Value close(const Napi::CallbackInfo& info) {
     conn_->close();
     return info.Env().Undefined();
@@ -325,6 +335,7 @@ void addOp(std::vector<Napi::ClassPropertyDescriptor<RtnlSocketWrap>>& props, co
 Napi::Function defineRtnlSocket(Napi::Env env) {
   std::vector<Napi::ClassPropertyDescriptor<RtnlSocketWrap>> props;
   props.push_back(RtnlSocketWrap::InstanceMethod("close", &RtnlSocketWrap::close));
+  props.push_back(RtnlSocketWrap::InstanceMethod("addressing", &RtnlSocketWrap::addressing));
   SRIOVCTL_OP(GetLinkOp, "getLink");
   SRIOVCTL_OP(ListLinksOp, "listLinks");
   SRIOVCTL_OP(SetLinkOp, "setLink");

@@ -4,11 +4,13 @@
 #include <linux/magic.h>
 #include <linux/nsfs.h>
 #include <net/if.h>
+#include <poll.h>
 #include <sched.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/vfs.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -44,6 +46,22 @@ void bringLoopbackUp() {
   if (ioctl(s.fd, SIOCSIFFLAGS, &ifr) < 0) throwErrno("SIOCSIFFLAGS lo up");
 }
 
+// For the error message: what the path turned out to be instead of a namespace file.
+const char* fileKind(int fd) {
+  struct stat st{};
+  if (fstat(fd, &st) < 0) return "unknown";
+  switch (st.st_mode & S_IFMT) {
+    case S_IFREG: return "a regular file";
+    case S_IFDIR: return "a directory";
+    case S_IFIFO: return "a FIFO";
+    case S_IFCHR: return "a character device";
+    case S_IFBLK: return "a block device";
+    case S_IFSOCK: return "a socket";
+    case S_IFLNK: return "a symbolic link";
+    default: return "not nsfs";
+  }
+}
+
 }  // namespace
 
 NetnsHandle netnsIdentity(int fd) {
@@ -71,7 +89,17 @@ static int namespaceType(int fd) {
 
 NetnsHandle openNetns(const std::string& path) {
   const std::string op = "open netns " + path;
-  FdGuard fd{open(path.c_str(), O_RDONLY | O_CLOEXEC)};
+  // O_PATH: opening touches nothing — a FIFO does not block, a device's open handler does not run. Only a file
+  // on nsfs is then opened for real, through the same inode (/proc/self/fd), so a swapped path cannot sneak in.
+  FdGuard where{open(path.c_str(), O_PATH | O_CLOEXEC)};
+  if (where.fd < 0) throwErrno(op);
+  struct statfs fs{};
+  if (fstatfs(where.fd, &fs) < 0) throwErrno(op + " (fstatfs)");
+  if (static_cast<unsigned long>(fs.f_type) != NSFS_MAGIC) {
+    throw SysFailure::withDetail(EINVAL, op, std::string("not a namespace file (") + fileKind(where.fd) + ")");
+  }
+  const std::string self = "/proc/self/fd/" + std::to_string(where.fd);
+  FdGuard fd{open(self.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)};
   if (fd.fd < 0) throwErrno(op);
   int type = namespaceType(fd.fd);
   if (type < 0) {
@@ -81,6 +109,25 @@ NetnsHandle openNetns(const std::string& path) {
   if (type != CLONE_NEWNET) throw SysFailure::withDetail(EINVAL, op, "not a network namespace");
   NetnsHandle h = netnsIdentity(fd.fd);
   fd.release();
+  return h;
+}
+
+NetnsHandle openNetnsOfPid(int pid) {
+  const std::string op = "open netns of pid " + std::to_string(pid);
+  // The pidfd pins the process that holds `pid` now. Its namespace file is then opened by path, and the pidfd
+  // asked afterwards whether that process is still alive: if it is, it held the pid all along (a pid is freed
+  // only when its process is reaped), so the file opened was its own. Needs no privilege beyond the open.
+  FdGuard pidfd{static_cast<int>(syscall(SYS_pidfd_open, pid, 0))};
+  if (pidfd.fd < 0) throwErrno(op + " (pidfd_open)");
+  NetnsHandle h = openNetns("/proc/" + std::to_string(pid) + "/ns/net");
+  FdGuard owned{h.fd};
+  pollfd p{pidfd.fd, POLLIN, 0};
+  int exited = poll(&p, 1, 0);
+  if (exited != 0) {
+    if (exited < 0) throwErrno(op + " (poll pidfd)");
+    throw SysFailure::withDetail(ESRCH, op, "the process exited while its namespace was being opened");
+  }
+  owned.release();
   return h;
 }
 

@@ -15,8 +15,15 @@ struct NetnsHandle {
   uint64_t ino;  // nsfs inode: the namespace's identity
 };
 
-// Opens `path` (O_RDONLY|O_CLOEXEC) and checks it is a network namespace (ioctl NS_GET_NSTYPE).
+// Opens `path` as a network namespace: first O_PATH (no side effect, never blocks) and checked to be on nsfs
+// (fstatfs NSFS_MAGIC), then reopened read-only through that fd and checked to be a network namespace
+// (ioctl NS_GET_NSTYPE). A FIFO, a device or a regular file is EINVAL at once, naming what it is.
 NetnsHandle openNetns(const std::string& path);
+
+// The network namespace of process `pid`, pinned by a pidfd (pidfd_open, open /proc/<pid>/ns/net, then the
+// pidfd must show the process still alive): a pid reused meanwhile can never redirect it. ESRCH when the
+// process is gone or exits meanwhile.
+NetnsHandle openNetnsOfPid(int pid);
 
 // dev + inode of an open namespace fd (fstat).
 NetnsHandle netnsIdentity(int fd);

@@ -1,6 +1,25 @@
 #include "nl_message.h"
 
+#include <cerrno>
+#include <limits>
+
+#include "sys_failure.h"
+
 namespace sriovctl {
+
+namespace {
+
+// rta_len is 16 bits: a longer attribute would wrap and the kernel would read the rest of its payload as
+// further attributes (an alias that carries an IFLA_IFNAME). Refuse instead.
+constexpr size_t kMaxAttrLen = std::numeric_limits<uint16_t>::max();
+
+void checkAttrLen(uint16_t type, size_t len) {
+  if (len > kMaxAttrLen)
+    throw SysFailure::withDetail(EMSGSIZE, "netlink attribute " + std::to_string(type & NLA_TYPE_MASK),
+                                 std::to_string(len) + " bytes do not fit netlink's 16-bit attribute length");
+}
+
+}  // namespace
 
 NlRequest::NlRequest(uint16_t type, uint16_t extraFlags) {
   buf_.reserve(256);
@@ -11,11 +30,15 @@ NlRequest::NlRequest(uint16_t type, uint16_t extraFlags) {
 }
 
 void NlRequest::appendZeroed(size_t len) {
+  if (buf_.size() + len > kMaxRequest)
+    throw SysFailure::withDetail(EMSGSIZE, "netlink request",
+                                 "more than " + std::to_string(kMaxRequest) + " bytes (a value far too long)");
   buf_.resize(buf_.size() + len, 0);
   header().nlmsg_len = static_cast<uint32_t>(buf_.size());
 }
 
 void NlRequest::put(uint16_t type, const void* data, size_t len) {
+  checkAttrLen(type, RTA_LENGTH(len));
   size_t off = buf_.size();
   appendZeroed(RTA_SPACE(len));
   auto* a = reinterpret_cast<rtattr*>(buf_.data() + off);
@@ -32,6 +55,7 @@ size_t NlRequest::beginNest(uint16_t type, bool pureNest) {
 
 void NlRequest::endNest(size_t handle) {
   auto* a = reinterpret_cast<rtattr*>(buf_.data() + handle);
+  checkAttrLen(a->rta_type, buf_.size() - handle);
   a->rta_len = static_cast<unsigned short>(buf_.size() - handle);
 }
 

@@ -18,6 +18,9 @@ namespace sriovctl {
 // NLM_F_REQUEST | NLM_F_ACK are always set: every request is acknowledged so errors are never silent.
 class NlRequest {
  public:
+  // No request we build comes near this; anything larger is a value that slipped past validation.
+  static constexpr size_t kMaxRequest = 64 * 1024;
+
   template <class FamilyHeader>
   static NlRequest make(uint16_t type, uint16_t extraFlags) {
     NlRequest r(type, extraFlags);
@@ -31,6 +34,7 @@ class NlRequest {
     return *reinterpret_cast<FamilyHeader*>(buf_.data() + NLMSG_HDRLEN);
   }
 
+  // Throws SysFailure EMSGSIZE when the attribute cannot be encoded (over 16-bit rta_len, or the request limit).
   void put(uint16_t type, const void* data, size_t len);
   void putU8(uint16_t type, uint8_t v) { put(type, &v, sizeof v); }
   void putU32(uint16_t type, uint32_t v) { put(type, &v, sizeof v); }
@@ -77,12 +81,23 @@ inline uint16_t attrType(const rtattr* a) { return a->rta_type & NLA_TYPE_MASK; 
 inline const void* attrData(const rtattr* a) { return RTA_DATA(a); }
 inline size_t attrLen(const rtattr* a) { return RTA_PAYLOAD(a); }
 
-// Calls fn(const rtattr*) for every well-formed attribute in [data, data+len).
+// Calls fn(const rtattr*) for every well-formed attribute in [data, data+len): each must lie wholly inside
+// what is left of the buffer, and the walk ends at the first that does not. (Written out rather than with
+// RTA_OK/RTA_NEXT, whose remaining-length arithmetic wraps when it is unsigned.)
 template <class Fn>
 void forEachAttr(const void* data, size_t len, Fn&& fn) {
-  auto* a = static_cast<const rtattr*>(data);
-  unsigned int rest = static_cast<unsigned int>(len);
-  for (; RTA_OK(a, rest); a = RTA_NEXT(a, rest)) fn(a);
+  if (!data) return;
+  const auto* p = static_cast<const uint8_t*>(data);
+  size_t rest = len;
+  while (rest >= RTA_LENGTH(0)) {
+    auto* a = reinterpret_cast<const rtattr*>(p);
+    if (a->rta_len < RTA_LENGTH(0) || a->rta_len > rest) break;
+    fn(a);
+    size_t step = RTA_ALIGN(a->rta_len);
+    if (step >= rest) break;
+    p += step;
+    rest -= step;
+  }
 }
 
 template <class Fn>
@@ -137,12 +152,22 @@ const FamilyHeader* familyHeader(const nlmsghdr* h) {
   return static_cast<const FamilyHeader*>(NLMSG_DATA(h));
 }
 
-// Calls fn(const nlmsghdr*) for every complete message in a buffer of concatenated messages.
+// Calls fn(const nlmsghdr*) for every complete message in a buffer of concatenated messages, each wholly
+// inside the buffer (the same walk as forEachAttr, with NLMSG sizes).
 template <class Fn>
 void forEachMessage(const void* data, size_t len, Fn&& fn) {
-  auto* h = static_cast<const nlmsghdr*>(data);
-  int rest = static_cast<int>(len);
-  for (; NLMSG_OK(h, rest); h = NLMSG_NEXT(h, rest)) fn(h);
+  if (!data) return;
+  const auto* p = static_cast<const uint8_t*>(data);
+  size_t rest = len;
+  while (rest >= NLMSG_HDRLEN) {
+    auto* h = reinterpret_cast<const nlmsghdr*>(p);
+    if (h->nlmsg_len < NLMSG_HDRLEN || h->nlmsg_len > rest) break;
+    fn(h);
+    size_t step = NLMSG_ALIGN(h->nlmsg_len);
+    if (step >= rest) break;
+    p += step;
+    rest -= step;
+  }
 }
 
 }  // namespace sriovctl

@@ -1,11 +1,13 @@
 #include "nl_socket.h"
 
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <unistd.h>
 
 #include <cerrno>
-#include <ctime>
+
+#include "deadline.h"
 
 namespace sriovctl {
 
@@ -32,18 +34,24 @@ std::string kernelMessageOf(const nlmsghdr* h, const nlmsgerr* e) {
   return extAckMessage(reinterpret_cast<const uint8_t*>(h) + off, h->nlmsg_len - off);
 }
 
+// The kernel reports -errno, from -1 to -MAX_ERRNO (4095); anything else (INT_MIN cannot even be negated)
+// is a malformed message.
+bool isErrno(int negative) { return negative < 0 && negative >= -4095; }
+
 }  // namespace
 
 std::optional<SysFailure> failureFromError(const nlmsghdr* h, const std::string& op) {
   auto* e = familyHeader<nlmsgerr>(h);
   if (!e) return SysFailure::withDetail(EBADMSG, op, "truncated NLMSG_ERROR");
   if (e->error == 0) return std::nullopt;
+  if (!isErrno(e->error)) return SysFailure::withDetail(EBADMSG, op, "NLMSG_ERROR with error " + std::to_string(e->error));
   return SysFailure(-e->error, op, kernelMessageOf(h, e));
 }
 
 std::optional<SysFailure> failureFromDone(const nlmsghdr* h, const std::string& op) {
   auto* err = familyHeader<int>(h);
   if (!err || *err >= 0) return std::nullopt;
+  if (!isErrno(*err)) return SysFailure::withDetail(EBADMSG, op, "NLMSG_DONE with error " + std::to_string(*err));
   std::string km;
   if (h->nlmsg_flags & NLM_F_ACK_TLVS) {
     size_t off = NLMSG_HDRLEN + NLMSG_ALIGN(sizeof(int));
@@ -52,7 +60,16 @@ std::optional<SysFailure> failureFromDone(const nlmsghdr* h, const std::string& 
   return SysFailure(-*err, op, km);
 }
 
-NlSocket::NlSocket(int timeoutMs) : timeoutMs_(timeoutMs), seq_(static_cast<uint32_t>(time(nullptr))) {
+// Sequence numbers start at a random value: a process that could guess ours (time() was guessable) could queue a
+// forged reply before the kernel's. Replies are also checked to come from the kernel (acceptsSender).
+static uint32_t randomSeq() {
+  uint32_t seq = 0;
+  if (getrandom(&seq, sizeof seq, GRND_NONBLOCK) != static_cast<ssize_t>(sizeof seq)) throwErrno("getrandom");
+  return seq;
+}
+
+NlSocket::NlSocket(int timeoutMs) : timeoutMs_(timeoutMs), seq_(randomSeq()) {
+  if (timeoutMs <= 0) throw SysFailure::withDetail(EINVAL, "socket(NETLINK_ROUTE)", "the reply timeout must be positive");
   fd_ = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC, NETLINK_ROUTE);
   if (fd_ < 0) throwErrno("socket(NETLINK_ROUTE)");
   try {
@@ -60,13 +77,12 @@ NlSocket::NlSocket(int timeoutMs) : timeoutMs_(timeoutMs), seq_(static_cast<uint
     // Extended ack: the kernel's own sentence with every error. Capped ack: it does not echo our request.
     if (setsockopt(fd_, SOL_NETLINK, NETLINK_EXT_ACK, &one, sizeof one) < 0) throwErrno("setsockopt(NETLINK_EXT_ACK)");
     if (setsockopt(fd_, SOL_NETLINK, NETLINK_CAP_ACK, &one, sizeof one) < 0) throwErrno("setsockopt(NETLINK_CAP_ACK)");
-    if (timeoutMs > 0) {
-      timeval tv{timeoutMs / 1000, (timeoutMs % 1000) * 1000};
-      if (setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) < 0) throwErrno("setsockopt(SO_RCVTIMEO)");
-    }
     sockaddr_nl local{};
     local.nl_family = AF_NETLINK;
     if (bind(fd_, reinterpret_cast<sockaddr*>(&local), sizeof local) < 0) throwErrno("bind(NETLINK_ROUTE)");
+    socklen_t len = sizeof local;
+    if (getsockname(fd_, reinterpret_cast<sockaddr*>(&local), &len) < 0) throwErrno("getsockname(NETLINK_ROUTE)");
+    portId_ = local.nl_pid;
   } catch (...) {
     ::close(fd_);
     fd_ = -1;
@@ -82,24 +98,35 @@ void NlSocket::close() {
   fd_ = -1;
 }
 
-size_t NlSocket::receive(const std::string& op) {
+size_t NlSocket::receive(const std::string& op, Deadline deadline, uint32_t& senderPort) {
   for (;;) {
+    // The deadline covers the whole exchange, not each datagram: messages we drop (stale replies, another
+    // socket's forgeries) must not keep us waiting forever either.
+    if (waitReady(fd_, POLLIN, deadline, op) == 0)
+      throw SysFailure::withDetail(ETIMEDOUT, op, "no reply within " + std::to_string(timeoutMs_) + " ms");
     // Size first: a PF with hundreds of VFs answers with one message larger than 64 KiB.
-    ssize_t want = recv(fd_, nullptr, 0, MSG_PEEK | MSG_TRUNC);
+    ssize_t want = recv(fd_, nullptr, 0, MSG_PEEK | MSG_TRUNC | MSG_DONTWAIT);
     if (want < 0) {
-      if (errno == EINTR) continue;
-      if (errno == EAGAIN || errno == EWOULDBLOCK)
-        throw SysFailure::withDetail(ETIMEDOUT, op, "no reply within " + std::to_string(timeoutMs_) + " ms");
+      if (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK) continue;
       throwErrno(op + " (recv)");
     }
     if (static_cast<size_t>(want) > rx_.size()) rx_.resize(static_cast<size_t>(want));
-    ssize_t got = recv(fd_, rx_.data(), rx_.size(), 0);
+    sockaddr_nl from{};
+    socklen_t fromLen = sizeof from;
+    ssize_t got = recvfrom(fd_, rx_.data(), rx_.size(), MSG_DONTWAIT, reinterpret_cast<sockaddr*>(&from), &fromLen);
     if (got < 0) {
-      if (errno == EINTR) continue;
+      if (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK) continue;
       throwErrno(op + " (recv)");
     }
+    senderPort = from.nl_pid;
     return static_cast<size_t>(got);
   }
+}
+
+bool acceptsSender(uint32_t senderPort) { return senderPort == 0; }
+
+bool acceptsMessage(const nlmsghdr* h, uint32_t portId, uint32_t seq) {
+  return h->nlmsg_pid == portId && h->nlmsg_seq == seq;
 }
 
 bool NlSocket::exchange(NlRequest& req, const std::string& op, const MessageFn& onMessage) {
@@ -116,11 +143,14 @@ bool NlSocket::exchange(NlRequest& req, const std::string& op, const MessageFn& 
   bool interrupted = false;
   std::optional<SysFailure> failure;
   bool finished = false;
+  const Deadline deadline = deadlineIn(timeoutMs_);
   while (!finished) {
-    size_t len = receive(op);
+    uint32_t sender = 0;
+    size_t len = receive(op, deadline, sender);
+    if (!acceptsSender(sender)) continue;
     forEachMessage(rx_.data(), len, [&](const nlmsghdr* h) {
       // Replies to an earlier request that timed out arrive late: never mistake them for ours.
-      if (finished || h->nlmsg_seq != req.seq()) return;
+      if (finished || !acceptsMessage(h, portId_, req.seq())) return;
       if (h->nlmsg_flags & NLM_F_DUMP_INTR) interrupted = true;
       if (h->nlmsg_type == NLMSG_ERROR) {
         failure = failureFromError(h, op);

@@ -1,8 +1,9 @@
-// A NETLINK_ROUTE socket: send one request, read until its ack (or NLMSG_DONE for a dump), filtered by
-// sequence number, receives sized with MSG_PEEK|MSG_TRUNC, and SO_RCVTIMEO so a reply that never comes
-// cannot hang us. (rtnetlink runs a request synchronously inside sendmsg(), under RTNL: a driver that
-// blocks there blocks the send, which no socket timeout can bound — use the async variants for that.)
-// The socket acts in the namespace of the thread that created it (see netns.h for creating it elsewhere).
+// A NETLINK_ROUTE socket: send one request, read until its ack (or NLMSG_DONE for a dump), keeping only what
+// the kernel sent (sender port 0) addressed to our port with our (random) sequence number, as iproute2 does;
+// receives sized with MSG_PEEK|MSG_TRUNC; one deadline (timeoutMs) for each whole exchange, so neither a reply
+// that never comes nor a stream of messages we drop can hang us. (rtnetlink runs a request synchronously
+// inside sendmsg(), under RTNL: a driver that blocks there blocks the send, which no deadline on this thread
+// can bound.) The socket acts in the namespace of the thread that created it (see netns.h).
 #pragma once
 
 #include <functional>
@@ -12,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "deadline.h"
 #include "nl_message.h"
 #include "sys_failure.h"
 
@@ -21,7 +23,7 @@ using MessageFn = std::function<void(const nlmsghdr*)>;
 
 class NlSocket {
  public:
-  // Opens a socket in the calling thread's network namespace.
+  // Opens a socket in the calling thread's network namespace; timeoutMs > 0 bounds each exchange.
   explicit NlSocket(int timeoutMs);
   ~NlSocket();
   NlSocket(const NlSocket&) = delete;
@@ -38,20 +40,32 @@ class NlSocket {
   void close();
   bool isOpen() const { return fd_ >= 0; }
 
+  // Our port id (the kernel's nl_pid for this socket) and the sequence number the next request will carry.
+  uint32_t portId() const { return portId_; }
+  uint32_t nextSeq() const { return seq_ + 1; }
+
   // Serialises whole request/reply exchanges: concurrent async calls never interleave sequence numbers.
   std::mutex& mutex() { return mutex_; }
 
  private:
   // One exchange; returns true when the dump was flagged interrupted.
   bool exchange(NlRequest& req, const std::string& op, const MessageFn& onMessage);
-  size_t receive(const std::string& op);  // one datagram into rx_; returns its length
+  // One datagram into rx_ (its length returned, its sender's port in senderPort); ETIMEDOUT past the deadline.
+  size_t receive(const std::string& op, Deadline deadline, uint32_t& senderPort);
 
   int fd_ = -1;
   int timeoutMs_;
   uint32_t seq_;
+  uint32_t portId_ = 0;
   std::vector<uint8_t> rx_;
   std::mutex mutex_;
 };
+
+// Only the kernel sends from port 0: a datagram from any other socket (a process with CAP_NET_ADMIN can
+// address ours) is dropped whole.
+bool acceptsSender(uint32_t senderPort);
+// A reply to our request: addressed to our port, carrying its sequence number.
+bool acceptsMessage(const nlmsghdr* h, uint32_t portId, uint32_t seq);
 
 // The failure an NLMSG_ERROR message carries (nullopt for an ack, error == 0). Pure: used by the socket
 // and by unit tests on captured bytes. Reads NLMSGERR_ATTR_MSG when NLM_F_ACK_TLVS is set.

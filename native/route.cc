@@ -34,32 +34,38 @@ NlRequest routeRequest(uint16_t type, uint16_t flags, const RouteSpec& r) {
 
 }  // namespace
 
+bool parseRouteMessage(const nlmsghdr* h, RouteInfo& r) {
+  auto* rtm = familyHeader<rtmsg>(h);
+  if (h->nlmsg_type != RTM_NEWROUTE || !rtm || (rtm->rtm_flags & RTM_F_CLONED)) return false;
+  if (rtm->rtm_family != AF_INET && rtm->rtm_family != AF_INET6) return false;
+  auto tb = AttrTable<RTA_MAX>::afterHeader(h, sizeof(rtmsg));
+  r = RouteInfo{};
+  r.family = rtm->rtm_family;
+  r.table = rtm->rtm_table;
+  readAttr(tb[RTA_TABLE], r.table);
+  const size_t addrLen = r.family == AF_INET ? 4 : 16;
+  r.dstLen = rtm->rtm_dst_len;
+  if (tb[RTA_DST] && attrLen(tb[RTA_DST]) >= addrLen) r.dst = formatInet(r.family, attrData(tb[RTA_DST]));
+  if (tb[RTA_GATEWAY] && attrLen(tb[RTA_GATEWAY]) >= addrLen)
+    r.gateway = formatInet(r.family, attrData(tb[RTA_GATEWAY]));
+  uint32_t u = 0;
+  if (readAttr(tb[RTA_OIF], u)) r.oif = static_cast<int>(u);
+  if (readAttr(tb[RTA_PRIORITY], u)) r.metric = u;
+  r.scope = rtm->rtm_scope;
+  r.protocol = rtm->rtm_protocol;
+  r.type = rtm->rtm_type;
+  return true;
+}
+
 std::vector<RouteInfo> listRoutes(NlSocket& s, int family, uint32_t table) {
   auto req = NlRequest::make<rtmsg>(RTM_GETROUTE, NLM_F_DUMP);
   req.family<rtmsg>().rtm_family = static_cast<uint8_t>(family);
   std::vector<RouteInfo> out;
   s.dump(req, "RTM_GETROUTE dump", [&] { out.clear(); }, [&](const nlmsghdr* h) {
-    auto* rtm = familyHeader<rtmsg>(h);
-    if (h->nlmsg_type != RTM_NEWROUTE || !rtm || (rtm->rtm_flags & RTM_F_CLONED)) return;
-    if (rtm->rtm_family != AF_INET && rtm->rtm_family != AF_INET6) return;
-    if (family != AF_UNSPEC && rtm->rtm_family != family) return;
-    auto tb = AttrTable<RTA_MAX>::afterHeader(h, sizeof(rtmsg));
     RouteInfo r;
-    r.family = rtm->rtm_family;
-    r.table = rtm->rtm_table;
-    readAttr(tb[RTA_TABLE], r.table);
+    if (!parseRouteMessage(h, r)) return;
+    if (family != AF_UNSPEC && r.family != family) return;
     if (table != 0 && r.table != table) return;
-    const size_t addrLen = r.family == AF_INET ? 4 : 16;
-    r.dstLen = rtm->rtm_dst_len;
-    if (tb[RTA_DST] && attrLen(tb[RTA_DST]) >= addrLen) r.dst = formatInet(r.family, attrData(tb[RTA_DST]));
-    if (tb[RTA_GATEWAY] && attrLen(tb[RTA_GATEWAY]) >= addrLen)
-      r.gateway = formatInet(r.family, attrData(tb[RTA_GATEWAY]));
-    uint32_t u = 0;
-    if (readAttr(tb[RTA_OIF], u)) r.oif = static_cast<int>(u);
-    if (readAttr(tb[RTA_PRIORITY], u)) r.metric = u;
-    r.scope = rtm->rtm_scope;
-    r.protocol = rtm->rtm_protocol;
-    r.type = rtm->rtm_type;
     out.push_back(std::move(r));
   });
   return out;

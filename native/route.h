@@ -35,6 +35,9 @@ struct RouteSpec {
   std::optional<uint8_t> scope;  // RT_SCOPE_*; nullopt on add: link for IPv4 without gateway, else universe
 };
 
+// An RTM_NEWROUTE of IPv4 or IPv6 that is not a cached clone; false for anything else.
+bool parseRouteMessage(const nlmsghdr* h, RouteInfo& r);
+
 // family AF_UNSPEC: both; table 0: every table.
 std::vector<RouteInfo> listRoutes(NlSocket& s, int family, uint32_t table);
 void addRoute(NlSocket& s, const RouteSpec& r);

@@ -8,9 +8,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <thread>
 
+#include "deadline.h"
 #include "sys_failure.h"
 
 namespace sriovctl {
@@ -110,10 +113,38 @@ bool drain(int fd, std::string& into, size_t max, bool& tooLarge) {
   }
 }
 
+// SIGKILL is final for any process not stuck in the kernel; how long we wait to reap it after that.
+constexpr int kReapBoundMs = 5000;
+
+// Waits for the child to exit, at most until `deadline`: a readable pidfd, or (no pidfd) waitid polls that
+// leave the zombie in place. True once the child has exited (waitpid then reaps it at once).
+bool awaitExit(pid_t pid, int pidfd, Deadline deadline) {
+  if (pidfd >= 0) return waitReady(pidfd, POLLIN, deadline, "wait for child") != 0;
+  for (;;) {
+    siginfo_t info{};
+    if (waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) < 0 && errno != EINTR)
+      throwErrno("waitid");
+    if (info.si_pid == pid) return true;
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
+// On an error path: the child must not outlive the call, and reaping it must not hang us either.
+void killAndReap(pid_t pid, int pidfd) {
+  kill(pid, SIGKILL);
+  try {
+    if (!awaitExit(pid, pidfd, deadlineIn(kReapBoundMs))) return;
+  } catch (...) {
+    return;
+  }
+  while (waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+  }
+}
+
 }  // namespace
 
 ProgramResult runProgram(const ProgramRun& run) {
-  using Clock = std::chrono::steady_clock;
   Pipe in, out, err;
   pid_t pid = spawnChild(run, in, out, err);
   in.closeRead();
@@ -128,8 +159,10 @@ ProgramResult runProgram(const ProgramRun& run) {
     setNonBlocking(err.r);
     size_t written = 0;
     if (run.stdinData.empty()) in.closeWrite();
-    const auto deadline = Clock::now() + std::chrono::milliseconds(run.timeoutMs);
-    while ((out.r >= 0 || err.r >= 0) && !exited) {
+    const Deadline deadline = deadlineIn(run.timeoutMs);
+    // Until the child exits: a child that closed stdout and stderr (or handed them to a grandchild) is still
+    // running, and the deadline holds for it all the same.
+    while (!exited && (out.r >= 0 || err.r >= 0 || pidfd >= 0)) {
       pollfd fds[4];
       nfds_t n = 0;
       auto add = [&](int fd, short events) {
@@ -139,7 +172,7 @@ ProgramResult runProgram(const ProgramRun& run) {
       add(out.r, POLLIN);
       add(err.r, POLLIN);
       add(pidfd, POLLIN);
-      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
       if (left <= 0) {
         result.timedOut = true;
         break;
@@ -158,14 +191,21 @@ ProgramResult runProgram(const ProgramRun& run) {
           // EPIPE: the child exited or closed stdin without reading it all (plugins answer VERSION so)
           if ((w < 0 && errno != EAGAIN && errno != EINTR) || written == run.stdinData.size()) in.closeWrite();
         } else if (fd == out.r) {
-          if (!drain(out.r, result.out, run.maxOutput, result.outputTooLarge)) out.closeRead();
+          // Too much output: the pipe stays open until the SIGKILL below, so the child dies of that, not of a
+          // SIGPIPE it might turn into an exit status of its own.
+          if (!drain(out.r, result.out, run.maxOutput, result.outputTooLarge) && !result.outputTooLarge) out.closeRead();
         } else if (fd == err.r) {
-          if (!drain(err.r, result.err, run.maxOutput, result.outputTooLarge)) err.closeRead();
+          if (!drain(err.r, result.err, run.maxOutput, result.outputTooLarge) && !result.outputTooLarge) err.closeRead();
         } else if (fd == pidfd) {
           exited = true;
         }
       }
       if (result.outputTooLarge) break;
+    }
+    // No pidfd (a kernel before 5.3): both pipes are at end of file, the child may still run.
+    if (!exited && !result.timedOut && !result.outputTooLarge) {
+      exited = awaitExit(pid, -1, deadline);
+      result.timedOut = !exited;
     }
     if (exited) {
       // what the child wrote before it exited is in the pipes already
@@ -173,14 +213,21 @@ ProgramResult runProgram(const ProgramRun& run) {
       if (err.r >= 0) drain(err.r, result.err, run.maxOutput, result.outputTooLarge);
     }
   } catch (...) {
-    kill(pid, SIGKILL);
-    while (waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
-    }
+    killAndReap(pid, pidfd);
     if (pidfd >= 0) ::close(pidfd);
     throw;
   }
-  if (result.timedOut || result.outputTooLarge) kill(pid, SIGKILL);
+  if (!exited) {
+    // SIGKILL ends any process that is not stuck in the kernel; one that is (a driver wedged in D state) stays
+    // a child we never reap (init does, once we exit) rather than holding the caller past its deadline.
+    kill(pid, SIGKILL);
+    exited = awaitExit(pid, pidfd, deadlineIn(kReapBoundMs));
+  }
   if (pidfd >= 0) ::close(pidfd);
+  if (!exited) {
+    result.signal = SIGKILL;
+    return result;
+  }
   int wstatus = 0;
   while (waitpid(pid, &wstatus, 0) < 0) {
     if (errno != EINTR) throwErrno("waitpid");

@@ -1,5 +1,5 @@
 // Running a program to completion with its stdin given and its stdout/stderr captured: posix_spawn, pipes,
-// poll, a deadline, waitpid. The CNI plugin uses it to call IPAM plugins without loading Node's
+// poll, a deadline that holds until the child is gone (SIGKILL, then a bounded wait to reap it). The CNI plugin uses it to call IPAM plugins without loading Node's
 // child_process (and with it net and stream), which a fresh process per call pays for at every start.
 #pragma once
 

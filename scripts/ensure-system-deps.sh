@@ -1,11 +1,26 @@
 #!/usr/bin/env bash
-# Installs the Debian packages the host test tier needs (real IPAM/CNI plugins, iproute2), once.
-# Idempotent and quiet when everything is present; needs root only when something is missing.
+# Installs the Debian packages the tests need, once. Idempotent and quiet when everything is present; needs root
+# only when something is missing. apt runs under /var/lock/sriovctl-apt.lock: other checkouts or CI jobs on the
+# same machine may install at the same moment.
+#   ensure-system-deps.sh        the host test tier: real IPAM/CNI plugins, iproute2, util-linux
+#   ensure-system-deps.sh fuzz   the netlink parser fuzz (npm run test:fuzz): clang with libFuzzer and ASan
 set -euo pipefail
 need=()
-[ -x /usr/lib/cni/host-local ] && [ -x /usr/lib/cni/static ] && [ -x /usr/lib/cni/host-device ] \
-  && [ -x /usr/lib/cni/tuning ] || need+=(containernetworking-plugins)
-command -v ip >/dev/null || need+=(iproute2)
-command -v unshare >/dev/null || need+=(util-linux)
+case "${1:-host}" in
+  host)
+    [ -x /usr/lib/cni/host-local ] && [ -x /usr/lib/cni/static ] && [ -x /usr/lib/cni/host-device ] \
+      && [ -x /usr/lib/cni/tuning ] || need+=(containernetworking-plugins)
+    command -v ip >/dev/null || need+=(iproute2)
+    command -v unshare >/dev/null || need+=(util-linux)
+    command -v python3 >/dev/null || need+=(python3)
+    ;;
+  fuzz)
+    command -v clang++-14 >/dev/null || need+=(clang-14)
+    ls /usr/lib/llvm-14/lib/clang/*/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1 \
+      || ls /usr/lib/llvm-14/lib/clang/*/lib/linux/libclang_rt.fuzzer-"$(uname -m)".a >/dev/null 2>&1 \
+      || need+=(libclang-rt-14-dev)
+    ;;
+  *) echo "ensure-system-deps: unknown group $1 (host, fuzz)" >&2; exit 2 ;;
+esac
 [ ${#need[@]} -eq 0 ] && exit 0
 exec bash "$(dirname "$0")/apt-install.sh" ensure-system-deps "${need[@]}"

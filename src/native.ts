@@ -90,13 +90,21 @@ type AsyncVariants<T> = {
   [K in keyof T & string as `${K}Async`]: T[K] extends (...a: infer A) => infer R ? (...a: A) => Promise<R> : never;
 };
 
-export type NativeRtnlSocket = NativeRtnlSync & AsyncVariants<NativeRtnlSync> & { close(): void };
+export type NativeRtnlSocket = NativeRtnlSync &
+  AsyncVariants<NativeRtnlSync> & {
+    close(): void;
+    /** The socket's port id and the sequence number of its next request (replies must match both). */
+    addressing(): { portId: number; nextSeq: number };
+  };
 
 export interface NativeAddon {
   setErrorClass(cls: typeof SysError): void;
   /** new RtnlSocket(nsFd, timeoutMs): the socket is created on a thread inside nsFd (-1: our namespace). */
   RtnlSocket: new (nsFd: number, timeoutMs: number) => NativeRtnlSocket;
+  /** Opened O_PATH first and checked to be on nsfs: a FIFO or a device is EINVAL at once, never opened. */
   netnsOpen(path: string): NativeNetns;
+  /** Pinned by a pidfd: the namespace of the process that holds `pid` now, whatever the pid names later. */
+  netnsOpenPid(pid: number): NativeNetns;
   netnsIdentity(fd: number): NativeNetns;
   netnsCreateAnonymous(): NativeNetns;
   bindMount(source: string, target: string, recursive: boolean): void;
@@ -108,6 +116,8 @@ export interface NativeAddon {
   sysctlWrite(nsFd: number, key: string, value: string): void;
   lockFd(fd: number, exclusive: boolean, timeoutMs: number): boolean;
   unlockFd(fd: number): void;
+  /** Everything up to end of file, within the deadline (SysError ETIMEDOUT) and the size bound (EFBIG). */
+  readFd(fd: number, timeoutMs: number, maxBytes: number): Buffer;
   /** posix_spawn the program, feed stdin, capture stdout/stderr, wait (src/proc/run-program.ts validates). */
   runProgram(
     path: string,

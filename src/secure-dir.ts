@@ -3,7 +3,8 @@
 // ancestor is a real directory (not a symlink), owned by root or by us, and not writable by group or others —
 // except a sticky ancestor (/tmp), whose entries only their owner may rename, as long as the entry below it is
 // ours. The same rule as the kernel's protected-path checks, without following a single symlink.
-import { lstatSync, mkdirSync, type Stats } from 'node:fs';
+import { lstatSync, type Stats } from 'node:fs';
+import { makeDirs } from './make-dirs';
 import { dirname, isAbsolute, resolve } from 'node:path';
 
 const GROUP_OR_OTHER_WRITE = 0o022;
@@ -39,7 +40,7 @@ export function untrustedReason(dir: string): string | null {
  */
 export function ensureTrustedDir(dir: string): void {
   try {
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    makeDirs(dir, 0o700);
   } catch {
     // reported below, by the check, with the path that is wrong
   }

@@ -12,7 +12,7 @@ import { giveBackRecord } from './give-back';
 import { resolveNic } from './nics';
 import { reasonOf } from './output';
 import { assertNicExists } from './records';
-import { resolveTarget } from './targets';
+import { releaseTarget, resolveTarget } from './targets';
 import { createVfs, planVfs, type VfPlan } from './vf-plan';
 
 interface AttachOptions {
@@ -60,6 +60,8 @@ async function attach(io: CommandIo, nicText: string, targetText: string, opts: 
 
   const meta: AttachMeta = { target: targetText, ...(plan ? { vfs: { pf: plan.pf, before: plan.before } } : {}) };
   const { record, link } = lend({ nic, target, owner: attachOwner(targetText), name: opts.as, meta: attachMeta(meta) });
+  // a pid target's namespace, held since resolution (on a failure above, the process exit closes it)
+  releaseTarget(target);
   printSteps(io, record);
   io.out.line(`${nicText}: lent to ${targetText} as ${link?.name ?? record.targetName}`);
 

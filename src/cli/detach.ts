@@ -11,7 +11,7 @@ import { giveBackRecord, nicLabel, printGiveBack, worst } from './give-back';
 import { resolveNic } from './nics';
 import { reasonOf } from './output';
 import { nicExistsHere, recordsForNic } from './records';
-import { namespaceIdOf, resolveTarget } from './targets';
+import { namespaceIdOf, releaseTarget, resolveTarget } from './targets';
 
 interface DetachOptions {
   all?: boolean;
@@ -93,7 +93,12 @@ async function detachAll(io: CommandIo, targetText: string | undefined): Promise
 async function lentTo(targetText: string): Promise<(r: LendRecord) => boolean> {
   let id: NetnsId | null = null;
   try {
-    id = namespaceIdOf(await resolveTarget(targetText));
+    const target = await resolveTarget(targetText);
+    try {
+      id = namespaceIdOf(target);
+    } finally {
+      releaseTarget(target);
+    }
   } catch (err) {
     if (!(err instanceof CliError) || err.exitCode === ExitCode.usage) throw err;
   }

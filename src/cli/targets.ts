@@ -1,9 +1,11 @@
-// `<target>` on the command line → where the lending engine should put a NIC. Resolution only: nothing is
-// opened for long and nothing is bind-mounted, so holding a target never keeps its namespace alive.
+// `<target>` on the command line → where the lending engine should put a NIC. Nothing is bind-mounted, and a
+// pid's namespace is held open only for the command, so a target never keeps its namespace alive afterwards.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { NamespaceSpec } from '../lend/types';
 import type { NetnsId } from '../net/types';
+import { openNetnsOfPid } from '../net';
+import { isSysError } from '../errors';
 import { CONTAINER_RUNTIMES, containerPid, type ContainerRuntime } from '../cluster/container-runtime';
 import { toolRunner } from '../cluster/tools';
 import { CliError, usageError } from './exit-codes';
@@ -22,8 +24,8 @@ export interface TargetContext {
 
 /**
  * Resolves a target as typed:
- *   `pid:<pid>`                     → { pid }
- *   `docker:<c>` / `podman:<c>`     → { pid } of the running container
+ *   `pid:<pid>`                     → { netns } of that process, opened now through a pidfd
+ *   `docker:<c>` / `podman:<c>`     → { netns } of the running container's init process, likewise
  *   anything with a '/'             → { path } of a namespace file
  *   a bare name                     → { path } of /var/run/netns/<name>
  * Syntax errors are usage errors (exit 2); a target that does not exist is a failure (exit 1).
@@ -31,9 +33,9 @@ export interface TargetContext {
 export async function resolveTarget(text: string, ctx: TargetContext = {}): Promise<NamespaceSpec> {
   if (text === '') throw usageError('target: empty');
   const scheme = /^([a-z]+):(.*)$/s.exec(text);
-  if (scheme?.[1] === 'pid') return { pid: checkedPid(text, scheme[2]) };
+  if (scheme?.[1] === 'pid') return openedPid(text, scheme[2]);
   if (scheme && (CONTAINER_RUNTIMES as readonly string[]).includes(scheme[1])) {
-    return { pid: checkedPid(text, String(await runningContainerPid(text, scheme[1] as ContainerRuntime, scheme[2]))) };
+    return openedPid(text, String(await runningContainerPid(text, scheme[1] as ContainerRuntime, scheme[2])));
   }
   if (text.includes('/')) return { path: checkedNamespaceFile(text, text) };
   if (text === '.' || text === '..') throw usageError(`target ${text}: not a namespace name`);
@@ -53,24 +55,38 @@ async function runningContainerPid(label: string, runtime: ContainerRuntime, con
   }
 }
 
-/** `<target>` names a pid: it must be a live process whose network namespace we can open. */
-function checkedPid(label: string, value: string): number {
+/**
+ * `<target>` names a pid: it must be a live process whose network namespace we can open. It is opened here, once,
+ * through a pidfd, and the open namespace is the target: a pid that exits and is reused before the NIC moves
+ * cannot redirect it. The caller closes it (releaseTarget).
+ */
+function openedPid(label: string, value: string): NamespaceSpec {
   if (!/^[1-9]\d{0,9}$/.test(value) || Number(value) > 0x3fffffff) {
     throw usageError(`target ${label}: not a pid (${JSON.stringify(value)})`);
   }
   const pid = Number(value);
-  checkedNamespaceFile(label, `/proc/${pid}/ns/net`, 'no such process');
-  return pid;
+  try {
+    return { netns: openNetnsOfPid(pid) };
+  } catch (err) {
+    if (!isSysError(err)) throw err;
+    const why = err.code === 'ESRCH' || err.code === 'ENOENT' ? 'no such process' : err.code === 'EACCES' || err.code === 'EPERM' ? 'permission denied' : err.message;
+    throw new CliError(`target ${label}: ${why}`);
+  }
+}
+
+/** Closes what resolveTarget opened (a pid's namespace); a path target holds nothing. */
+export function releaseTarget(spec: NamespaceSpec): void {
+  if ('netns' in spec) spec.netns.close();
 }
 
 /** The file must exist and be a namespace file (nsfs); returns the path as given. */
-function checkedNamespaceFile(label: string, file: string, missing = 'no such network namespace'): string {
+function checkedNamespaceFile(label: string, file: string): string {
   let type: number;
   try {
     type = Number(fs.statfsSync(file).type);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    const why = code === 'ENOENT' || code === 'ESRCH' ? missing : code === 'EACCES' || code === 'EPERM' ? 'permission denied' : (err as Error).message;
+    const why = code === 'ENOENT' ? 'no such network namespace' : code === 'EACCES' || code === 'EPERM' ? 'permission denied' : (err as Error).message;
     throw new CliError(`target ${label}: ${why}${file !== label ? ` (${file})` : ''}`);
   }
   if (type !== NSFS_MAGIC) throw new CliError(`target ${label}: ${file} is not a namespace file`);

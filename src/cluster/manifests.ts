@@ -1,10 +1,11 @@
 // The components that make VFs allocatable and attachable, rendered as plain Kubernetes objects:
 // Multus (thin plugin), the SR-IOV network device plugin and its config, an installer that puts sriovctl-cni on
 // every node, and a NetworkAttachmentDefinition that uses it. Every DaemonSet runs on amd64 and arm64 alike.
-import { mkdir, writeFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { INSTALLER_CNI_BIN, installerImage } from '../install/installer-image';
 import { yaml } from './yaml';
+import { makeDirs } from '../make-dirs';
 
 export const RESOURCE_PREFIX = 'kubevirt.io';
 export const RESOURCE_NAME = 'sriov_net';
@@ -297,7 +298,7 @@ export function toYaml(file: ManifestFile): string {
 
 /** Writes every file into `dir`; returns their paths in apply order. */
 export async function writeManifests(dir: string, files: ManifestFile[]): Promise<string[]> {
-  await mkdir(dir, { recursive: true });
+  makeDirs(dir);
   const paths: string[] = [];
   for (const f of files) {
     const p = join(dir, f.file);

@@ -6,6 +6,7 @@ import * as path from 'node:path';
 import { stateDir } from '../config';
 import { removeFileDurably, writeFileAtomic } from '../ledger/atomic-file';
 import type { NodeRole, ProviderName } from './types';
+import { makeDirs } from '../make-dirs';
 
 export const CLUSTER_STATE_SCHEMA = 1;
 
@@ -75,7 +76,7 @@ export function readClusterState(name: string): ClusterState | null {
 
 export function writeClusterState(state: ClusterState): void {
   const dir = clusterDir(state.name);
-  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  makeDirs(dir, 0o700);
   state.updatedAt = new Date().toISOString();
   writeFileAtomic(stateFile(state.name), JSON.stringify(state, null, 2) + '\n', 0o600);
 }

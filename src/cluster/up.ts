@@ -1,7 +1,6 @@
 // `cluster up`: preflight (nothing changes until everything needed is there), create the cluster, lend one PF to
 // each agent and create its VFs, label the agents whose VFs are ready, render (and apply) the manifests, and wait
 // until the VFs are allocatable. A failure after the first change rolls everything back through `down`.
-import { mkdir } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { SysError } from '../errors';
 import type { ContainerRuntime } from './container-runtime';
@@ -14,6 +13,7 @@ import { createSimNics, simNicPlan, simSysfsRoot, SimLab } from './sim-lab';
 import { sriovStage } from './sriov-stage';
 import { clusterDir, readClusterState, writeClusterState, type ClusterState, type NodeState } from './state';
 import type { ClusterNode, CreateSpec, KubeAccess, Provider, ProviderContext } from './types';
+import { makeDirs } from '../make-dirs';
 
 export interface UpOptions {
   name: string;
@@ -255,7 +255,7 @@ async function preflight(opts: UpOptions, provider: Provider, ctx: ProviderConte
   }
 
   // the provider's own checks run even when others failed: one error lists everything that is missing
-  if (manifestsDir) await mkdir(manifestsDir, { recursive: true });
+  if (manifestsDir) makeDirs(manifestsDir);
   problems.push(...(await provider.preflight(createSpec(opts, manifestsDir), ctx)));
   if (problems.length > 0) throw preflightError(problems);
   return { pfs, simulated, manifestsDir };

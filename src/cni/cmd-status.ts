@@ -1,15 +1,16 @@
 // STATUS: ready when the state directory (the ledger) is writable, sysfs readable, and the IPAM plugin agrees.
-import { mkdirSync, readdirSync, unlinkSync, writeFileSync } from 'node:fs';
+import { readdirSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { stateDir, sysfsRoot } from '../config';
 import { CNI_ERR, CniError } from './errors';
 import { Ipam } from './ipam';
 import type { VerbHandler } from './verb';
+import { makeDirs } from '../make-dirs';
 
 export const cmdStatus: VerbHandler = ({ env, conf }) => {
   const dir = stateDir();
   try {
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    makeDirs(dir, 0o700);
     const probe = join(dir, `.status-${process.pid}`);
     writeFileSync(probe, '', { mode: 0o600 });
     unlinkSync(probe);

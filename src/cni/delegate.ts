@@ -4,10 +4,22 @@ import { accessSync, constants, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { isSysError } from '../errors';
 import { runProgram, type ProgramOutcome } from '../proc/run-program';
-import { CNI_ERR, CniError } from './errors';
+import { CNI_ERR, CniError, invalidEnv } from './errors';
 
-/** DHCP can take a while; a plugin that is wedged must not hang the pod forever. */
-const DELEGATE_TIMEOUT_MS = 120_000;
+/**
+ * DHCP can take a while; a plugin that is wedged must not hang the pod forever. SRIOVCTL_IPAM_TIMEOUT (whole
+ * seconds, 1–3600) sets the bound; past it the plugin is killed and the call fails with 104.
+ */
+const DEFAULT_DELEGATE_TIMEOUT_S = 120;
+
+function delegateTimeoutMs(): number {
+  const raw = process.env.SRIOVCTL_IPAM_TIMEOUT;
+  if (raw === undefined || raw === '') return DEFAULT_DELEGATE_TIMEOUT_S * 1000;
+  if (!/^[1-9]\d{0,3}$/.test(raw) || Number(raw) > 3600) {
+    throw invalidEnv('SRIOVCTL_IPAM_TIMEOUT', `${JSON.stringify(raw)}: want whole seconds from 1 to 3600`);
+  }
+  return Number(raw) * 1000;
+}
 
 /** The first executable regular file named `type` in the CNI_PATH directories. */
 export function findPlugin(type: string, cniPath: readonly string[]): string {
@@ -38,12 +50,13 @@ export interface DelegateCall {
 /** Runs the plugin; its stdout on success, its own error (code and message) as a CniError on failure. */
 export function execDelegate(call: DelegateCall): { stdout: string; stderr: string } {
   let res: ProgramOutcome;
+  const timeoutMs = delegateTimeoutMs();
   try {
     res = runProgram({
       path: call.path,
       stdin: call.stdin,
       env: { ...process.env, ...call.env, CNI_COMMAND: call.command },
-      timeoutMs: DELEGATE_TIMEOUT_MS,
+      timeoutMs,
       maxOutput: 16 * 1024 * 1024,
     });
   } catch (err) {
@@ -51,7 +64,7 @@ export function execDelegate(call: DelegateCall): { stdout: string; stderr: stri
     throw new CniError(CNI_ERR.IPAM_EXEC_FAILED, `${call.label} ${call.command}: ${err.message}`, call.path);
   }
   if (res.timedOut) {
-    throw new CniError(CNI_ERR.IPAM_EXEC_FAILED, `${call.label} ${call.command}: timed out after ${DELEGATE_TIMEOUT_MS / 1000} s`, call.path);
+    throw new CniError(CNI_ERR.IPAM_EXEC_FAILED, `${call.label} ${call.command}: timed out after ${timeoutMs / 1000} s`, call.path);
   }
   if (res.outputTooLarge) {
     throw new CniError(CNI_ERR.IPAM_EXEC_FAILED, `${call.label} ${call.command}: more than 16 MiB of output`, call.path);

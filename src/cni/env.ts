@@ -38,7 +38,7 @@ export interface CniEnv {
   netns: string | null;
   ifname: string | null;
   args: CniArgs;
-  /** CNI_PATH split on ':' (empty entries dropped). */
+  /** CNI_PATH split on ':'; empty and relative entries dropped (a plugin is only ever run by absolute path). */
   path: string[];
   /** SRIOVCTL_CNI_CARRIER_WAIT_MS: how long ADD waits for carrier after link-up (tests raise it). */
   carrierWaitMs: number;
@@ -94,7 +94,7 @@ export function parseEnv(env: NodeJS.ProcessEnv): CniEnv {
     netns,
     ifname,
     args: parseCniArgs(env.CNI_ARGS ?? '', command === 'ADD' || command === 'CHECK'),
-    path: (env.CNI_PATH ?? '').split(':').filter((p) => p !== ''),
+    path: (env.CNI_PATH ?? '').split(':').filter((p) => p.startsWith('/')),
     carrierWaitMs: parseCarrierWait(env.SRIOVCTL_CNI_CARRIER_WAIT_MS),
   };
 }

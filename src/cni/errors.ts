@@ -7,6 +7,7 @@
 //       or no version shared with the IPAM plugin)
 //   4   invalid or missing environment variable (each missing variable named; bad CNI_CONTAINERID,
 //       CNI_IFNAME, CNI_NETNS, CNI_ARGS; unknown CNI_COMMAND)
+//   5   I/O failure: stdin did not end within 30 s (a runtime that never closes it)
 //   6   stdin is not valid JSON (or not a JSON object)
 //   7   invalid network configuration (the field and the reason named)
 //   8   CNI_NETNS is the plugin's own network namespace (libcni's ErrInvalidNetNS)
@@ -27,6 +28,7 @@
 export const CNI_ERR = {
   INCOMPATIBLE_VERSION: 1,
   INVALID_ENV: 4,
+  IO_FAILURE: 5,
   DECODING_FAILURE: 6,
   INVALID_CONFIG: 7,
   INVALID_NETNS: 8,

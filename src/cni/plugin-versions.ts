@@ -1,12 +1,13 @@
 // Which CNI versions a delegate plugin speaks, asked once (its VERSION verb) and remembered in the state
 // directory, keyed by the binary's path, inode, size and mtime: an upgraded plugin is asked again, and an ADD
 // does not pay an extra exec every time.
-import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { stateDir } from '../config';
 import { execDelegate } from './delegate';
 import { CNI_ERR, CniError } from './errors';
 import { LATEST_VERSION, isVersionString } from './versions';
+import { makeDirs } from '../make-dirs';
 
 interface CacheFile {
   /** key → supported versions */
@@ -64,7 +65,7 @@ function readCache(): CacheFile {
 function writeCache(cache: CacheFile): void {
   const file = cacheFile();
   try {
-    mkdirSync(join(stateDir(), 'cni'), { recursive: true, mode: 0o700 });
+    makeDirs(join(stateDir(), 'cni'), 0o700);
     const tmp = `${file}.${process.pid}.tmp`;
     writeFileSync(tmp, JSON.stringify(cache), { mode: 0o600 });
     renameSync(tmp, file);

@@ -1,28 +1,27 @@
 // The plugin's channels: stdin (the config, read whole), stdout (one JSON document) and stderr (log lines), written
 // synchronously so nothing is lost when the process exits.
-import { readSync, writeSync } from 'node:fs';
+import { writeSync } from 'node:fs';
+import { isSysError } from '../errors';
+import { CNI_ERR, CniError } from './errors';
+
+/**
+ * A runtime writes the config and closes stdin at once; one that never closes it must not hold the call (and a
+ * pod's network) forever. The size bound only keeps memory finite here; what a config may hold is netconf's call.
+ */
+const STDIN_TIMEOUT_MS = 30_000;
+const STDIN_MAX_BYTES = 256 * 1024 * 1024;
 
 export function readStdin(): string {
-  const chunks: Buffer[] = [];
-  const buf = Buffer.allocUnsafe(64 * 1024);
-  for (;;) {
-    let n: number;
-    try {
-      n = readSync(0, buf, 0, buf.length, null);
-    } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code;
-      // a non-blocking stdin (some runtimes hand one over): wait a moment and read again
-      if (code === 'EAGAIN') {
-        Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 2);
-        continue;
-      }
-      if (code === 'EOF' || code === 'EBADF') break;
-      throw err;
-    }
-    if (n === 0) break;
-    chunks.push(Buffer.from(buf.subarray(0, n)));
+  // loaded here, not at the top: VERSION answers without reading stdin, and without loading the addon
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const { native } = require('../native') as typeof import('../native');
+  try {
+    return native.readFd(0, STDIN_TIMEOUT_MS, STDIN_MAX_BYTES).toString('utf8');
+  } catch (err) {
+    if (isSysError(err, 'ETIMEDOUT')) throw new CniError(CNI_ERR.IO_FAILURE, `stdin: no end of input within ${STDIN_TIMEOUT_MS / 1000} s`);
+    if (isSysError(err, 'EFBIG')) throw new CniError(CNI_ERR.IO_FAILURE, `stdin: more than ${STDIN_MAX_BYTES} bytes`);
+    throw err;
   }
-  return Buffer.concat(chunks).toString('utf8');
 }
 
 export function writeStdout(value: unknown): void {

@@ -7,6 +7,7 @@ import { isTempFileName, removeFileDurably, tempFileWriter, writeFileAtomic, typ
 import { assertRecordKey } from './keys';
 import type { LendRecord } from './types';
 import { recordProblem } from './validate';
+import { makeDirs } from '../make-dirs';
 
 /** The state directory is private: records name namespaces, owners and MACs. */
 const DIR_MODE = 0o700;
@@ -21,7 +22,7 @@ export interface Ledger {
 export function openLedger(dir: string = stateDir()): Ledger {
   const root = path.resolve(dir);
   for (const d of [root, recordsDir(root), locksDir(root)]) {
-    fs.mkdirSync(d, { recursive: true, mode: DIR_MODE });
+    makeDirs(d, DIR_MODE);
     // mkdir honours the umask and leaves an existing directory as it was: set the mode exactly
     fs.chmodSync(d, DIR_MODE);
   }

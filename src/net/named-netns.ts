@@ -1,11 +1,12 @@
 // Named network namespaces, the way `ip netns add/del` makes them — a namespace bind-mounted on a file in
 // /var/run/netns — without a process per namespace: the local cluster provider makes and removes one per node.
-import { closeSync, constants, mkdirSync, openSync, unlinkSync } from 'node:fs';
+import { closeSync, constants, openSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { SysError, isSysError } from '../errors';
 import { native } from '../native';
 import { createAnonymousNetns } from './netns';
 import { invalid } from './validate';
+import { makeDirs } from '../make-dirs';
 
 /** Where iproute2 keeps named namespaces (/var/run is /run). */
 export const NETNS_RUN_DIR = '/var/run/netns';
@@ -22,7 +23,7 @@ function assertNetnsName(name: unknown): asserts name is string {
  * unmounted from) every mount namespace that has a slave copy of it, such as a container runtime's.
  */
 function prepareRunDir(dir: string): void {
-  mkdirSync(dir, { recursive: true, mode: 0o755 });
+  makeDirs(dir, 0o755);
   try {
     native.makeSharedMount(dir);
   } catch (err) {

@@ -33,9 +33,10 @@ export function openNetns(path: string): Netns {
   return new OpenNetns(native.netnsOpen(path), path);
 }
 
+/** The namespace of process `pid`, opened through a pidfd: a pid reused meanwhile cannot redirect it. */
 export function openNetnsOfPid(pid: number): Netns {
   assertInteger('pid', pid, 1, 0x7fffffff);
-  return openNetns(`/proc/${pid}/ns/net`);
+  return new OpenNetns(native.netnsOpenPid(pid), `/proc/${pid}/ns/net`);
 }
 
 /** The caller's namespace (that of the thread calling it: the JS thread). */

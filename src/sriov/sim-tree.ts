@@ -11,6 +11,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { isUserspaceDriver } from './devices';
 import { isBdf } from './paths';
+import { makeDirs } from '../make-dirs';
 
 const PCI_ROOT = 'devices/pci0000:00';
 const SIM_DIR = '.sim';
@@ -67,7 +68,7 @@ export class SimSysfs {
     const dir = root ?? fs.mkdtempSync(path.join(os.tmpdir(), 'sriovctl-sim-sysfs-'));
     const sim = new SimSysfs(path.resolve(dir));
     for (const d of ['bus/pci/devices', 'bus/pci/drivers', 'class/net', PCI_ROOT, 'devices/virtual/net', `${SIM_DIR}/pf`, `${SIM_DIR}/netdev`]) {
-      fs.mkdirSync(sim.p(d), { recursive: true });
+      makeDirs(sim.p(d));
     }
     sim.writeFile('bus/pci/drivers_probe', '');
     return sim;
@@ -96,7 +97,7 @@ export class SimSysfs {
   addDriver(name: string): void {
     const dir = `bus/pci/drivers/${name}`;
     if (fs.existsSync(this.p(dir, 'bind'))) return;
-    fs.mkdirSync(this.p(dir), { recursive: true });
+    makeDirs(this.p(dir));
     for (const f of ['bind', 'unbind', 'new_id', 'remove_id', 'uevent']) this.writeFile(`${dir}/${f}`, '');
   }
 
@@ -130,7 +131,7 @@ export class SimSysfs {
   addPciDevice(spec: SimPciDeviceSpec): void {
     assertBdf(spec.bdf);
     const dev = this.pciDir(spec.bdf);
-    fs.mkdirSync(this.p(dev), { recursive: true });
+    makeDirs(this.p(dev));
     this.writeFile(`${dev}/driver_override`, '(null)\n');
     this.writeFile(`${dev}/vendor`, '0x8086\n');
     this.symlink('../../../bus/pci', `${dev}/subsystem`);
@@ -285,8 +286,8 @@ export class SimSysfs {
   addNetdevsim(spec: SimNetdevsimSpec): string {
     const name = `netdevsim${spec.id}`;
     const dev = `devices/${name}`;
-    fs.mkdirSync(this.p(dev), { recursive: true });
-    fs.mkdirSync(this.p('bus/netdevsim/devices'), { recursive: true });
+    makeDirs(this.p(dev));
+    makeDirs(this.p('bus/netdevsim/devices'));
     for (const f of ['new_device', 'del_device']) {
       if (!fs.existsSync(this.p('bus/netdevsim', f))) this.writeFile(`bus/netdevsim/${f}`, '');
     }
@@ -378,7 +379,7 @@ export class SimSysfs {
   /** Atomic (temp + rename), so a concurrent reader never sees an empty file the kernel would not show. */
   writeFile(rel: string, text: string): void {
     const file = this.p(rel);
-    fs.mkdirSync(path.dirname(file), { recursive: true });
+    makeDirs(path.dirname(file));
     const temp = `${file}.sim-${process.pid}`;
     fs.writeFileSync(temp, text);
     fs.renameSync(temp, file);
@@ -401,7 +402,7 @@ export class SimSysfs {
   }
 
   private symlink(target: string, rel: string): void {
-    fs.mkdirSync(path.dirname(this.p(rel)), { recursive: true });
+    makeDirs(path.dirname(this.p(rel)));
     fs.rmSync(this.p(rel), { force: true });
     fs.symlinkSync(target, this.p(rel));
   }

@@ -60,11 +60,17 @@ export class Scratch {
     return n;
   }
 
-  /** A named namespace opened through the addon, with an Rtnl in it; both closed by cleanup(). */
-  netnsWithRtnl(suffix: string): { name: string; ns: Netns; rtnl: Rtnl } {
+  /** A named namespace opened through the addon; closed by cleanup(). */
+  openedNetns(suffix: string): { name: string; ns: Netns } {
     const name = this.netns(suffix);
     const ns = openNetns(`/var/run/netns/${name}`);
     this.onCleanup(() => ns.close());
+    return { name, ns };
+  }
+
+  /** A named namespace opened through the addon, with an Rtnl in it; both closed by cleanup(). */
+  netnsWithRtnl(suffix: string): { name: string; ns: Netns; rtnl: Rtnl } {
+    const { name, ns } = this.openedNetns(suffix);
     const rtnl = connect(ns);
     this.onCleanup(() => rtnl.close());
     return { name, ns, rtnl };

@@ -3,7 +3,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { resolveTarget } from '../../src/cli/targets';
+import { releaseTarget, resolveTarget } from '../../src/cli/targets';
+import type { NamespaceSpec } from '../../src/lend/types';
 import { CliError, ExitCode } from '../../src/cli/exit-codes';
 import { fakeContainerRuntimes, type FakeRuntimes } from '../helpers/cli-fake-runtime';
 
@@ -15,6 +16,19 @@ async function failure(fn: () => Promise<unknown>): Promise<CliError> {
     return err as CliError;
   }
   throw new Error('expected a CliError');
+}
+
+/** The spec holds the namespace of `pid`, open, recorded with its /proc path; closed here. */
+function expectOpenNetnsOf(spec: NamespaceSpec, pid: number): void {
+  if (!('netns' in spec)) throw new Error(`expected an open namespace, got ${JSON.stringify(spec)}`);
+  try {
+    const st = fs.statSync(`/proc/${pid}/ns/net`);
+    expect(spec.netns.id).toEqual({ dev: st.dev, ino: st.ino });
+    expect(spec.netns.path).toBe(`/proc/${pid}/ns/net`);
+  } finally {
+    releaseTarget(spec);
+  }
+  expect(spec.netns.fd).toBe(-1);
 }
 
 describe('resolveTarget', () => {
@@ -46,8 +60,8 @@ describe('resolveTarget', () => {
     expect(await resolveTarget(path.join(netnsDir, 'node1'))).toEqual({ path: path.join(netnsDir, 'node1') });
   });
 
-  it('pid:<pid> is that process', async () => {
-    expect(await resolveTarget(`pid:${process.pid}`)).toEqual({ pid: process.pid });
+  it('pid:<pid> is that process\'s namespace, opened at once (a pid reused later cannot redirect it)', async () => {
+    expectOpenNetnsOf(await resolveTarget(`pid:${process.pid}`), process.pid);
   });
 
   it('an unknown name or path fails (exit 1) naming the target', async () => {
@@ -93,7 +107,7 @@ describe('resolveTarget', () => {
     });
 
     it.each(['docker', 'podman'])('%s:<c> is the running container pid, asked with inspect', async (rt) => {
-      expect(await resolveTarget(`${rt}:kind_worker`)).toEqual({ pid: child.pid });
+      expectOpenNetnsOf(await resolveTarget(`${rt}:kind_worker`), child.pid!);
       expect(fake.calls()).toEqual([`${rt} inspect --type container --format {{.State.Pid}} kind_worker`]);
     });
 

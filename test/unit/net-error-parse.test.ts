@@ -63,4 +63,14 @@ describe('netlink errors', () => {
     const done = nlmsg(NLMSG_DONE, NLM_F_ACK_TLVS, 7, Buffer.concat([i32(-22), attr(NLMSGERR_ATTR_MSG, cstr('Invalid header for link dump'))]));
     expect(native.parseNetlinkError(done, 'RTM_GETLINK dump')).toMatchObject({ code: 'EINVAL', errno: 22, kernelMessage: 'Invalid header for link dump' });
   });
+
+  it('an error that is no errno (INT_MIN, positive, past MAX_ERRNO) is a malformed message, EBADMSG', () => {
+    // found by the fuzz (test/fuzz/regressions): negating INT_MIN was undefined behaviour
+    for (const error of [-0x80000000, 5, -4096]) {
+      const msg = nlmsg(NLMSG_ERROR, NLM_F_CAPPED, 42, Buffer.concat([i32(error), request.subarray(0, 16)]), 1234);
+      expect(native.parseNetlinkError(msg, 'RTM_NEWLINK'), String(error)).toMatchObject({ code: 'EBADMSG' });
+      const done = nlmsg(NLMSG_DONE, 0, 7, i32(error));
+      expect(native.parseNetlinkError(done, 'dump'), String(error)).toEqual(error > 0 ? null : expect.objectContaining({ code: 'EBADMSG' }));
+    }
+  });
 });

@@ -33,6 +33,7 @@ import {
   mac,
   nest,
   nlmsg,
+  u16,
   u32,
   u64,
   u8,
@@ -142,6 +143,19 @@ describe('parsing a VF table', () => {
     });
     expect(new Set(link.vfs!.map((v) => v.vf)).size).toBe(NUM_VFS);
     expect(links[0].vfs).toBeUndefined();
+  });
+
+  it('a VF list that claims more than its message holds: nothing is read past the message', () => {
+    // The message ends right after the list's header, which claims two VFs' worth of bytes; the bytes that follow
+    // in the buffer (outside the message) are two well-formed VF entries that must not be read.
+    const outside = Buffer.concat([vfInfo(7), vfInfo(8)]);
+    const listHeader = Buffer.concat([u16(4 + outside.length), u16(IFLA_VFINFO_LIST)]);
+    const body = Buffer.concat([ifinfomsg(5), attr(IFLA_IFNAME, cstr('pf')), attr(IFLA_NUM_VF, u32(2)), listHeader]);
+    const buf = Buffer.concat([nlmsg(RTM_NEWLINK, 0, 1, body), outside]);
+    const links = native.parseLinkMessages(buf);
+    expect(links).toHaveLength(1);
+    expect(links[0].name).toBe('pf');
+    expect(links[0].vfs ?? []).toEqual([]);
   });
 
   it('a small table (no wrap) parses the same way', () => {

@@ -61,9 +61,23 @@ describe('runProgram', () => {
 
   it('kills a child that outlives the deadline', () => {
     const t0 = Date.now();
-    const r = sh('sleep 30', { timeoutMs: 200 });
+    // exec: the shell becomes the sleeper, so the SIGKILL leaves no orphan behind
+    const r = sh('exec sleep 30', { timeoutMs: 200 });
     expect(r).toMatchObject({ timedOut: true, signal: 'SIGKILL', status: null });
     expect(Date.now() - t0).toBeLessThan(5_000);
+  });
+
+  it('the deadline holds for a child that closed stdout and stderr and lives on (SIGKILL, reaped)', () => {
+    const t0 = Date.now();
+    const r = sh('exec >&- 2>&- <&-; exec sleep 30', { timeoutMs: 1000, stdin: 'ignored' });
+    // a generous margin: the machine may be busy; without the fix this returned after the sleeper's 30 s
+    expect(Date.now() - t0).toBeLessThan(10_000);
+    expect(r).toMatchObject({ timedOut: true, signal: 'SIGKILL', status: null });
+  });
+
+  it('a child that closed its pipes is still waited for, and its exit status read', () => {
+    const r = sh('echo before; exec >&- 2>&-; sleep 0.3; exit 7', { timeoutMs: 20_000 });
+    expect(r).toMatchObject({ status: 7, signal: null, timedOut: false, stdout: 'before\n' });
   });
 
   it('kills a child that writes more than the bound', () => {
@@ -74,9 +88,15 @@ describe('runProgram', () => {
 
   it('returns when the child exits even if a grandchild keeps the pipes open', () => {
     const t0 = Date.now();
-    const r = sh('sleep 20 & echo started');
-    expect(r).toMatchObject({ status: 0, stdout: 'started\n' });
-    expect(Date.now() - t0).toBeLessThan(5_000);
+    const r = sh('sleep 20 & echo "started $!"');
+    const grandchild = Number(/^started (\d+)\n$/.exec(r.stdout)?.[1]);
+    try {
+      expect(r).toMatchObject({ status: 0 });
+      expect(grandchild).toBeGreaterThan(0);
+      expect(Date.now() - t0).toBeLessThan(5_000);
+    } finally {
+      if (grandchild > 0) process.kill(grandchild, 'SIGKILL');
+    }
   });
 
   it('a program that cannot be started is a SysError with its errno', () => {
