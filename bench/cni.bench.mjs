@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { randomBytes } from 'node:crypto';
-import { benchEnv, droppedStartupVariables, median, rotate } from './bench-helpers.mjs';
+import { benchEnv, droppedStartupVariables, median, rotate, roundRatios } from './bench-helpers.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const PLUGIN = join(ROOT, 'bin', 'sriovctl-cni.js');
@@ -78,7 +78,7 @@ export default async function cniBench(ctx) {
     }
     const [mo, mt] = [median(times.ours), median(times.theirs)];
     ctx.log(`ADD+DEL median: sriovctl-cni ${mo.toFixed(1)} ms, host-device ${mt.toFixed(1)} ms (${ROUNDS} alternated pairs)`);
-    ctx.ratio('sriovctl-cni/host-device:add+del', mo / mt, { max: 4.0 });
+    ctx.ratio('sriovctl-cni/host-device:add+del', mo / mt, { max: 4.0 }, roundRatios(times.ours, times.theirs));
 
     // VERSION against the floor of any Node program
     const vtimes = { version: [], bare: [] };
@@ -93,7 +93,7 @@ export default async function cniBench(ctx) {
     }
     const [mv, mb] = [median(vtimes.version), median(vtimes.bare)];
     ctx.log(`VERSION median ${mv.toFixed(1)} ms, node -e 0 median ${mb.toFixed(1)} ms (${VERSION_ROUNDS} alternated pairs)`);
-    ctx.ratio('sriovctl-cni-version/node-bare', mv / mb, { max: 1.3 });
+    ctx.ratio('sriovctl-cni-version/node-bare', mv / mb, { max: 1.3 }, roundRatios(vtimes.version, vtimes.bare));
 
     // peak RSS of one ADD: getrusage(RUSAGE_SELF).ru_maxrss of the plugin process, read as it exits
     const rssOut = join(scratch, 'rss');
@@ -107,7 +107,7 @@ export default async function cniBench(ctx) {
     }
     const peak = Math.max(...peaks);
     ctx.log(`peak RSS of an ADD: ${peak.toFixed(1)} MiB (max of ${peaks.length}; target ≤ 60 MiB)`);
-    ctx.ratio('sriovctl-cni:add-peak-rss-mib', peak, { max: 60 });
+    ctx.ratio('sriovctl-cni:add-peak-rss-mib', peak, { max: 60 }, peaks);
   } finally {
     try {
       ip('netns', 'del', pod);
