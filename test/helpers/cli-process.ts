@@ -92,7 +92,7 @@ export async function netnsProcess(): Promise<{ pid: number; kill(): void }> {
   const child = spawn('unshare', ['--net', 'sleep', '60'], { stdio: 'ignore' });
   const pid = child.pid!;
   const ours = fs.readlinkSync('/proc/self/ns/net');
-  const end = Date.now() + 5000;
+  const end = Date.now() + 60_000; // a hang guard: on a busy machine a process start can take seconds
   for (;;) {
     let theirs = '';
     try {
