@@ -93,9 +93,14 @@ export function parseEnv(env: NodeJS.ProcessEnv): CniEnv {
   };
 }
 
-/** libcni's rule: a letter or digit, then letters, digits, '_', '.', '-'. */
+/**
+ * libcni's rule for container IDs and network names (pkg/utils cniValidNameChars): a letter or digit, then letters,
+ * digits, '_', '.', '-'.
+ */
+export const CNI_NAME_RULE = /^[A-Za-z0-9][A-Za-z0-9_.-]*$/;
+
 export function assertContainerId(id: string): void {
-  if (!/^[A-Za-z0-9][A-Za-z0-9_.-]*$/.test(id)) {
+  if (!CNI_NAME_RULE.test(id)) {
     throw invalidEnv('CNI_CONTAINERID', `${JSON.stringify(id)}: invalid characters in containerID (allowed: letters, digits, '_', '.', '-', not first)`);
   }
 }

@@ -9,7 +9,7 @@
 // A config with only a PCI address lends that device as what it is (a VF with no settings, or a whole NIC).
 import { posix } from 'node:path';
 import { CNI_ERR, CniError, invalidConfig } from './errors';
-import { ifNameProblem, type CniArgs } from './env';
+import { CNI_NAME_RULE, ifNameProblem, type CniArgs } from './env';
 import { has, optBool, optEnum, optInt, optObject, optString, parseMac, parsePciAddress, type Json } from './fields';
 import { parseResult, ResultFormatError, type CniResult } from './result';
 import { DEFAULT_CONFIG_VERSION, requireSupported, type CniVersion } from './versions';
@@ -101,6 +101,9 @@ export function parseNetConf(raw: Json): NetConf {
   const cniVersion = requireSupported(configVersionOf(raw));
   const name = optString(raw, 'name');
   if (!name) throw invalidConfig('name', 'required: the network name');
+  if (!CNI_NAME_RULE.test(name)) {
+    throw invalidConfig('name', `${JSON.stringify(name)}: invalid characters found in network name (libcni's rule: a letter or digit, then letters, digits, '_', '.', '-')`);
+  }
   const type = optString(raw, 'type');
   if (!type) throw invalidConfig('type', 'required: the plugin type');
   optEnum(raw, 'logLevel', LOG_LEVELS, true);
