@@ -8,7 +8,8 @@
 //   4   invalid or missing environment variable (each missing variable named; bad CNI_CONTAINERID,
 //       CNI_IFNAME, CNI_NETNS, CNI_ARGS; unknown CNI_COMMAND)
 //   6   stdin is not valid JSON (or not a JSON object)
-//   7   invalid network configuration (the field and the reason named)
+//   7   invalid network configuration (the field and the reason named; also stdin over MAX_STDIN_BYTES, 1 MiB:
+//       the content may be well-formed, it is the configuration that is refused)
 //   11  device busy: another attachment holds the NIC's lock or owns the NIC; try again later
 //   50  STATUS: not ready (state directory not writable, sysfs not readable)
 //   100 device not found: the NIC named by the configuration does not exist
