@@ -38,6 +38,16 @@ export class LogFileRefused extends Error {}
  * link). Returns the fd; throws LogFileRefused without blocking and without opening anything but a regular file.
  */
 export function openLogFile(file: string, dirs: readonly string[]): number {
+  try {
+    return openChecked(file, dirs);
+  } catch (err) {
+    // whatever went wrong, the caller must get a refusal it can log to stderr, never a crash while logging
+    if (err instanceof LogFileRefused) throw err;
+    throw new LogFileRefused(`cannot be used (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+  }
+}
+
+function openChecked(file: string, dirs: readonly string[]): number {
   const problem = logFileProblem(file, dirs);
   if (problem) throw new LogFileRefused(problem);
   const uid = process.geteuid?.() ?? 0;
