@@ -62,8 +62,17 @@ try {
 const started = Date.now();
 const load = startLoad(opts.workers, opts.maxSeconds);
 console.error(`with-load: ${opts.workers} busy threads for at most ${opts.maxSeconds} s while running: ${opts.command.join(' ')}`);
-const child = spawn(opts.command[0], opts.command.slice(1), { stdio: 'inherit' });
-for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(sig, () => child.kill(sig));
+// its own process group, so a signal reaches the whole command (npm does not pass SIGTERM on to vitest)
+const child = spawn(opts.command[0], opts.command.slice(1), { stdio: 'inherit', detached: true });
+for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
+  process.on(sig, () => {
+    try {
+      process.kill(-child.pid, sig);
+    } catch {
+      // the group is gone already
+    }
+  });
+}
 child.on('error', (err) => {
   console.error(`with-load: cannot run ${opts.command[0]}: ${err.message}`);
   process.exit(127);

@@ -56,7 +56,7 @@ export class CliWorld {
     return this.s.netns(suffix);
   }
 
-  /** A container stand-in (unshare --net sleep 60), killed at cleanup. */
+  /** A container stand-in (unshare --net sleep 3600), killed at cleanup. */
   async container(): Promise<{ pid: number; kill(): void }> {
     const p = await netnsProcess();
     this.s.onCleanup(() => p.kill());
