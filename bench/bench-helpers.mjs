@@ -32,3 +32,9 @@ export function benchEnv(extra = {}) {
 export function droppedStartupVariables() {
   return ['NODE_EXTRA_CA_CERTS', 'NODE_OPTIONS', 'NODE_COMPILE_CACHE', 'UV_THREADPOOL_SIZE'].filter((v) => process.env[v] !== undefined);
 }
+
+/** The ratio of each alternated round (a[i] / b[i]): what ctx.ratio's spread is made of. */
+export function roundRatios(a, b) {
+  if (a.length !== b.length) throw new Error(`rounds differ in number: ${a.length} against ${b.length}`);
+  return a.map((x, i) => x / b[i]);
+}

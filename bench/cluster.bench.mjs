@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { benchEnv, droppedStartupVariables, median, rotate } from './bench-helpers.mjs';
+import { benchEnv, droppedStartupVariables, median, rotate, roundRatios } from './bench-helpers.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const SRIOVCTL = join(ROOT, 'bin', 'sriovctl.js');
@@ -111,7 +111,7 @@ export default async function clusterBench(ctx) {
 
   const ms = (v) => `${Math.round(v)} ms`;
   ctx.log(`${ROUNDS} rounds, ${AGENTS} agents × ${VFS} VFs; medians: sriovctl up ${ms(median(ours.up))} + down ${ms(median(ours.down))}; ip script up ${ms(median(shell.up))} + down ${ms(median(shell.down))}`);
-  ctx.ratio('cluster/ip-script:up+down', median(ours.total) / median(shell.total), { max: 1.5 });
+  ctx.ratio('cluster/ip-script:up+down', median(ours.total) / median(shell.total), { max: 1.5 }, roundRatios(ours.total, shell.total));
   const stage = median(stages) / 1000;
   ctx.log(`SR-IOV stage per node (lend PF, ${VFS} VFs, read back): median ${stage.toFixed(3)} s, max ${(Math.max(...stages) / 1000).toFixed(3)} s (target ≤ 0.3 s: ${stage <= 0.3 ? 'met' : 'MISSED'})`);
   ctx.log(`from \`cluster down\` (process start) to each NIC usable at home: ${homes.map((h, i) => `NIC ${i + 1} ${ms(median(h))}`).join(', ')}`);

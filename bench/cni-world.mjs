@@ -27,11 +27,6 @@ export function alternate(contenders, rounds) {
   return times;
 }
 
-/** Per-round ratios a[i]/b[i]. */
-export function roundRatios(a, b) {
-  return a.map((v, i) => v / b[i]);
-}
-
 /**
  * Calls `body(world)` with a fresh world and removes it afterwards. world.call(argv, config, command, opts) runs a
  * plugin (argv[0] is the program; opts.argv0 names it, opts.extraArgs go before argv[1..], opts.env adds

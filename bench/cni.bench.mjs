@@ -5,8 +5,8 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { benchEnv, median } from './bench-helpers.mjs';
-import { alternate, roundRatios, withCniWorld } from './cni-world.mjs';
+import { benchEnv, median, roundRatios } from './bench-helpers.mjs';
+import { alternate, withCniWorld } from './cni-world.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const PLUGIN = join(ROOT, 'bin', 'sriovctl-cni.js');
@@ -56,6 +56,6 @@ export default async function cniBench(ctx) {
     }
     const peak = Math.max(...peaks);
     ctx.log(`peak RSS of an ADD: ${peak.toFixed(1)} MiB (max of ${peaks.length}; target ≤ 60 MiB)`);
-    ctx.ratio('sriovctl-cni:add-peak-rss-mib', peak, { max: 60 });
+    ctx.ratio('sriovctl-cni:add-peak-rss-mib', peak, { max: 60 }, peaks);
   });
 }

@@ -7,8 +7,8 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { benchEnv, median } from './bench-helpers.mjs';
-import { alternate, roundRatios, withCniWorld } from './cni-world.mjs';
+import { benchEnv, median, roundRatios } from './bench-helpers.mjs';
+import { alternate, withCniWorld } from './cni-world.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const PKG = join(ROOT, 'dist', 'pkg');

@@ -1,5 +1,6 @@
 // The CNI environment: which variables each verb needs, and the rules each value must meet.
 // Pure: takes the environment as a plain object so tests need no process.
+import { CNI_NAME_RULE } from './network-name';
 import { assertIfName } from '../net/validate';
 import { CNI_ERR, CniError, invalidEnv } from './errors';
 
@@ -105,9 +106,9 @@ function parseCarrierWait(raw: string | undefined): number {
   return Number(raw);
 }
 
-/** libcni's rule: a letter or digit, then letters, digits, '_', '.', '-'. */
+/** libcni's rule (./network-name.ts), which container IDs share with network names. */
 export function assertContainerId(id: string): void {
-  if (!/^[A-Za-z0-9][A-Za-z0-9_.-]*$/.test(id)) {
+  if (!CNI_NAME_RULE.test(id)) {
     throw invalidEnv('CNI_CONTAINERID', `${JSON.stringify(id)}: invalid characters in containerID (allowed: letters, digits, '_', '.', '-', not first)`);
   }
 }

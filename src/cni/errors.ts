@@ -9,7 +9,8 @@
 //       CNI_IFNAME, CNI_NETNS, CNI_ARGS; unknown CNI_COMMAND)
 //   5   I/O failure: stdin did not end within 30 s (a runtime that never closes it)
 //   6   stdin is not valid JSON (or not a JSON object)
-//   7   invalid network configuration (the field and the reason named)
+//   7   invalid network configuration (the field and the reason named; also stdin over MAX_STDIN_BYTES, 1 MiB:
+//       the content may be well-formed, it is the configuration that is refused)
 //   8   CNI_NETNS is the plugin's own network namespace (libcni's ErrInvalidNetNS)
 //   11  device busy: another attachment holds the NIC's lock or owns the NIC; try again later
 //   50  STATUS: not ready (state directory not writable, sysfs not readable, the IPAM plugin missing)

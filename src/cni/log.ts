@@ -1,6 +1,9 @@
 // Logging as sriov-cni does it: `logLevel` and `logFile` from the config; without a file, stderr only.
 // Never stdout: that carries the result or the error object and nothing else.
-import { appendFileSync } from 'node:fs';
+// The config is not trusted (see log-file.ts): the file is opened only where allowed and only if it is a regular
+// file, and every line is escaped so that a value in it (a network name, a device, an error) stays one line.
+import { writeSync } from 'node:fs';
+import { escapeControl, LogFileRefused, openLogFile } from './log-file';
 import type { LogConf, LogLevel } from './netconf';
 import { writeStderr } from './stdio';
 
@@ -9,10 +12,16 @@ const RANK: Record<LogLevel, number> = { panic: 0, error: 1, warning: 2, info: 3
 export class Logger {
   private conf: LogConf = { level: 'info', file: null };
   private context = '';
+  private allowedDirs: readonly string[] = [];
+  /** The open log file, null before the first line, 'stderr' once it was refused or failed. */
+  private fd: number | 'stderr' | null = null;
 
-  configure(conf: LogConf, context: string): void {
+  /** `allowedDirs`: where `conf.file` may be (see log-file.ts allowedLogDirs). */
+  configure(conf: LogConf, context: string, allowedDirs: readonly string[]): void {
     this.conf = conf;
     this.context = context;
+    this.allowedDirs = allowedDirs;
+    this.fd = null;
   }
 
   error(msg: string): void {
@@ -34,18 +43,40 @@ export class Logger {
 
   private write(level: LogLevel, msg: string): void {
     if (!this.enabled(level)) return;
-    // the process's age in every line: a CNI call is one process, so this is where its time went
-    const age = `+${Math.round(process.uptime() * 1000)}ms`;
-    const line = `${new Date().toISOString()} ${level} sriovctl-cni[${process.pid}] ${age} ${this.context}${msg}\n`;
-    if (this.conf.file) {
+    const line = this.format(level, msg);
+    const fd = this.target();
+    if (fd !== 'stderr') {
       try {
-        appendFileSync(this.conf.file, line, { mode: 0o600 });
+        const bytes = Buffer.from(line);
+        for (let off = 0; off < bytes.length; ) off += writeSync(fd, bytes, off);
         return;
-      } catch {
-        // an unwritable log file must not fail the attachment: fall back to stderr
+      } catch (err) {
+        // an unwritable log file must not fail the attachment (a full disk): stderr from now on
+        this.fd = 'stderr';
+        writeStderr(this.format('warning', `logFile ${this.conf.file}: ${(err as Error).message}; logging to stderr`));
       }
     }
     writeStderr(line);
+  }
+
+  private format(level: LogLevel, msg: string): string {
+    // the process's age in every line: a CNI call is one process, so this is where its time went
+    const age = `+${Math.round(process.uptime() * 1000)}ms`;
+    return `${new Date().toISOString()} ${level} sriovctl-cni[${process.pid}] ${age} ${escapeControl(this.context + msg)}\n`;
+  }
+
+  /** Opens the log file on the first line written (nothing is created when nothing is logged). */
+  private target(): number | 'stderr' {
+    if (this.fd !== null) return this.fd;
+    if (!this.conf.file) return (this.fd = 'stderr');
+    try {
+      this.fd = openLogFile(this.conf.file, this.allowedDirs);
+    } catch (err) {
+      if (!(err instanceof LogFileRefused)) throw err;
+      this.fd = 'stderr';
+      writeStderr(this.format('warning', `logFile ${JSON.stringify(this.conf.file)} refused: ${err.message}; logging to stderr`));
+    }
+    return this.fd;
   }
 }
 

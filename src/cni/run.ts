@@ -1,8 +1,9 @@
 // Every verb but VERSION: environment, stdin and config parsed and checked, the verb run, its result or one
 // error object printed. Loaded by main.ts only when needed.
-import { CNI_ERR, CniError, errorObject } from './errors';
+import { CNI_ERR, CniError, errorObject, invalidConfig } from './errors';
 import { parseEnv, type Verb } from './env';
 import { log } from './log';
+import { allowedLogDirs, logFileProblem } from './log-file';
 import { configVersionOf, decodeStdin, parseLogConf, parseNetConf } from './netconf';
 import { formatResult, lostInConversion } from './result';
 import { readStdin, writeStdout } from './stdio';
@@ -41,9 +42,13 @@ export function run(): number {
     if (isSupported(asked)) replyVersion = asked;
     const target = env.containerId ? ` ${env.containerId}/${env.ifname ?? ''}` : '';
     const logConf = parseLogConf(raw);
-    log.configure(logConf, `${verb}${target}: `);
+    const logDirs = allowedLogDirs(process.env);
+    log.configure(logConf, `${verb}${target}: `, logDirs);
     if (logConf.warning) log.warning(logConf.warning);
     const conf = parseNetConf(raw, verb);
+    // a logFile where none may be is a config error — but never a reason for DEL to leave a NIC lent
+    const logProblem = logConf.file === null ? null : logFileProblem(logConf.file, logDirs);
+    if (logProblem && verb !== 'DEL') throw invalidConfig('logFile', `${JSON.stringify(logConf.file)} ${logProblem}`);
     requireVerbAllowed(verb, conf.cniVersion);
     log.debug(`network ${JSON.stringify(conf.name)}, CNI ${conf.cniVersion}`);
     const handler = loadVerb(verb);

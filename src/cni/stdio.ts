@@ -5,21 +5,31 @@ import { isSysError } from '../errors';
 import { CNI_ERR, CniError } from './errors';
 
 /**
+ * The most stdin may hold: 1 MiB. Real network configs are a few KiB — Multus's additions (runtimeConfig,
+ * prevResult, deviceID) included — and a NetworkAttachmentDefinition cannot exceed Kubernetes' object size limit
+ * (~1.5 MiB) anyway; GC's attachment list at ~100 bytes an entry leaves room for ten thousand attachments. A bigger
+ * stdin is refused without being read further, so what a config author writes cannot grow our memory.
+ */
+export const MAX_STDIN_BYTES = 1 << 20;
+
+/**
  * A runtime writes the config and closes stdin at once; one that never closes it must not hold the call (and a
- * pod's network) forever. The size bound only keeps memory finite here; what a config may hold is netconf's call.
+ * pod's network) forever.
  */
 const STDIN_TIMEOUT_MS = 30_000;
-const STDIN_MAX_BYTES = 256 * 1024 * 1024;
 
-export function readStdin(): string {
+/** stdin, whole; code 7 naming the limit when it is larger than `limit` bytes (never more than that is read). */
+export function readStdin(limit = MAX_STDIN_BYTES): string {
   // loaded here, not at the top: VERSION answers without reading stdin, and without loading the addon
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { native } = require('../native') as typeof import('../native');
   try {
-    return native.readFd(0, STDIN_TIMEOUT_MS, STDIN_MAX_BYTES).toString('utf8');
+    return native.readFd(0, STDIN_TIMEOUT_MS, limit).toString('utf8');
   } catch (err) {
     if (isSysError(err, 'ETIMEDOUT')) throw new CniError(CNI_ERR.IO_FAILURE, `stdin: no end of input within ${STDIN_TIMEOUT_MS / 1000} s`);
-    if (isSysError(err, 'EFBIG')) throw new CniError(CNI_ERR.IO_FAILURE, `stdin: more than ${STDIN_MAX_BYTES} bytes`);
+    if (isSysError(err, 'EFBIG')) {
+      throw new CniError(CNI_ERR.INVALID_CONFIG, `invalid config: stdin: the network config is larger than ${limit} bytes`, 'stdin');
+    }
     throw err;
   }
 }

@@ -74,14 +74,15 @@ export function startSriovctl(e: CliEnv, args: string[]): ChildProcess {
 }
 
 /**
- * A container stand-in: `unshare --net sleep 3600`, ready once its namespace differs from ours. It outlives any
- * test on a busy machine (a 60 s one died under the 100-kill crash test, taking its namespace's NICs with it).
+ * A container stand-in: `unshare --net sleep 3600`, ready once its namespace differs from ours. It must outlive the
+ * longest test on a busy machine (a test over a minute long once saw its "container" end and take its veth NICs
+ * with it); the fixture kills it at cleanup.
  */
 export async function netnsProcess(): Promise<{ pid: number; kill(): void }> {
   const child = spawn('unshare', ['--net', 'sleep', '3600'], { stdio: 'ignore' });
   const pid = child.pid!;
   const ours = fs.readlinkSync('/proc/self/ns/net');
-  const end = Date.now() + 5000;
+  const end = Date.now() + 60_000; // a hang guard: on a busy machine a process start can take seconds
   for (;;) {
     let theirs = '';
     try {

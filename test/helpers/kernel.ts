@@ -133,8 +133,11 @@ export function deleteLinkAnywhere(name: string, netns?: string): void {
   }
 }
 
-/** Poll `fn` until it returns a truthy value or `timeoutMs` passes (kernel work can be asynchronous). */
-export async function waitFor<T>(fn: () => T | null | undefined | false, timeoutMs = 3000, stepMs = 5): Promise<T> {
+/**
+ * Poll `fn` until it returns a truthy value or `timeoutMs` passes (kernel work can be asynchronous). The bound
+ * only guards against a hang: generous, since a busy machine delays the kernel's deferred work by seconds.
+ */
+export async function waitFor<T>(fn: () => T | null | undefined | false, timeoutMs = 60_000, stepMs = 5): Promise<T> {
   const end = Date.now() + timeoutMs;
   for (;;) {
     const v = fn();

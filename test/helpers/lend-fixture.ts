@@ -59,10 +59,14 @@ export function standInNic(s: Scratch, suffix: string, netns?: string): NicState
   return nicState(nic, netns)!;
 }
 
-/** Run one engine operation in a child process with extra environment (e.g. a failpoint). */
+/**
+ * Run one engine operation in a child process with extra environment (e.g. a failpoint). No deadline of its own:
+ * on a busy machine sixteen of these at once take tens of seconds, and that is not a failure (waitForExit's
+ * default only guards against a hang).
+ */
 export async function runChild(job: object, env: NodeJS.ProcessEnv = {}) {
   const child = spawnTs(CHILD, [JSON.stringify(job)], { ...process.env, ...env });
-  const done = await waitForExit(child, 30_000);
+  const done = await waitForExit(child);
   const line = done.stdout.trim().split('\n').pop() || '';
   let parsed: any = null;
   try {

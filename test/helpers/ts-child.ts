@@ -9,8 +9,8 @@ export function spawnTs(script: string, args: string[] = [], env: NodeJS.Process
   return spawn(process.execPath, ['-r', REGISTER, script, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
 }
 
-/** Resolves with the first stdout line matching `re` (rejects if the child exits first, or after timeoutMs). */
-export function waitForLine(child: ChildProcess, re: RegExp, timeoutMs = 10_000): Promise<string> {
+/** Resolves with the first stdout line matching `re` (rejects if the child exits first, or after timeoutMs: a hang guard, generous for a busy machine). */
+export function waitForLine(child: ChildProcess, re: RegExp, timeoutMs = 120_000): Promise<string> {
   return new Promise((resolve, reject) => {
     let out = '';
     let err = '';
@@ -18,7 +18,7 @@ export function waitForLine(child: ChildProcess, re: RegExp, timeoutMs = 10_000)
       clearTimeout(timer);
       child.stdout!.off('data', onOut);
       child.stderr!.off('data', onErr);
-      child.off('exit', onExit);
+      child.off('close', onExit);
       fn();
     };
     const onOut = (d: Buffer) => {
@@ -35,29 +35,38 @@ export function waitForLine(child: ChildProcess, re: RegExp, timeoutMs = 10_000)
     );
     child.stdout!.on('data', onOut);
     child.stderr!.on('data', onErr);
-    child.on('exit', onExit);
+    // 'close', not 'exit': the line may still be in the pipe when 'exit' is emitted
+    child.on('close', onExit);
   });
 }
 
-/** Resolves with the exit code/signal, and everything printed from now on. */
+/**
+ * Resolves with the exit code/signal and everything printed from now on, once the child has exited and its
+ * pipes are drained ('close', not 'exit': 'exit' can come before the last bytes of stdout are read). The
+ * deadline only guards against a hang, never measures anything: a child still running after it is killed
+ * (a test must not leave processes behind) and the wait rejects, saying so and what the child printed.
+ */
 export function waitForExit(
   child: ChildProcess,
-  timeoutMs = 20_000,
+  timeoutMs = 120_000,
 ): Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     let stdout = '';
     let stderr = '';
     child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
     child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-    if (child.exitCode !== null || child.signalCode !== null) {
+    const closed = child.stdout!.closed && child.stderr!.closed && (child.exitCode !== null || child.signalCode !== null);
+    if (closed) {
       resolve({ code: child.exitCode, signal: child.signalCode, stdout, stderr });
       return;
     }
-    const timer = setTimeout(() => reject(new Error(`child still running after ${timeoutMs} ms: ${stdout} ${stderr}`)), timeoutMs);
-    child.on('exit', (code, signal) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`child ${child.pid} still running after ${timeoutMs} ms (killed); stdout: ${stdout} stderr: ${stderr}`));
+    }, timeoutMs);
+    child.once('close', (code: number | null, signal: NodeJS.Signals | null) => {
       clearTimeout(timer);
-      // let the pipes drain
-      setImmediate(() => resolve({ code, signal, stdout, stderr }));
+      resolve({ code, signal, stdout, stderr });
     });
   });
 }

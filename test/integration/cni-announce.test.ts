@@ -49,7 +49,8 @@ sys.exit(1)
   });
   s.onCleanup(() => child.kill('SIGKILL'));
   const arp = new Promise<string>((resolve, reject) =>
-    child.on('exit', (code) => (code === 0 ? resolve(out.trim().split('\n').pop()!) : reject(new Error(`no gratuitous ARP: ${out}`)))),
+    // 'close', not 'exit': 'exit' can be emitted before the last line is read from the pipe
+    child.on('close', (code) => (code === 0 ? resolve(out.trim().split('\n').pop()!) : reject(new Error(`no gratuitous ARP: ${out}`)))),
   );
   return { ready, arp };
 }
@@ -59,7 +60,7 @@ describe('ADD announces the pod address', () => {
     const pod = s.netns('pod');
     const [nic, peer] = s.veth('n0', 'n0p');
     ip('link', 'set', peer, 'up');
-    const capture = captureGratuitousArp(peer, '10.78.0.5', 10_000);
+    const capture = captureGratuitousArp(peer, '10.78.0.5', 60_000); // ends as soon as the ARP is seen
     await capture.ready;
     const config = {
       cniVersion: '1.0.0',

@@ -130,9 +130,17 @@ describe('logging (sriov-cni\'s logLevel and logFile)', () => {
     pod = s.netns('pod');
     nic = standInNic(s, 'l0');
   });
+  // the test's scratch dir is the allowed log directory, as the runtime would set it (never this process's env)
   const call = (command: string, extra: object) =>
     runCni(
-      { command, containerId: 'c1', netns: `/var/run/netns/${pod}`, ifname: 'net1', config: { cniVersion: '1.1.0', name: 'n', type: 'sriovctl-cni', device: nic.name, ...extra } },
+      {
+        command,
+        containerId: 'c1',
+        netns: `/var/run/netns/${pod}`,
+        ifname: 'net1',
+        config: { cniVersion: '1.1.0', name: 'n', type: 'sriovctl-cni', device: nic.name, ...extra },
+        env: { SRIOVCTL_CNI_LOG_DIRS: dir },
+      },
       roots,
     );
 

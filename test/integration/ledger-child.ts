@@ -1,6 +1,8 @@
 // A second process for the ledger integration tests (run through test/helpers/ts-child.ts).
-//   lock <dir> <key> <timeoutMs> <exclusive|shared> <holdMs>  take the lock, print 'locked', hold, release, exit
+//   lock <dir> <key> <timeoutMs> <exclusive|shared> <holdMs> [<releaseFile>]
+//        take the lock, print 'locked', hold for holdMs or until releaseFile exists, release, print 'released'
 //   crash-write <dir> <step>                                   die by SIGKILL between temp write and rename
+import * as fs from 'node:fs';
 import { isSysError } from '../../src/errors';
 import { lockNic, openLedger, writeRecord } from '../../src/ledger';
 import { sampleRecord } from '../helpers/ledger-record';
@@ -9,15 +11,19 @@ const [cmd, dir, ...rest] = process.argv.slice(2);
 const ledger = openLedger(dir);
 
 if (cmd === 'lock') {
-  const [key, timeoutMs, mode, holdMs] = rest;
+  const [key, timeoutMs, mode, holdMs, releaseFile] = rest;
   const started = Date.now();
   try {
     const lock = lockNic(ledger, key, { timeoutMs: Number(timeoutMs), shared: mode === 'shared', holder: `child ${process.pid}` });
     console.log(`locked after ${Date.now() - started} ms`);
-    setTimeout(() => {
+    const release = () => {
+      clearInterval(poll);
+      clearTimeout(timer);
       lock.release();
       console.log('released');
-    }, Number(holdMs));
+    };
+    const timer = setTimeout(release, Number(holdMs));
+    const poll = setInterval(() => releaseFile && fs.existsSync(releaseFile) && release(), 10);
   } catch (err) {
     if (!isSysError(err, 'BUSY')) throw err;
     console.log(`BUSY ${(err as Error).message}`);

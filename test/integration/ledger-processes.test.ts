@@ -55,15 +55,17 @@ describe('lockNic across processes', () => {
   });
 
   it('with a timeout, the waiter gets the lock once the holder releases it', async () => {
-    const holder = child('lock', tmp, KEY, '0', 'exclusive', '800');
+    // the holder lets go when told (a file appears), not after a fixed time: no timing to race on a busy machine
+    const releaseFile = path.join(tmp, 'release-now');
+    const holder = child('lock', tmp, KEY, '0', 'exclusive', '600000', releaseFile);
     await waitForLine(holder, /^locked/);
-    const started = Date.now();
-    const lock = lockNic(ledger, KEY, { timeoutMs: 10_000 }); // blocks until the holder lets go
-    const waited = Date.now() - started;
+    expect(() => lockNic(ledger, KEY, { timeoutMs: 0 })).toThrow(/busy/);
+    fs.writeFileSync(releaseFile, '');
+    const lock = lockNic(ledger, KEY, { timeoutMs: 120_000 }); // blocks until the holder lets go
     lock.release();
-    expect(waited).toBeGreaterThanOrEqual(300);
-    expect(waited).toBeLessThan(5000);
-    expect((await waitForExit(holder)).code).toBe(0);
+    const exit = await waitForExit(holder);
+    expect(exit.stdout).toContain('released');
+    expect(exit.code).toBe(0);
   });
 
   it('the lock is released when its holder is killed', async () => {

@@ -51,7 +51,7 @@ describe('lend and give back', () => {
   });
 
   it("lends to a process's namespace given by pid", async () => {
-    const child = spawn('unshare', ['--net', 'sleep', '60'], { stdio: 'ignore' });
+    const child = spawn('unshare', ['--net', 'sleep', '3600'], { stdio: 'ignore' }); // killed after the test
     children.push(child);
     const pid = child.pid!;
     // the child is in its own namespace once unshare has run

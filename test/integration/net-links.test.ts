@@ -89,7 +89,7 @@ describe('namespaces', () => {
       }
     });
     anon.close();
-    await waitFor(() => linkJson(hostEnd, host.name) === null, 10_000);
+    await waitFor(() => linkJson(hostEnd, host.name) === null);
     expect(nsLinks()).not.toContain(`net:[${inode}]`);
   });
 });

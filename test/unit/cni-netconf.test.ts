@@ -80,6 +80,16 @@ describe('common fields', () => {
     expect(failure(() => parseNetConf({ ...base, ipam: 'host-local' })).message).toContain('ipam');
     expect(failure(() => parseNetConf({ ...base, ipam: { type: 3 } })).message).toContain('ipam.type');
   });
+  it('the network name follows libcni\'s rule (a letter or digit, then letters, digits, _ . -), code 7', () => {
+    for (const name of ['a', '9', 'sriov-net', 'net_1.v2', 'A-b.c_d']) expect(parseNetConf({ ...base, name }).name).toBe(name);
+    for (const name of ['-net', '.net', '_net', 'my net', 'n\nowned::0:0::/root:/bin/bash', 'n/e', 'né', 'n\u0000', 'n\u2028']) {
+      const e = failure(() => parseNetConf({ ...base, name }));
+      expect(e.code, JSON.stringify(name)).toBe(7);
+      expect(e.details).toBe('name');
+      expect(e.message).toContain('invalid characters found in network name');
+      expect(e.message).not.toContain('\n'); // named as JSON: a newline is written \n
+    }
+  });
   it('allowDefaultRouteLink must be a boolean', () => {
     expect(parseNetConf({ ...base, allowDefaultRouteLink: true }).allowDefaultRouteLink).toBe(true);
     expect(failure(() => parseNetConf({ ...base, allowDefaultRouteLink: 'yes' })).message).toContain('allowDefaultRouteLink');

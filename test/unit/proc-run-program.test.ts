@@ -64,7 +64,7 @@ describe('runProgram', () => {
     // exec: the shell becomes the sleeper, so the SIGKILL leaves no orphan behind
     const r = sh('exec sleep 30', { timeoutMs: 200 });
     expect(r).toMatchObject({ timedOut: true, signal: 'SIGKILL', status: null });
-    expect(Date.now() - t0).toBeLessThan(5_000);
+    expect(Date.now() - t0).toBeLessThan(25_000); // not the 30 s of the sleep, however busy the machine
   });
 
   it('the deadline holds for a child that closed stdout and stderr and lives on (SIGKILL, reaped)', () => {
@@ -93,7 +93,7 @@ describe('runProgram', () => {
     try {
       expect(r).toMatchObject({ status: 0 });
       expect(grandchild).toBeGreaterThan(0);
-      expect(Date.now() - t0).toBeLessThan(5_000);
+      expect(Date.now() - t0).toBeLessThan(15_000); // not the 20 s of the sleep, however busy the machine
     } finally {
       if (grandchild > 0) process.kill(grandchild, 'SIGKILL');
     }

@@ -7,7 +7,8 @@ import { sysErrorOf } from '../helpers/sys-error';
 let fake: FakeSysfs;
 const PF = '0000:03:00.0';
 const VF = '0000:03:02.0';
-const fast = { pollMs: 5, timeoutMs: 2000 };
+// a bound far above what a busy machine adds to the simulated driver's timers: it only guards against a hang
+const fast = { pollMs: 5, timeoutMs: 30_000 };
 
 beforeEach(() => {
   fake = fakeSysfs();

@@ -16,7 +16,8 @@ afterEach(() => {
 });
 
 
-const fast = { pollMs: 5, timeoutMs: 3000 };
+// a bound far above what a busy machine adds to the simulated driver's timers: it only guards against a hang
+const fast = { pollMs: 5, timeoutMs: 30_000 };
 
 describe('setNumVfs with the simulated driver', () => {
   it('0 -> 3: one write, VFs appear, resolves with them', async () => {
@@ -76,10 +77,10 @@ describe('setNumVfs with the simulated driver', () => {
   it('fewer VFs than asked: the error names the PF, the count asked and the count obtained', async () => {
     fake.sim.addPf({ bdf: PF, totalVfs: 8, maxVfs: 3 });
     fake.driver.start(5);
-    const started = Date.now();
-    const err = await sysErrorOf(setNumVfs(PF, 6, { pollMs: 5, timeoutMs: 10_000 }));
-    // the count the driver settled on is final once the write returned: no waiting out the bound
-    expect(Date.now() - started).toBeLessThan(2000);
+    const err = await sysErrorOf(setNumVfs(PF, 6, { pollMs: 5, timeoutMs: 50_000 }));
+    // the count the driver settled on is final once the write returned: no waiting out the bound (a bound far
+    // above any delay a busy machine adds, so this holds under load and still fails if the bound is waited out)
+    expect(Number(/after waiting (\d+) ms/.exec(err.message)?.[1])).toBeLessThan(50_000);
     expect(err.code).toBe('VF_COUNT');
     expect(err.message).toMatch(/^PF 0000:03:00.0: asked for 6 VFs, obtained 3 \(sriov_numvfs reads 3, 3 virtfn links\) after waiting \d+ ms$/);
   });
@@ -87,9 +88,9 @@ describe('setNumVfs with the simulated driver', () => {
   it('VFs that never appear: TIMEOUT naming PF, asked and obtained, within the bound', async () => {
     fake.sim.addPf({ bdf: PF, totalVfs: 8 });
     // no simulated driver: the count is written but nothing reacts
-    const started = Date.now();
     const err = await sysErrorOf(setNumVfs(PF, 4, { pollMs: 10, timeoutMs: 250 }));
-    expect(Date.now() - started).toBeLessThan(2000);
+    // the bound was waited out, and nothing more than that is asserted about time (vitest's timeout catches a hang)
+    expect(Number(/after waiting (\d+) ms/.exec(err.message)?.[1])).toBeGreaterThanOrEqual(250);
     expect(err.code).toBe('TIMEOUT');
     expect(err.message).toMatch(/^PF 0000:03:00.0: asked for 4 VFs, obtained 0 \(sriov_numvfs reads 4, 0 virtfn links\)/);
   });

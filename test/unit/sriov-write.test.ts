@@ -53,7 +53,7 @@ describe('writeSysfs', () => {
     expect(err.message).toBe('writing "1" did not finish within 200 ms (a driver may be stuck)');
     expect(err.op).toBe(`sysfs write ${fifo}`);
     expect(took).toBeGreaterThanOrEqual(190);
-    expect(took).toBeLessThan(1500);
+    expect(took).toBeLessThan(30_000); // abandoned, not waited for (a FIFO write without a reader never ends)
     // no writer is left on the FIFO: a non-blocking reader sees end-of-file, not EAGAIN (a live writer)
     await new Promise((r) => setTimeout(r, 100));
     const fd = fs.openSync(fifo, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
@@ -67,7 +67,7 @@ describe('writeSysfs', () => {
   it('a slow reader within the bound gets the whole value in one piece', async () => {
     const fifo = path.join(tmp, 'slow');
     execFileSync('mkfifo', [fifo]);
-    const write = writeSysfs(fifo, '0000:03:02.0', { timeoutMs: 5000 });
+    const write = writeSysfs(fifo, '0000:03:02.0', { timeoutMs: 30_000 }); // the bound is not what is tested here
     await new Promise((r) => setTimeout(r, 100));
     const fd = fs.openSync(fifo, fs.constants.O_RDONLY);
     let got = '';
