@@ -116,7 +116,7 @@ export function parseNetConf(raw: Json, verb = 'ADD'): NetConf {
   const name = optString(raw, 'name');
   if (!name) throw invalidConfig('name', 'required: the network name');
   if (verb !== 'DEL' && !validNetworkName(name)) {
-    throw invalidConfig('name', `${JSON.stringify(name)} has characters libcni refuses (allowed: letters, digits, '_', '.', '-', not first)`);
+    throw invalidConfig('name', `${JSON.stringify(name)}: invalid characters found in network name (libcni's rule: a letter or digit, then letters, digits, '_', '.', '-')`);
   }
   const type = optString(raw, 'type');
   if (!type) throw invalidConfig('type', 'required: the plugin type');

@@ -112,10 +112,12 @@ describe('row 8: logLevel', () => {
   it('"verbose" (sriov-cni falls back to info) works on every verb and is named in the log', () => {
     const logFile = join(roots.stateDir, 'cni.log');
     const config = conf({ logLevel: 'verbose', logFile });
-    expectOk(call('ADD', config));
-    expectOk(runCni({ command: 'STATUS', config }, roots));
-    expectOk(runCni({ command: 'GC', config: { ...config, 'cni.dev/valid-attachments': [{ containerID: `ctr-${s.prefix}`, ifname: 'net1' }] } }, roots));
-    expectOk(call('DEL', config));
+    // a logFile is honoured only in a directory the runtime allows (issue 13 H2)
+    const env = { SRIOVCTL_CNI_LOG_DIRS: roots.stateDir };
+    expectOk(call('ADD', config, { env }));
+    expectOk(runCni({ command: 'STATUS', config, env }, roots));
+    expectOk(runCni({ command: 'GC', config: { ...config, 'cni.dev/valid-attachments': [{ containerID: `ctr-${s.prefix}`, ifname: 'net1' }] }, env }, roots));
+    expectOk(call('DEL', config, { env }));
     expect(readFileSync(logFile, 'utf8')).toMatch(/warning .*logLevel "verbose" is not one of .*: using info/);
   });
 });
