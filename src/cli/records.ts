@@ -1,7 +1,8 @@
 // Finding the record of a NIC as a person names it on the command line.
 import type { NicSelector } from '../lend/types';
 import type { LendRecord } from '../ledger/types';
-import { connect, sameNetns } from '../net';
+import type { LendSession } from '../lend';
+import { sameNetns } from '../net';
 import { deviceDir } from '../sriov';
 import { CliError } from './exit-codes';
 import { ownNetnsId } from './netns-id';
@@ -23,18 +24,13 @@ export function recordsForNic(records: LendRecord[], selector: NicSelector): Len
 }
 
 /** Whether the NIC exists: a link of that name in our namespace, or a PCI device of that address. */
-export function nicExistsHere(selector: NicSelector): boolean {
-  if ('pci' in selector) return deviceDir(selector.pci) !== null;
-  const rtnl = connect();
-  try {
-    return rtnl.findLink({ name: selector.name }) !== null;
-  } finally {
-    rtnl.close();
-  }
+export function nicExistsHere(s: LendSession, selector: NicSelector): boolean {
+  if ('pci' in selector) return deviceDir(s.sysfs, selector.pci) !== null;
+  return s.rtnl(null).findLink({ name: selector.name }) !== null;
 }
 
 /** Why a NIC named on the command line cannot be taken, before asking the engine (a clearer message than ENODEV). */
-export function assertNicExists(selector: NicSelector): void {
-  if (nicExistsHere(selector)) return;
+export function assertNicExists(s: LendSession, selector: NicSelector): void {
+  if (nicExistsHere(s, selector)) return;
   throw new CliError('pci' in selector ? `no PCI device ${selector.pci}` : `no interface ${selector.name} in this namespace`);
 }

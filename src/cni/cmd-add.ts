@@ -1,52 +1,58 @@
 // ADD: everything is checked first (config, CNI_NETNS, the device, the default-route rule, the IPAM plugin);
 // then the NIC is lent into the pod, IPAM allocates, addresses and routes are configured. Any failure after
 // the lend releases the IPAM allocation and gives the NIC back as it was.
-import { giveBack, lend, type LendRequest, type LendResult } from '../lend';
+import { openSession, type LendRequest, type LendResult, type LendSession } from '../lend';
+import type { Owner } from '../lend';
 import type { VfRequest } from '../ledger/types';
 import type { Link, Netns } from '../net';
 import { configForReplay, recordResult, type CniMeta } from './attachment';
 import { ownerOf } from './env';
 import { CNI_ERR, CniError } from './errors';
-import { Ipam } from './ipam';
+import { ipamOfCall, type Ipam } from './ipam';
 import { log } from './log';
 import { parseNicConf, type NetConf, type NicConf } from './netconf';
 import { refuseDefaultRouteLink, resolveNicTarget, type NicTarget } from './nic-target';
 import { configurePod } from './pod-net';
-import { openPodNetns, withRtnl } from './pod-netns';
+import { openPodNetns } from './pod-netns';
 import type { CniInterface, CniResult } from './result';
 import { cniErrorFrom, describeError } from './sys-errors';
-import type { VerbHandler } from './verb';
+import type { VerbContext, VerbHandler } from './verb';
 
 /** A NIC held by another process right now is usually a DEL finishing: worth a short wait before "try again". */
 const LEND_LOCK_WAIT_MS = 2000;
 const GIVE_BACK_LOCK_WAIT_MS = 10_000;
 
-export const cmdAdd: VerbHandler = ({ env, conf }) => {
+export const cmdAdd: VerbHandler = async (call) => {
+  // one session for the whole ADD: each namespace's socket is opened once and serves the lend and the pod setup
+  const s = openSession(call.config, { keepHandles: true });
+  try {
+    return await add(s, call);
+  } finally {
+    s.close();
+  }
+};
+
+async function add(s: LendSession, call: VerbContext): Promise<CniResult> {
+  const { env, conf } = call;
   const nicConf = parseNicConf(conf.raw, env.args);
   const containerId = env.containerId!;
   const ifname = env.ifname!;
   const owner = ownerOf(containerId, ifname);
   const pod = openPodNetns(env.netns!);
   try {
-    const target = withRtnl(null, (rtnl) => {
-      const t = resolveNicTarget(nicConf, rtnl);
-      refuseDefaultRouteLink(rtnl, t, conf.allowDefaultRouteLink);
-      return t;
-    });
-    const ipam = conf.ipam ? new Ipam({ raw: conf.raw, type: conf.ipam.type, cniVersion: conf.cniVersion, cniPath: env.path }) : null;
+    const host = s.rtnl(null);
+    const target = resolveNicTarget(s, nicConf, host);
+    refuseDefaultRouteLink(host, target, conf.allowDefaultRouteLink);
+    const ipam = ipamOfCall(call);
     ipam?.prepare();
     log.debug(`checked: ${target.label}${ipam ? `, ${ipam.label}` : ''}`);
 
     const meta: CniMeta = {
       network: conf.name,
       cniVersion: conf.cniVersion,
-      containerId,
-      ifname,
-      netns: env.netns!,
       ipam: conf.ipam ? { type: conf.ipam.type, conf: configForReplay(conf.raw) } : null,
-      result: null,
     };
-    const lent = lendNic(lendRequest(nicConf, target, pod, owner, ifname, meta));
+    const lent = lendNic(s, lendRequest(nicConf, target, pod, owner, ifname, meta));
     log.info(`lent ${target.label} as ${ifname}${lent.record.moved ? '' : ' (userspace driver: configured, not moved)'}`);
 
     let allocated = false;
@@ -54,20 +60,20 @@ export const cmdAdd: VerbHandler = ({ env, conf }) => {
       const ipamResult = ipam ? ipam.add() : null;
       allocated = ipam !== null;
       if (ipamResult) log.debug(`${ipam!.label} allocated ${(ipamResult.ips ?? []).map((i) => i.address).join(', ') || 'nothing'}`);
-      if (ipamResult && lent.link) configureAddresses(pod, lent.link, ipamResult);
+      if (ipamResult && lent.link) configureAddresses(s, pod, lent.link, ipamResult);
       const result = buildResult(conf, lent, target, nicConf, ifname, env.netns!, ipamResult);
-      recordResult(lent.record.key, owner, result);
+      recordResult(s, lent.record.key, owner, result);
       log.debug('result recorded');
       return result;
     } catch (err) {
-      throw undoAttachment(err, lent, owner, allocated ? ipam : null);
+      throw await undoAttachment(s, err, lent, owner, allocated ? ipam : null);
     }
   } finally {
     pod.close();
   }
-};
+}
 
-function lendRequest(nicConf: NicConf, target: NicTarget, pod: Netns, owner: string, ifname: string, meta: CniMeta): LendRequest {
+function lendRequest(nicConf: NicConf, target: NicTarget, pod: Netns, owner: Owner, ifname: string, meta: CniMeta): LendRequest {
   const req: LendRequest = {
     nic: target.selector,
     target: { netns: pod },
@@ -76,7 +82,7 @@ function lendRequest(nicConf: NicConf, target: NicTarget, pod: Netns, owner: str
     move: !target.userspace,
     // up only once its addresses are on: with arp_notify the kernel then announces them itself (see pod-net.ts)
     up: false,
-    meta: meta as unknown as Record<string, unknown>,
+    meta,
     lockTimeoutMs: LEND_LOCK_WAIT_MS,
   };
   // sriov-cni sets the MAC twice: the VF's admin MAC on the PF (so the driver keeps it) and the netdev's
@@ -90,17 +96,17 @@ function lendRequest(nicConf: NicConf, target: NicTarget, pod: Netns, owner: str
 }
 
 /** The engine says BUSY (naming the holder) when another attachment has the NIC or its lock: that is code 11. */
-function lendNic(req: LendRequest): LendResult {
+function lendNic(s: LendSession, req: LendRequest): LendResult {
   try {
-    return lend(req);
+    return s.lend(req);
   } catch (err) {
     throw cniErrorFrom(err, CNI_ERR.LEND_FAILED, 'lending the device');
   }
 }
 
-function configureAddresses(pod: Netns, link: Link, ipamResult: CniResult): void {
+function configureAddresses(s: LendSession, pod: Netns, link: Link, ipamResult: CniResult): void {
   try {
-    withRtnl(pod, (rtnl) => configurePod(pod, rtnl, link, ipamResult.ips ?? [], ipamResult.routes ?? []));
+    configurePod(pod, s.rtnl(pod), link, ipamResult.ips ?? [], ipamResult.routes ?? []);
   } catch (err) {
     throw cniErrorFrom(err, CNI_ERR.POD_CONFIG_FAILED, `configuring ${link.name} in the pod`);
   }
@@ -138,7 +144,7 @@ function buildResult(
 }
 
 /** Release the allocation and give the NIC back; the original failure is what the runtime is told. */
-function undoAttachment(cause: unknown, lent: LendResult, owner: string, ipam: Ipam | null): unknown {
+async function undoAttachment(s: LendSession, cause: unknown, lent: LendResult, owner: Owner, ipam: Ipam | null): Promise<unknown> {
   const undoFailures: string[] = [];
   if (ipam) {
     try {
@@ -149,7 +155,7 @@ function undoAttachment(cause: unknown, lent: LendResult, owner: string, ipam: I
   }
   let nicKept = false;
   try {
-    const back = giveBack(lent.record.key, { owner, lockTimeoutMs: GIVE_BACK_LOCK_WAIT_MS });
+    const back = await s.giveBack(lent.record.key, { owner, lockTimeoutMs: GIVE_BACK_LOCK_WAIT_MS });
     log.info(`rolled back: ${back.outcome}${back.name ? ` as ${back.name}` : ''}`);
   } catch (err) {
     nicKept = true;

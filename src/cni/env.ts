@@ -1,6 +1,7 @@
 // The CNI environment: which variables each verb needs, and the rules each value must meet.
 // Pure: takes the environment as a plain object so tests need no process.
 import { assertIfName } from '../net/validate';
+import type { Owner } from '../lend';
 import { CNI_ERR, CniError, invalidEnv } from './errors';
 
 export const VERBS = ['ADD', 'DEL', 'CHECK', 'STATUS', 'GC', 'VERSION'] as const;
@@ -138,12 +139,6 @@ export function parseCniArgs(raw: string): CniArgs {
 }
 
 /** The ledger owner of one attachment. */
-export function ownerOf(containerId: string, ifname: string): string {
-  return `cni:${containerId}/${ifname}`;
-}
-
-/** The inverse of ownerOf, or null for an owner that is not a CNI attachment. */
-export function parseOwner(owner: string): { containerId: string; ifname: string } | null {
-  const m = /^cni:([^/]+)\/(.+)$/.exec(owner);
-  return m ? { containerId: m[1], ifname: m[2] } : null;
+export function ownerOf(containerId: string, ifname: string): Owner {
+  return { kind: 'pod', containerId, ifname };
 }

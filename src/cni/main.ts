@@ -3,7 +3,7 @@
 // every other verb loads the protocol and the verbs (./run, bundled apart as sriovctl-cni-run.bundle.js) —
 // with a V8 code cache when it can — and each verb's module (with it the native addon) when it runs.
 import { join } from 'node:path';
-import { stateDir } from '../config';
+import { readConfig } from '../config';
 import { requireWithCodeCache } from '../code-cache';
 import { CNI_ERR, CniError, errorObject } from './errors';
 import { writeStdout } from './stdio';
@@ -13,7 +13,7 @@ import { LATEST_VERSION, versionReply } from './versions';
 export const MAIN_BUNDLE = 'sriovctl-cni.bundle.js';
 export const RUN_BUNDLE = 'sriovctl-cni-run.bundle.js';
 
-export function main(): number {
+export function main(): number | Promise<number> {
   if (process.env.CNI_COMMAND === 'VERSION') {
     writeStdout(versionReply());
     return 0;
@@ -32,7 +32,7 @@ export function main(): number {
 function loadRun(): typeof import('./run') {
   // SRIOVCTL_CNI_CODE_CACHE=off: compile every time (to measure what the cache saves, or to rule it out)
   if (__filename.endsWith(MAIN_BUNDLE) && process.env.SRIOVCTL_CNI_CODE_CACHE !== 'off') {
-    return requireWithCodeCache(join(__dirname, RUN_BUNDLE), join(stateDir(), 'cni', 'code-cache')) as typeof import('./run');
+    return requireWithCodeCache(join(__dirname, RUN_BUNDLE), join(readConfig(process.env).stateDir, 'cni', 'code-cache')) as typeof import('./run');
   }
   // compiled by tsc (dist/cni), run from source, or the cache turned off: a plain lazy require
   // eslint-disable-next-line @typescript-eslint/no-require-imports

@@ -3,8 +3,7 @@
 // default route.
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { sysfsRoot } from '../config';
-import { findRecords, type NicSelector } from '../lend';
+import type { LendSession, NicSelector } from '../lend';
 import type { LendRecord } from '../ledger/types';
 import type { Link, Rtnl } from '../net';
 import { deviceDir, getVf, netdevsOf, type SriovVf } from '../sriov';
@@ -26,59 +25,59 @@ export interface NicTarget {
 }
 
 /** `rtnl` acts in the namespace NICs are lent from (ours). */
-export function resolveNicTarget(conf: NicConf, rtnl: Rtnl): NicTarget {
+export function resolveNicTarget(s: LendSession, conf: NicConf, rtnl: Rtnl): NicTarget {
   try {
-    return resolve(conf, rtnl);
+    return resolve(s, conf, rtnl);
   } catch (err) {
     throw cniErrorFrom(err, CNI_ERR.DEVICE_NOT_FOUND, 'resolving the device');
   }
 }
 
-function resolve(conf: NicConf, rtnl: Rtnl): NicTarget {
+function resolve(s: LendSession, conf: NicConf, rtnl: Rtnl): NicTarget {
   const sel = conf.selector;
   switch (sel.by) {
     case 'name':
-      return byName(rtnl, sel.name, `device ${sel.name}`);
+      return byName(s, rtnl, sel.name, `device ${sel.name}`);
     case 'mac': {
       const link = rtnl.listLinks().find((l) => l.mac === sel.mac || l.permMac === sel.mac);
-      if (!link) throw notFound(`no link with hwaddr ${sel.mac}`, (r) => r.identity.mac === sel.mac || r.identity.permMac === sel.mac);
+      if (!link) throw notFound(s, `no link with hwaddr ${sel.mac}`, (r) => r.identity.mac === sel.mac || r.identity.permMac === sel.mac);
       return { selector: { name: link.name }, label: `device ${link.name} (hwaddr ${sel.mac})`, vf: null, userspace: false, link };
     }
     case 'kernelpath': {
-      const netDir = join(sysfsRoot(), sel.path.slice('/sys'.length), 'net');
+      const netDir = join(s.sysfs.root, sel.path.slice('/sys'.length), 'net');
       const name = listDir(netDir)[0];
-      if (!name) throw notFound(`no network interface under ${sel.path}/net`, () => false);
-      return byName(rtnl, name, `device ${name} (kernelpath ${sel.path})`);
+      if (!name) throw notFound(s, `no network interface under ${sel.path}/net`, () => false);
+      return byName(s, rtnl, name, `device ${name} (kernelpath ${sel.path})`);
     }
     case 'pci':
-      return byPci(conf, rtnl, sel.pci);
+      return byPci(s, conf, rtnl, sel.pci);
   }
 }
 
-function byName(rtnl: Rtnl, name: string, label: string): NicTarget {
+function byName(s: LendSession, rtnl: Rtnl, name: string, label: string): NicTarget {
   const link = rtnl.findLink({ name });
-  if (!link) throw notFound(`${label} not found`, (r) => r.snapshot.name === name);
+  if (!link) throw notFound(s, `${label} not found`, (r) => r.snapshot.name === name);
   return { selector: { name }, label, vf: null, userspace: false, link };
 }
 
-function byPci(conf: NicConf, rtnl: Rtnl, pci: string): NicTarget {
-  if (!deviceDir(pci)) throw notFound(`no PCI device ${pci}`, () => false);
-  const vf = getVf(pci);
+function byPci(s: LendSession, conf: NicConf, rtnl: Rtnl, pci: string): NicTarget {
+  if (!deviceDir(s.sysfs, pci)) throw notFound(s, `no PCI device ${pci}`, () => false);
+  const vf = getVf(s.sysfs, pci);
   if (conf.mode === 'vf' && !vf) {
     throw new CniError(CNI_ERR.INVALID_CONFIG, `invalid config: deviceID: ${pci} is not a VF (no physfn)`, 'deviceID');
   }
   if (vf?.userspace) {
     return { selector: { pci }, label: `VF ${pci} (${vf.driver})`, vf, userspace: true, link: null };
   }
-  const name = netdevsOf(pci)[0]?.name;
+  const name = netdevsOf(s.sysfs, pci)[0]?.name;
   const link = name ? rtnl.findLink({ name }) : null;
-  if (!link) throw notFound(`PCI device ${pci} has no network interface here`, (r) => r.identity.pciAddress === pci);
+  if (!link) throw notFound(s, `PCI device ${pci} has no network interface here`, (r) => r.identity.pciAddress === pci);
   return { selector: { pci }, label: `${vf ? 'VF' : 'device'} ${pci} (${link.name})`, vf, userspace: false, link };
 }
 
 /** Missing because another attachment has it (11), or missing (100). */
-function notFound(msg: string, lentMatch: (r: LendRecord) => boolean): CniError {
-  const holder = findRecords().find(lentMatch);
+function notFound(s: LendSession, msg: string, lentMatch: (r: LendRecord) => boolean): CniError {
+  const holder = s.findRecords().find(lentMatch);
   if (holder) return new CniError(CNI_ERR.TRY_AGAIN_LATER, `${msg}: it is lent to ${holder.owner}`, holder.key);
   return new CniError(CNI_ERR.DEVICE_NOT_FOUND, msg, '');
 }

@@ -1,42 +1,34 @@
 // lend(): move a NIC into a target namespace, with its record written before the first change and every failure
 // rolled back through the same restore path that give-back uses.
 import { SysError, isSysError } from '../errors';
-import { assertIfName, connect, normalizeUnicastMac, sameNetns, type Link, type Rtnl, type VfSetting } from '../net';
-import {
-  appendStep,
-  deleteRecord,
-  lockNic,
-  openLedger,
-  readRecord,
-  recordKeyFor,
-  scanRecords,
-  writeRecord,
-  type Ledger,
-} from '../ledger';
+import { assertIfName, normalizeUnicastMac, sameNetns, type Link, type Rtnl, type VfSetting } from '../net';
+import { appendStep, deleteRecord, lockNic, readRecord, recordKeyFor, scanRecords, writeRecord, type Ledger } from '../ledger';
 import { RECORD_SCHEMA, type LendRecord, type VfRequest } from '../ledger/types';
 import { failpoint } from './failpoint';
 import { describeNamespace, openCurrent, openSpec, type OpenNamespace } from './namespaces';
 import { nameInUse } from './names';
 import { identityOf, refreshUnderLock, resolveNic, snapshotOf, type ResolvedNic } from './nic';
+import { assertOwner, ownerKey } from './owner';
 import { restoreFromRecord } from './restore';
+import type { LendSession } from './session';
 import type { LendRequest, LendResult } from './types';
 
-export function lend(req: LendRequest): LendResult {
-  validateRequest(req);
+export function lend(s: LendSession, asked: LendRequest): LendResult {
+  const req = validRequest(asked);
   const target = openSpec(req.target);
   let nic: ResolvedNic | null = null;
   try {
-    nic = resolveOrExplain(req);
+    nic = resolveOrExplain(s, req);
     const move = req.move !== false;
-    const ledger = openLedger();
+    const ledger = s.ledger;
     const key = recordKeyFor(identityOf(nic));
     const lock = lockNic(ledger, key, { timeoutMs: req.lockTimeoutMs ?? 0 });
     try {
       // the ledger first: a NIC lent elsewhere is reported as lent, not as whatever its absence looks like
-      finishPrevious(ledger, key);
+      finishPrevious(s, key);
       checkLendable(req, nic, target, move);
       refreshUnderLock(nic, key, recordKeyFor);
-      return lendLocked(ledger, req, nic, target, key, move);
+      return lendLocked(s, req, nic, target, key, move);
     } finally {
       lock.release();
     }
@@ -50,15 +42,15 @@ export function lend(req: LendRequest): LendResult {
  * A NIC named by its name is not found at home while it is lent: say so (BUSY, naming the owner) instead of
  * ENODEV, so a caller racing another lend learns the truth.
  */
-function resolveOrExplain(req: LendRequest): ResolvedNic {
+function resolveOrExplain(s: LendSession, req: LendRequest): ResolvedNic {
   try {
-    return resolveNic(req.nic);
+    return resolveNic(s, req.nic);
   } catch (err) {
     if (!isSysError(err, 'ENODEV') || 'pci' in req.nic) throw err;
     const name = req.nic.name;
     const home = req.nic.in ? openSpec(req.nic.in) : openCurrent();
     try {
-      const lent = scanRecords(openLedger()).records.find(
+      const lent = scanRecords(s.ledger).records.find(
         (r) => r.snapshot.name === name && sameNetns(r.home.id, home.ref.id),
       );
       if (!lent) throw err;
@@ -95,7 +87,8 @@ function describeSelector(req: LendRequest): string {
 }
 
 /** A record left by a crash is finished first; a NIC that is lent right now is not ours to take. */
-function finishPrevious(ledger: Ledger, key: string): void {
+function finishPrevious(s: LendSession, key: string): void {
+  const ledger = s.ledger;
   const previous = readRecord(ledger, key);
   if (!previous) return;
   if (previous.phase === 'lent') {
@@ -104,25 +97,33 @@ function finishPrevious(ledger: Ledger, key: string): void {
       op: 'lend',
     });
   }
-  restoreFromRecord(ledger, previous);
+  if (previous.vfCount) {
+    // putting a VF count back waits on the driver: that is give-back's work (cleanup), not a lend's
+    throw new SysError(`${previous.identity.name || key} is being given back by ${previous.owner} (its VF count first): run sriovctl cleanup`, {
+      code: 'BUSY',
+      op: 'lend',
+    });
+  }
+  restoreFromRecord(s, previous);
   deleteRecord(ledger, key, NOT_DURABLE);
 }
 
 function lendLocked(
-  ledger: Ledger,
+  s: LendSession,
   req: LendRequest,
   nic: ResolvedNic,
   target: OpenNamespace,
   key: string,
   move: boolean,
 ): LendResult {
+  const ledger = s.ledger;
   const snapshot = snapshotOf(nic);
   const targetName = req.name ?? snapshot.name;
   const now = new Date().toISOString();
   let record: LendRecord = {
     schema: RECORD_SCHEMA,
     key,
-    owner: req.owner,
+    owner: ownerKey(req.owner),
     identity: identityOf(nic),
     home: nic.home.ref,
     snapshot,
@@ -140,7 +141,6 @@ function lendLocked(
     meta: req.meta ?? {},
   };
   writeRecord(ledger, record);
-  let targetRtnl: Rtnl | null = null;
   try {
     failpoint('lend:recorded');
     if (req.vf) applyVfRequest(nic, req.vf);
@@ -148,7 +148,7 @@ function lendLocked(
     if (req.vf) record = advance(ledger, record, 'lend:vf-configured');
     let link: Link | null = null;
     if (move) {
-      targetRtnl = connect(target.netns);
+      const targetRtnl = s.rtnl(target.netns);
       record = dropCollidingAltnames(ledger, record, nic, targetRtnl, targetName);
       failpoint('lend:altnames-dropped');
       if (record.droppedAltnames.length) record = advance(ledger, record, 'lend:altnames-dropped');
@@ -161,9 +161,7 @@ function lendLocked(
     record = advance(ledger, { ...record, phase: 'lent' }, 'lend:configured');
     return { record, link };
   } catch (err) {
-    throw rollBack(ledger, record, err);
-  } finally {
-    targetRtnl?.close();
+    throw rollBack(s, record, err);
   }
 }
 
@@ -181,11 +179,11 @@ function advance(ledger: Ledger, record: LendRecord, step: string, note?: string
 const NOT_DURABLE = { durable: false } as const;
 
 /** Undo through the give-back path; the record survives a failed rollback so recovery can finish it. */
-function rollBack(ledger: Ledger, record: LendRecord, cause: unknown): unknown {
+function rollBack(s: LendSession, record: LendRecord, cause: unknown): unknown {
   try {
-    const rolling = advance(ledger, { ...record, phase: 'rolling-back' }, 'rollback:started', errorText(cause));
-    restoreFromRecord(ledger, rolling);
-    deleteRecord(ledger, record.key, NOT_DURABLE);
+    const rolling = advance(s.ledger, { ...record, phase: 'rolling-back' }, 'rollback:started', errorText(cause));
+    restoreFromRecord(s, rolling);
+    deleteRecord(s.ledger, record.key, NOT_DURABLE);
     return cause;
   } catch (rollbackErr) {
     return new SysError(
@@ -204,7 +202,7 @@ function errorText(err: unknown): string {
 function applyVfRequest(nic: ResolvedNic, want: VfRequest): void {
   const place = nic.vf!;
   const pf = place.pf;
-  const current = pf.rtnl.getVfs(pf.link.index).find((v) => v.vf === place.vf)!;
+  const current = pf.table!.find((v) => v.vf === place.vf)!;
   const changes: VfSetting[] = [];
   if (want.mac !== undefined) changes.push({ mac: want.mac });
   if (want.vlan !== undefined) changes.push({ vlan: want.vlan.vlan, qos: want.vlan.qos, proto: want.vlan.proto });
@@ -261,15 +259,17 @@ function configureInTarget(rtnl: Rtnl, link: Link, req: LendRequest): Link {
   return rtnl.getLink({ index: link.index });
 }
 
-function validateRequest(req: LendRequest): void {
-  if (typeof req.owner !== 'string' || req.owner.length === 0) throw new TypeError(`invalid owner: ${String(req.owner)}`);
+/** The request checked, with MACs in canonical form; the caller's object is left as it was. */
+function validRequest(req: LendRequest): LendRequest {
+  assertOwner(req.owner);
   if (req.name !== undefined) assertIfName(req.name);
   if (req.mtu !== undefined && !(Number.isInteger(req.mtu) && req.mtu >= 68 && req.mtu <= 65535)) {
     throw new TypeError(`invalid MTU: ${String(req.mtu)} (68..65535)`);
   }
-  if (req.mac !== undefined) req.mac = normalizeUnicastMac(req.mac);
-  if (req.vf?.mac !== undefined) req.vf.mac = normalizeUnicastMac(req.vf.mac);
   if ('pci' in req.nic && !/^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$/.test(req.nic.pci)) {
     throw new TypeError(`invalid PCI address: ${req.nic.pci} (expected dddd:bb:dd.f)`);
   }
+  const mac = req.mac === undefined ? undefined : normalizeUnicastMac(req.mac);
+  const vf = req.vf === undefined ? undefined : { ...req.vf, ...(req.vf.mac === undefined ? {} : { mac: normalizeUnicastMac(req.vf.mac) }) };
+  return { ...req, ...(mac === undefined ? {} : { mac }), ...(vf === undefined ? {} : { vf }) };
 }

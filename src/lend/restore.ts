@@ -4,6 +4,7 @@
 import { SysError } from '../errors';
 import type { Link, Rtnl, VfInfo, VfSetting } from '../net';
 import { appendStep, writeRecord, type Ledger } from '../ledger';
+import type { LendSession } from './session';
 import type { LendRecord } from '../ledger/types';
 import { failpoint } from './failpoint';
 import { describeNamespace, initialRef } from './namespaces';
@@ -28,15 +29,16 @@ function sleepMs(ms: number): void {
  * Restore the NIC of `record` at home. The caller holds the NIC's lock. On success the record is NOT deleted
  * (the caller does it, so it can decide what a failure means); on failure the record stays, with the step reached.
  */
-export function restoreFromRecord(ledger: Ledger, record: LendRecord): RestoreResult {
+export function restoreFromRecord(s: LendSession, record: LendRecord): RestoreResult {
+  const ledger = s.ledger;
   const warnings: string[] = [];
-  const home = openPlace(record.home, 'home') ?? fallbackHome(record, warnings);
+  const home = openPlace(s, record.home, 'home') ?? fallbackHome(s, record, warnings);
   let places: Place[] = [home];
   try {
     let outcome: RestoreResult['outcome'] = 'already-home';
     let name: string | null = null;
     if (record.moved) {
-      places = openSearchPlaces(record, home);
+      places = openSearchPlaces(s, record, home);
       const found = findNic(record, places);
       if (!found) return { outcome: 'gone', name: null, warnings };
       let link = found.link;
@@ -52,7 +54,7 @@ export function restoreFromRecord(ledger: Ledger, record: LendRecord): RestoreRe
     }
     failpoint('return:restored');
     record = advance(ledger, record, 'return:restored');
-    if (record.snapshot.vf && restoreVf(record, warnings) && outcome === 'already-home') outcome = 'returned';
+    if (record.snapshot.vf && restoreVf(s, record, warnings) && outcome === 'already-home') outcome = 'returned';
     failpoint('return:vf-restored');
     if (record.snapshot.vf) advance(ledger, record, 'return:vf-restored');
     return { outcome, name, warnings };
@@ -69,9 +71,9 @@ function advance(ledger: Ledger, record: LendRecord, step: string): LendRecord {
 }
 
 /** Home is gone (a CI job's namespace that ended): the initial namespace takes the NIC instead. */
-function fallbackHome(record: LendRecord, warnings: string[]): Place {
+function fallbackHome(s: LendSession, record: LendRecord, warnings: string[]): Place {
   warnings.push(`home ${describeNamespace(record.home)} no longer exists; returning to the initial namespace`);
-  const p = openPlace(initialRef(), 'home');
+  const p = openPlace(s, initialRef(), 'home');
   if (!p) throw new SysError('cannot open the initial namespace', { code: 'ENOENT', op: 'give back' });
   return p;
 }
@@ -157,9 +159,9 @@ function restoreLink(record: LendRecord, rtnl: Rtnl, link: Link, warnings: strin
 }
 
 /** PF-side settings back to the snapshot, one change per request; only fields that differ are written. */
-function restoreVf(record: LendRecord, warnings: string[]): boolean {
+function restoreVf(s: LendSession, record: LendRecord, warnings: string[]): boolean {
   const vf = record.snapshot.vf!;
-  const pf = openPlace(vf.pfNetns, 'pf');
+  const pf = openPlace(s, vf.pfNetns, 'pf');
   if (!pf) {
     warnings.push(`PF ${vf.pfName} namespace is gone; VF ${vf.vf} settings not restored`);
     return false;

@@ -1,6 +1,8 @@
 // The lending engine's public contract: the only way any front door moves a NIC.
 import type { Link, Mac, Netns } from '../net/types';
 import type { LendRecord, VfRequest } from '../ledger/types';
+import type { SetNumVfsOptions } from '../sriov';
+import type { Owner } from './owner';
 
 /** Where a namespace is: a path to a namespace file, a pid, or an already-open namespace (not closed by us). */
 export type NamespaceSpec = { path: string } | { pid: number } | { netns: Netns };
@@ -11,7 +13,7 @@ export type NicSelector = { pci: string } | { name: string; in?: NamespaceSpec }
 export interface LendRequest {
   nic: NicSelector;
   target: NamespaceSpec;
-  owner: string;
+  owner: Owner;
   /** Name in the target (default: keep the current name). */
   name?: string;
   mtu?: number;
@@ -22,7 +24,7 @@ export interface LendRequest {
   vf?: VfRequest;
   /** False: apply PF-side settings only, do not move (a VF on a userspace driver). Default true. */
   move?: boolean;
-  /** Stored in the record for the front door. */
+  /** Stored in the record for the front door's later calls (keep it small: only what those need). */
   meta?: Record<string, unknown>;
   /** How long to wait for another process holding this NIC (default 0: fail at once with BUSY). */
   lockTimeoutMs?: number;
@@ -48,6 +50,7 @@ export type GiveBackOutcome =
 
 export interface GiveBackResult {
   key: string;
+  /** The record's owner key (see owner.ts), null when there was no record. */
   owner: string | null;
   outcome: GiveBackOutcome;
   /** The name it has at home now (null when gone / not lent). */
@@ -57,8 +60,13 @@ export interface GiveBackResult {
 
 export interface GiveBackOptions {
   lockTimeoutMs?: number;
-  /** Only give back if the record's owner is this one (a slow DEL must not take a NIC a new ADD owns). */
-  owner?: string;
+  /**
+   * Only give back if the record's owner is this one (a slow DEL must not take a NIC a new ADD owns): an Owner,
+   * or the owner key as read from the record a moment ago.
+   */
+  owner?: Owner | string;
+  /** Bounds for putting a recorded VF count back. */
+  vfCount?: SetNumVfsOptions;
 }
 
 export interface RecoverReport {

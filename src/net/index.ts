@@ -3,7 +3,7 @@ export * from './types';
 export { SysError, isSysError } from '../errors';
 export { openNetns, openNetnsOfPid, currentNetns, initialNetns, createAnonymousNetns, sameNetns } from './netns';
 export { createNamedNetns, deleteNamedNetns, NETNS_RUN_DIR } from './named-netns';
-export { connect, DEFAULT_TIMEOUT_MS } from './rtnl';
+export { connect, rtnlSocketsOpened, DEFAULT_TIMEOUT_MS } from './rtnl';
 export { readSysctl, writeSysctl } from './sysctl';
 export { lockFd, unlockFd } from './lock';
 export { normalizeMac, normalizeUnicastMac, assertIfName, assertAltname, parseCidr } from './validate';

@@ -439,6 +439,13 @@ class RtnlConnection implements Rtnl {
   }
 }
 
+let socketsOpened = 0;
+
+/** How many rtnetlink sockets this process has opened through the addon (the engine keeps one per namespace). */
+export function rtnlSocketsOpened(): number {
+  return socketsOpened;
+}
+
 /** An rtnetlink connection whose socket was created inside `ns` (null: the caller's namespace). */
 export function connect(ns?: Netns | null, opts?: { timeoutMs?: number }): Rtnl {
   const nsFd = nsFdOf(ns);
@@ -448,5 +455,7 @@ export function connect(ns?: Netns | null, opts?: { timeoutMs?: number }): Rtnl 
   }
   const timeoutMs = opts?.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   assertInteger('timeoutMs', timeoutMs, 1, 0x7fffffff);
-  return new RtnlConnection(ns ?? null, new native.RtnlSocket(nsFd, timeoutMs));
+  const sock = new native.RtnlSocket(nsFd, timeoutMs);
+  socketsOpened++;
+  return new RtnlConnection(ns ?? null, sock);
 }

@@ -8,8 +8,9 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import type { DownSummary } from '../../src/cluster/down';
+import { readConfig } from '../../src/config';
 import { clusterDir } from '../../src/cluster/state';
-import { findRecords } from '../../src/lend';
+import { findRecords } from '../helpers/engine';
 import { fakeSysfs, type FakeSysfs } from '../helpers/fake-sysfs';
 import { ip, Scratch } from '../helpers/kernel';
 import { isolatedRoots, nicState } from '../helpers/lend-fixture';
@@ -37,7 +38,7 @@ beforeEach(() => {
 afterEach(async () => {
   try {
     delete process.env.STANDIN_KUBE;
-    if (existsSync(clusterDir(name)) || findRecords().length) await sriovctl('cluster', 'down', '--name', name, '--provider', 'k3d', '-q');
+    if (existsSync(clusterDir(stateDirOfTest(), name)) || findRecords().length) await sriovctl('cluster', 'down', '--name', name, '--provider', 'k3d', '-q');
   } finally {
     delete process.env.STANDIN_ALLOCATABLE;
     standins.cleanup();
@@ -204,7 +205,7 @@ describe('k3d provider', () => {
     expect(del.recordsAtDelete).toBe(0);
     for (const pf of pfs) expect(nicState(pf.name)).toEqual(pf.before);
     expect(findRecords()).toEqual([]);
-    expect(existsSync(clusterDir(name))).toBe(false);
+    expect(existsSync(clusterDir(stateDirOfTest(), name))).toBe(false);
   });
 
   it('a failed k3d cluster create is rolled back, nothing lent', async () => {
@@ -271,3 +272,8 @@ describe('k3d provider', () => {
     }
   });
 });
+
+/** The state dir this test gave its sriovctl processes (through the environment). */
+function stateDirOfTest(): string {
+  return readConfig(process.env).stateDir;
+}

@@ -6,8 +6,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
+import { readConfig } from '../../src/config';
 import { clusterDir } from '../../src/cluster/state';
-import { findRecords } from '../../src/lend';
+import { findRecords } from '../helpers/engine';
 import { fakeSysfs, type FakeSysfs } from '../helpers/fake-sysfs';
 import { Scratch } from '../helpers/kernel';
 import { isolatedRoots, nicState } from '../helpers/lend-fixture';
@@ -36,7 +37,7 @@ beforeEach(() => {
 
 afterEach(async () => {
   try {
-    if (existsSync(clusterDir(name)) || findRecords().length) await sriovctl('cluster', 'down', '--name', name, '--provider', 'kind', '-q');
+    if (existsSync(clusterDir(stateDirOfTest(), name)) || findRecords().length) await sriovctl('cluster', 'down', '--name', name, '--provider', 'kind', '-q');
   } finally {
     delete process.env.STANDIN_ALLOCATABLE;
     standins.cleanup();
@@ -111,3 +112,8 @@ describe('kind provider', () => {
     expect(standins.calls('kind').at(-1)).toMatchObject({ args: ['delete', 'cluster', '--name', name], provider: 'podman' });
   });
 });
+
+/** The state dir this test gave its sriovctl processes (through the environment). */
+function stateDirOfTest(): string {
+  return readConfig(process.env).stateDir;
+}

@@ -79,7 +79,7 @@ describe('ADD then DEL, whole-device mode by name', () => {
     // the ledger knows the attachment
     const [rec] = records();
     expect(rec.owner).toBe(`cni:ctr-${s.prefix}/net1`);
-    expect(rec.meta).toMatchObject({ network: `net-${s.prefix}`, cniVersion: '1.1.0', ifname: 'net1', ipam: { type: 'static' } });
+    expect(rec.meta).toMatchObject({ network: `net-${s.prefix}`, cniVersion: '1.1.0', ipam: { type: 'static' } });
     expect(rec.meta.result.ips).toHaveLength(2);
 
     const del = call('DEL', conf());
@@ -88,6 +88,16 @@ describe('ADD then DEL, whole-device mode by name', () => {
     expect(nicState(nic.name)).toEqual(nic);
     expect(nicState('net1', pod)).toBeNull();
     expect(records()).toEqual([]);
+  });
+
+  it('keeps in the record only what DEL needs, whatever the size of the config', () => {
+    const add = call('ADD', conf({ annotations: { blob: 'x'.repeat(200_000) } }));
+    expect(add.status, add.stdout + add.stderr).toBe(0);
+    const [rec] = records();
+    expect(rec.meta.ipam.conf).toEqual({ cniVersion: '1.1.0', name: `net-${s.prefix}`, type: 'sriovctl-cni', ipam: staticIpam });
+    expect(JSON.stringify(rec).length).toBeLessThan(20_000);
+    expect(call('DEL', conf()).status).toBe(0);
+    expect(nicState(nic.name)).toEqual(nic);
   });
 
   it('restores name, MAC and MTU the pod changed', () => {
