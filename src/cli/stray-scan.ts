@@ -6,7 +6,7 @@ import { connect, openNetns, type Link, type NetnsId, type Rtnl } from '../net';
 import { initialNetnsId, namespacePaths } from '../lend/namespaces';
 import type { LendSession } from '../lend';
 import { deviceDir, getPf, getVf, isUserspaceDriver, listPfs, listVfs, type Sysfs, type SysNetdev } from '../sriov';
-import { netnsIdKey, ownNetnsId, statNetnsId } from './netns-id';
+import { netnsIdKey, ownNetnsId, statNetnsId } from '../net';
 
 export interface Stray {
   /** A path that reached its namespace during the scan. */

@@ -1,7 +1,7 @@
 // VF counts for `attach --vfs` and `vfs`: checked before anything changes, applied through src/sriov (0 first,
 // poll, read back, bounded) — on a lent PF through the engine, which records the count first so every give-back
 // puts it back.
-import type { LendSession, NicSelector, Owner } from '../lend';
+import type { LendSession, NicRef, Owner } from '../lend';
 import { bindDriver, deviceOfNetdev, getPf, setNumVfs, type SriovVf } from '../sriov';
 import { CliError } from './exit-codes';
 
@@ -16,14 +16,14 @@ export interface VfPlan {
 }
 
 /** The device address of the PF a selector names; CliError when it is not an SR-IOV PF. */
-export function pfAddressOf(s: LendSession, nic: NicSelector, nicText: string): string {
+export function pfAddressOf(s: LendSession, nic: NicRef, nicText: string): string {
   const address = 'pci' in nic ? nic.pci : deviceOfNetdev(s.sysfs, nic.name)?.address;
   if (!address) throw new CliError(`${nicText} has no device in sysfs (not a PF, or not in this namespace)`);
   return address;
 }
 
 /** Checks the PF and the count (≤ sriov_totalvfs) before any change. */
-export function planVfs(s: LendSession, nic: NicSelector, nicText: string, count: number, driver?: string, timeoutMs?: number): VfPlan {
+export function planVfs(s: LendSession, nic: NicRef, nicText: string, count: number, driver?: string, timeoutMs?: number): VfPlan {
   const pf = getPf(s.sysfs, pfAddressOf(s, nic, nicText));
   if (pf.totalVfs !== null && count > pf.totalVfs) {
     throw new CliError(`${nicText}: ${count} VFs asked, the PF supports at most ${pf.totalVfs} (sriov_totalvfs)`);

@@ -1,7 +1,7 @@
 // ADD: everything is checked first (config, CNI_NETNS, the device, the default-route rule, the IPAM plugin);
 // then the NIC is lent into the pod, IPAM allocates, addresses and routes are configured. Any failure after
 // the lend releases the IPAM allocation and gives the NIC back as it was.
-import { openSession, type LendRequest, type LendResult, type LendSession } from '../lend';
+import { isRefusal, openSession, type LendPlan, type LendResult, type LendSession, type LendSettings, type NicSelector, type PrepareRequest, type Refusal } from '../lend';
 import type { Owner } from '../lend';
 import type { VfRequest } from '../ledger/types';
 import type { Link, Netns } from '../net';
@@ -11,11 +11,10 @@ import { CNI_ERR, CniError } from './errors';
 import { ipamOfCall, type Ipam } from './ipam';
 import { log } from './log';
 import { parseNicConf, type NetConf, type NicConf } from './netconf';
-import { refuseDefaultRouteLink, resolveNicTarget, type NicTarget } from './nic-target';
 import { configurePod } from './pod-net';
 import { openPodNetns } from './pod-netns';
 import type { CniInterface, CniResult } from './result';
-import { cniErrorFrom, describeError } from './sys-errors';
+import { cniErrorFrom, cniErrorOfRefusal, describeError } from './sys-errors';
 import type { VerbContext, VerbHandler } from './verb';
 
 /** A NIC held by another process right now is usually a DEL finishing: worth a short wait before "try again". */
@@ -35,25 +34,37 @@ export const cmdAdd: VerbHandler = async (call) => {
 async function add(s: LendSession, call: VerbContext): Promise<CniResult> {
   const { env, conf } = call;
   const nicConf = parseNicConf(conf.raw, env.args);
-  const containerId = env.containerId!;
   const ifname = env.ifname!;
-  const owner = ownerOf(containerId, ifname);
+  const owner = ownerOf(env.containerId!, ifname);
   const pod = openPodNetns(env.netns!);
   try {
-    const host = s.rtnl(null);
-    const target = resolveNicTarget(s, nicConf, host);
-    refuseDefaultRouteLink(host, target, conf.allowDefaultRouteLink);
+    const plan = prepareLend(s, {
+      nic: selectorOf(nicConf),
+      target: { netns: pod },
+      owner,
+      name: ifname,
+      // a VF on a userspace driver has no netdev: configured on the PF, not moved
+      move: 'unless-userspace',
+      refuseUplink: !conf.allowDefaultRouteLink,
+      requireVf: nicConf.mode === 'vf',
+      lockTimeoutMs: LEND_LOCK_WAIT_MS,
+    });
     const ipam = ipamOfCall(call);
-    ipam?.prepare();
-    log.debug(`checked: ${target.label}${ipam ? `, ${ipam.label}` : ''}`);
+    try {
+      ipam?.prepare();
+    } catch (err) {
+      plan.close();
+      throw err;
+    }
+    log.debug(`checked: ${plan.label}${ipam ? `, ${ipam.label}` : ''}`);
 
     const meta: CniMeta = {
       network: conf.name,
       cniVersion: conf.cniVersion,
       ipam: conf.ipam ? { type: conf.ipam.type, conf: configForReplay(conf.raw) } : null,
     };
-    const lent = lendNic(s, lendRequest(nicConf, target, pod, owner, ifname, meta));
-    log.info(`lent ${target.label} as ${ifname}${lent.record.moved ? '' : ' (userspace driver: configured, not moved)'}`);
+    const lent = commitLend(s, plan, settingsOf(nicConf, plan, meta));
+    log.info(`lent ${plan.label} as ${ifname}${lent.record.moved ? '' : ' (userspace driver: configured, not moved)'}`);
 
     let allocated = false;
     try {
@@ -61,7 +72,7 @@ async function add(s: LendSession, call: VerbContext): Promise<CniResult> {
       allocated = ipam !== null;
       if (ipamResult) log.debug(`${ipam!.label} allocated ${(ipamResult.ips ?? []).map((i) => i.address).join(', ') || 'nothing'}`);
       if (ipamResult && lent.link) configureAddresses(s, pod, lent.link, ipamResult);
-      const result = buildResult(conf, lent, target, nicConf, ifname, env.netns!, ipamResult);
+      const result = buildResult(conf, lent, plan, nicConf, ifname, env.netns!, ipamResult);
       recordResult(s, lent.record.key, owner, result);
       log.debug('result recorded');
       return result;
@@ -73,32 +84,50 @@ async function add(s: LendSession, call: VerbContext): Promise<CniResult> {
   }
 }
 
-function lendRequest(nicConf: NicConf, target: NicTarget, pod: Netns, owner: Owner, ifname: string, meta: CniMeta): LendRequest {
-  const req: LendRequest = {
-    nic: target.selector,
-    target: { netns: pod },
-    owner,
-    name: ifname,
-    move: !target.userspace,
-    // up only once its addresses are on: with arp_notify the kernel then announces them itself (see pod-net.ts)
-    up: false,
-    meta,
-    lockTimeoutMs: LEND_LOCK_WAIT_MS,
-  };
+/** The config's device fields as the engine's selector: the front door maps, the engine resolves. */
+function selectorOf(nicConf: NicConf): NicSelector {
+  const sel = nicConf.selector;
+  switch (sel.by) {
+    case 'name':
+      return { name: sel.name };
+    case 'mac':
+      return { mac: sel.mac };
+    case 'kernelpath':
+      return { kernelPath: sel.path };
+    case 'pci':
+      return { pci: sel.pci };
+  }
+}
+
+/** Phase one; a refusal or a failure to read is this call's error (with its CNI code). */
+function prepareLend(s: LendSession, req: PrepareRequest): LendPlan {
+  let planned: LendPlan | Refusal;
+  try {
+    planned = s.prepare(req);
+  } catch (err) {
+    throw cniErrorFrom(err, CNI_ERR.DEVICE_NOT_FOUND, 'resolving the device');
+  }
+  if (isRefusal(planned)) throw cniErrorOfRefusal(planned);
+  return planned;
+}
+
+function settingsOf(nicConf: NicConf, plan: LendPlan, meta: CniMeta): LendSettings {
+  // up only once its addresses are on: with arp_notify the kernel then announces them itself (see pod-net.ts)
+  const settings: LendSettings = { up: false, meta };
   // sriov-cni sets the MAC twice: the VF's admin MAC on the PF (so the driver keeps it) and the netdev's
-  if (nicConf.mac && !target.userspace) req.mac = nicConf.mac;
-  if (target.vf) {
+  if (nicConf.mac && plan.request.move) settings.mac = nicConf.mac;
+  if (plan.sysVf) {
     const vf: VfRequest = { ...nicConf.vf };
     if (nicConf.mac) vf.mac = nicConf.mac;
-    if (Object.keys(vf).length) req.vf = vf;
+    if (Object.keys(vf).length) settings.vf = vf;
   }
-  return req;
+  return settings;
 }
 
 /** The engine says BUSY (naming the holder) when another attachment has the NIC or its lock: that is code 11. */
-function lendNic(s: LendSession, req: LendRequest): LendResult {
+function commitLend(s: LendSession, plan: LendPlan, settings: LendSettings): LendResult {
   try {
-    return s.lend(req);
+    return s.commit(plan, settings);
   } catch (err) {
     throw cniErrorFrom(err, CNI_ERR.LEND_FAILED, 'lending the device');
   }
@@ -115,7 +144,7 @@ function configureAddresses(s: LendSession, pod: Netns, link: Link, ipamResult: 
 function buildResult(
   conf: NetConf,
   lent: LendResult,
-  target: NicTarget,
+  plan: LendPlan,
   nicConf: NicConf,
   ifname: string,
   sandbox: string,
@@ -126,7 +155,7 @@ function buildResult(
   if (mac) itf.mac = mac;
   if (lent.link) itf.mtu = lent.link.mtu;
   itf.sandbox = sandbox;
-  const pci = lent.record.identity.pciAddress ?? target.vf?.address ?? null;
+  const pci = lent.record.identity.pciAddress ?? plan.sysVf?.address ?? null;
   if (pci) itf.pciID = pci;
 
   // chained after another plugin: keep what it reported and add ours

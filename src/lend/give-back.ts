@@ -1,7 +1,7 @@
 // Giving NICs back from their records: one record, all of one owner, or every unfinished one (recovery). The
 // record alone says what to undo — the VF count (vf-count.ts), then the NIC itself (restore.ts).
 import { SysError } from '../errors';
-import { appendStep, deleteRecord, lockNic, readRecord, scanRecords, writeRecord } from '../ledger';
+import { advanceRecord, deleteRecord, lockNic, readRecord, scanRecords, writeRecord } from '../ledger';
 import type { LendRecord } from '../ledger/types';
 import { failpoint } from './failpoint';
 import { ownerKey, ownerMatches, type Owner, type OwnerMatch } from './owner';
@@ -32,9 +32,8 @@ export async function giveBack(s: LendSession, key: string, opts: GiveBackOption
 
 function giveBackLocked(s: LendSession, record: LendRecord): GiveBackResult {
   const ledger = s.ledger;
-  const returning = appendStep({ ...record, phase: 'returning' }, 'return:started');
-  // not durable: the snapshot already is, and restoring does not depend on the phase (see lend.ts)
-  writeRecord(ledger, returning, { durable: false });
+  // not durable: the snapshot already is, and restoring does not depend on the phase (see advanceRecord)
+  const returning = advanceRecord(ledger, { ...record, phase: 'returning' }, 'return:started');
   failpoint('return:started');
   const result = restoreFromRecord(s, returning);
   deleteRecord(ledger, record.key, { durable: false });

@@ -1,6 +1,7 @@
 // The lending engine: the only code in sriovctl that moves a NIC between namespaces. Front doors make one
 // LendSession from their configuration and call it; the functions below are what the session runs.
 export type { RecordFilter } from './give-back';
+export { isRefusal, type LendPlan, type Refusal } from './prepare';
 export { ownerKey, ownerOfKey, ownerMatches, type Owner, type OwnerMatch } from './owner';
 export type { VfCountRequest } from './vf-count';
 export type { StrayNic } from './stray';

@@ -1,89 +1,59 @@
 // lend(): move a NIC into a target namespace, with its record written before the first change and every failure
 // rolled back through the same restore path that give-back uses.
-import { SysError, isSysError } from '../errors';
-import { assertIfName, normalizeUnicastMac, sameNetns, type Link, type Rtnl, type VfSetting } from '../net';
-import { appendStep, deleteRecord, lockNic, readRecord, recordKeyFor, scanRecords, writeRecord, type Ledger } from '../ledger';
-import { RECORD_SCHEMA, type LendRecord, type VfRequest } from '../ledger/types';
+import { SysError } from '../errors';
+import { assertMtu, normalizeUnicastMac, type Link, type Rtnl, type VfSetting } from '../net';
+import { advanceRecord, deleteRecord, lockNic, newRecord, readRecord, recordKeyFor, writeRecord, type Ledger } from '../ledger';
+import type { LendRecord, VfRequest } from '../ledger/types';
 import { failpoint } from './failpoint';
-import { describeNamespace, openCurrent, openSpec, type OpenNamespace } from './namespaces';
+import { describeNamespace, type OpenNamespace } from './namespaces';
 import { nameInUse } from './names';
-import { identityOf, refreshUnderLock, resolveNic, snapshotOf, type ResolvedNic } from './nic';
-import { assertOwner, ownerKey } from './owner';
+import { identityOf, refreshUnderLock, snapshotOf, type ResolvedNic } from './nic';
+import { ownerKey } from './owner';
 import { restoreFromRecord } from './restore';
 import type { LendSession } from './session';
-import type { LendRequest, LendResult } from './types';
+import type { LendRequest, LendResult, LendSettings } from './types';
+import { isRefusal, prepare, type LendPlan } from './prepare';
 
-export function lend(s: LendSession, asked: LendRequest): LendResult {
-  const req = validRequest(asked);
-  const target = openSpec(req.target);
-  let nic: ResolvedNic | null = null;
+/** Both phases at once: a refusal is thrown as its SysError (BUSY, ENODEV, INVALID). */
+export function lend(s: LendSession, req: LendRequest): LendResult {
+  const plan = prepare(s, req);
+  if (isRefusal(plan)) throw plan.error;
+  return commit(s, plan, req);
+}
+
+/**
+ * Phase two: under the NIC's lock, check nothing changed since prepare(), write the record, then move and
+ * configure. Every failure rolls back. The plan's namespaces are released whatever happens.
+ */
+export function commit(s: LendSession, plan: LendPlan, asked: LendSettings = {}): LendResult {
   try {
-    nic = resolveOrExplain(s, req);
-    const move = req.move !== false;
-    const ledger = s.ledger;
-    const key = recordKeyFor(identityOf(nic));
-    const lock = lockNic(ledger, key, { timeoutMs: req.lockTimeoutMs ?? 0 });
+    const settings = validSettings(asked);
+    const { nic, key } = plan;
+    const lock = lockNic(s.ledger, key, { timeoutMs: plan.request.lockTimeoutMs ?? 0 });
     try {
-      // the ledger first: a NIC lent elsewhere is reported as lent, not as whatever its absence looks like
       finishPrevious(s, key);
-      checkLendable(req, nic, target, move);
+      checkSettings(plan, settings);
       refreshUnderLock(nic, key, recordKeyFor);
-      return lendLocked(s, req, nic, target, key, move);
+      return lendLocked(s, plan, settings);
     } finally {
       lock.release();
     }
   } finally {
-    nic?.close();
-    target.close();
+    plan.close();
   }
 }
 
-/**
- * A NIC named by its name is not found at home while it is lent: say so (BUSY, naming the owner) instead of
- * ENODEV, so a caller racing another lend learns the truth.
- */
-function resolveOrExplain(s: LendSession, req: LendRequest): ResolvedNic {
-  try {
-    return resolveNic(s, req.nic);
-  } catch (err) {
-    if (!isSysError(err, 'ENODEV') || 'pci' in req.nic) throw err;
-    const name = req.nic.name;
-    const home = req.nic.in ? openSpec(req.nic.in) : openCurrent();
-    try {
-      const lent = scanRecords(s.ledger).records.find(
-        (r) => r.snapshot.name === name && sameNetns(r.home.id, home.ref.id),
-      );
-      if (!lent) throw err;
-      throw new SysError(`${name} is lent to ${lent.owner}`, { code: 'BUSY', op: 'lend' });
-    } finally {
-      home.close();
-    }
-  }
-}
-
-function checkLendable(req: LendRequest, nic: ResolvedNic, target: OpenNamespace, move: boolean): void {
-  if (move && !nic.link) {
-    throw new SysError(`${describeSelector(req)} has no network interface to move (userspace driver?)`, {
-      code: 'ENODEV',
-      op: 'lend resolve',
-    });
-  }
-  if (move && sameNetns(target.ref.id, nic.home.ref.id)) {
-    throw new SysError(`${nic.link!.name} is already in ${describeNamespace(target.ref)}`, { code: 'INVALID', op: 'lend' });
-  }
+function checkSettings(plan: LendPlan, req: LendSettings): void {
+  const { nic } = plan;
   if (req.vf && nic.standInVf) {
     throw new SysError(
-      `${describeSelector(req)} is VF ${nic.standInVf.vf} of ${nic.standInVf.pfName}, a stand-in PF without a VF table: PF-side settings need a real driver`,
+      `${plan.label} is VF ${nic.standInVf.vf} of ${nic.standInVf.pfName}, a stand-in PF without a VF table: PF-side settings need a real driver`,
       { code: 'INVALID', op: 'lend' },
     );
   }
   if (req.vf && !nic.vf) {
-    throw new SysError(`${describeSelector(req)} is not a VF: VF settings need a PF`, { code: 'INVALID', op: 'lend' });
+    throw new SysError(`${plan.label} is not a VF: VF settings need a PF`, { code: 'INVALID', op: 'lend' });
   }
-}
-
-function describeSelector(req: LendRequest): string {
-  return 'pci' in req.nic ? req.nic.pci : req.nic.name;
 }
 
 /** A record left by a crash is finished first; a NIC that is lent right now is not ours to take. */
@@ -108,72 +78,52 @@ function finishPrevious(s: LendSession, key: string): void {
   deleteRecord(ledger, key, NOT_DURABLE);
 }
 
-function lendLocked(
-  s: LendSession,
-  req: LendRequest,
-  nic: ResolvedNic,
-  target: OpenNamespace,
-  key: string,
-  move: boolean,
-): LendResult {
+function lendLocked(s: LendSession, plan: LendPlan, req: LendSettings): LendResult {
+  const { nic, target, key } = plan;
+  const move = plan.request.move;
   const ledger = s.ledger;
   const snapshot = snapshotOf(nic);
-  const targetName = req.name ?? snapshot.name;
-  const now = new Date().toISOString();
-  let record: LendRecord = {
-    schema: RECORD_SCHEMA,
-    key,
-    owner: ownerKey(req.owner),
-    identity: identityOf(nic),
-    home: nic.home.ref,
-    snapshot,
-    target: target.ref,
-    targetName,
-    targetIfindex: null,
-    moved: move,
-    requested: { mtu: req.mtu, mac: req.mac, up: req.up !== false, vf: req.vf },
-    droppedAltnames: [],
-    phase: 'lending',
-    step: 'lend:recorded',
-    history: [{ at: now, step: 'lend:recorded' }],
-    createdAt: now,
-    updatedAt: now,
-    meta: req.meta ?? {},
-  };
+  const targetName = plan.request.name ?? snapshot.name;
+  let record = newRecord(
+    {
+      key,
+      owner: ownerKey(plan.request.owner),
+      identity: identityOf(nic),
+      home: nic.home.ref,
+      snapshot,
+      target: target.ref,
+      targetName,
+      targetIfindex: null,
+      moved: move,
+      requested: { mtu: req.mtu, mac: req.mac, up: req.up !== false, vf: req.vf },
+      phase: 'lending',
+      meta: req.meta ?? {},
+    },
+    'lend:recorded',
+  );
   writeRecord(ledger, record);
   try {
     failpoint('lend:recorded');
     if (req.vf) applyVfRequest(nic, req.vf);
     failpoint('lend:vf-configured');
-    if (req.vf) record = advance(ledger, record, 'lend:vf-configured');
+    if (req.vf) record = advanceRecord(ledger, record, 'lend:vf-configured');
     let link: Link | null = null;
     if (move) {
       const targetRtnl = s.rtnl(target.netns);
       record = dropCollidingAltnames(ledger, record, nic, targetRtnl, targetName);
       failpoint('lend:altnames-dropped');
-      if (record.droppedAltnames.length) record = advance(ledger, record, 'lend:altnames-dropped');
+      if (record.droppedAltnames.length) record = advanceRecord(ledger, record, 'lend:altnames-dropped');
       link = moveInto(nic, target, targetRtnl, targetName);
       failpoint('lend:moved');
-      record = advance(ledger, { ...record, targetIfindex: link.index }, 'lend:moved');
+      record = advanceRecord(ledger, { ...record, targetIfindex: link.index }, 'lend:moved');
       link = configureInTarget(targetRtnl, link, req);
       failpoint('lend:configured');
     }
-    record = advance(ledger, { ...record, phase: 'lent' }, 'lend:configured');
+    record = advanceRecord(ledger, { ...record, phase: 'lent' }, 'lend:configured');
     return { record, link };
   } catch (err) {
     throw rollBack(s, record, err);
   }
-}
-
-/**
- * Note a step. Only a record's first write is durable (fsynced): what must survive power loss is the snapshot —
- * a reboot ends every namespace, and restoring is the same whatever step was reached. Later writes only need to
- * survive a crash of this process, which an atomic rename in the page cache does.
- */
-function advance(ledger: Ledger, record: LendRecord, step: string, note?: string): LendRecord {
-  const next = appendStep(record, step, note);
-  writeRecord(ledger, next, NOT_DURABLE);
-  return next;
 }
 
 const NOT_DURABLE = { durable: false } as const;
@@ -181,7 +131,7 @@ const NOT_DURABLE = { durable: false } as const;
 /** Undo through the give-back path; the record survives a failed rollback so recovery can finish it. */
 function rollBack(s: LendSession, record: LendRecord, cause: unknown): unknown {
   try {
-    const rolling = advance(s.ledger, { ...record, phase: 'rolling-back' }, 'rollback:started', errorText(cause));
+    const rolling = advanceRecord(s.ledger, { ...record, phase: 'rolling-back' }, 'rollback:started', errorText(cause));
     restoreFromRecord(s, rolling);
     deleteRecord(s.ledger, record.key, NOT_DURABLE);
     return cause;
@@ -252,23 +202,16 @@ function moveInto(nic: ResolvedNic, target: OpenNamespace, targetRtnl: Rtnl, tar
 }
 
 /** MTU, MAC, then up: one request each, so a failure leaves a state the rollback understands. */
-function configureInTarget(rtnl: Rtnl, link: Link, req: LendRequest): Link {
+function configureInTarget(rtnl: Rtnl, link: Link, req: LendSettings): Link {
   if (req.mtu !== undefined && req.mtu !== link.mtu) rtnl.setLink(link.index, { mtu: req.mtu });
   if (req.mac !== undefined && req.mac !== link.mac) rtnl.setLink(link.index, { mac: req.mac });
   if (req.up !== false) rtnl.setLink(link.index, { up: true });
   return rtnl.getLink({ index: link.index });
 }
 
-/** The request checked, with MACs in canonical form; the caller's object is left as it was. */
-function validRequest(req: LendRequest): LendRequest {
-  assertOwner(req.owner);
-  if (req.name !== undefined) assertIfName(req.name);
-  if (req.mtu !== undefined && !(Number.isInteger(req.mtu) && req.mtu >= 68 && req.mtu <= 65535)) {
-    throw new TypeError(`invalid MTU: ${String(req.mtu)} (68..65535)`);
-  }
-  if ('pci' in req.nic && !/^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$/.test(req.nic.pci)) {
-    throw new TypeError(`invalid PCI address: ${req.nic.pci} (expected dddd:bb:dd.f)`);
-  }
+/** The settings checked, with MACs in canonical form; the caller's object is left as it was. */
+function validSettings(req: LendSettings): LendSettings {
+  if (req.mtu !== undefined) assertMtu(req.mtu);
   const mac = req.mac === undefined ? undefined : normalizeUnicastMac(req.mac);
   const vf = req.vf === undefined ? undefined : { ...req.vf, ...(req.vf.mac === undefined ? {} : { mac: normalizeUnicastMac(req.vf.mac) }) };
   return { ...req, ...(mac === undefined ? {} : { mac }), ...(vf === undefined ? {} : { vf }) };

@@ -6,8 +6,9 @@ import { sameNetns, type Link, type Rtnl } from '../net';
 import type { NicIdentity, NicSnapshot, VfSnapshot } from '../ledger/types';
 import { openCurrent, openSpec, type OpenNamespace } from './namespaces';
 import { netdevOfPci, pciOfNetdev, vfPlaceOf, type StandInVf, type VfPlace } from './pci';
+import { isBdf } from '../sriov';
 import type { LendSession } from './session';
-import type { NicSelector } from './types';
+import type { NicRef } from './types';
 
 export interface ResolvedNic {
   home: OpenNamespace;
@@ -22,9 +23,8 @@ export interface ResolvedNic {
   close(): void;
 }
 
-const PCI_ADDRESS = /^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$/;
-
-export function resolveNic(s: LendSession, selector: NicSelector): ResolvedNic {
+/** A PCI address or a name in a namespace (prepare() turns every other selector into one of these). */
+export function resolveNic(s: LendSession, selector: NicRef): ResolvedNic {
   const home = 'pci' in selector || !selector.in ? openCurrent() : openSpec(selector.in);
   try {
     const rtnl = s.rtnl(home.netns);
@@ -56,7 +56,7 @@ export function resolveNic(s: LendSession, selector: NicSelector): ResolvedNic {
 function pciOfLink(s: LendSession, rtnl: Rtnl, link: Link, home: OpenNamespace): string | null {
   if (link.kind === null) {
     const info = rtnl.driverInfo(link.name);
-    if (info && PCI_ADDRESS.test(info.busInfo)) return info.busInfo;
+    if (info && isBdf(info.busInfo)) return info.busInfo;
   }
   // sysfs shows only our own namespace's netdevs: it can name the device only when home is ours
   const own = statSync('/proc/self/ns/net');
@@ -65,9 +65,13 @@ function pciOfLink(s: LendSession, rtnl: Rtnl, link: Link, home: OpenNamespace):
 }
 
 export function identityOf(nic: ResolvedNic): NicIdentity {
-  const l = nic.link;
+  return identityOfLink(nic.link, nic.pciAddress);
+}
+
+/** A link's identity (null: a VF without a netdev, known by its PCI address alone). */
+export function identityOfLink(l: Link | null, pciAddress: string | null): NicIdentity {
   return {
-    pciAddress: nic.pciAddress,
+    pciAddress,
     permMac: l?.permMac && l.permMac !== '00:00:00:00:00:00' ? l.permMac : null,
     mac: l?.mac ?? null,
     ifindex: l?.index ?? 0,

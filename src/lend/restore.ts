@@ -3,7 +3,8 @@
 // the snapshot again, at home. Each step is written to the record before the next one starts.
 import { SysError } from '../errors';
 import type { Link, Rtnl, VfInfo, VfSetting } from '../net';
-import { appendStep, writeRecord, type Ledger } from '../ledger';
+import { advanceRecord } from '../ledger';
+import { sleepSync } from '../sleep-sync';
 import type { LendSession } from './session';
 import type { LendRecord } from '../ledger/types';
 import { failpoint } from './failpoint';
@@ -20,10 +21,6 @@ export interface RestoreResult {
 
 /** How long a physical NIC may take to reappear in the initial namespace after its namespace died. */
 const REAPPEAR_TIMEOUT_MS = 3000;
-
-function sleepMs(ms: number): void {
-  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
-}
 
 /**
  * Restore the NIC of `record` at home. The caller holds the NIC's lock. On success the record is NOT deleted
@@ -46,28 +43,21 @@ export function restoreFromRecord(s: LendSession, record: LendRecord): RestoreRe
         link = moveHome(record, found.place, home, link, warnings);
         outcome = 'returned';
       }
-      record = advance(ledger, record, 'return:moved');
+      record = advanceRecord(ledger, record, 'return:moved');
       const changed = restoreLink(record, home.rtnl, link, warnings);
       if (changed) outcome = 'returned';
       name = home.rtnl.getLink({ index: link.index }).name;
       if (name !== record.snapshot.name) outcome = 'returned-renamed';
     }
     failpoint('return:restored');
-    record = advance(ledger, record, 'return:restored');
+    record = advanceRecord(ledger, record, 'return:restored');
     if (record.snapshot.vf && restoreVf(s, record, warnings) && outcome === 'already-home') outcome = 'returned';
     failpoint('return:vf-restored');
-    if (record.snapshot.vf) advance(ledger, record, 'return:vf-restored');
+    if (record.snapshot.vf) advanceRecord(ledger, record, 'return:vf-restored');
     return { outcome, name, warnings };
   } finally {
     for (const p of places) closePlace(p);
   }
-}
-
-/** Steps after a record's first write survive a process crash (atomic rename); see lend.ts on durability. */
-function advance(ledger: Ledger, record: LendRecord, step: string): LendRecord {
-  const next = appendStep(record, step);
-  writeRecord(ledger, next, { durable: false });
-  return next;
 }
 
 /** Home is gone (a CI job's namespace that ended): the initial namespace takes the NIC instead. */
@@ -87,7 +77,7 @@ function findNic(record: LendRecord, places: Place[]): { place: Place; link: Lin
   if (hit || record.identity.kind !== null) return hit;
   const end = Date.now() + REAPPEAR_TIMEOUT_MS;
   while (Date.now() < end) {
-    sleepMs(20);
+    sleepSync(20);
     const again = search();
     if (again) return again;
   }

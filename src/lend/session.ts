@@ -1,18 +1,18 @@
 // The lend session: what every engine call needs, made once per front door from an explicit configuration —
 // the sysfs tree, the ledger, and one rtnetlink handle per namespace (opened on first use, then reused, as a
 // netlink library keeps one handle per namespace). Nothing here reads the environment.
-import { statSync } from 'node:fs';
 import type { Config } from '../config';
-import { connect, type Netns, type NetnsId, type Rtnl } from '../net';
+import { connect, netnsIdKey, ownNetnsId, type Netns, type NetnsId, type Rtnl } from '../net';
 import { openLedger, type Ledger } from '../ledger';
 import { sysfsAt, type SriovVf, type Sysfs } from '../sriov';
 import type { LendRecord, NamespaceRef } from '../ledger/types';
 import * as giveBacks from './give-back';
-import { lend } from './lend';
+import { commit, lend } from './lend';
+import { prepare, type LendPlan, type Refusal } from './prepare';
 import type { Owner } from './owner';
 import { setLentVfCount, type VfCountRequest } from './vf-count';
 import { returnStray, type StrayNic } from './stray';
-import type { GiveBackOptions, GiveBackResult, LendRequest, LendResult, RecoverReport } from './types';
+import type { GiveBackOptions, GiveBackResult, LendRequest, LendResult, LendSettings, PrepareRequest, RecoverReport } from './types';
 import { closePlace, openPlace, whereIs, type Whereabouts } from './where';
 
 export interface SessionOptions {
@@ -87,6 +87,17 @@ export class LendSession {
 
   // ---- the engine, as this session runs it ----
 
+  /** Phase one, read-only: the resolved NIC and what lending it means, or a typed refusal. */
+  prepare(req: PrepareRequest): LendPlan | Refusal {
+    return this.run(() => prepare(this, req));
+  }
+
+  /** Phase two: record, then move and configure (everything rolled back on failure). */
+  commit(plan: LendPlan, settings: LendSettings = {}): LendResult {
+    return this.run(() => commit(this, plan, settings));
+  }
+
+  /** Both phases; a refusal is thrown as its SysError. */
   lend(req: LendRequest): LendResult {
     return this.run(() => lend(this, req));
   }
@@ -157,14 +168,7 @@ export class LendSession {
   }
 }
 
-function keyOf(id: NetnsId): string {
-  return `${id.dev}:${id.ino}`;
-}
-
-function ownNetnsId(): NetnsId {
-  const st = statSync('/proc/thread-self/ns/net');
-  return { dev: st.dev, ino: st.ino };
-}
+const keyOf = netnsIdKey;
 
 export function openSession(config: Config, opts: SessionOptions = {}): LendSession {
   return new LendSession(config, opts);

@@ -1,8 +1,8 @@
 // Returning an SR-IOV NIC nobody recorded (found in a foreign namespace by cleanup) to the initial namespace.
 import { SysError } from '../errors';
-import { deleteRecord, lockNic, readRecord, recordKeyFor, writeRecord } from '../ledger';
-import { RECORD_SCHEMA, type LendRecord } from '../ledger/types';
+import { deleteRecord, lockNic, newRecord, readRecord, recordKeyFor, writeRecord } from '../ledger';
 import { initialRef, openSpec } from './namespaces';
+import { identityOfLink } from './nic';
 import { ownerKey } from './owner';
 import { restoreFromRecord } from './restore';
 import type { LendSession } from './session';
@@ -29,29 +29,20 @@ export function returnStray(s: LendSession, stray: StrayNic): GiveBackResult {
   const rtnl = s.rtnl(where.netns);
   try {
     const link = rtnl.getLink({ name: stray.name });
-    const identity = {
-      pciAddress: stray.pciAddress,
-      permMac: link.permMac && link.permMac !== '00:00:00:00:00:00' ? link.permMac : null,
-      mac: link.mac,
-      ifindex: link.index,
-      name: link.name,
-      kind: link.kind,
-    };
+    const identity = identityOfLink(link, stray.pciAddress);
     const key = recordKeyFor(identity);
     const lock = lockNic(ledger, key, { timeoutMs: 2000 });
     try {
       if (readRecord(ledger, key)) {
         throw new SysError(`${stray.name} has a record: give it back by its record`, { code: 'BUSY', op: 'return stray' });
       }
-      const now = new Date().toISOString();
-      const home = initialRef();
-      const record: LendRecord = {
-        schema: RECORD_SCHEMA,
-        key,
-        owner: ownerKey({ kind: 'stray' }),
-        identity,
-        home,
-        snapshot: {
+      const record = newRecord(
+        {
+          key,
+          owner: ownerKey({ kind: 'stray' }),
+          identity,
+          home: initialRef(),
+          snapshot: {
           name: stray.originalName ?? link.name,
           mac: link.mac,
           mtu: link.mtu,
@@ -59,20 +50,18 @@ export function returnStray(s: LendSession, stray: StrayNic): GiveBackResult {
           alias: link.alias,
           altnames: link.altnames,
           vf: null,
+          },
+          target: where.ref,
+          targetName: link.name,
+          targetIfindex: link.index,
+          moved: true,
+          requested: { up: link.up },
+          phase: 'returning',
+          meta: {},
         },
-        target: where.ref,
-        targetName: link.name,
-        targetIfindex: link.index,
-        moved: true,
-        requested: { up: link.up },
-        droppedAltnames: [],
-        phase: 'returning',
-        step: 'return:started',
-        history: [{ at: now, step: 'return:started', note: 'stray found by cleanup' }],
-        createdAt: now,
-        updatedAt: now,
-        meta: {},
-      };
+        'return:started',
+        'stray found by cleanup',
+      );
       writeRecord(ledger, record);
       const result = restoreFromRecord(s, record);
       deleteRecord(ledger, key, { durable: false });

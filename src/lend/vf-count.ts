@@ -2,7 +2,7 @@
 // record before sriov_numvfs is, and every give-back puts it back from the record — whichever front door (attach,
 // cluster up) made the VFs and whichever (detach, cluster down, cleanup, CNI DEL) gives the NIC back.
 import { SysError } from '../errors';
-import { appendStep, lockNic, readRecord, writeRecord } from '../ledger';
+import { advanceRecord, lockNic, readRecord } from '../ledger';
 import type { LendRecord } from '../ledger/types';
 import { getPf, setNumVfs, type SetNumVfsOptions, type SriovVf } from '../sriov';
 import { failpoint } from './failpoint';
@@ -34,8 +34,7 @@ export async function setLentVfCount(s: LendSession, req: VfCountRequest): Promi
     }
     if (!record.vfCount) {
       const before = getPf(s.sysfs, req.pf).numVfs;
-      const next = appendStep({ ...record, vfCount: { pf: req.pf, before } }, 'vfs:recorded', `${before} VFs at home`);
-      writeRecord(s.ledger, next, { durable: false });
+      advanceRecord(s.ledger, { ...record, vfCount: { pf: req.pf, before } }, 'vfs:recorded', `${before} VFs at home`);
     }
     failpoint('vfs:recorded');
     return await setNumVfs(s.sysfs, req.pf, req.count, req.numVfs);
@@ -57,7 +56,5 @@ export async function restoreVfCount(s: LendSession, record: LendRecord, warning
     return record;
   }
   failpoint('return:vfs-restored');
-  const next = appendStep({ ...record, vfCount: null }, 'return:vfs-restored');
-  writeRecord(s.ledger, next, { durable: false });
-  return next;
+  return advanceRecord(s.ledger, { ...record, vfCount: null }, 'return:vfs-restored');
 }

@@ -1,8 +1,11 @@
 // Every sysfs path sriovctl uses, built from a tree's root (a fake tree in tests and the simulated lab).
 import * as path from 'node:path';
 
-/** A PCI address: domain:bus:device.function, e.g. 0000:03:00.1. */
-export const BDF_PATTERN = /^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$/;
+/**
+ * A PCI address as sysfs writes it: domain:bus:device.function, e.g. 0000:03:00.1 — the one rule every front door
+ * uses. The domain has 4 hex digits, or 5 behind a VMD bridge (10000:…); the device number is 5 bits (00..1f).
+ */
+export const BDF_PATTERN = /^[0-9a-f]{4,5}:[0-9a-f]{2}:[01][0-9a-f]\.[0-7]$/;
 
 export function isBdf(v: string): boolean {
   return BDF_PATTERN.test(v);

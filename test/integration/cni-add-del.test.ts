@@ -3,27 +3,18 @@
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { cniRoots, ledgerRecords, netnsPath, requireBundle, runCni, type CniRoots } from '../helpers/cni-run';
+import { describe, expect, it } from 'vitest';
+import { ledgerRecords, netnsPath, runCni, type CniRoots } from '../helpers/cni-run';
 import { ip, ipIn, ipJson, Scratch } from '../helpers/kernel';
 import { nicState, standInNic, type NicState } from '../helpers/lend-fixture';
+import { deviceConf, useCniPodWorld } from '../helpers/cni-world';
 
 let s: Scratch;
 let roots: CniRoots;
 let pod: string;
 let nic: NicState;
 
-beforeAll(requireBundle);
-beforeEach(() => {
-  s = new Scratch();
-  roots = cniRoots();
-  pod = s.netns('pod');
-  nic = standInNic(s, 'n0');
-});
-afterEach(() => {
-  s.cleanup();
-  roots.cleanup();
-});
+useCniPodWorld((w) => ({ s, roots, pod, nic } = w), 'n0');
 
 const staticIpam = {
   type: 'static',
@@ -36,7 +27,7 @@ const staticIpam = {
 };
 
 function conf(extra: Record<string, unknown> = {}, version = '1.1.0') {
-  return { cniVersion: version, name: `net-${s.prefix}`, type: 'sriovctl-cni', device: nic.name, ipam: staticIpam, ...extra };
+  return deviceConf(s, nic, staticIpam, extra, version);
 }
 
 function call(command: string, config: object | string, more: Record<string, unknown> = {}) {

@@ -1,32 +1,24 @@
 // One rtnetlink socket per namespace per process: an ADD and a DEL run in-process here, and the addon's socket
 // counter says how many sockets each opened — the engine's session keeps one handle per namespace and the
 // front door uses the same ones (before the lend session, one ADD opened five).
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { cmdAdd } from '../../src/cni/cmd-add';
 import { cmdDel } from '../../src/cni/cmd-del';
 import { parseEnv } from '../../src/cni/env';
 import { parseNetConf } from '../../src/cni/netconf';
 import type { VerbContext } from '../../src/cni/verb';
 import { rtnlSocketsOpened } from '../../src/net';
-import { cniRoots, ledgerRecords, netnsPath, type CniRoots } from '../helpers/cni-run';
+import { ledgerRecords, netnsPath, type CniRoots } from '../helpers/cni-run';
 import { Scratch } from '../helpers/kernel';
-import { nicState, standInNic, type NicState } from '../helpers/lend-fixture';
+import { nicState, type NicState } from '../helpers/lend-fixture';
+import { useCniPodWorld } from '../helpers/cni-world';
 
 let s: Scratch;
 let roots: CniRoots;
 let pod: string;
 let nic: NicState;
 
-beforeEach(() => {
-  s = new Scratch();
-  roots = cniRoots();
-  pod = s.netns('pod');
-  nic = standInNic(s, 'n0');
-});
-afterEach(() => {
-  s.cleanup();
-  roots.cleanup();
-});
+useCniPodWorld((w) => ({ s, roots, pod, nic } = w), 'n0', { bundle: false });
 
 function call(command: 'ADD' | 'DEL'): VerbContext {
   const env = parseEnv({

@@ -1,7 +1,7 @@
 // How `detach <nic>` finds a record from what a person typed, and what attach leaves in a record's meta.
 import { describe, expect, it } from 'vitest';
 import { recordsForNic } from '../../src/cli/records';
-import { ownNetnsId } from '../../src/cli/netns-id';
+import { ownNetnsId } from '../../src/net';
 import { sampleRecord } from '../helpers/ledger-record';
 
 describe('recordsForNic', () => {
