@@ -1,7 +1,7 @@
 // `sriovctl attach <nic> <target> [--as <name>] [--vfs <n>] [--driver <name>]`: lend a NIC to a namespace,
 // then (kubevirtci's flow in one command) create VFs on it and bind them. Every move goes through src/lend.
 import type { Command } from 'commander';
-import type { Owner } from '../lend';
+import { isRefusal, type Owner } from '../lend';
 import type { LendRecord } from '../ledger/types';
 import { assertIfName } from '../net';
 import { parseCount } from './arguments';
@@ -10,7 +10,6 @@ import { CliError, ExitCode, usageError } from './exit-codes';
 import { giveBackRecord } from './give-back';
 import { resolveNic } from './nics';
 import { reasonOf } from './output';
-import { assertNicExists } from './records';
 import { resolveTarget } from './targets';
 import { createVfs, planVfs, type VfPlan } from './vf-plan';
 
@@ -49,12 +48,19 @@ async function attach(io: CommandIo, nicText: string, targetText: string, opts: 
   }
   if (opts.driver !== undefined && opts.vfs === undefined) throw usageError('--driver needs --vfs <n>');
   const target = await resolveTarget(targetText);
-  assertNicExists(io.session, nic);
-  const plan = opts.vfs !== undefined ? planVfs(io.session, nic, nicText, opts.vfs, opts.driver) : null;
-
   // the target as typed, so `detach --all --target` finds it the same way
   const owner: Owner = { kind: 'attach', target: targetText };
-  const { record, link } = io.session.lend({ nic, target, owner, name: opts.as });
+  const lendPlan = io.session.prepare({ nic, target, owner, name: opts.as });
+  // the engine's refusal says what is in the way (no such NIC, lent to whom, already there)
+  if (isRefusal(lendPlan)) throw new CliError(lendPlan.error.message);
+  let plan: VfPlan | null;
+  try {
+    plan = opts.vfs !== undefined ? planVfs(io.session, nic, nicText, opts.vfs, opts.driver) : null;
+  } catch (err) {
+    lendPlan.close();
+    throw err;
+  }
+  const { record, link } = io.session.commit(lendPlan);
   printSteps(io, record);
   io.out.line(`${nicText}: lent to ${targetText} as ${link?.name ?? record.targetName}`);
 

@@ -4,7 +4,6 @@ import type { LendRecord } from '../ledger/types';
 import type { LendSession } from '../lend';
 import { sameNetns } from '../net';
 import { deviceDir } from '../sriov';
-import { CliError } from './exit-codes';
 import { ownNetnsId } from '../net';
 
 /**
@@ -27,10 +26,4 @@ export function recordsForNic(records: LendRecord[], selector: NicRef): LendReco
 export function nicExistsHere(s: LendSession, selector: NicRef): boolean {
   if ('pci' in selector) return deviceDir(s.sysfs, selector.pci) !== null;
   return s.rtnl(null).findLink({ name: selector.name }) !== null;
-}
-
-/** Why a NIC named on the command line cannot be taken, before asking the engine (a clearer message than ENODEV). */
-export function assertNicExists(s: LendSession, selector: NicRef): void {
-  if (nicExistsHere(s, selector)) return;
-  throw new CliError('pci' in selector ? `no PCI device ${selector.pci}` : `no interface ${selector.name} in this namespace`);
 }
