@@ -39,6 +39,8 @@ export default async function cniBench(ctx) {
   ip('netns', 'add', pod);
   try {
     ip('link', 'add', nic, 'type', 'veth', 'peer', 'name', `${p}b`);
+    // carrier, as a NIC in service has: without it sriovctl-cni's ADD waits up to 200 ms for one (as sriov-cni)
+    ip('link', 'set', `${p}b`, 'up');
     const dropped = droppedStartupVariables();
     if (dropped.length) ctx.log(`every call runs with the CNI variables only, as kubelet's are (left out of this shell: ${dropped.join(', ')})`);
     const base = benchEnv({

@@ -35,8 +35,10 @@ std::vector<AddressInfo> listAddresses(NlSocket& s, int index, int family) {
     const rtattr* a = tb[IFA_LOCAL] ? tb[IFA_LOCAL] : tb[IFA_ADDRESS];
     size_t want = ifa->ifa_family == AF_INET ? 4 : 16;
     if (!a || attrLen(a) < want) return;
+    uint32_t flags = ifa->ifa_flags;
+    readAttr(tb[IFA_FLAGS], flags);
     out.push_back(AddressInfo{static_cast<int>(ifa->ifa_index), ifa->ifa_family,
-                              formatInet(ifa->ifa_family, attrData(a)), ifa->ifa_prefixlen});
+                              formatInet(ifa->ifa_family, attrData(a)), ifa->ifa_prefixlen, flags});
   });
   return out;
 }

@@ -15,6 +15,7 @@ struct AddressInfo {
   int family = 0;  // AF_INET / AF_INET6
   std::string address;
   uint8_t prefixLen = 0;
+  uint32_t flags = 0;  // IFA_F_* (IFA_FLAGS when the kernel sends it: it carries the bits above 8)
 };
 
 // index 0: every link; family AF_UNSPEC: both.

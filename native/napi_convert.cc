@@ -107,6 +107,7 @@ Napi::Array addressesToJs(Napi::Env env, const std::vector<AddressInfo>& addrs) 
     o.Set("address", x.address);
     o.Set("prefixLen", x.prefixLen);
     o.Set("cidr", x.address + "/" + std::to_string(x.prefixLen));
+    o.Set("flags", x.flags);
     return o;
   });
 }
@@ -201,6 +202,7 @@ RouteSpec routeSpecFromJs(const Napi::Object& o) {
   r.oif = optInt(o, "index").value_or(0);
   r.metric = optU32(o, "metric");
   r.table = optU32(o, "table").value_or(254);
+  if (auto scope = optU32(o, "scope")) r.scope = static_cast<uint8_t>(*scope);
   return r;
 }
 

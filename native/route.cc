@@ -19,7 +19,8 @@ NlRequest routeRequest(uint16_t type, uint16_t flags, const RouteSpec& r) {
   if (add) {
     rtm.rtm_protocol = RTPROT_BOOT;
     rtm.rtm_type = RTN_UNICAST;
-    rtm.rtm_scope = (r.family == AF_INET && !r.gateway) ? RT_SCOPE_LINK : RT_SCOPE_UNIVERSE;
+    const uint8_t implied = (r.family == AF_INET && !r.gateway) ? RT_SCOPE_LINK : RT_SCOPE_UNIVERSE;
+    rtm.rtm_scope = r.scope.value_or(implied);
   } else {
     rtm.rtm_scope = r.family == AF_INET6 ? RT_SCOPE_UNIVERSE : RT_SCOPE_NOWHERE;
   }

@@ -32,6 +32,7 @@ struct RouteSpec {
   int oif = 0;
   std::optional<uint32_t> metric;
   uint32_t table = 254;          // RT_TABLE_MAIN
+  std::optional<uint8_t> scope;  // RT_SCOPE_*; nullopt on add: link for IPv4 without gateway, else universe
 };
 
 // family AF_UNSPEC: both; table 0: every table.

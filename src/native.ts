@@ -52,6 +52,7 @@ export interface NativeRouteSpec {
   index?: number;
   metric?: number;
   table?: number;
+  scope?: number;
 }
 
 export interface NativeDriverInfo {

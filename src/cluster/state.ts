@@ -18,7 +18,7 @@ export interface SimNicState {
 }
 
 export interface SimState {
-  /** The simulated sysfs root (SRIOVCTL_SYSFS_ROOT while the cluster's NICs are handled). */
+  /** The simulated sysfs root (the sysfs tree of the session that handles the cluster's NICs). */
   sysfsRoot: string;
   nics: SimNicState[];
 }

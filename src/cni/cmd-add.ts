@@ -10,10 +10,10 @@ import { ownerOf } from './env';
 import { CNI_ERR, CniError } from './errors';
 import { ipamOfCall, type Ipam } from './ipam';
 import { log } from './log';
-import { parseNicConf, type NetConf, type NicConf } from './netconf';
-import { configurePod } from './pod-net';
+import { parseConfigDns, parseNicConf, type NetConf, type NicConf } from './netconf';
+import { configurePod, type PodNetOptions } from './pod-net';
 import { openPodNetns } from './pod-netns';
-import type { CniInterface, CniResult } from './result';
+import { hasDns, type CniDns, type CniInterface, type CniResult } from './result';
 import { cniErrorFrom, cniErrorOfRefusal, describeError } from './sys-errors';
 import type { VerbContext, VerbHandler } from './verb';
 
@@ -34,6 +34,7 @@ export const cmdAdd: VerbHandler = async (call) => {
 async function add(s: LendSession, call: VerbContext): Promise<CniResult> {
   const { env, conf } = call;
   const nicConf = parseNicConf(conf.raw, env.args);
+  const configDns = parseConfigDns(conf.raw);
   const ifname = env.ifname!;
   const owner = ownerOf(env.containerId!, ifname);
   const pod = openPodNetns(env.netns!);
@@ -71,8 +72,9 @@ async function add(s: LendSession, call: VerbContext): Promise<CniResult> {
       const ipamResult = ipam ? ipam.add() : null;
       allocated = ipam !== null;
       if (ipamResult) log.debug(`${ipam!.label} allocated ${(ipamResult.ips ?? []).map((i) => i.address).join(', ') || 'nothing'}`);
-      if (ipamResult && lent.link) configureAddresses(s, pod, lent.link, ipamResult);
-      const result = buildResult(conf, lent, plan, nicConf, ifname, env.netns!, ipamResult);
+      // without IPAM too: host-device and sriov-cni leave the pod interface up
+      if (lent.link) configureAddresses(s, pod, lent.link, ipamResult, { carrierWaitMs: env.carrierWaitMs });
+      const result = buildResult(conf, lent, plan, nicConf, ifname, env.netns!, ipamResult, configDns);
       recordResult(s, lent.record.key, owner, result);
       log.debug('result recorded');
       return result;
@@ -133,9 +135,9 @@ function commitLend(s: LendSession, plan: LendPlan, settings: LendSettings): Len
   }
 }
 
-function configureAddresses(s: LendSession, pod: Netns, link: Link, ipamResult: CniResult): void {
+function configureAddresses(s: LendSession, pod: Netns, link: Link, ipamResult: CniResult | null, opts: PodNetOptions): void {
   try {
-    configurePod(pod, s.rtnl(pod), link, ipamResult.ips ?? [], ipamResult.routes ?? []);
+    configurePod(pod, s.rtnl(pod), link, ipamResult?.ips ?? [], ipamResult?.routes ?? [], opts);
   } catch (err) {
     throw cniErrorFrom(err, CNI_ERR.POD_CONFIG_FAILED, `configuring ${link.name} in the pod`);
   }
@@ -149,6 +151,7 @@ function buildResult(
   ifname: string,
   sandbox: string,
   ipamResult: CniResult | null,
+  configDns: CniDns | null,
 ): CniResult {
   const itf: CniInterface = { name: ifname };
   const mac = lent.link?.mac ?? nicConf.mac ?? lent.record.snapshot.vf?.settings.mac ?? null;
@@ -167,7 +170,8 @@ function buildResult(
   const routes = [...(prev?.routes ?? []), ...(ipamResult?.routes ?? [])];
   if (ips.length || ipamResult) result.ips = ips;
   if (routes.length || ipamResult) result.routes = routes;
-  const dns = ipamResult?.dns && Object.keys(ipamResult.dns).length ? ipamResult.dns : prev?.dns ?? ipamResult?.dns;
+  // the config's own dns first (host-device reports it), else the IPAM plugin's (sriov-cni), else the chain's
+  const dns = [configDns, ipamResult?.dns, prev?.dns].find(hasDns);
   if (dns) result.dns = dns;
   return result;
 }

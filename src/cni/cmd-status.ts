@@ -2,7 +2,7 @@
 import { mkdirSync, readdirSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CNI_ERR, CniError } from './errors';
-import { ipamOfCall } from './ipam';
+import { ipamOfCall, type Ipam } from './ipam';
 import type { VerbHandler } from './verb';
 
 export const cmdStatus: VerbHandler = (call) => {
@@ -22,6 +22,21 @@ export const cmdStatus: VerbHandler = (call) => {
   } catch (err) {
     throw new CniError(CNI_ERR.NOT_READY, `sysfs is not readable (${pci})`, (err as Error).message);
   }
-  ipamOfCall(call)?.status();
+  const ipam = ipamOfCall(call);
+  if (ipam) ipamStatus(ipam);
   return null;
 };
+
+/**
+ * The IPAM plugin's own STATUS answer is passed on; an IPAM plugin that cannot be found or run (or speaks no
+ * version of ours) means ADD cannot be served: the spec's 50, "plugin not available".
+ */
+function ipamStatus(ipam: Ipam): void {
+  try {
+    ipam.prepare();
+  } catch (err) {
+    if (err instanceof CniError) throw new CniError(CNI_ERR.NOT_READY, `${ipam.label} is not available: ${err.message}`, err.details);
+    throw err;
+  }
+  ipam.status();
+}

@@ -4,6 +4,9 @@ import { assertIfName } from '../net/validate';
 import type { Owner } from '../lend';
 import { CNI_ERR, CniError, invalidEnv } from './errors';
 
+/** sriov-cni's bound on the wait for carrier after link-up (see pod-link-ready.ts). */
+export const DEFAULT_CARRIER_WAIT_MS = 200;
+
 export const VERBS = ['ADD', 'DEL', 'CHECK', 'STATUS', 'GC', 'VERSION'] as const;
 export type Verb = (typeof VERBS)[number];
 
@@ -38,6 +41,8 @@ export interface CniEnv {
   args: CniArgs;
   /** CNI_PATH split on ':' (empty entries dropped). */
   path: string[];
+  /** SRIOVCTL_CNI_CARRIER_WAIT_MS: how long ADD waits for carrier after link-up (tests raise it). */
+  carrierWaitMs: number;
 }
 
 type EnvVar = 'CNI_CONTAINERID' | 'CNI_NETNS' | 'CNI_IFNAME' | 'CNI_PATH';
@@ -89,9 +94,16 @@ export function parseEnv(env: NodeJS.ProcessEnv): CniEnv {
     containerId,
     netns,
     ifname,
-    args: parseCniArgs(env.CNI_ARGS ?? ''),
+    args: parseCniArgs(env.CNI_ARGS ?? '', command === 'ADD' || command === 'CHECK'),
     path: (env.CNI_PATH ?? '').split(':').filter((p) => p !== ''),
+    carrierWaitMs: parseCarrierWait(env.SRIOVCTL_CNI_CARRIER_WAIT_MS),
   };
+}
+
+function parseCarrierWait(raw: string | undefined): number {
+  if (raw === undefined || raw === '') return DEFAULT_CARRIER_WAIT_MS;
+  if (!/^\d{1,6}$/.test(raw)) throw invalidEnv('SRIOVCTL_CNI_CARRIER_WAIT_MS', `${JSON.stringify(raw)}: want milliseconds (0-999999)`);
+  return Number(raw);
 }
 
 /** libcni's rule: a letter or digit, then letters, digits, '_', '.', '-'. */
@@ -111,19 +123,26 @@ export function ifNameProblem(name: string): string | null {
   }
 }
 
-export function parseCniArgs(raw: string): CniArgs {
+/**
+ * CNI_ARGS. `strict` (ADD and CHECK) applies libcni's LoadArgs as sriov-cni does on ADD: every item exactly one
+ * KEY=VALUE (so `A=B=C` and an empty item are refused), an unknown key only with IgnoreUnknown=true. DEL, GC and
+ * STATUS read it best effort (the spec's DEL must clean up whatever it was given): a bad item is skipped.
+ */
+export function parseCniArgs(raw: string, strict = true): CniArgs {
   const pairs: Record<string, string> = {};
-  for (const item of raw.split(';')) {
-    if (item === '') continue;
-    const eq = item.indexOf('=');
-    if (eq <= 0) throw invalidEnv('CNI_ARGS', `invalid pair ${JSON.stringify(item)} (want KEY=VALUE)`);
-    pairs[item.slice(0, eq)] = item.slice(eq + 1);
+  for (const item of raw === '' ? [] : raw.split(';')) {
+    const kv = item.split('=');
+    if (kv.length !== 2 || kv[0] === '') {
+      if (strict) throw invalidEnv('CNI_ARGS', `invalid pair ${JSON.stringify(item)} (want KEY=VALUE)`);
+      continue;
+    }
+    pairs[kv[0]] = kv[1];
   }
-  let ignoreUnknown = false;
+  let ignoreUnknown = !strict;
   if ('IgnoreUnknown' in pairs) {
     const v = pairs.IgnoreUnknown.toLowerCase();
     if (v === '1' || v === 'true') ignoreUnknown = true;
-    else if (v !== '0' && v !== 'false') throw invalidEnv('CNI_ARGS', `IgnoreUnknown=${pairs.IgnoreUnknown}: want true, false, 1 or 0`);
+    else if (strict && v !== '0' && v !== 'false') throw invalidEnv('CNI_ARGS', `IgnoreUnknown=${pairs.IgnoreUnknown}: want true, false, 1 or 0`);
   }
   if (!ignoreUnknown) {
     const unknown = Object.keys(pairs).filter((k) => !KNOWN_ARGS.has(k));

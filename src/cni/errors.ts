@@ -9,8 +9,9 @@
 //       CNI_IFNAME, CNI_NETNS, CNI_ARGS; unknown CNI_COMMAND)
 //   6   stdin is not valid JSON (or not a JSON object)
 //   7   invalid network configuration (the field and the reason named)
+//   8   CNI_NETNS is the plugin's own network namespace (libcni's ErrInvalidNetNS)
 //   11  device busy: another attachment holds the NIC's lock or owns the NIC; try again later
-//   50  STATUS: not ready (state directory not writable, sysfs not readable)
+//   50  STATUS: not ready (state directory not writable, sysfs not readable, the IPAM plugin missing)
 //   100 device not found: the NIC named by the configuration does not exist
 //   101 refused: the NIC carries the host's default route (set "allowDefaultRouteLink": true to allow it)
 //   102 lending the NIC failed; everything was rolled back and the NIC is home as it was
@@ -28,6 +29,7 @@ export const CNI_ERR = {
   INVALID_ENV: 4,
   DECODING_FAILURE: 6,
   INVALID_CONFIG: 7,
+  INVALID_NETNS: 8,
   TRY_AGAIN_LATER: 11,
   NOT_READY: 50,
   DEVICE_NOT_FOUND: 100,

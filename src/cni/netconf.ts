@@ -11,8 +11,10 @@ import { posix } from 'node:path';
 import { VLAN_MAX } from '../net/validate';
 import { CNI_ERR, CniError, invalidConfig } from './errors';
 import { ifNameProblem, type CniArgs } from './env';
+import { parseHardwareAddr } from './hwaddr';
+import { validNetworkName } from './network-name';
 import { has, optBool, optEnum, optInt, optObject, optString, parseMac, parsePciAddress, type Json } from './fields';
-import { parseResult, ResultFormatError, type CniResult } from './result';
+import { parseDns, parseResult, ResultFormatError, type CniDns, type CniResult } from './result';
 import { DEFAULT_CONFIG_VERSION, requireSupported, type CniVersion } from './versions';
 import type { VfRequest } from '../ledger/types';
 
@@ -59,6 +61,8 @@ export interface Attachment {
 export interface LogConf {
   level: LogLevel;
   file: string | null;
+  /** Why the configured level was not used (logged once the logger is set up). */
+  warning?: string;
 }
 
 const VF_FIELDS = ['deviceID', 'vlan', 'vlanQoS', 'vlanProto', 'spoofchk', 'trust', 'link_state', 'min_tx_rate', 'max_tx_rate'];
@@ -84,28 +88,43 @@ export function configVersionOf(raw: Json): string {
   return v === null || v === '' ? DEFAULT_CONFIG_VERSION : v;
 }
 
-/** Read leniently and first, so even a failure about the rest of the config is logged where asked. */
+/**
+ * Read leniently and first, so even a failure about the rest of the config is logged where asked. An unknown
+ * level falls back to info, in any case, as sriov-cni's logger does ("verbose" is common in its configs).
+ */
 export function parseLogConf(raw: Json): LogConf {
   let level: LogLevel = 'info';
   let file: string | null = null;
-  try {
-    level = optEnum(raw, 'logLevel', LOG_LEVELS, true) ?? 'info';
-    file = optString(raw, 'logFile') || null;
-  } catch {
-    // reported again by parseNetConf's strict pass
+  let warning: string | undefined;
+  const asked = raw.logLevel;
+  if (typeof asked === 'string' && asked !== '') {
+    const folded = asked.toLowerCase();
+    if ((LOG_LEVELS as readonly string[]).includes(folded)) level = folded as LogLevel;
+    else warning = `logLevel ${JSON.stringify(asked)} is not one of ${LOG_LEVELS.join(', ')}: using info`;
   }
-  return { level, file };
+  if (typeof raw.logFile === 'string' && raw.logFile !== '') file = raw.logFile;
+  return warning ? { level, file, warning } : { level, file };
 }
 
-/** The fields every verb uses. */
-export function parseNetConf(raw: Json): NetConf {
+/**
+ * The fields every verb uses. `strict` (ADD and CHECK, the verbs that act on the config) also refuses what only
+ * they would trip on; DEL, GC and STATUS must not fail on a config ADD accepted, and DEL (which works from the
+ * ledger) not even on a network name ADD would refuse, so a record an older version made can always be given back.
+ */
+export function parseNetConf(raw: Json, verb = 'ADD'): NetConf {
+  const strict = verb === 'ADD' || verb === 'CHECK';
   const cniVersion = requireSupported(configVersionOf(raw));
   const name = optString(raw, 'name');
   if (!name) throw invalidConfig('name', 'required: the network name');
+  if (verb !== 'DEL' && !validNetworkName(name)) {
+    throw invalidConfig('name', `${JSON.stringify(name)} has characters libcni refuses (allowed: letters, digits, '_', '.', '-', not first)`);
+  }
   const type = optString(raw, 'type');
   if (!type) throw invalidConfig('type', 'required: the plugin type');
-  optEnum(raw, 'logLevel', LOG_LEVELS, true);
-  optString(raw, 'logFile');
+  if (strict) {
+    optString(raw, 'logLevel');
+    optString(raw, 'logFile');
+  }
   return {
     cniVersion,
     name,
@@ -127,6 +146,17 @@ function parseIpam(raw: Json): IpamConf | null {
     throw invalidConfig('ipam.type', `${JSON.stringify(type)} must be a plugin file name, not a path`);
   }
   return { type };
+}
+
+/** The config's own `dns` (host-device reports it in its result), or null when it has none. */
+export function parseConfigDns(raw: Json): CniDns | null {
+  if (!has(raw, 'dns')) return null;
+  try {
+    return parseDns(raw.dns, 'dns');
+  } catch (err) {
+    if (err instanceof ResultFormatError) throw invalidConfig(err.path, err.message.slice(err.path.length + 2));
+    throw err;
+  }
 }
 
 function parsePrevResult(raw: Json, version: CniVersion): CniResult | null {
@@ -193,7 +223,7 @@ function deviceSelector(raw: Json, pci: string | null): NicSelectorConf {
     chosen = { by: 'name', name: device };
   }
   if (hwaddr !== null) {
-    const mac = parseMac(hwaddr, 'hwaddr');
+    const mac = parseHardwareAddr(hwaddr, 'hwaddr');
     chosen ??= { by: 'mac', mac };
   }
   if (kernelpath !== null) {
@@ -244,9 +274,11 @@ function parseVfSettings(raw: Json): VfRequest {
     if (proto === '802.1ad' && vlan === 0) throw invalidConfig('vlanProto', '802.1ad needs a non-zero vlan');
     vf.vlan = { vlan, qos: qos ?? 0, proto: proto === '802.1ad' ? '802.1ad' : '802.1Q' };
   }
-  const spoofchk = optEnum(raw, 'spoofchk', ['on', 'off'] as const);
+  // in any case ("On"): sriov-cni compares with "on" exactly and takes every other string as off, which would turn
+  // spoof checking off for "On"; a string that is neither on nor off is refused (README: where we differ)
+  const spoofchk = optEnum(raw, 'spoofchk', ['on', 'off'] as const, true);
   if (spoofchk !== null) vf.spoofchk = spoofchk === 'on';
-  const trust = optEnum(raw, 'trust', ['on', 'off'] as const);
+  const trust = optEnum(raw, 'trust', ['on', 'off'] as const, true);
   if (trust !== null) vf.trust = trust === 'on';
   const linkState = optEnum(raw, 'link_state', ['auto', 'enable', 'disable'] as const);
   if (linkState !== null) vf.linkState = linkState;
@@ -260,13 +292,13 @@ function parseVfSettings(raw: Json): VfRequest {
   return vf;
 }
 
-/** GC's list of attachments still in use: `cni.dev/valid-attachments` and the older `cni.dev/attachments`. */
+/**
+ * GC's list of attachments still in use: `cni.dev/valid-attachments` and the older `cni.dev/attachments`. Null
+ * (libcni's encoding of an empty list) or absent (libcni without GC arguments) means none is in use: every
+ * attachment of this network is collected, as libcni itself then deletes every cached attachment of it.
+ */
 export function parseValidAttachments(raw: Json): Attachment[] {
   const keys = ['cni.dev/valid-attachments', 'cni.dev/attachments'].filter((k) => has(raw, k));
-  if (!keys.length) {
-    // never guess "none are valid": that would take every NIC of the network away from running pods
-    throw invalidConfig('cni.dev/valid-attachments', 'required for GC: the attachments still in use');
-  }
   const out: Attachment[] = [];
   for (const key of keys) {
     const list = raw[key];

@@ -1,27 +1,67 @@
 // The pod side of an attachment: IPAM's addresses and routes put on the lent interface (ADD), and the same
 // read back and compared (CHECK). Done the way libcni's ConfigureIface does it: a route without a gateway
-// takes the gateway of its family from the interface's addresses.
-import { writeSysctl, type Address, type Link, type Netns, type Route, type RouteSpec, type Rtnl } from '../net';
+// takes the gateway of its family from the interface's addresses; a route's scope, priority and table apply.
+import { readSysctl, writeSysctl, type Address, type Link, type Netns, type Route, type RouteSpec, type Rtnl } from '../net';
 import { canonicalIp } from '../net/validate';
 import { log } from './log';
+import { announceIpv4, awaitCarrier, settleAddresses } from './pod-link-ready';
 import { cidrFamily, type CniIp, type CniResult, type CniRoute } from './result';
 
+export interface PodNetOptions {
+  /** How long to wait for carrier after link-up (see pod-link-ready.ts). */
+  carrierWaitMs: number;
+}
+
 /**
- * Addresses, the link up, then routes (a gateway route needs the link up); throws on the first failure (the caller
- * rolls the whole attachment back). The neighbours learn the addresses from the kernel itself: with arp_notify and
- * ndisc_notify set, bringing the link up sends a gratuitous ARP / unsolicited NA for every address on it — where a
- * packet socket of ours would cost an RCU grace period (~10 ms) on close.
+ * IPv6 switched on where it is needed, addresses, the link up (with no IPAM too, as host-device and sriov-cni
+ * do), carrier and DAD awaited, routes (a gateway route needs the link up), late announcements; throws on the
+ * first failure (the caller rolls the whole attachment back). The neighbours learn the addresses from the
+ * kernel itself: with arp_notify and ndisc_notify set, bringing the link up sends a gratuitous ARP / unsolicited
+ * NA for every address on it — where a packet socket of ours would cost an RCU grace period (~10 ms) on close.
  */
-export function configurePod(pod: Netns, rtnl: Rtnl, link: Link, ips: CniIp[], routes: CniRoute[]): void {
+export function configurePod(pod: Netns, rtnl: Rtnl, link: Link, ips: CniIp[], routes: CniRoute[], opts: PodNetOptions): void {
+  const v6 = ips.some((ip) => cidrFamily(ip.address) === 6);
   announceOnUp(pod, link.name);
+  if (v6) enableIpv6(pod, link.name);
   for (const ip of ips) rtnl.addAddress(link.index, ip.address);
   rtnl.setLink(link.index, { up: true });
+  const carrier = ips.length ? awaitCarrier(rtnl, link.index, opts.carrierWaitMs) : null;
+  if (carrier?.running && v6) settleAddresses(rtnl, link.index, link.name);
+  addRoutes(rtnl, link.index, ips, routes);
+  if (carrier?.running && carrier.late) {
+    announceIpv4(rtnl, link.index, ips.filter((ip) => cidrFamily(ip.address) === 4).map((ip) => ip.address.split('/')[0]));
+  }
+}
+
+function addRoutes(rtnl: Rtnl, index: number, ips: CniIp[], routes: CniRoute[]): void {
   const gateways = gatewaysByFamily(ips);
   for (const r of routes) {
-    rtnl.addRoute(routeSpec(r, gateways, link.index));
-    const ignored = (['mtu', 'advmss', 'scope'] as const).filter((k) => r[k] !== undefined);
-    if (ignored.length) log.warning(`route ${r.dst}: ${ignored.join(', ')} not applied (not supported yet)`);
+    rtnl.addRoute(routeSpec(r, gateways, index));
+    const ignored = (['mtu', 'advmss'] as const).filter((k) => r[k] !== undefined);
+    if (ignored.length) log.warning(`route ${r.dst}: ${ignored.join(', ')} not applied (libcni does not apply them either)`);
   }
+}
+
+/**
+ * Before the first IPv6 address, as libcni's ConfigureIface: IPv6 on for lo and the interface (a pod may have
+ * disable_ipv6=1, the default of many runtimes), and keep_addr_on_down so the address survives a link flap.
+ * An unreadable setting is skipped (IPv6 compiled out: adding the address then fails with the kernel's reason).
+ */
+function enableIpv6(pod: Netns, ifname: string): void {
+  for (const dev of ['lo', ifname]) {
+    const key = `net/ipv6/conf/${dev}/disable_ipv6`;
+    let value: string;
+    try {
+      value = readSysctl(pod, key);
+    } catch (err) {
+      log.warning(`${key}: ${(err as Error).message}`);
+      continue;
+    }
+    if (value.trim() === '0') continue;
+    writeSysctl(pod, key, '0');
+    log.debug(`${key} was ${value.trim()}: IPv6 turned on for ${dev}`);
+  }
+  writeSysctl(pod, `net/ipv6/conf/${ifname}/keep_addr_on_down`, '1');
 }
 
 /** Best effort: a pod with IPv6 disabled has no ipv6 conf directory, and announcing is a courtesy. */
@@ -34,6 +74,8 @@ function announceOnUp(pod: Netns, ifname: string): void {
     }
   }
 }
+
+const RT_SCOPE_UNIVERSE = 0;
 
 function gatewaysByFamily(ips: CniIp[]): Record<4 | 6, string | undefined> {
   const gw: Record<4 | 6, string | undefined> = { 4: undefined, 6: undefined };
@@ -51,6 +93,9 @@ function routeSpec(r: CniRoute, gateways: Record<4 | 6, string | undefined>, ind
   if (gw) spec.gateway = gw;
   if (r.priority !== undefined) spec.metric = r.priority;
   if (r.table !== undefined) spec.table = r.table;
+  // libcni sets the scope only when the route names one; netlink's default is then universe (0), also for an
+  // IPv4 route without a gateway (where `ip route` would pick link)
+  spec.scope = r.scope ?? RT_SCOPE_UNIVERSE;
   return spec;
 }
 

@@ -1,9 +1,11 @@
 // CNI results: one internal form (spec 1.1.0) and the conversions to and from every version we speak.
+//   0.1.0 / 0.2.0:         ip4 and ip6 objects, no interfaces (result-020.ts).
 //   0.3.0 / 0.3.1 / 0.4.0: ips[].version ("4" | "6") is required; no interface mtu/socketPath/pciID,
 //                          routes only dst + gw.
 //   1.0.0: no ips[].version; still no interface mtu/socketPath/pciID, routes only dst + gw.
 //   1.1.0: interfaces[].mtu, socketPath, pciID; routes mtu, advmss, priority, table, scope.
 import { ipFamily } from '../net/ip-text';
+import { format020, isLegacy020, parse020 } from './result-020';
 import { compareVersions, type CniVersion } from './versions';
 
 export interface CniInterface {
@@ -77,6 +79,11 @@ export function cidrFamily(cidr: string): 4 | 6 | null {
 export function parseResult(raw: unknown, version: string): CniResult {
   const obj = asObject(raw, 'result');
   const out: CniResult = { cniVersion: version };
+  if (isLegacy020(version)) {
+    Object.assign(out, parse020(obj, parseIpConfig020));
+    if (obj.dns !== undefined && obj.dns !== null) out.dns = parseDns(obj.dns, 'dns');
+    return out;
+  }
   const legacy = compareVersions(version, '1.0.0') < 0;
   if (obj.interfaces !== undefined) {
     out.interfaces = asArray(obj.interfaces, 'interfaces').map((v, i) => parseInterface(v, `interfaces[${i}]`));
@@ -89,6 +96,13 @@ export function parseResult(raw: unknown, version: string): CniResult {
   }
   if (obj.dns !== undefined) out.dns = parseDns(obj.dns, 'dns');
   return out;
+}
+
+function parseIpConfig020(raw: unknown, path: string): { ip: CniIp; routes: CniRoute[] } {
+  const o = asObject(raw, path);
+  const ip = parseIp({ address: o.ip, gateway: o.gateway }, path, false, undefined);
+  const routes = o.routes === undefined ? [] : asArray(o.routes, `${path}.routes`).map((v, i) => parseRoute(v, `${path}.routes[${i}]`));
+  return { ip, routes };
 }
 
 function parseInterface(raw: unknown, path: string): CniInterface {
@@ -141,7 +155,8 @@ function parseRoute(raw: unknown, path: string): CniRoute {
   return route;
 }
 
-function parseDns(raw: unknown, path: string): CniDns {
+/** A `dns` object (of a result, or of a network config). */
+export function parseDns(raw: unknown, path: string): CniDns {
   const o = asObject(raw, path);
   const dns: CniDns = {};
   if (o.nameservers != null) dns.nameservers = strList(o.nameservers, `${path}.nameservers`);
@@ -153,6 +168,7 @@ function parseDns(raw: unknown, path: string): CniDns {
 
 /** The result as a plugin of `version` must print it (keys in the spec's order). */
 export function formatResult(result: CniResult, version: CniVersion | string): Record<string, unknown> {
+  if (isLegacy020(version)) return format020(result, version, cidrFamily);
   const v11 = compareVersions(version, '1.1.0') >= 0;
   const legacy = compareVersions(version, '1.0.0') < 0;
   const out: Record<string, unknown> = { cniVersion: version };
@@ -195,6 +211,11 @@ export function lostInConversion(result: CniResult, version: string): string[] {
   for (const itf of result.interfaces ?? []) for (const k of V11_INTERFACE_FIELDS) if (itf[k] !== undefined) lost.add(`interfaces[].${k}`);
   for (const r of result.routes ?? []) for (const k of V11_ROUTE_FIELDS) if (r[k] !== undefined) lost.add(`routes[].${k}`);
   return [...lost];
+}
+
+/** True when `dns` says anything (libcni's types.DNS.IsEmpty, negated). */
+export function hasDns(dns: CniDns | null | undefined): dns is CniDns {
+  return !!dns && !!(dns.nameservers?.length || dns.domain || dns.search?.length || dns.options?.length);
 }
 
 function asObject(v: unknown, path: string): Record<string, unknown> {

@@ -7,7 +7,7 @@ import { log } from './log';
 import { configVersionOf, decodeStdin, parseLogConf, parseNetConf } from './netconf';
 import { formatResult, lostInConversion } from './result';
 import { readStdin, writeStdout } from './stdio';
-import { isVersionString, LATEST_VERSION, requireVerbAllowed, versionReply } from './versions';
+import { isSupported, LATEST_VERSION, requireVerbAllowed, versionReply } from './versions';
 import type { VerbHandler } from './verb';
 
 /* eslint-disable @typescript-eslint/no-require-imports -- a lazy require is what keeps VERSION off the addon */
@@ -38,12 +38,15 @@ export async function run(): Promise<number> {
     }
     const raw = decodeStdin(readStdin());
     const asked = configVersionOf(raw);
-    if (isVersionString(asked)) replyVersion = asked;
+    // never echo a version we do not speak: the runtime could not read the error in it (libcni answers in its own)
+    if (isSupported(asked)) replyVersion = asked;
     const target = env.containerId ? ` ${env.containerId}/${env.ifname ?? ''}` : '';
-    log.configure(parseLogConf(raw), `${verb}${target}: `);
-    const conf = parseNetConf(raw);
+    const logConf = parseLogConf(raw);
+    log.configure(logConf, `${verb}${target}: `);
+    if (logConf.warning) log.warning(logConf.warning);
+    const conf = parseNetConf(raw, verb);
     requireVerbAllowed(verb, conf.cniVersion);
-    log.debug(`network ${conf.name}, CNI ${conf.cniVersion}`);
+    log.debug(`network ${JSON.stringify(conf.name)}, CNI ${conf.cniVersion}`);
     const handler = loadVerb(verb);
     const result = await handler({ env, conf, config: readConfig(process.env) });
     if (result) {

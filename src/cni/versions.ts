@@ -2,7 +2,7 @@
 import { CNI_ERR, CniError } from './errors';
 
 /** Every version whose results we can produce (results are built in 1.1.0 form and converted down). */
-export const SUPPORTED_VERSIONS = ['0.3.0', '0.3.1', '0.4.0', '1.0.0', '1.1.0'] as const;
+export const SUPPORTED_VERSIONS = ['0.1.0', '0.2.0', '0.3.0', '0.3.1', '0.4.0', '1.0.0', '1.1.0'] as const;
 export type CniVersion = (typeof SUPPORTED_VERSIONS)[number];
 export const LATEST_VERSION: CniVersion = '1.1.0';
 
@@ -55,7 +55,7 @@ export function requireVerbAllowed(verb: string, v: string): void {
 
 /**
  * The version to speak with a delegate (IPAM plugin) that supports `theirs`: ours when they have it, else
- * the newest of theirs that is older than ours and still one we can read results of (≥ 0.3.0).
+ * the newest of theirs that is older than ours and one we can read results of.
  * Null when there is none.
  */
 export function negotiateVersion(ours: string, theirs: readonly string[]): CniVersion | null {

@@ -148,16 +148,17 @@ function errorText(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
-/** PF-side settings, one change per request; a rate keeps the other bound as it is. */
+/**
+ * PF-side settings, one change per request; a rate keeps the other bound as it is. The settings drivers most often
+ * refuse go first — link state (igb has no ndo_set_vf_link_state: EOPNOTSUPP), rates (igb: EINVAL for any minimum,
+ * and for any rate while the PF has no link), then the VLAN (802.1ad: EPROTONOSUPPORT on igb) — so that such a
+ * refusal comes before anything has changed.
+ */
 function applyVfRequest(nic: ResolvedNic, want: VfRequest): void {
   const place = nic.vf!;
   const pf = place.pf;
   const current = pf.table!.find((v) => v.vf === place.vf)!;
   const changes: VfSetting[] = [];
-  if (want.mac !== undefined) changes.push({ mac: want.mac });
-  if (want.vlan !== undefined) changes.push({ vlan: want.vlan.vlan, qos: want.vlan.qos, proto: want.vlan.proto });
-  if (want.spoofchk !== undefined) changes.push({ spoofchk: want.spoofchk });
-  if (want.trust !== undefined) changes.push({ trust: want.trust });
   if (want.linkState !== undefined) changes.push({ linkState: want.linkState });
   if (want.minTxRate !== undefined || want.maxTxRate !== undefined) {
     changes.push({
@@ -165,6 +166,10 @@ function applyVfRequest(nic: ResolvedNic, want: VfRequest): void {
       maxTxRate: want.maxTxRate ?? current.maxTxRate,
     });
   }
+  if (want.vlan !== undefined) changes.push({ vlan: want.vlan.vlan, qos: want.vlan.qos, proto: want.vlan.proto });
+  if (want.spoofchk !== undefined) changes.push({ spoofchk: want.spoofchk });
+  if (want.trust !== undefined) changes.push({ trust: want.trust });
+  if (want.mac !== undefined) changes.push({ mac: want.mac });
   for (const change of changes) pf.rtnl.setVf(pf.link.index, place.vf, change);
 }
 

@@ -44,6 +44,8 @@ export function restoreFromRecord(s: LendSession, record: LendRecord): RestoreRe
         outcome = 'returned';
       }
       record = advanceRecord(ledger, record, 'return:moved');
+      // igb pins a VF netdev to the MAC set on the PF (any other: EADDRNOTAVAIL): that one goes back first
+      if (record.snapshot.vf) restoreVf(s, record, warnings, { macOnly: true });
       const changed = restoreLink(record, home.rtnl, link, warnings);
       if (changed) outcome = 'returned';
       name = home.rtnl.getLink({ index: link.index }).name;
@@ -148,19 +150,23 @@ function restoreLink(record: LendRecord, rtnl: Rtnl, link: Link, warnings: strin
   return changed;
 }
 
-/** PF-side settings back to the snapshot, one change per request; only fields that differ are written. */
-function restoreVf(s: LendSession, record: LendRecord, warnings: string[]): boolean {
+/**
+ * PF-side settings back to the snapshot, one change per request; only fields that differ are written. `macOnly`:
+ * just the MAC, before the VF netdev's own MAC is restored (a PF driver such as igb refuses the VF any MAC but the
+ * one set on the PF, and its VF table then follows the netdev's MAC: the full restore comes after the netdev's).
+ */
+function restoreVf(s: LendSession, record: LendRecord, warnings: string[], opts: { macOnly?: boolean } = {}): boolean {
   const vf = record.snapshot.vf!;
   const pf = openPlace(s, vf.pfNetns, 'pf');
   if (!pf) {
-    warnings.push(`PF ${vf.pfName} namespace is gone; VF ${vf.vf} settings not restored`);
+    if (!opts.macOnly) warnings.push(`PF ${vf.pfName} namespace is gone; VF ${vf.vf} settings not restored`);
     return false;
   }
   try {
     const pfLink = pf.rtnl.findLink({ index: vf.pfIfindex }) ?? pf.rtnl.getLink({ name: vf.pfName });
     const now = pf.rtnl.getVfs(pfLink.index).find((v) => v.vf === vf.vf);
     if (!now) throw new SysError(`VF ${vf.vf} of ${pfLink.name} no longer exists`, { code: 'NOT_FOUND', op: 'restore VF' });
-    const changes = vfChanges(now, vf.settings);
+    const changes = vfChanges(now, vf.settings).filter((c) => !opts.macOnly || 'mac' in c);
     for (const change of changes) pf.rtnl.setVf(pfLink.index, vf.vf, change);
     return changes.length > 0;
   } finally {

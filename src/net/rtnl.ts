@@ -202,7 +202,7 @@ function familyOption(v: unknown): 0 | AddressFamily {
 
 function routeSpec(route: RouteSpec): NativeRouteSpec {
   assertObject('route', route);
-  assertKnownKeys('route', route, ['dst', 'gateway', 'index', 'metric', 'table', 'family']);
+  assertKnownKeys('route', route, ['dst', 'gateway', 'index', 'metric', 'table', 'family', 'scope']);
   const gateway = route.gateway === undefined ? undefined : parseIp(route.gateway, 'route gateway');
   let family = familyOption(route.family);
   let out: NativeRouteSpec;
@@ -229,6 +229,10 @@ function routeSpec(route: RouteSpec): NativeRouteSpec {
   }
   if (route.table !== undefined) assertInteger('route table', route.table, 1, U32_MAX);
   out.table = route.table ?? RT_TABLE_MAIN;
+  if (route.scope !== undefined) {
+    assertInteger('route scope', route.scope, 0, 255);
+    out.scope = route.scope;
+  }
   if (!out.gateway && out.index === undefined) throw invalid('route', route, 'needs a gateway or an index');
   return out;
 }

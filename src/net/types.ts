@@ -104,7 +104,15 @@ export interface Address {
   prefixLen: number;
   /** 'a.b.c.d/len' or 'x::y/len'. */
   cidr: string;
+  /** IFA_F_* (tentative, dadfailed, …); see ADDRESS_FLAGS. */
+  flags: number;
 }
+
+/** The IFA_F_* bits callers test (<linux/if_addr.h>). */
+export const ADDRESS_FLAGS = { DADFAILED: 0x08, TENTATIVE: 0x40 } as const;
+
+/** The IFF_* bits of Link.flags callers test (<linux/if.h>): RUNNING is operational, LOWER_UP the carrier. */
+export const LINK_FLAGS = { UP: 0x1, RUNNING: 0x40, LOWER_UP: 0x10000 } as const;
 
 export interface Route {
   family: AddressFamily;
@@ -130,6 +138,8 @@ export interface RouteSpec {
   table?: number;
   /** Needed only for a 'default' route without a gateway (defaults to 4). */
   family?: AddressFamily;
+  /** RT_SCOPE_* (0 universe, 253 link, 254 host); absent: link for IPv4 without a gateway, else universe. */
+  scope?: number;
 }
 
 export type VfSetting =

@@ -9,6 +9,7 @@ import { deviceDir, getPf, listVfs } from './devices';
 import { assertPollOptions, pollUntil } from './poll';
 import { listDir, readIntAttr } from './sysfs-read';
 import type { SriovVf } from './types';
+import { describeHolders, vfioHolders } from './vfio-holders';
 
 export interface SetNumVfsOptions {
   /** Bound for each step (disable, enable): the write and the wait for the links. Default 120 s (as the operator). */
@@ -72,9 +73,21 @@ export async function setNumVfs(sys: Sysfs, pfAddress: string, count: number, op
   };
 
   if (reached(count)) return listVfs(sys, pf.address);
+  if (state().numVfs !== 0) refuseWhileVfioHeld(sys, pf.address, pf.vfs, count, op);
   if (state().numVfs !== 0 && count !== 0) await write(0);
   await write(count);
   return listVfs(sys, pf.address);
+}
+
+/** Every count change removes the PF's VFs: not while a process holds one through VFIO (see vfio-holders.ts). */
+function refuseWhileVfioHeld(sys: Sysfs, pfAddress: string, vfs: string[], count: number, op: string): void {
+  const holders = vfioHolders(sys, vfs);
+  if (holders.length === 0) return;
+  throw new SysError(
+    `PF ${pfAddress}: not changing its VF count to ${count}: that removes its VFs, and ${describeHolders(holders)} ` +
+      'holds one open (the kernel would block until it lets go); stop that process first',
+    { code: 'BUSY', op },
+  );
 }
 
 /** How many virtfnN links the PF has. */

@@ -21,3 +21,15 @@ export function assertPollOptions(opts: PollOptions): void {
     if (!Number.isInteger(v) || v <= 0) throw new TypeError(`invalid ${name} ${v}`);
   }
 }
+
+/** pollUntil for synchronous callers (the one-shot CNI process): blocks the thread between checks. */
+export function pollUntilSync(done: () => boolean, opts: PollOptions): boolean {
+  const deadline = Date.now() + opts.timeoutMs;
+  const cell = new Int32Array(new SharedArrayBuffer(4));
+  for (;;) {
+    if (done()) return true;
+    const left = deadline - Date.now();
+    if (left <= 0) return false;
+    Atomics.wait(cell, 0, 0, Math.min(opts.pollMs, left));
+  }
+}

@@ -1,7 +1,7 @@
 // A simulated sysfs tree with the kernel's shape, for tests and for the local simulated lab (`npm start`): PCI
 // devices under devices/pci0000:00 reached through bus/pci/devices links, drivers under bus/pci/drivers with their
-// bind/unbind files and device links, virtfnN/physfn links, class/net links, netdevsim devices. Point
-// SRIOVCTL_SYSFS_ROOT at `root` and the rest of src/sriov reads it like /sys.
+// bind/unbind files and device links, virtfnN/physfn links, class/net links, netdevsim devices. Give the rest of
+// src/sriov `sysfsAt(root)` (or SRIOVCTL_SYSFS_ROOT=root to a front door) and it reads the tree like /sys.
 //
 // Plain files cannot react to writes, so the "drivers" live in sim-driver.ts: something (a test, the lab) calls
 // `applyPending()` or runs `startSimDriver()`. Everything the simulation needs to remember is kept in the tree
@@ -135,13 +135,27 @@ export class SimSysfs {
     this.writeFile(`${dev}/vendor`, '0x8086\n');
     this.symlink('../../../bus/pci', `${dev}/subsystem`);
     this.symlink(`../../../${dev}`, `bus/pci/devices/${spec.bdf}`);
+    this.addIommuGroup(spec.bdf);
     if (spec.driver) this.setDriverLink(spec.bdf, spec.driver);
     if (spec.netdev) this.addNetdev(spec.bdf, spec.netdev);
   }
 
-  /** Remove a PCI device with its links and netdevs. */
+  /**
+   * Its own IOMMU group, as the lab's igb VFs have behind the emulated VT-d (a device in its own PCIe slot, and
+   * each of its VFs): kernel/iommu_groups/<n>/devices/<bdf> and <device>/iommu_group, n one above the highest.
+   */
+  private addIommuGroup(bdf: string): void {
+    const groups = this.list('kernel/iommu_groups').map(Number);
+    const n = groups.length ? Math.max(...groups) + 1 : 0;
+    this.symlink(`../../../../${this.pciDir(bdf)}`, `kernel/iommu_groups/${n}/devices/${bdf}`);
+    this.symlink(`../../../kernel/iommu_groups/${n}`, `${this.pciDir(bdf)}/iommu_group`);
+  }
+
+  /** Remove a PCI device with its links and netdevs (and its IOMMU group, which held only it). */
   removePciDevice(bdf: string): void {
     const dev = this.pciDir(bdf);
+    const group = this.readLinkName(`${dev}/iommu_group`);
+    if (group) fs.rmSync(this.p('kernel/iommu_groups', group), { recursive: true, force: true });
     for (const n of this.netdevNames(dev)) this.removeNetdev(n);
     this.setDriverLink(bdf, null);
     fs.rmSync(this.p('bus/pci/devices', bdf), { force: true });

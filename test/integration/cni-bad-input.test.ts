@@ -85,6 +85,8 @@ const ENV_CASES: Case[] = [
   ['a relative CNI_NETNS', 4, 'CNI_NETNS', () => ({ netns: 'pod' })],
   ['CNI_ARGS that is not K=V', 4, 'CNI_ARGS', () => ({ args: 'garbage' })],
   ['CNI_ARGS with an unknown key and no IgnoreUnknown', 4, 'FOO', () => ({ args: 'FOO=1' })],
+  ['CNI_ARGS with two "=" in a pair', 4, 'CNI_ARGS', () => ({ args: 'IgnoreUnknown=1;A=B=C' })],
+  ["CNI_NETNS the plugin's own namespace", 8, "plugin's own network namespace", () => ({ netns: '/proc/self/ns/net' })],
 ];
 
 const STDIN_CASES: Case[] = [
@@ -94,11 +96,12 @@ const STDIN_CASES: Case[] = [
 ];
 
 const CONFIG_CASES: Case[] = [
-  ['an unsupported cniVersion', 1, '0.2.0', () => ({ config: conf({ cniVersion: '0.2.0' }) })],
+  ['an unsupported cniVersion', 1, '0.5.0', () => ({ config: conf({ cniVersion: '0.5.0' }) })],
   ['a future cniVersion', 1, '2.0.0', () => ({ config: conf({ cniVersion: '2.0.0' }) })],
   ['CHECK on 0.3.1', 1, 'CHECK', () => ({ command: 'CHECK', config: conf({ cniVersion: '0.3.1' }) })],
   ['STATUS on 1.0.0', 1, 'STATUS', () => ({ command: 'STATUS', config: conf({ cniVersion: '1.0.0' }) })],
   ['no name', 7, 'name', () => ({ config: conf({ name: undefined }) })],
+  ['a name libcni refuses', 7, 'name', () => ({ config: conf({ name: 'my net' }) })],
   ['VLAN 4095', 7, 'vlan', () => ({ config: conf({ ...VF, vlan: 4095 }) })],
   ['QoS 8', 7, 'vlanQoS', () => ({ config: conf({ ...VF, vlan: 10, vlanQoS: 8 }) })],
   ['QoS without VLAN', 7, 'vlanQoS', () => ({ config: conf({ ...VF, vlanQoS: 3 }) })],

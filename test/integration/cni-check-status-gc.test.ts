@@ -146,11 +146,25 @@ describe('GC', () => {
     expect(nicState(nics[3].name)).toEqual(nics[3]);
   });
 
-  it('refuses to guess when the runtime sends no attachment list (7), and needs 1.1.0 (1)', () => {
+  it('needs 1.1.0 (1)', () => {
     expect(call('ADD').status).toBe(0);
-    expect(expectErrorShape(runCni({ command: 'GC', config: conf() }, roots)).code).toBe(7);
     expect(expectErrorShape(runCni({ command: 'GC', config: { ...conf(), cniVersion: '1.0.0', 'cni.dev/valid-attachments': [] } }, roots)).code).toBe(1);
     expect(nicState('net1', pod)?.mac).toBe(nic.mac);
     expect(call('DEL').status).toBe(0);
   });
+
+  // issue 14 row 10: libcni sends null for an empty list, and no list at all when its caller gave no GC arguments
+  for (const [label, config] of [
+    ['null', () => ({ ...conf(), 'cni.dev/valid-attachments': null })],
+    ['missing', () => conf()],
+  ] as const) {
+    it(`an attachment list that is ${label} means none is in use: this network's attachments are collected`, () => {
+      expect(call('ADD').status).toBe(0);
+      expect(allocations()).toHaveLength(2);
+      const gc = runCni({ command: 'GC', config: config() }, roots);
+      expect(gc.status, gc.stdout + gc.stderr).toBe(0);
+      expect(nicState(nic.name)).toEqual(nic);
+      expect(allocations()).toEqual([]);
+    });
+  }
 });

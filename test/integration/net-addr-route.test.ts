@@ -36,9 +36,11 @@ describe('addresses', () => {
     expect(addrsOf(a)).toEqual(expect.arrayContaining(['192.0.2.10/24', '2001:db8::10/64']));
     const listed = rtnl.listAddresses({ index });
     expect(listed).toEqual(expect.arrayContaining([
-      { index, family: 4, address: '192.0.2.10', prefixLen: 24, cidr: '192.0.2.10/24' },
-      { index, family: 6, address: '2001:db8::10', prefixLen: 64, cidr: '2001:db8::10/64' },
+      { index, family: 4, address: '192.0.2.10', prefixLen: 24, cidr: '192.0.2.10/24', flags: expect.any(Number) },
+      { index, family: 6, address: '2001:db8::10', prefixLen: 64, cidr: '2001:db8::10/64', flags: expect.any(Number) },
     ]));
+    // IFA_F_PERMANENT (0x80): configured, not learnt
+    expect(listed.every((x) => (x.flags & 0x80) !== 0)).toBe(true);
     expect(rtnl.listAddresses({ index, family: 4 }).map((x) => x.cidr)).toEqual(['192.0.2.10/24']);
     expect(rtnl.listAddresses({ family: 4 }).map((x) => x.cidr).sort()).toEqual(['127.0.0.1/8', '192.0.2.10/24']);
     // the host namespace does not see them
@@ -68,6 +70,7 @@ describe('routes', () => {
     rtnl.addRoute({ dst: 'default', gateway: '192.0.2.1' });
     rtnl.addRoute({ dst: '198.51.100.0/24', gateway: '192.0.2.1', metric: 50 });
     rtnl.addRoute({ dst: '203.0.113.0/24', index });
+    rtnl.addRoute({ dst: '203.0.114.0/24', index, scope: 0 }); // a scope given wins over the implied link scope
     // IPv6 addresses are tentative until DAD finishes; a route via a gateway on-link needs only the prefix
     rtnl.addRoute({ dst: '2001:db8:1::/48', gateway: '2001:db8::1' });
     rtnl.addRoute({ dst: 'default', gateway: '2001:db8::1', metric: 7 });
@@ -77,6 +80,7 @@ describe('routes', () => {
       expect.objectContaining({ family: 4, dst: 'default', gateway: '192.0.2.1', index, table: 254 }),
       expect.objectContaining({ dst: '198.51.100.0/24', gateway: '192.0.2.1', metric: 50 }),
       expect.objectContaining({ dst: '203.0.113.0/24', gateway: null, index, scope: 253 }),
+      expect.objectContaining({ dst: '203.0.114.0/24', gateway: null, index, scope: 0 }),
     ]));
     const v6 = rtnl.listRoutes({ family: 6 });
     expect(v6).toEqual(expect.arrayContaining([
@@ -85,13 +89,14 @@ describe('routes', () => {
     ]));
     expect(rtnl.listRoutes().length).toBe(v4.length + v6.length);
     const ipRoutes = ipJson<any[]>('-n', nsName, '-4', 'route', 'show').map((r: any) => r.dst);
-    expect(ipRoutes).toEqual(expect.arrayContaining(['default', '198.51.100.0/24', '203.0.113.0/24']));
+    expect(ipRoutes).toEqual(expect.arrayContaining(['default', '198.51.100.0/24', '203.0.113.0/24', '203.0.114.0/24']));
     // the local table is separate
     expect(rtnl.listRoutes({ family: 4, table: 255 }).some((r) => r.dst === '192.0.2.10/32')).toBe(true);
 
     rtnl.deleteRoute({ dst: 'default', gateway: '192.0.2.1' });
     rtnl.deleteRoute({ dst: '198.51.100.0/24', gateway: '192.0.2.1', metric: 50 });
     rtnl.deleteRoute({ dst: '203.0.113.0/24', index });
+    rtnl.deleteRoute({ dst: '203.0.114.0/24', index }); // a delete matches any scope
     rtnl.deleteRoute({ dst: '2001:db8:1::/48', gateway: '2001:db8::1' });
     rtnl.deleteRoute({ dst: 'default', gateway: '2001:db8::1', metric: 7 });
     expect(ipJson<any[]>('-n', nsName, '-4', 'route', 'show').map((r: any) => r.dst)).toEqual(['192.0.2.0/24']);

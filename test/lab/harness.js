@@ -6,8 +6,9 @@
 //     module.exports = [{ name: 'pf-netns: moved and back', run: async (ctx) => { ... } }, ...];
 // A scenario fails by throwing. It registers its own cleanup with ctx.defer(fn) (run in reverse order after
 // it, even on failure) and may report measurements with ctx.figure(label, value).
-// After each scenario the harness checks that it left no namespace, link or netdevsim device behind; a leak
-// fails that scenario and is cleaned up so the next one starts from the same clean state.
+// After each scenario the harness checks that it left no namespace, link, netdevsim device or igb VF behind, and
+// that every igb PF is back with its driver and name; a leak fails that scenario and is cleaned up so the next one
+// starts from the same clean state.
 //
 //   node test/lab/harness.js [filter ...]   run the scenarios whose name contains any filter (default: all)
 //
@@ -19,6 +20,7 @@ const fs = require('node:fs');
 const path = require('node:path');
 const { performance } = require('node:perf_hooks');
 const { sh, ip } = require('./lib/shell');
+const { igbState, loadIgbDrivers, resetIgbVfs } = require('./lib/igb');
 
 const SCENARIO_DIR = path.join(__dirname, 'scenarios');
 // A bound per scenario, so a hung await cannot stall the rest (a hung *synchronous* call still would; the
@@ -56,6 +58,8 @@ function snapshotState() {
     netns: list('/run/netns'),
     links: list('/sys/class/net'),
     netdevsim: list('/sys/bus/netdevsim/devices'),
+    // the real SR-IOV NICs: bdf:driver:netdev-here:sriov_numvfs each
+    igb: igbState(),
   };
 }
 
@@ -77,6 +81,7 @@ function forceClean(before) {
   for (const dev of now.netdevsim.filter((d) => !before.netdevsim.includes(d))) {
     try { fs.writeFileSync('/sys/bus/netdevsim/del_device', dev.replace(/^netdevsim/, '')); } catch { /* best effort */ }
   }
+  resetIgbVfs();
   for (const l of snapshotState().links.filter((n) => !before.links.includes(n))) ip('link', 'del', l, { check: false });
 }
 
@@ -153,6 +158,8 @@ function prepareKernel() {
     sh('mount', ['-t', 'debugfs', 'debugfs', '/sys/kernel/debug'], { check: false });
   }
   fs.mkdirSync('/run/netns', { recursive: true });
+  // the emulated Intel 82576 NICs (when run-in-vm.sh plugged them in): igb, igbvf, vfio-pci
+  loadIgbDrivers(sh);
 }
 
 async function main() {

@@ -17,6 +17,11 @@
 #                  run a stock kernel (it crawls, then dies with "KVM internal
 #                  error ... emulation failure"), so auto picks TCG there.
 #   SRLAB_SMP      vCPUs (default 2)           SRLAB_MEM   MiB (default 1024)
+#   SRLAB_IGB      how many emulated Intel 82576 NICs (QEMU's `igb`: an SR-IOV
+#                  PF with 7 VFs, driven by the kernel's igb/igbvf) to plug in
+#                  (default 2; 0 for none).  The machine is always q35 with an
+#                  emulated VT-d IOMMU (intel_iommu=on), so a VF bound to
+#                  vfio-pci gets a real IOMMU group and /dev/vfio/<group>.
 #   SRLAB_TIMEOUT  seconds before qemu is killed (default 600)
 #   SRLAB_OVERLAY  1 (default): / inside the VM is an overlayfs (9p lower,
 #                  tmpfs upper): everything looks writable, writes are thrown
@@ -49,6 +54,7 @@ CMD="$1"
 T0=$EPOCHREALTIME
 ACCEL=${SRLAB_ACCEL:-auto}
 SMP=${SRLAB_SMP:-2}
+IGB=${SRLAB_IGB:-2}
 MEM=${SRLAB_MEM:-1024}
 TIMEOUT=${SRLAB_TIMEOUT:-600}
 OVERLAY=${SRLAB_OVERLAY:-1}
@@ -205,9 +211,20 @@ case "$ACCEL" in
   *)    ACC=(-accel tcg,thread=multi -cpu max) ;;
 esac
 
+# ---- SR-IOV NICs ----------------------------------------------------------
+# Each igb sits in its own PCIe root port (as a NIC in a slot), so it is alone in its IOMMU group with its VFs
+# and VFs appear on the port's bus. No netdev backend: the lab needs the devices, not a wire (QEMU's
+# "nic igbN has no peer" warning for that is filtered out below).
+NICARGS=()
+[[ "$IGB" =~ ^[0-9]$ ]] || { echo "run-in-vm: SRLAB_IGB must be 0-9" >&2; exit 255; }
+for ((n = 0; n < IGB; n++)); do
+  NICARGS+=(-device "pcie-root-port,id=rp$n,chassis=$((n + 1)),slot=$((n + 1))"
+            -device "igb,bus=rp$n,mac=52:54:00:5a:00:0$n")
+done
+
 # ---- boot ---------------------------------------------------------------
 # ttyS0 -> console log file, ttyS1 -> our stdout (the command's output).
-APPEND="console=ttyS0 panic=-1 quiet loglevel=4 srlab.overlay=$OVERLAY \
+APPEND="console=ttyS0 panic=-1 quiet loglevel=4 srlab.overlay=$OVERLAY intel_iommu=on \
 rdinit=/init mitigations=off tsc=reliable no_timer_check noreplace-smp \
 i8042.noaux i8042.nomux i8042.nopnp i8042.dumbkbd"
 log "starting qemu (${ACC[*]})"
@@ -215,7 +232,7 @@ log "starting qemu (${ACC[*]})"
 # (timeout(1) puts itself in its own process group, out of reach of ^C).
 set +e
 timeout -k 5 "$TIMEOUT" qemu-system-x86_64 "${ACC[@]}" \
-  -machine pc -m "$MEM" -smp "$SMP" \
+  -machine q35 -device intel-iommu,intremap=off -m "$MEM" -smp "$SMP" \
   -nodefaults -no-user-config -display none -no-reboot \
   -kernel "$VMLINUX" -initrd "$INITRD" -append "$APPEND" \
   -serial "file:$CONSOLE" -serial stdio \
@@ -223,8 +240,8 @@ timeout -k 5 "$TIMEOUT" qemu-system-x86_64 "${ACC[@]}" \
   -device virtio-9p-pci,fsdev=root,mount_tag=hostroot \
   -fsdev "local,id=share,path=$SHARE,security_model=none" \
   -device virtio-9p-pci,fsdev=share,mount_tag=srshare \
-  "${RWARGS[@]}" \
-  </dev/null &
+  "${RWARGS[@]}" "${NICARGS[@]}" \
+  </dev/null 2> >(grep --line-buffered -v '^qemu-system-x86_64: warning: nic igb\.[0-9] has no peer$' >&2) &
 QPID=$!
 INTR=0
 trap 'INTR=1; kill -TERM "$QPID" 2>/dev/null' INT TERM HUP

@@ -1,7 +1,11 @@
 #!/bin/bash
 # test/lab/setup.sh — one-time host setup for the kernel lab (Debian 12, as root). Idempotent.
 #
-#   * qemu, Debian's stock kernel (linux-image-amd64) and busybox-static for the VM's initramfs;
+#   * QEMU >= 8 (its emulated Intel 82576, `-device igb`: a PCI SR-IOV PF with 7 VFs, appeared in QEMU 8), from
+#     Debian's bookworm-backports: that source is added with an apt pin that takes qemu-system-x86 and the
+#     packages it needs a newer version of (seabios, ipxe-qemu, qemu-system-*) from it, and nothing else;
+#   * Debian's stock kernel (linux-image-amd64) — its igb, igbvf and vfio-pci modules drive the emulated NICs —
+#     and busybox-static for the VM's initramfs;
 #   * netdevsim.ko — the kernel's simulated SR-IOV NIC. Debian's config has CONFIG_NETDEVSIM unset, so the
 #     module is built here out of tree from the linux-source package of the *same upload* as the kernel
 #     image (same patches, same symbol CRCs for MODVERSIONS) against linux-headers, and installed under
@@ -12,9 +16,15 @@
 # everything is still there and returns at once (no apt-get update).
 #
 # Exit status: 0 ready; 2 not root; 3 packages could not be installed (no network / no apt); 1 other.
+# apt runs under /var/lock/sriovctl-apt.lock (shared with scripts/ensure-system-deps.sh and anyone else's apt).
 set -euo pipefail
 
-PKGS=(qemu-system-x86 linux-image-amd64 busybox-static cpio xz-utils bc make gcc)
+PKGS=(linux-image-amd64 busybox-static cpio xz-utils bc make gcc)
+QEMU_MIN_MAJOR=8
+BACKPORTS_LIST=/etc/apt/sources.list.d/sriovctl-bookworm-backports.sources
+BACKPORTS_PIN=/etc/apt/preferences.d/sriovctl-bookworm-backports
+# what QEMU's backport needs newer than bookworm has (checked with apt-get install -s on bookworm)
+QEMU_BACKPORTED="qemu-system-x86 qemu-system-common qemu-system-data qemu-system-gui qemu-utils qemu-block-extra seabios ipxe-qemu"
 
 say() { echo "lab-setup: $*" >&2; }
 
@@ -29,17 +39,24 @@ newest_kernel() {
   echo "$k"
 }
 
+# QEMU new enough to emulate the igb NIC (the lab's real SR-IOV PF) and the VT-d IOMMU
+qemu_ready() {
+  local v
+  v=$(qemu-system-x86_64 --version 2>/dev/null | sed -n 's/^QEMU emulator version \([0-9]*\)\..*/\1/p')
+  [ -n "$v" ] && [ "$v" -ge "$QEMU_MIN_MAJOR" ] && qemu-system-x86_64 -device help 2>/dev/null | grep -q '^name "igb"'
+}
+
 ready() {
   local k
-  command -v qemu-system-x86_64 >/dev/null && [ -x /bin/busybox ] && command -v cpio >/dev/null \
+  qemu_ready && [ -x /bin/busybox ] && command -v cpio >/dev/null \
     && command -v xz >/dev/null || return 1
   k=$(newest_kernel); [ -n "$k" ] || return 1
-  modinfo -k "$k" netdevsim >/dev/null 2>&1
+  modinfo -k "$k" netdevsim >/dev/null 2>&1 && modinfo -k "$k" igb igbvf vfio-pci >/dev/null 2>&1
 }
 
 if ready; then
   k=$(newest_kernel)
-  say "ready: kernel $k, $(modinfo -k "$k" -n netdevsim)"
+  say "ready: kernel $k, $(modinfo -k "$k" -n netdevsim), $(qemu-system-x86_64 --version | head -n 1)"
   exit 0
 fi
 
@@ -53,11 +70,35 @@ command -v apt-get >/dev/null || { say "apt-get not found: this lab needs Debian
 export DEBIAN_FRONTEND=noninteractive
 # The VM boots with its own tiny initramfs (run-in-vm.sh): skip the kernel package's mkinitramfs (~20 s).
 export INITRD=No
+apt_locked() { flock /var/lock/sriovctl-apt.lock apt-get "$@"; }
 apt_install() {
-  apt-get install -y -qq --no-install-recommends "$@" >/dev/null \
+  apt_locked install -y -qq --no-install-recommends "$@" >/dev/null \
     || { say "could not install: $* (network? apt sources?)"; exit 3; }
 }
-apt-get update -qq || { say "apt-get update failed (no network?)"; exit 3; }
+
+# bookworm has QEMU 7.2 (no igb): QEMU comes from bookworm-backports, and only QEMU (the pin's -1 keeps every
+# other backported package out, 990 takes QEMU's own from there even over an installed 7.2).
+if ! qemu_ready; then
+  cat > "$BACKPORTS_LIST" <<'EOF'
+# added by sriovctl's test/lab/setup.sh: QEMU >= 8 for the kernel lab's emulated igb NIC (see the pin)
+Types: deb
+URIs: http://deb.debian.org/debian
+Suites: bookworm-backports
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+EOF
+  cat > "$BACKPORTS_PIN" <<EOF
+# added by sriovctl's test/lab/setup.sh: from bookworm-backports, QEMU and what it needs newer; nothing else
+Package: *
+Pin: release n=bookworm-backports
+Pin-Priority: -1
+
+Package: $QEMU_BACKPORTED
+Pin: release n=bookworm-backports
+Pin-Priority: 990
+EOF
+fi
+apt_locked update -qq || { say "apt-get update failed (no network?)"; exit 3; }
 
 # The kernel linux-image-amd64 will bring, so that its headers and source come in the same apt run.
 PLANNED=$(apt-cache depends linux-image-amd64 2>/dev/null | sed -n 's/^ *Depends: linux-image-\([0-9].*-amd64\)$/\1/p' | head -n 1)
@@ -66,8 +107,9 @@ if [ -n "$PLANNED" ] && ! modinfo -k "$PLANNED" netdevsim >/dev/null 2>&1; then
   PLANNED_VER=$(apt-cache policy "linux-image-$PLANNED" | awk '/Candidate:/ { print $2 }')
   [ -n "$PLANNED_VER" ] && EXTRA=("linux-headers-$PLANNED" "linux-source-$(echo "$PLANNED" | cut -d. -f1-2)=$PLANNED_VER")
 fi
-say "installing ${PKGS[*]} ${EXTRA[*]}"
-apt_install "${PKGS[@]}" "${EXTRA[@]}"
+say "installing qemu-system-x86 (bookworm-backports) ${PKGS[*]} ${EXTRA[*]}"
+apt_install qemu-system-x86 "${PKGS[@]}" "${EXTRA[@]}"
+qemu_ready || { say "QEMU >= $QEMU_MIN_MAJOR with the igb device is not installed after apt: $(qemu-system-x86_64 --version | head -n 1)"; exit 3; }
 
 KVER=$(newest_kernel)
 [ -n "$KVER" ] || { say "no Debian kernel with a /boot/vmlinuz after installing linux-image-amd64"; exit 1; }
@@ -89,7 +131,7 @@ if ! modinfo -k "$KVER" netdevsim >/dev/null 2>&1; then
   install -D -m644 "$B/netdevsim.ko" "/lib/modules/$KVER/updates/netdevsim.ko"
   depmod -a "$KVER"
   # the source tarball is not needed any more
-  apt-get purge -y -qq "linux-source-$SERIES" >/dev/null || true
+  apt_locked purge -y -qq "linux-source-$SERIES" >/dev/null || true
 fi
 ready || { say "setup finished but the lab is still not usable"; exit 1; }
 say "ready: kernel $KVER, $(modinfo -k "$KVER" -n netdevsim)"

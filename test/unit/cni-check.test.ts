@@ -62,6 +62,7 @@ const addr = (index: number, address: string, prefixLen: number): Address => ({
   address,
   prefixLen,
   cidr: `${address}/${prefixLen}`,
+  flags: 0,
 });
 const route = (dst: string, gateway: string | null, family: 4 | 6 = 4): Route => ({ family, dst, gateway, index: 5, table: 254, metric: null, scope: 0, protocol: 4 });
 

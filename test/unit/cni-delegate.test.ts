@@ -179,7 +179,11 @@ describe('Ipam', () => {
     expect(del.stdin.prevResult.ips).toEqual([{ version: '4', address: '10.5.0.7/24' }]);
   });
   it('no shared version → code 1', () => {
-    writePlugin(binA, 'ipam', ['0.1.0', '0.2.0'], V100_RESULT);
+    // an old plugin is fine for an old network: its ip4/ip6 result is read
+    writePlugin(binA, 'ipam', ['0.1.0', '0.2.0'], { cniVersion: '0.2.0', ip4: { ip: '10.5.0.7/24', gateway: '10.5.0.1', routes: [{ dst: '0.0.0.0/0' }] } });
+    const old = new Ipam({ raw, type: 'ipam', cniVersion: '0.1.0', cniPath: [binA], stateDir }).add();
+    expect(old).toMatchObject({ ips: V100_RESULT.ips, routes: V100_RESULT.routes });
+    writePlugin(binA, 'ipam', ['2.0.0'], V100_RESULT);
     const ipam = new Ipam({ raw, type: 'ipam', cniVersion: '1.1.0', cniPath: [binA], stateDir });
     expect(failure(() => ipam.add()).code).toBe(1);
   });

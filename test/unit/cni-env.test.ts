@@ -121,12 +121,17 @@ describe('CNI_ARGS', () => {
     expect(a.podName).toBe('p');
     expect(a.pairs.K8S_POD_UID).toBe('u-1');
   });
-  it('keeps "=" inside a value', () => {
-    expect(parseCniArgs('K8S_POD_NAME=a=b').pairs.K8S_POD_NAME).toBe('a=b');
+  it('refuses "=" inside a value and an empty item, as libcni\'s LoadArgs', () => {
+    expect(failure(() => parseCniArgs('K8S_POD_NAME=a=b')).message).toContain('"K8S_POD_NAME=a=b"');
+    expect(failure(() => parseCniArgs('MAC=02:00:00:00:00:01;')).code).toBe(4);
   });
-  it('empty is fine, and so are empty segments', () => {
+  it('empty is fine', () => {
     expect(parseCniArgs('').pairs).toEqual({});
-    expect(parseCniArgs('MAC=02:00:00:00:00:01;').mac).toBe('02:00:00:00:00:01');
+  });
+  it('best effort (DEL, GC, STATUS): bad items skipped, unknown keys kept, a bad IgnoreUnknown ignored', () => {
+    const a = parseCniArgs('A=B=C;;junk;FOO=bar;IgnoreUnknown=yes;K8S_POD_NAME=p', false);
+    expect(a.pairs).toEqual({ FOO: 'bar', IgnoreUnknown: 'yes', K8S_POD_NAME: 'p' });
+    expect(a.podName).toBe('p');
   });
   it('an unknown key needs IgnoreUnknown (code 4 naming the key)', () => {
     const e = failure(() => parseCniArgs('FOO=bar'));
@@ -142,8 +147,12 @@ describe('CNI_ARGS', () => {
   it('IgnoreUnknown must be a boolean', () => {
     expect(failure(() => parseCniArgs('IgnoreUnknown=yes')).code).toBe(4);
   });
-  it('a bad CNI_ARGS makes the whole environment invalid', () => {
+  it('a bad CNI_ARGS makes the environment of ADD and CHECK invalid, not that of DEL, GC or STATUS', () => {
     expect(failure(() => parseEnv({ ...ADD_ENV, CNI_ARGS: 'junk' })).code).toBe(4);
+    expect(failure(() => parseEnv({ ...ADD_ENV, CNI_COMMAND: 'CHECK', CNI_ARGS: 'FOO=1' })).code).toBe(4);
+    for (const verb of ['DEL', 'GC', 'STATUS']) {
+      expect(parseEnv({ ...ADD_ENV, CNI_COMMAND: verb, CNI_ARGS: 'junk;FOO=1;A=B=C' }).args.pairs).toEqual({ FOO: '1' });
+    }
   });
 });
 

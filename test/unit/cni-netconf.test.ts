@@ -46,15 +46,19 @@ describe('common fields', () => {
   it('every supported version is accepted', () => {
     for (const v of ['0.3.0', '0.3.1', '0.4.0', '1.0.0', '1.1.0']) expect(parseNetConf({ ...base, cniVersion: v }).cniVersion).toBe(v);
   });
-  it('an unsupported or missing version → code 1', () => {
-    for (const v of ['0.1.0', '0.2.0', '1.2.0', '2.0.0']) {
+  it('an unsupported version → code 1', () => {
+    for (const v of ['0.5.0', '1.2.0', '2.0.0']) {
       const e = failure(() => parseNetConf({ ...base, cniVersion: v }));
       expect(e.code).toBe(1);
       expect(e.details).toContain(v);
     }
+  });
+  it('every version host-device and sriov-cni accept: absent and "" are 0.1.0, as libcni', () => {
+    for (const v of ['0.1.0', '0.2.0', '0.3.0', '0.3.1', '0.4.0', '1.0.0', '1.1.0']) expect(parseNetConf({ ...base, cniVersion: v }).cniVersion).toBe(v);
     const { cniVersion: _drop, ...noVersion } = base;
     expect(configVersionOf(noVersion)).toBe('0.1.0');
-    expect(failure(() => parseNetConf(noVersion)).code).toBe(1);
+    expect(parseNetConf(noVersion).cniVersion).toBe('0.1.0');
+    expect(parseNetConf({ ...base, cniVersion: '' }).cniVersion).toBe('0.1.0');
   });
   it('cniVersion of the wrong type → code 7', () => {
     expect(failure(() => parseNetConf({ ...base, cniVersion: 1.1 })).code).toBe(7);
@@ -83,8 +87,20 @@ describe('common fields', () => {
   it('logLevel and logFile', () => {
     expect(parseLogConf({ logLevel: 'debug', logFile: '/tmp/x.log' })).toEqual({ level: 'debug', file: '/tmp/x.log' });
     expect(parseLogConf({})).toEqual({ level: 'info', file: null });
-    expect(parseLogConf({ logLevel: 'loud' })).toEqual({ level: 'info', file: null });
-    expect(failure(() => parseNetConf({ ...base, logLevel: 'loud' })).message).toContain('logLevel');
+    // sriov-cni's logger: any case, and an unknown level (its "verbose") falls back to info on every verb
+    expect(parseLogConf({ logLevel: 'DEBUG' }).level).toBe('debug');
+    expect(parseLogConf({ logLevel: 'verbose' })).toEqual({ level: 'info', file: null, warning: expect.stringContaining('"verbose"') });
+    for (const verb of ['ADD', 'CHECK', 'DEL', 'GC', 'STATUS']) expect(parseNetConf({ ...base, logLevel: 'verbose' }, verb).name).toBe(base.name);
+    // not a string: refused where the config is acted on, ignored by DEL, GC and STATUS
+    expect(failure(() => parseNetConf({ ...base, logLevel: 5 }, 'ADD')).message).toContain('logLevel');
+    for (const verb of ['DEL', 'GC', 'STATUS']) expect(parseNetConf({ ...base, logLevel: 5, logFile: [] }, verb).name).toBe(base.name);
+  });
+  it("the network name follows libcni's rule, except on DEL (which gives back from the ledger whatever the name)", () => {
+    for (const bad of ['-net', 'a b', 'net/1', 'ne\nt', 'é']) {
+      for (const verb of ['ADD', 'CHECK', 'GC', 'STATUS']) expect(failure(() => parseNetConf({ ...base, name: bad }, verb)).code).toBe(7);
+      expect(parseNetConf({ ...base, name: bad }, 'DEL').name).toBe(bad);
+    }
+    expect(parseNetConf({ ...base, name: 'a.b_c-1' }).name).toBe('a.b_c-1');
   });
   it('prevResult is read in the config\'s version and checked', () => {
     const prev = { cniVersion: '0.4.0', interfaces: [{ name: 'net1', mac: '02:00:00:00:00:01', sandbox: '/x' }], ips: [{ version: '4', address: '10.1.0.5/24', interface: 0 }] };
@@ -170,7 +186,7 @@ describe('VF mode (sriov-cni fields)', () => {
     [{ vlan: 10, vlanProto: 'qinq' }, 'vlanProto', 'not one of'],
     [{ spoofchk: 'yes' }, 'spoofchk', 'not one of'],
     [{ spoofchk: true }, 'spoofchk', 'string'],
-    [{ trust: 'ON' }, 'trust', 'not one of'],
+    [{ trust: 'yes' }, 'trust', 'not one of'],
     [{ link_state: 'up' }, 'link_state', 'not one of'],
     [{ min_tx_rate: -1 }, 'min_tx_rate', 'out of range'],
     [{ max_tx_rate: '10' }, 'max_tx_rate', 'integer'],
@@ -180,6 +196,9 @@ describe('VF mode (sriov-cni fields)', () => {
     expect(e.message).toContain(field);
     expect(e.message).toContain(reason);
     expect(e.details).toBe(field);
+  });
+  it('spoofchk and trust in any case ("On"), with the meaning the word has (issue 14 row 8)', () => {
+    expect(parseNicConf({ deviceID: VF, spoofchk: 'On', trust: 'OFF' }, NO_ARGS).vf).toEqual({ spoofchk: true, trust: false });
   });
   it('min above max is fine when max is 0 (unlimited)', () => {
     expect(nic({ deviceID: VF, min_tx_rate: 200, max_tx_rate: 0 }).vf).toEqual({ minTxRate: 200, maxTxRate: 0 });
@@ -201,6 +220,16 @@ describe('whole-device mode (host-device fields)', () => {
     expect(nic({ kernelpath: '/sys/devices/pci0000:00/0000:00:02.0/' }).selector).toEqual({ by: 'kernelpath', path: '/sys/devices/pci0000:00/0000:00:02.0' });
     expect(nic({ pciBusID: '0000:00:02.0' })).toMatchObject({ mode: 'auto', selector: { by: 'pci', pci: '0000:00:02.0' } });
     expect(nic({ runtimeConfig: { deviceID: '0000:00:02.0' } }).selector).toEqual({ by: 'pci', pci: '0000:00:02.0' });
+  });
+  it("hwaddr as Go's net.ParseMAC reads it: 6, 8 or 20 bytes (InfiniBand), ':' '-' or '.' forms (issue 14 row 15)", () => {
+    const ib = '00:00:00:00:fe:80:00:00:00:00:00:00:02:00:5e:10:00:00:00:01';
+    expect(nic({ hwaddr: ib.toUpperCase() }).selector).toEqual({ by: 'mac', mac: ib });
+    expect(nic({ hwaddr: '0000.0000.fe80.0000.0000.0000.0200.5e10.0000.0001' }).selector).toEqual({ by: 'mac', mac: ib });
+    expect(nic({ hwaddr: '02-00-5e-10-00-00-00-01' }).selector).toEqual({ by: 'mac', mac: '02:00:5e:10:00:00:00:01' });
+    expect(nic({ hwaddr: '0000.5e00.5301' }).selector).toEqual({ by: 'mac', mac: '00:00:5e:00:53:01' });
+    for (const bad of ['02:00:00:00:00', '02:00:00:00:00:00:00', '02:00-00:00:00:00', '0000.5e00.530', ib + ':00']) {
+      expect(configError({ hwaddr: bad }).message).toContain('hwaddr');
+    }
   });
   it('host-device precedence: device > hwaddr > kernelpath > PCI address', () => {
     expect(nic({ device: 'a', hwaddr: '02:00:00:00:00:01', pciBusID: '0000:00:02.0' }).selector).toEqual({ by: 'name', name: 'a' });
@@ -237,8 +266,10 @@ describe('GC attachments', () => {
   it('an empty list is valid: nothing is in use', () => {
     expect(parseValidAttachments({ 'cni.dev/valid-attachments': [] })).toEqual([]);
   });
-  it('a missing list is refused rather than read as "nothing in use"', () => {
-    expect(failure(() => parseValidAttachments({})).code).toBe(7);
+  it('null (libcni\'s empty list) and a missing list mean nothing is in use, as libcni\'s own GC reads them', () => {
+    expect(parseValidAttachments({})).toEqual([]);
+    expect(parseValidAttachments({ 'cni.dev/valid-attachments': null })).toEqual([]);
+    expect(parseValidAttachments({ 'cni.dev/valid-attachments': null, 'cni.dev/attachments': [{ containerID: 'a', ifname: 'n' }] })).toHaveLength(1);
   });
   it('malformed entries → code 7', () => {
     expect(failure(() => parseValidAttachments({ 'cni.dev/valid-attachments': {} })).code).toBe(7);

@@ -41,6 +41,17 @@ describe('formatResult', () => {
     expect(out.interfaces[0].pciID).toBeUndefined();
     expect(Object.keys(out)).toEqual(['cniVersion', 'interfaces', 'ips', 'routes', 'dns']);
   });
+  it.each(['0.1.0', '0.2.0'])('%s: ip4 and ip6 with the routes of their family, no interfaces (as libcni types020)', (v) => {
+    const twoV4: CniResult = { ...internal, ips: [...internal.ips!, { address: '10.1.0.6/24', interface: 0 }] };
+    expect(formatResult(twoV4, v)).toEqual({
+      cniVersion: v,
+      ip4: { ip: '10.1.0.5/24', gateway: '10.1.0.1', routes: [{ dst: '0.0.0.0/0', gw: '10.1.0.1' }] },
+      ip6: { ip: 'fd00::5/64', routes: [{ dst: 'fd01::/64' }] },
+      dns: internal.dns,
+    });
+    // no address (no IPAM): printed without ip4/ip6, where libcni would fail after the NIC moved
+    expect(formatResult({ cniVersion: '1.1.0', interfaces: [{ name: 'net1' }] }, v)).toEqual({ cniVersion: v });
+  });
   it('a result without IPAM has only interfaces', () => {
     expect(formatResult({ cniVersion: '1.1.0', interfaces: [{ name: 'net1' }] }, '0.3.1')).toEqual({ cniVersion: '0.3.1', interfaces: [{ name: 'net1' }] });
   });
@@ -56,7 +67,9 @@ describe('parseResult', () => {
       const printed = formatResult(internal, v);
       const back = parseResult(printed, v);
       expect(formatResult(back, v)).toEqual(printed);
-      expect(back.ips).toEqual(internal.ips);
+      // 0.1.0/0.2.0 have no interfaces to point at
+      const ips = v === '0.1.0' || v === '0.2.0' ? internal.ips!.map(({ interface: _, ...ip }) => ip) : internal.ips;
+      expect(back.ips).toEqual(ips);
       if (v === '1.1.0') expect(back).toEqual(internal);
     }
   });
@@ -112,16 +125,16 @@ describe('versions', () => {
     expect(compareVersions('0.3.1', '0.4.0')).toBeLessThan(0);
   });
   it('VERSION lists every version we speak', () => {
-    expect(versionReply()).toEqual({ cniVersion: '1.1.0', supportedVersions: ['0.3.0', '0.3.1', '0.4.0', '1.0.0', '1.1.0'] });
+    expect(versionReply()).toEqual({ cniVersion: '1.1.0', supportedVersions: ['0.1.0', '0.2.0', '0.3.0', '0.3.1', '0.4.0', '1.0.0', '1.1.0'] });
   });
   it('an unsupported version → code 1 with both sides named', () => {
     try {
-      requireSupported('0.2.0');
+      requireSupported('0.5.0');
       throw new Error('no error');
     } catch (err) {
       expect(err).toBeInstanceOf(CniError);
       expect((err as CniError).code).toBe(1);
-      expect((err as CniError).details).toContain('0.2.0');
+      expect((err as CniError).details).toContain('0.5.0');
     }
   });
   it('CHECK needs 0.4.0, STATUS and GC need 1.1.0 (code 1 otherwise)', () => {
@@ -137,7 +150,8 @@ describe('versions', () => {
     expect(negotiateVersion('1.1.0', debian)).toBe('1.0.0');
     expect(negotiateVersion('0.4.0', debian)).toBe('0.4.0');
     expect(negotiateVersion('1.1.0', [...debian, '1.1.0'])).toBe('1.1.0');
-    expect(negotiateVersion('1.1.0', ['0.1.0', '0.2.0'])).toBeNull();
+    expect(negotiateVersion('1.1.0', ['0.1.0', '0.2.0'])).toBe('0.2.0');
+    expect(negotiateVersion('0.2.0', debian)).toBe('0.2.0');
     expect(negotiateVersion('0.3.0', ['1.0.0'])).toBeNull();
   });
 });

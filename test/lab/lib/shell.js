@@ -50,6 +50,12 @@ function linkJson(name, netns) {
   return JSON.parse(r.stdout)[0] ?? null;
 }
 
+/** What a restore must bring back: name, MAC, MTU and admin state as iproute2 reports them; null when absent. */
+function looks(name, netns) {
+  const j = linkJson(name, netns);
+  return j && { name: j.ifname, mac: j.address, mtu: j.mtu, up: j.flags.includes('UP') };
+}
+
 /** `ip netns add <name>`, deleted after the scenario unless it is already gone. */
 function tempNetns(ctx, name) {
   ip('netns', 'add', name);
@@ -70,4 +76,4 @@ async function poll(probe, { timeoutMs = 5000, intervalMs = 2 } = {}) {
   }
 }
 
-module.exports = { sh, ip, ipBatch, ipJson, linkJson, tempNetns, poll };
+module.exports = { sh, ip, ipBatch, ipJson, linkJson, looks, tempNetns, poll };

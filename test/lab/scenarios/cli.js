@@ -4,32 +4,10 @@
 // `node` starts slowly in the VM (seconds): each scenario runs the CLI only twice; the host tier covers the rest.
 'use strict';
 
-const fs = require('node:fs');
-const os = require('node:os');
-const path = require('node:path');
-const { spawnSync } = require('node:child_process');
 const { NetdevsimPf } = require('../lib/netdevsim');
-const { ip, linkJson, tempNetns, poll } = require('../lib/shell');
+const { ip, tempNetns, poll, looks } = require('../lib/shell');
+const { cliEnv, sriovctl } = require('../lib/sriovctl');
 const { expect, expectEqual } = require('../lib/expect');
-
-const BIN = path.join(__dirname, '..', '..', '..', 'bin', 'sriovctl.js');
-
-/** A private ledger; the real sysfs. */
-function cliEnv(ctx) {
-  const stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'lab-cli-state-'));
-  ctx.defer(() => fs.rmSync(stateDir, { recursive: true, force: true }));
-  return { ...process.env, SRIOVCTL_STATE_DIR: stateDir, SRIOVCTL_SYSFS_ROOT: '/sys' };
-}
-
-function sriovctl(env, ...args) {
-  const r = spawnSync(process.execPath, [BIN, ...args], { env, encoding: 'utf8', timeout: 90_000 });
-  return { code: r.status, stdout: r.stdout, stderr: r.stderr, line: `sriovctl ${args.join(' ')} -> ${r.status}: ${(r.stdout + r.stderr).trim()}` };
-}
-
-function looks(name, netns) {
-  const j = linkJson(name, netns);
-  return j && { name: j.ifname, mac: j.address, mtu: j.mtu, up: j.flags.includes('UP') };
-}
 
 async function pfWithLooks(ctx, suffix, opts = {}) {
   const pf = await NetdevsimPf.create({ name: ctx.ifname(suffix), ...opts });

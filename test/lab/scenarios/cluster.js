@@ -3,41 +3,10 @@
 // namespace dies. The real /sys is the sysfs root; iproute2 and sysfs are the witnesses.
 'use strict';
 
-const fs = require('node:fs');
-const os = require('node:os');
-const path = require('node:path');
-const { spawnSync } = require('node:child_process');
 const { NetdevsimPf } = require('../lib/netdevsim');
-const { ip, linkJson, poll, sh } = require('../lib/shell');
+const { ip, poll, sh, looks } = require('../lib/shell');
+const { clusterEnv, sriovctl } = require('../lib/sriovctl');
 const { expect, expectEqual } = require('../lib/expect');
-
-const BIN = path.join(__dirname, '..', '..', '..', 'bin', 'sriovctl.js');
-
-function sriovctl(env, ...args) {
-  const r = spawnSync(process.execPath, [BIN, ...args], { env, encoding: 'utf8', timeout: 120_000 });
-  return { code: r.status, stdout: r.stdout, stderr: r.stderr, line: `sriovctl ${args.join(' ')} -> ${r.status}: ${(r.stdout + r.stderr).trim()}` };
-}
-
-function looks(name, netns) {
-  const j = linkJson(name, netns);
-  return j && { name: j.ifname, mac: j.address, mtu: j.mtu, up: j.flags.includes('UP') };
-}
-
-/** A private ledger, the real sysfs, a cluster name; the cluster is taken down and its nodes removed afterwards. */
-function clusterEnv(ctx) {
-  const stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'lab-cluster-state-'));
-  const env = { ...process.env, SRIOVCTL_STATE_DIR: stateDir, SRIOVCTL_SYSFS_ROOT: '/sys' };
-  const name = `lab${Math.random().toString(16).slice(2, 6)}`;
-  ctx.defer(() => {
-    sriovctl(env, 'cluster', 'down', '--name', name, '-q');
-    for (const line of sh('ip', ['netns', 'list']).split('\n')) {
-      const ns = line.split(' ')[0];
-      if (ns.startsWith(`${name}-`)) ip('netns', 'del', ns);
-    }
-    fs.rmSync(stateDir, { recursive: true, force: true });
-  });
-  return { env, name };
-}
 
 async function pf(ctx, suffix) {
   const p = await NetdevsimPf.create({ name: ctx.ifname(suffix), maxVfs: 4 });

@@ -5,76 +5,19 @@
 // iproute2 is the independent witness. Plugin runs are few: each costs a Node start-up, slow in the VM.
 'use strict';
 
-const fs = require('node:fs');
-const os = require('node:os');
-const path = require('node:path');
-const { spawnSync } = require('node:child_process');
 const { createVfFixture } = require('../fixture');
+const { pluginFor, ok, settable, STATIC_IPAM } = require('../lib/cni-plugin');
 const { iproute2VfTable, iproute2SetVfs } = require('../lib/iproute2-vf');
 const { vfMac } = require('../lib/vf-settings');
-const { ip, ipJson, linkJson, tempNetns } = require('../lib/shell');
+const { ip, ipJson, tempNetns, looks } = require('../lib/shell');
 const { expect, expectEqual } = require('../lib/expect');
-
-const PLUGIN = path.join(__dirname, '..', '..', '..', 'bin', 'sriovctl-cni.js');
-
-/** A private state dir; returns a runner for the plugin with the fixture's sysfs tree. */
-function pluginFor(ctx, fx) {
-  const stateDir = fs.mkdtempSync(path.join(os.tmpdir(), 'lab-cni-state-'));
-  ctx.defer(() => fs.rmSync(stateDir, { recursive: true, force: true }));
-  const run = (command, { pod, ifname = 'net1', containerId = 'lab1', config }) => {
-    const r = spawnSync(process.execPath, [PLUGIN], {
-      encoding: 'utf8',
-      input: JSON.stringify(config),
-      env: {
-        PATH: process.env.PATH,
-        SRIOVCTL_STATE_DIR: stateDir,
-        SRIOVCTL_SYSFS_ROOT: fx.sysfsRoot,
-        CNI_COMMAND: command,
-        CNI_CONTAINERID: containerId,
-        CNI_NETNS: pod ? `/run/netns/${pod}` : '',
-        CNI_IFNAME: ifname,
-        CNI_PATH: '/usr/lib/cni',
-      },
-    });
-    let json = null;
-    try {
-      json = r.stdout.trim() ? JSON.parse(r.stdout) : null;
-    } catch {
-      // reported below
-    }
-    ctx.log(command, r.status, r.stdout.trim(), r.stderr.trim());
-    return { status: r.status, json, stdout: r.stdout, stderr: r.stderr };
-  };
-  const records = () => {
-    const dir = path.join(stateDir, 'records');
-    return fs.existsSync(dir) ? fs.readdirSync(dir).filter((f) => f.endsWith('.json')) : [];
-  };
-  return { run, records };
-}
-
-function ok(answer, what) {
-  expect(answer.status === 0, `${what} failed: ${answer.stdout.trim() || answer.stderr.trim()}`);
-  return answer.json;
-}
-
-/** The fields of a VF table entry that the config can set. */
-function settable(v) {
-  return { mac: v.mac, vlan: v.vlan, qos: v.qos, proto: v.vlanProto, spoofchk: v.spoofchk, trust: v.trust, linkState: v.linkState, min: v.minTxRate, max: v.maxTxRate };
-}
-
-function looks(name, netns) {
-  const j = linkJson(name, netns);
-  return j && { name: j.ifname, mac: j.address, mtu: j.mtu, up: j.flags.includes('UP') };
-}
-
-const STATIC_IPAM = { type: 'static', addresses: [{ address: '10.150.0.7/24', gateway: '10.150.0.1' }] };
 
 module.exports = [
   {
     name: 'cni-vf: every PF-side setting applied on ADD, CHECKed, restored exactly on DEL',
     async run(ctx) {
       const fx = await createVfFixture(ctx, { numVfs: 4 });
-      const plugin = pluginFor(ctx, fx);
+      const plugin = pluginFor(ctx, fx.sysfsRoot);
       // settings someone else put there: DEL must restore exactly these, not defaults
       iproute2SetVfs(fx.pf.name, [{ vf: 2, mac: vfMac(0x51, 2), vlan: 5, qos: 1, spoofchk: true, trust: false, minTxRate: 10, maxTxRate: 100 }]);
       const tableBefore = iproute2VfTable(fx.pf.name);
@@ -126,7 +69,7 @@ module.exports = [
     name: 'cni-vf: absent settings untouched, one rate given keeps the other',
     async run(ctx) {
       const fx = await createVfFixture(ctx, { numVfs: 2 });
-      const plugin = pluginFor(ctx, fx);
+      const plugin = pluginFor(ctx, fx.sysfsRoot);
       iproute2SetVfs(fx.pf.name, [{ vf: 1, mac: vfMac(0x53, 1), vlan: 9, qos: 2, spoofchk: false, trust: true, linkState: 'enable', minTxRate: 20, maxTxRate: 300 }]);
       const tableBefore = iproute2VfTable(fx.pf.name);
       const pod = tempNetns(ctx, ctx.ifname('pod'));
@@ -143,7 +86,7 @@ module.exports = [
       // VF 1 has no netdev: bound (in the tree) to vfio-pci, as DPDK pods use it
       const fx = await createVfFixture(ctx, { numVfs: 2, netdevs: 1 });
       fx.sim.setDriverLink(fx.vfs[1].bdf, 'vfio-pci');
-      const plugin = pluginFor(ctx, fx);
+      const plugin = pluginFor(ctx, fx.sysfsRoot);
       const tableBefore = iproute2VfTable(fx.pf.name);
       const pod = tempNetns(ctx, ctx.ifname('pod'));
       const config = { cniVersion: '1.1.0', name: 'lab-dpdk', type: 'sriovctl-cni', deviceID: fx.vfs[1].bdf, vlan: 200, mac: vfMac(0x54, 1), ipam: STATIC_IPAM };

@@ -10,7 +10,7 @@ const { spawnSync } = require('node:child_process');
 const { createVfFixture, NetdevsimPf } = require('../fixture');
 const { iproute2VfTable, iproute2SetVfs } = require('../lib/iproute2-vf');
 const { vfMac } = require('../lib/vf-settings');
-const { ip, linkJson, tempNetns, poll } = require('../lib/shell');
+const { ip, tempNetns, poll, looks } = require('../lib/shell');
 const { expect, expectEqual } = require('../lib/expect');
 const { DIST, withEnv } = require('../lib/project');
 
@@ -24,12 +24,6 @@ function isolate(ctx, sysfsRoot) {
   if (!sysfsRoot) ctx.defer(() => fs.rmSync(root, { recursive: true, force: true }));
   withEnv(ctx, { SRIOVCTL_STATE_DIR: stateDir, SRIOVCTL_SYSFS_ROOT: root });
   return { SRIOVCTL_STATE_DIR: stateDir, SRIOVCTL_SYSFS_ROOT: root };
-}
-
-/** name, MAC, MTU, admin state as iproute2 reports them. */
-function looks(name, netns) {
-  const j = linkJson(name, netns);
-  return j && { name: j.ifname, mac: j.address, mtu: j.mtu, up: j.flags.includes('UP') };
 }
 
 async function configuredPf(ctx) {
