@@ -9,6 +9,13 @@
       "cflags_cc!": [ "-fno-exceptions", "-std=gnu++17" ],
       "cflags": [ "-Wall", "-Wextra", "-O2" ],
       "cflags_cc": [ "-std=c++17", "-Wall", "-Wextra", "-fexceptions", "-O2" ]
+    },
+    {
+      "target_name": "sriovctl-sysfs-write",
+      "type": "executable",
+      "sources": [ "native/tools/sysfs_write.cc" ],
+      "cflags_cc!": [ "-std=gnu++17" ],
+      "cflags_cc": [ "-std=c++17", "-Wall", "-Wextra", "-O2" ]
     }
   ]
 }

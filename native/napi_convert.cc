@@ -83,16 +83,24 @@ Napi::Object linkToJs(Napi::Env env, const LinkInfo& l) {
   return o;
 }
 
-Napi::Array linksToJs(Napi::Env env, const std::vector<LinkInfo>& links) {
-  Napi::Array a = Napi::Array::New(env, links.size());
-  for (uint32_t i = 0; i < links.size(); ++i) a.Set(i, linkToJs(env, links[i]));
+namespace {
+
+/** A JS array of `items`, each converted by `one`. */
+template <typename T, typename Convert>
+Napi::Array arrayToJs(Napi::Env env, const std::vector<T>& items, Convert one) {
+  Napi::Array a = Napi::Array::New(env, items.size());
+  for (uint32_t i = 0; i < items.size(); ++i) a.Set(i, one(items[i]));
   return a;
 }
 
+}  // namespace
+
+Napi::Array linksToJs(Napi::Env env, const std::vector<LinkInfo>& links) {
+  return arrayToJs(env, links, [&](const LinkInfo& l) { return linkToJs(env, l); });
+}
+
 Napi::Array addressesToJs(Napi::Env env, const std::vector<AddressInfo>& addrs) {
-  Napi::Array a = Napi::Array::New(env, addrs.size());
-  for (uint32_t i = 0; i < addrs.size(); ++i) {
-    const AddressInfo& x = addrs[i];
+  return arrayToJs(env, addrs, [&](const AddressInfo& x) {
     Napi::Object o = Napi::Object::New(env);
     o.Set("index", x.index);
     o.Set("family", jsFamily(x.family));
@@ -100,15 +108,12 @@ Napi::Array addressesToJs(Napi::Env env, const std::vector<AddressInfo>& addrs) 
     o.Set("prefixLen", x.prefixLen);
     o.Set("cidr", x.address + "/" + std::to_string(x.prefixLen));
     o.Set("flags", x.flags);
-    a.Set(i, o);
-  }
-  return a;
+    return o;
+  });
 }
 
 Napi::Array routesToJs(Napi::Env env, const std::vector<RouteInfo>& routes) {
-  Napi::Array a = Napi::Array::New(env, routes.size());
-  for (uint32_t i = 0; i < routes.size(); ++i) {
-    const RouteInfo& r = routes[i];
+  return arrayToJs(env, routes, [&](const RouteInfo& r) {
     Napi::Object o = Napi::Object::New(env);
     o.Set("family", jsFamily(r.family));
     o.Set("dst", r.dstLen == 0 ? std::string("default")
@@ -120,9 +125,8 @@ Napi::Array routesToJs(Napi::Env env, const std::vector<RouteInfo>& routes) {
     o.Set("scope", r.scope);
     o.Set("protocol", r.protocol);
     o.Set("type", r.type);
-    a.Set(i, o);
-  }
-  return a;
+    return o;
+  });
 }
 
 Napi::Value driverInfoToJs(Napi::Env env, const std::optional<DriverInfo>& d) {

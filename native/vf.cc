@@ -52,6 +52,15 @@ VfInfo parseOneVf(const rtattr* vfInfo) {
   return v;
 }
 
+// ifla_vf_spoofchk and ifla_vf_trust have the same layout: { vf, setting }.
+template <typename Flag>
+void putVfFlag(NlRequest& req, unsigned short type, uint32_t vf, bool enabled) {
+  Flag f{};
+  f.vf = vf;
+  f.setting = enabled ? 1 : 0;
+  req.putStruct(type, f);
+}
+
 void putVfAttribute(NlRequest& req, uint32_t vf, const VfChange& c) {
   using K = VfChange::Kind;
   switch (c.kind) {
@@ -81,20 +90,12 @@ void putVfAttribute(NlRequest& req, uint32_t vf, const VfChange& c) {
         req.endNest(list);
       }
       break;
-    case K::Spoofchk: {
-      ifla_vf_spoofchk s{};
-      s.vf = vf;
-      s.setting = c.enabled ? 1 : 0;
-      req.putStruct(IFLA_VF_SPOOFCHK, s);
+    case K::Spoofchk:
+      putVfFlag<ifla_vf_spoofchk>(req, IFLA_VF_SPOOFCHK, vf, c.enabled);
       break;
-    }
-    case K::Trust: {
-      ifla_vf_trust t{};
-      t.vf = vf;
-      t.setting = c.enabled ? 1 : 0;
-      req.putStruct(IFLA_VF_TRUST, t);
+    case K::Trust:
+      putVfFlag<ifla_vf_trust>(req, IFLA_VF_TRUST, vf, c.enabled);
       break;
-    }
     case K::LinkState: {
       ifla_vf_link_state l{};
       l.vf = vf;

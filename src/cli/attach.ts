@@ -1,17 +1,15 @@
 // `sriovctl attach <nic> <target> [--as <name>] [--vfs <n>] [--driver <name>]`: lend a NIC to a namespace,
 // then (kubevirtci's flow in one command) create VFs on it and bind them. Every move goes through src/lend.
 import type { Command } from 'commander';
-import { lend } from '../lend';
+import { isRefusal, type Owner } from '../lend';
 import type { LendRecord } from '../ledger/types';
 import { assertIfName } from '../net';
 import { parseCount } from './arguments';
-import { attachMeta, type AttachMeta } from './attach-meta';
 import type { CommandIo, CommandKit } from './command-kit';
 import { CliError, ExitCode, usageError } from './exit-codes';
 import { giveBackRecord } from './give-back';
 import { resolveNic } from './nics';
 import { reasonOf } from './output';
-import { assertNicExists } from './records';
 import { releaseTarget, resolveTarget } from './targets';
 import { createVfs, planVfs, type VfPlan } from './vf-plan';
 
@@ -38,11 +36,6 @@ export function registerAttachCommand(program: Command, kit: CommandKit): void {
     );
 }
 
-/** The owner of an attach record: the target as typed, so `detach --all --target` finds it the same way. */
-export function attachOwner(targetText: string): string {
-  return `attach:${targetText}`;
-}
-
 async function attach(io: CommandIo, nicText: string, targetText: string, opts: AttachOptions): Promise<ExitCode> {
   // Everything that can be checked is checked before the first change.
   const nic = resolveNic(nicText);
@@ -55,29 +48,37 @@ async function attach(io: CommandIo, nicText: string, targetText: string, opts: 
   }
   if (opts.driver !== undefined && opts.vfs === undefined) throw usageError('--driver needs --vfs <n>');
   const target = await resolveTarget(targetText);
-  assertNicExists(nic);
-  const plan = opts.vfs !== undefined ? planVfs(nic, nicText, opts.vfs, opts.driver) : null;
-
-  const meta: AttachMeta = { target: targetText, ...(plan ? { vfs: { pf: plan.pf, before: plan.before } } : {}) };
-  const { record, link } = lend({ nic, target, owner: attachOwner(targetText), name: opts.as, meta: attachMeta(meta) });
+  // the target as typed, so `detach --all --target` finds it the same way
+  const owner: Owner = { kind: 'attach', target: targetText };
+  const lendPlan = io.session.prepare({ nic, target, owner, name: opts.as });
+  // the engine's refusal says what is in the way (no such NIC, lent to whom, already there)
+  if (isRefusal(lendPlan)) throw new CliError(lendPlan.error.message);
+  let plan: VfPlan | null;
+  try {
+    plan = opts.vfs !== undefined ? planVfs(io.session, nic, nicText, opts.vfs, opts.driver) : null;
+  } catch (err) {
+    lendPlan.close();
+    throw err;
+  }
+  const { record, link } = io.session.commit(lendPlan);
   // a pid target's namespace, held since resolution (on a failure above, the process exit closes it)
   releaseTarget(target);
   printSteps(io, record);
   io.out.line(`${nicText}: lent to ${targetText} as ${link?.name ?? record.targetName}`);
 
-  if (plan) await createVfsOrGiveBack(io, record, plan, nicText);
+  if (plan) await createVfsOrGiveBack(io, record, owner, plan, nicText);
   return ExitCode.ok;
 }
 
 /** VFs that cannot be made undo the whole attach: the VF count goes back, then the NIC (as detach does). */
-async function createVfsOrGiveBack(io: CommandIo, record: LendRecord, plan: VfPlan, nicText: string): Promise<void> {
+async function createVfsOrGiveBack(io: CommandIo, record: LendRecord, owner: Owner, plan: VfPlan, nicText: string): Promise<void> {
   try {
-    for (const line of await createVfs(plan)) io.out.detail(line);
+    for (const line of await createVfs(io.session, plan, { key: record.key, owner })) io.out.detail(line);
     io.out.line(`${nicText}: ${plan.count} VFs${plan.driver ? ` bound to ${plan.driver}` : ''}`);
   } catch (err) {
     let undone: string;
     try {
-      const back = await giveBackRecord(record);
+      const back = await giveBackRecord(io.session, record);
       const r = back.result;
       undone = [`given back (${r.outcome}${r.name ? ` as ${r.name}` : ''})`, ...back.warnings].join('; ');
     } catch (e) {

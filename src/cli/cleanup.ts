@@ -5,7 +5,6 @@
 // One line per NIC; idempotent; exit 0 when nothing is lost, 3 when any NIC could not be restored.
 import type { Command } from 'commander';
 import { isSysError } from '../errors';
-import { findRecords, recover, returnStray } from '../lend';
 import type { GiveBackResult } from '../lend/types';
 import type { LendRecord } from '../ledger/types';
 import type { CommandIo, CommandKit } from './command-kit';
@@ -58,7 +57,7 @@ async function cleanup(io: CommandIo, opts: { dryRun: boolean; json: boolean }):
 
 /** --dry-run: what the ledger holds and what the scan finds; nothing changes (no recover, no lock taken). */
 function plan(io: CommandIo): CleanupEntry[] {
-  const { records, corrupt } = readLedger();
+  const { records, corrupt } = readLedger(io.session);
   const entries: CleanupEntry[] = records.map((r) => ledgerEntry(r, { outcome: 'would-give-back' }));
   entries.push(...corrupt.map(corruptEntry));
   for (const s of scanStrays(io, records, records)) entries.push(strayEntry(s, { outcome: 'would-return', name: s.originalName ?? s.name }));
@@ -66,21 +65,21 @@ function plan(io: CommandIo): CleanupEntry[] {
 }
 
 async function act(io: CommandIo): Promise<CleanupEntry[]> {
-  const before = new Map(readLedger().records.map((r) => [r.key, r]));
+  const before = new Map(readLedger(io.session).records.map((r) => [r.key, r]));
   const entries: CleanupEntry[] = [];
 
   // 1. finish what crashed half-way
-  const recovered = recover();
+  const recovered = await io.session.recover();
   for (const res of recovered.results) entries.push(ledgerEntryOf(before.get(res.key), res));
   for (const f of recovered.failures) entries.push(failedLedgerEntry(before.get(f.key), f.key, f.error));
   entries.push(...recovered.corrupt.map(corruptEntry));
 
   // 2. give back every NIC still lent
   const failedKeys = new Set(recovered.failures.map((f) => f.key));
-  const lent = findRecords().filter((r) => !failedKeys.has(r.key));
+  const lent = io.session.findRecords().filter((r) => !failedKeys.has(r.key));
   for (const record of lent) {
     try {
-      const report = await giveBackRecord(record);
+      const report = await giveBackRecord(io.session, record);
       entries.push(ledgerEntry(record, { ...report.result, warnings: report.warnings }));
     } catch (err) {
       entries.push(failedLedgerEntry(record, record.key, reasonOf(err, io.globals.verbose)));
@@ -88,10 +87,10 @@ async function act(io: CommandIo): Promise<CleanupEntry[]> {
   }
 
   // 3. SR-IOV NICs nobody recorded, in namespaces that are not home to anything
-  const stillRecorded = findRecords();
+  const stillRecorded = io.session.findRecords();
   for (const stray of scanStrays(io, [...before.values(), ...stillRecorded], stillRecorded)) {
     try {
-      const res = returnStray({
+      const res = io.session.returnStray({
         in: { path: stray.netnsPath },
         name: stray.name,
         pciAddress: stray.pciAddress,
@@ -112,7 +111,7 @@ async function act(io: CommandIo): Promise<CleanupEntry[]> {
  */
 function scanStrays(io: CommandIo, homesOf: LendRecord[], recorded: LendRecord[]): Stray[] {
   const recordedPci = new Set(recorded.map((r) => r.identity.pciAddress).filter((p): p is string => p !== null));
-  const { strays, problems } = scanForStrays(homesOf.map((r) => r.home.id));
+  const { strays, problems } = scanForStrays(io.session, homesOf.map((r) => r.home.id));
   for (const p of problems) io.out.detail(`scan: ${p}`);
   return strays.filter((s) => !recordedPci.has(s.pciAddress));
 }

@@ -80,7 +80,7 @@ function contextFor(io: CommandIo, kit: CommandKit): ProviderContext {
     io.globals.quiet ? 'quiet' : io.globals.verbose ? 'verbose' : 'normal',
     kit.invocation.stderr ?? process.stderr,
   );
-  return { progress, run: toolRunner({ onCommand: (line) => progress.detail(line) }) };
+  return { progress, run: toolRunner({ onCommand: (line) => progress.detail(line) }), session: io.session };
 }
 
 export function registerClusterCommands(program: Command, kit: CommandKit): void {
@@ -189,7 +189,7 @@ function printUp(io: CommandIo, s: UpSummary, json: boolean): void {
 }
 
 async function down(io: CommandIo, kit: CommandKit, o: CommonOpts): Promise<ExitCode> {
-  const state = readClusterState(o.name);
+  const state = readClusterState(io.session.config.stateDir, o.name);
   const providerName = o.provider ?? state?.provider ?? 'local';
   if (state && o.provider && o.provider !== state.provider) {
     io.out.warn(`cluster ${o.name} was made with ${state.provider}, deleting it with ${o.provider} as asked`);
@@ -221,7 +221,7 @@ function printDown(io: CommandIo, s: DownSummary, final: boolean): void {
 }
 
 async function status(io: CommandIo, kit: CommandKit, o: CommonOpts): Promise<ExitCode> {
-  const state = readClusterState(o.name);
+  const state = readClusterState(io.session.config.stateDir, o.name);
   const provider = state ? makeProvider(state.provider) : null;
   const report = await clusterStatus(o.name, provider, contextFor(io, kit));
   if (o.json) io.out.json(report);

@@ -1,8 +1,10 @@
-// What every sriovctl command shares: the global options, applied once; an Output built from them; and one
-// way to turn a command's outcome (a code, or a thrown error) into one stderr line and an exit code.
+// What every sriovctl command shares: the global options and the environment read once into a Config, a lend
+// session made from it; an Output built from them; and one way to turn a command's outcome (a code, or a thrown
+// error) into one stderr line and an exit code.
 // The cluster commands (src/cli/cluster*.ts) register through the same kit.
-import * as path from 'node:path';
 import type { Command } from 'commander';
+import { readConfig } from '../config';
+import { openSession, type LendSession } from '../lend';
 import { ExitCode } from './exit-codes';
 import { Output, exitCodeOf, reasonOf, type Sink } from './output';
 
@@ -16,6 +18,8 @@ export interface GlobalOptions {
 export interface CommandIo {
   out: Output;
   globals: GlobalOptions;
+  /** The engine, configured from --state-dir/--sysfs-root over the environment; one per command run. */
+  session: LendSession;
 }
 
 /** The outcome of one run of the program; main() exits with it. */
@@ -42,14 +46,6 @@ export function globalOptions(cmd: Command): GlobalOptions {
   return { stateDir: o.stateDir, sysfsRoot: o.sysfsRoot, verbose: !!o.verbose, quiet: !!o.quiet };
 }
 
-/**
- * --state-dir and --sysfs-root become the environment variables every layer reads (src/config.ts), so the
- * engine, the ledger and the sysfs model all see the same roots — in this process and in any it starts.
- */
-export function applyGlobalOptions(g: GlobalOptions): void {
-  if (g.stateDir) process.env.SRIOVCTL_STATE_DIR = path.resolve(g.stateDir);
-  if (g.sysfsRoot) process.env.SRIOVCTL_SYSFS_ROOT = path.resolve(g.sysfsRoot);
-}
 
 export function createKit(invocation: Invocation): CommandKit {
   return {
@@ -62,11 +58,16 @@ export function createKit(invocation: Invocation): CommandKit {
         const args = commanderArgs.slice(0, -2) as (string | undefined)[];
         const globals = globalOptions(cmd);
         const out = new Output(globals, invocation.stdout, invocation.stderr);
+        // flags over environment, read here once: nothing below writes or reads the environment for them
+        const config = readConfig(process.env, { stateDir: globals.stateDir, sysfsRoot: globals.sysfsRoot });
+        const session = openSession(config, { keepHandles: true });
         try {
-          invocation.exitCode = await body({ out, globals }, args, opts);
+          invocation.exitCode = await body({ out, globals, session }, args, opts);
         } catch (err) {
           out.error(`${context(args, opts)}: ${reasonOf(err, globals.verbose)}`);
           invocation.exitCode = exitCodeOf(err);
+        } finally {
+          session.close();
         }
       };
     },

@@ -1,10 +1,9 @@
 // `sriovctl detach <nic> | --all [--target <target>]`: give back what `attach` lent, to the home recorded at
 // attach time (which may be a CI job's namespace), by the record — never by what the caller remembers.
 import type { Command } from 'commander';
-import { findRecords } from '../lend';
 import type { LendRecord } from '../ledger/types';
+import { ownerMatches, ownerOfKey } from '../lend';
 import { sameNetns, type NetnsId } from '../net';
-import { attachOwner } from './attach';
 import type { CommandIo, CommandKit } from './command-kit';
 import { CliError, ExitCode, usageError } from './exit-codes';
 import { giveBackRecord, nicLabel, printGiveBack, worst } from './give-back';
@@ -17,8 +16,6 @@ interface DetachOptions {
   all?: boolean;
   target?: string;
 }
-
-const ATTACH_OWNER_PREFIX = attachOwner('');
 
 export function registerDetachCommand(program: Command, kit: CommandKit): void {
   program
@@ -44,10 +41,10 @@ function detach(io: CommandIo, nicText: string | undefined, opts: DetachOptions)
 
 async function detachOne(io: CommandIo, nicText: string): Promise<ExitCode> {
   const selector = resolveNic(nicText);
-  const matches = recordsForNic(findRecords(), selector);
+  const matches = recordsForNic(io.session.findRecords(), selector);
   if (matches.length === 0) {
     // A second detach is a no-op; a NIC that exists nowhere is a mistake worth an error.
-    if (!nicExistsHere(selector)) throw new CliError('no record of it, and no such NIC here');
+    if (!nicExistsHere(io.session, selector)) throw new CliError('no record of it, and no such NIC here');
     io.out.line(`${nicText}: not lent`);
     return ExitCode.ok;
   }
@@ -55,17 +52,17 @@ async function detachOne(io: CommandIo, nicText: string): Promise<ExitCode> {
     throw new CliError(`ambiguous: ${matches.map((r) => `${nicLabel(r)} lent to ${r.owner}`).join(', ')}; use the PCI address`);
   }
   const record = matches[0];
-  if (!record.owner.startsWith(ATTACH_OWNER_PREFIX)) {
+  if (ownerOfKey(record.owner)?.kind !== 'attach') {
     // A CNI or cluster attachment is given back by its owner (or by cleanup), never behind its back.
     throw new CliError(`${nicLabel(record)} is lent by ${record.owner}, not by attach; its owner gives it back (or run sriovctl cleanup)`);
   }
-  const report = await giveBackRecord(record);
+  const report = await giveBackRecord(io.session, record);
   printGiveBack(io.out, record, report);
   return report.exitCode;
 }
 
 async function detachAll(io: CommandIo, targetText: string | undefined): Promise<ExitCode> {
-  let records = findRecords({ ownerPrefix: ATTACH_OWNER_PREFIX });
+  let records = io.session.findRecords({ owner: { kind: 'attach' } });
   if (targetText !== undefined) records = records.filter(await lentTo(targetText));
   if (records.length === 0) {
     io.out.line(targetText ? `nothing is lent to ${targetText}` : 'nothing is lent by attach');
@@ -74,11 +71,11 @@ async function detachAll(io: CommandIo, targetText: string | undefined): Promise
   const codes: ExitCode[] = [];
   for (const record of records) {
     try {
-      const report = await giveBackRecord(record);
+      const report = await giveBackRecord(io.session, record);
       printGiveBack(io.out, record, report);
       codes.push(report.exitCode);
     } catch (err) {
-      io.out.error(`detach ${nicLabel(record)} from ${record.owner.slice(ATTACH_OWNER_PREFIX.length)}: ${reasonOf(err, io.globals.verbose)}`);
+      io.out.error(`detach ${nicLabel(record)} from ${attachTarget(record)}: ${reasonOf(err, io.globals.verbose)}`);
       codes.push(ExitCode.failed);
     }
   }
@@ -102,5 +99,11 @@ async function lentTo(targetText: string): Promise<(r: LendRecord) => boolean> {
   } catch (err) {
     if (!(err instanceof CliError) || err.exitCode === ExitCode.usage) throw err;
   }
-  return (r) => r.owner === attachOwner(targetText) || (id !== null && sameNetns(r.target.id, id));
+  return (r) => ownerMatches(r.owner, { kind: 'attach', target: targetText }) || (id !== null && sameNetns(r.target.id, id));
+}
+
+/** The target as typed to attach. */
+function attachTarget(record: LendRecord): string {
+  const owner = ownerOfKey(record.owner);
+  return owner?.kind === 'attach' ? owner.target : record.owner;
 }

@@ -4,17 +4,18 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { requireWithCodeCache } from '../code-cache';
-import { stateDir } from '../config';
+import { readConfig } from '../config';
 
 const RUN_BUNDLE = 'sriovctl-run.bundle.js';
 
 export function run(): void {
   const bundle = join(__dirname, RUN_BUNDLE);
+  const { stateDir } = readConfig(process.env);
   // the cache lives in the state directory, but a read-only command must not create that on a fresh machine
   const cli = !existsSync(bundle)
     ? (require('./main') as typeof import('./main'))
-    : existsSync(stateDir())
-      ? (requireWithCodeCache(bundle, join(stateDir(), 'cli', 'code-cache')) as typeof import('./main'))
+    : existsSync(stateDir)
+      ? (requireWithCodeCache(bundle, join(stateDir, 'cli', 'code-cache')) as typeof import('./main'))
       : (require(bundle) as typeof import('./main'));
   cli.run();
 }

@@ -1,12 +1,10 @@
-// Giving back one record from the CLI (detach, cleanup): undo what attach added on top of the lend (the VF
-// count), then let the engine bring the NIC home. One line per NIC.
-import { giveBack } from '../lend';
+// Giving back one record from the CLI (detach, cleanup): the engine undoes everything from the record (a VF count
+// included); this file says how it went, one line per NIC.
+import type { LendSession } from '../lend';
 import type { GiveBackResult } from '../lend/types';
 import type { LendRecord } from '../ledger/types';
-import { readAttachMeta } from './attach-meta';
 import { ExitCode } from './exit-codes';
 import type { Output } from './output';
-import { restoreVfCount } from './vf-plan';
 
 /** Lock wait: an attach or a CNI DEL may hold the NIC for a moment. */
 const GIVE_BACK_LOCK_TIMEOUT_MS = 10_000;
@@ -18,18 +16,9 @@ export interface GiveBackReport {
   exitCode: ExitCode;
 }
 
-export async function giveBackRecord(record: LendRecord): Promise<GiveBackReport> {
-  const warnings: string[] = [];
-  const vfs = readAttachMeta(record.meta)?.vfs;
-  if (vfs) {
-    try {
-      await restoreVfCount(vfs.pf, vfs.before);
-    } catch (err) {
-      warnings.push(`VF count of ${vfs.pf} not restored to ${vfs.before}: ${(err as Error).message}`);
-    }
-  }
-  const result = giveBack(record.key, { owner: record.owner, lockTimeoutMs: GIVE_BACK_LOCK_TIMEOUT_MS });
-  warnings.push(...result.warnings);
+export async function giveBackRecord(s: LendSession, record: LendRecord): Promise<GiveBackReport> {
+  const result = await s.giveBack(record.key, { owner: record.owner, lockTimeoutMs: GIVE_BACK_LOCK_TIMEOUT_MS });
+  const warnings = result.warnings;
   const exitCode = result.outcome === 'returned-renamed' || warnings.length > 0 ? ExitCode.warnings : ExitCode.ok;
   return { result, warnings, exitCode };
 }

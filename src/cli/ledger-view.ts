@@ -1,9 +1,8 @@
 // Reading the ledger for commands that change nothing (status, cleanup --dry-run): no state directory is
 // created on a machine that never lent a NIC (openLedger would make it).
-import * as path from 'node:path';
-import { stateDir } from '../config';
+import type { LendSession } from '../lend';
 import { scanRecords, type ScanResult } from '../ledger';
 
-export function readLedger(): ScanResult {
-  return scanRecords({ dir: path.resolve(stateDir()) });
+export function readLedger(s: LendSession): ScanResult {
+  return scanRecords({ dir: s.config.stateDir });
 }

@@ -1,6 +1,6 @@
 // `<nic>` on the command line → which NIC the lending engine should take: a PCI address (wherever the NIC
 // is now) or an interface name in the caller's namespace.
-import type { NicSelector } from '../lend/types';
+import type { NicRef } from '../lend/types';
 import { assertIfName } from '../net';
 import { isBdf } from '../sriov';
 import { usageError } from './exit-codes';
@@ -14,7 +14,7 @@ export function parsePciAddress(text: string): string | null {
   return isBdf(full) ? full : null;
 }
 
-export function resolveNic(text: string): NicSelector {
+export function resolveNic(text: string): NicRef {
   const pci = parsePciAddress(text);
   if (pci) return { pci };
   try {

@@ -3,7 +3,7 @@
 import { Command } from 'commander';
 import { packageVersion } from '../package-version';
 import { registerAttachCommand } from './attach';
-import { applyGlobalOptions, createKit, globalOptions, type CommandKit, type Invocation } from './command-kit';
+import { createKit, globalOptions, type CommandKit, type Invocation } from './command-kit';
 import { registerCleanupCommand } from './cleanup';
 import { registerClusterCommands, registerDemoCommand } from './cluster';
 import { registerDetachCommand } from './detach';
@@ -49,7 +49,6 @@ export function buildProgram(invocation: Invocation, extra: RegisterCommands[] =
   program.hook('preAction', (_root, actionCommand) => {
     const g = globalOptions(actionCommand);
     if (g.verbose && g.quiet) throw usageError('-v/--verbose and -q/--quiet exclude each other');
-    applyGlobalOptions(g);
   });
 
   const kit = createKit(invocation);

@@ -1,16 +1,16 @@
 // Finding the record of a NIC as a person names it on the command line.
-import type { NicSelector } from '../lend/types';
+import type { NicRef } from '../lend/types';
 import type { LendRecord } from '../ledger/types';
-import { connect, sameNetns } from '../net';
+import type { LendSession } from '../lend';
+import { sameNetns } from '../net';
 import { deviceDir } from '../sriov';
-import { CliError } from './exit-codes';
-import { ownNetnsId } from './netns-id';
+import { ownNetnsId } from '../net';
 
 /**
  * The records of the NIC `selector` names. A PCI address matches the identity; a name matches the NIC's home
  * name (as typed at attach time) first, and only when none does, the name it was given in its target.
  */
-export function recordsForNic(records: LendRecord[], selector: NicSelector): LendRecord[] {
+export function recordsForNic(records: LendRecord[], selector: NicRef): LendRecord[] {
   if ('pci' in selector) return records.filter((r) => r.identity.pciAddress === selector.pci);
   const byHomeName = records.filter((r) => r.snapshot.name === selector.name || r.identity.name === selector.name);
   if (byHomeName.length > 1) {
@@ -23,18 +23,7 @@ export function recordsForNic(records: LendRecord[], selector: NicSelector): Len
 }
 
 /** Whether the NIC exists: a link of that name in our namespace, or a PCI device of that address. */
-export function nicExistsHere(selector: NicSelector): boolean {
-  if ('pci' in selector) return deviceDir(selector.pci) !== null;
-  const rtnl = connect();
-  try {
-    return rtnl.findLink({ name: selector.name }) !== null;
-  } finally {
-    rtnl.close();
-  }
-}
-
-/** Why a NIC named on the command line cannot be taken, before asking the engine (a clearer message than ENODEV). */
-export function assertNicExists(selector: NicSelector): void {
-  if (nicExistsHere(selector)) return;
-  throw new CliError('pci' in selector ? `no PCI device ${selector.pci}` : `no interface ${selector.name} in this namespace`);
+export function nicExistsHere(s: LendSession, selector: NicRef): boolean {
+  if ('pci' in selector) return deviceDir(s.sysfs, selector.pci) !== null;
+  return s.rtnl(null).findLink({ name: selector.name }) !== null;
 }

@@ -9,7 +9,7 @@ import { ExitCode } from './exit-codes';
 import { nicLabel } from './give-back';
 import { reasonOf } from './output';
 import { formatTable } from './table';
-import { whereIs, type Whereabouts } from '../lend';
+import type { Whereabouts } from '../lend';
 
 /** One lent NIC, as `status --json` prints it (a contract for scripts). */
 export interface StatusEntry {
@@ -35,7 +35,7 @@ export function registerStatusCommand(program: Command, kit: CommandKit): void {
 }
 
 function status(io: CommandIo, json: boolean): ExitCode {
-  const { records, corrupt } = readLedger();
+  const { records, corrupt } = readLedger(io.session);
   const entries = records.map((r) => statusEntry(r, io));
   for (const c of corrupt) io.out.warn(`unreadable record ${c.file}: ${c.error} (run sriovctl cleanup)`);
   if (json) io.out.json(entries);
@@ -47,7 +47,7 @@ function status(io: CommandIo, json: boolean): ExitCode {
 function statusEntry(r: LendRecord, io: CommandIo): StatusEntry {
   let now: Whereabouts;
   try {
-    now = whereIs(r);
+    now = io.session.whereIs(r);
   } catch (err) {
     io.out.warn(`${nicLabel(r)}: cannot tell where it is: ${reasonOf(err, io.globals.verbose)}`);
     now = { place: 'unknown', name: null, namespace: null };

@@ -4,8 +4,9 @@
 // Read-only: the moves are src/lend's (returnStray).
 import { connect, openNetns, type Link, type NetnsId, type Rtnl } from '../net';
 import { initialNetnsId, namespacePaths } from '../lend/namespaces';
-import { deviceDir, getPf, getVf, isUserspaceDriver, listPfs, listVfs, type SysNetdev } from '../sriov';
-import { netnsIdKey, ownNetnsId, statNetnsId } from './netns-id';
+import type { LendSession } from '../lend';
+import { deviceDir, getPf, getVf, isUserspaceDriver, listPfs, listVfs, type Sysfs, type SysNetdev } from '../sriov';
+import { netnsIdKey, ownNetnsId, statNetnsId } from '../net';
 
 export interface Stray {
   /** A path that reached its namespace during the scan. */
@@ -26,16 +27,16 @@ export interface StrayScan {
 const ZERO_MAC = '00:00:00:00:00:00';
 
 /** `exclude`: namespaces never scanned besides the initial one and ours (the homes of recorded NICs). */
-export function scanForStrays(exclude: NetnsId[] = []): StrayScan {
+export function scanForStrays(s: LendSession, exclude: NetnsId[] = []): StrayScan {
   const seen = new Set([initialNetnsId(), ownNetnsId(), ...exclude].map(netnsIdKey));
   const result: StrayScan = { strays: [], problems: [] };
-  const byMac = homelessSysfsNetdevs();
+  const byMac = homelessSysfsNetdevs(s);
   for (const path of namespacePaths()) {
     const id = statNetnsId(path);
     if (!id || seen.has(netnsIdKey(id))) continue;
     seen.add(netnsIdKey(id));
     try {
-      result.strays.push(...straysIn(path, byMac));
+      result.strays.push(...straysIn(s.sysfs, path, byMac));
     } catch (err) {
       // a process that exited between listing and opening: its namespace is someone else's concern now
       result.problems.push(`${path}: ${(err as Error).message}`);
@@ -44,15 +45,16 @@ export function scanForStrays(exclude: NetnsId[] = []): StrayScan {
   return result;
 }
 
-function straysIn(path: string, byMac: Map<string, SysfsNetdev>): Stray[] {
+function straysIn(sys: Sysfs, path: string, byMac: Map<string, SysfsNetdev>): Stray[] {
   const ns = openNetns(path);
   try {
+    // not the session's: a sweep of every namespace on the machine keeps none of them open
     const rtnl = connect(ns);
     try {
       const found: Stray[] = [];
       for (const link of rtnl.listLinks()) {
         if (link.name === 'lo') continue;
-        const s = identify(rtnl, link, byMac);
+        const s = identify(sys, rtnl, link, byMac);
         if (s) found.push({ netnsPath: path, name: link.name, ...s });
       }
       return found;
@@ -70,10 +72,10 @@ function straysIn(path: string, byMac: Map<string, SysfsNetdev>): Stray[] {
  * namespace's netdevs, so on a real kernel this never matches a NIC of another namespace — it serves trees whose
  * netdev entries stay put, like the simulated lab's).
  */
-function identify(rtnl: Rtnl, link: Link, byMac: Map<string, SysfsNetdev>): Omit<Stray, 'netnsPath' | 'name'> | null {
+function identify(sys: Sysfs, rtnl: Rtnl, link: Link, byMac: Map<string, SysfsNetdev>): Omit<Stray, 'netnsPath' | 'name'> | null {
   if (link.kind === null) {
-    const address = busInfoOf(rtnl, link.name);
-    if (address && isSriovDevice(address)) return { pciAddress: address, originalName: null };
+    const address = busInfoOf(sys, rtnl, link.name);
+    if (address && isSriovDevice(sys, address)) return { pciAddress: address, originalName: null };
   }
   const mac = link.permMac && link.permMac !== ZERO_MAC ? link.permMac : link.mac;
   const netdev = mac && mac !== ZERO_MAC ? byMac.get(mac) : undefined;
@@ -81,24 +83,24 @@ function identify(rtnl: Rtnl, link: Link, byMac: Map<string, SysfsNetdev>): Omit
   return { pciAddress: netdev.address, originalName: netdev.name !== link.name ? netdev.name : null };
 }
 
-function busInfoOf(rtnl: Rtnl, name: string): string | null {
+function busInfoOf(sys: Sysfs, rtnl: Rtnl, name: string): string | null {
   try {
     const info = rtnl.driverInfo(name);
-    return info && info.busInfo && deviceDir(info.busInfo) ? info.busInfo : null;
+    return info && info.busInfo && deviceDir(sys, info.busInfo) ? info.busInfo : null;
   } catch {
     return null;
   }
 }
 
 /** A PF (sriov_totalvfs / sriov_numvfs) or a VF (physfn) in sysfs. */
-function isSriovDevice(address: string): boolean {
+function isSriovDevice(sys: Sysfs, address: string): boolean {
   try {
-    if (getVf(address)) return true;
+    if (getVf(sys, address)) return true;
   } catch {
     // not a device sysfs knows as a VF
   }
   try {
-    getPf(address);
+    getPf(sys, address);
     return true;
   } catch {
     return false;
@@ -111,22 +113,18 @@ interface SysfsNetdev {
 }
 
 /** SR-IOV netdevs sysfs lists whose name is not a link in our namespace, by MAC. */
-function homelessSysfsNetdevs(): Map<string, SysfsNetdev> {
-  const rtnl = connect();
+function homelessSysfsNetdevs(s: LendSession): Map<string, SysfsNetdev> {
+  const rtnl = s.rtnl(null);
   const byMac = new Map<string, SysfsNetdev>();
-  try {
-    const add = (address: string, netdevs: SysNetdev[]) => {
-      for (const n of netdevs) {
-        if (!n.mac || n.mac === ZERO_MAC || rtnl.findLink({ name: n.name })) continue;
-        byMac.set(n.mac.toLowerCase(), { address, name: n.name });
-      }
-    };
-    for (const pf of listPfs()) {
-      add(pf.address, pf.netdevs);
-      for (const vf of listVfs(pf.address)) if (!isUserspaceDriver(vf.driver)) add(vf.address, vf.netdevs);
+  const add = (address: string, netdevs: SysNetdev[]) => {
+    for (const n of netdevs) {
+      if (!n.mac || n.mac === ZERO_MAC || rtnl.findLink({ name: n.name })) continue;
+      byMac.set(n.mac.toLowerCase(), { address, name: n.name });
     }
-  } finally {
-    rtnl.close();
+  };
+  for (const pf of listPfs(s.sysfs)) {
+    add(pf.address, pf.netdevs);
+    for (const vf of listVfs(s.sysfs, pf.address)) if (!isUserspaceDriver(vf.driver)) add(vf.address, vf.netdevs);
   }
   return byMac;
 }

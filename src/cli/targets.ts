@@ -9,7 +9,7 @@ import { isSysError } from '../errors';
 import { CONTAINER_RUNTIMES, containerPid, type ContainerRuntime } from '../cluster/container-runtime';
 import { toolRunner } from '../cluster/tools';
 import { CliError, usageError } from './exit-codes';
-import { statNetnsId } from './netns-id';
+import { statNetnsId } from '../net';
 
 /** Where `ip netns add` puts named namespaces. */
 export const NETNS_DIR = '/var/run/netns';

@@ -1,7 +1,7 @@
 // `sriovctl vfs <pf> [<count>] [--driver <name>] [--timeout <seconds>] [--json]`: show or set a PF's VF count
 // the way the kernel requires (0 first, poll, read back, bounded), optionally binding the VFs to a driver.
 import type { Command } from 'commander';
-import { getPf, listVfs, type SriovVf } from '../sriov';
+import { getPf, listVfs, type SriovVf, type Sysfs } from '../sriov';
 import { parseCount, parseSeconds } from './arguments';
 import type { CommandIo, CommandKit } from './command-kit';
 import { ExitCode, usageError } from './exit-codes';
@@ -47,21 +47,21 @@ async function vfs(io: CommandIo, pfText: string, count: number | undefined, opt
   let address: string;
   if (count !== undefined) {
     const timeoutMs = opts.timeout !== undefined ? Math.ceil(opts.timeout * 1000) : undefined;
-    const plan = planVfs(nic, pfText, count, opts.driver, timeoutMs);
-    for (const line of await createVfs(plan)) io.out.detail(line);
+    const plan = planVfs(io.session, nic, pfText, count, opts.driver, timeoutMs);
+    for (const line of await createVfs(io.session, plan)) io.out.detail(line);
     address = plan.pf;
   } else {
-    address = pfAddressOf(nic, pfText);
+    address = pfAddressOf(io.session, nic, pfText);
   }
-  const report = vfsReport(address);
+  const report = vfsReport(io.session.sysfs, address);
   if (opts.json) io.out.json(report);
   else printReport(io, pfText, report, count !== undefined ? opts.driver : undefined);
   return ExitCode.ok;
 }
 
-function vfsReport(address: string): VfsReport {
-  const pf = getPf(address);
-  return { pf: pf.address, totalVfs: pf.totalVfs, numVfs: pf.numVfs, driver: pf.driver, vfs: listVfs(pf.address) };
+function vfsReport(sys: Sysfs, address: string): VfsReport {
+  const pf = getPf(sys, address);
+  return { pf: pf.address, totalVfs: pf.totalVfs, numVfs: pf.numVfs, driver: pf.driver, vfs: listVfs(sys, pf.address) };
 }
 
 function printReport(io: CommandIo, pfText: string, r: VfsReport, boundTo: string | undefined): void {

@@ -6,15 +6,15 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { packageRoot } from '../package-root';
-import { stateDir } from '../config';
-import { findRecords } from '../lend';
+import { configEnv } from '../config';
+import { ownerMatches, ownerOfKey, type LendSession } from '../lend';
 import { connect, createNamedNetns, deleteNamedNetns, openNetns, type Link } from '../net';
-import { listVfs, netdevsOf } from '../sriov';
-import { clusterDown, restored, type NicReturn } from './down';
+import { listVfs, netdevsOf, type Sysfs } from '../sriov';
+import { clusterDown, nodeOf, restored, type NicReturn } from './down';
 import { localProvider, NETNS_DIR } from './providers/local';
 import { simNicPlan, simSysfsRoot } from './sim-lab';
 import { clusterDir, readClusterState } from './state';
-import type { ProviderContext } from './types';
+import { ofCluster, type ProviderContext } from './types';
 import { clusterUp, UP_DEFAULTS, UpFailed } from './up';
 
 export interface Look {
@@ -57,6 +57,7 @@ const cniBin = (): string => join(packageRoot(), 'bin', 'sriovctl-cni.js');
 
 export async function runDemo(ctx: ProviderContext): Promise<DemoReport> {
   const progress = ctx.progress;
+  const stateDir = ctx.session.config.stateDir;
   const name = `demo-${randomBytes(2).toString('hex')}`;
   const report: DemoReport = { cluster: name, ok: false, nics: [], timings: {}, leftovers: [], errors: [] };
   const provider = localProvider();
@@ -74,12 +75,12 @@ export async function runDemo(ctx: ProviderContext): Promise<DemoReport> {
     mark('cluster up', t);
     for (const n of up.nodes) if (n.sriovStageMs !== null) report.timings[`SR-IOV stage ${n.name}`] = n.sriovStageMs;
 
-    for (const r of findRecords({ ownerPrefix: `cluster:${name}/` })) {
+    for (const r of ctx.session.findRecords({ owner: ofCluster(name) })) {
       report.nics.push({
         name: r.snapshot.name,
         pciAddress: r.identity.pciAddress,
         kind: 'PF',
-        lentTo: r.owner.slice(r.owner.indexOf('/') + 1),
+        lentTo: nodeOf(r) ?? r.owner,
         before: { name: r.snapshot.name, mac: r.snapshot.mac, mtu: r.snapshot.mtu },
         after: null,
         back: false,
@@ -88,14 +89,14 @@ export async function runDemo(ctx: ProviderContext): Promise<DemoReport> {
     }
 
     // a pod on agent 0 gets VF 0 of that agent's PF, through the CNI plugin as kubelet (in the node) would run it
-    const state = readClusterState(name)!;
+    const state = readClusterState(stateDir, name)!;
     const agent = state.nodes.find((n) => n.role === 'agent' && n.pf && !n.error);
     if (!agent) throw new Error('no agent is ready');
-    const sysfsRoot = state.sim!.sysfsRoot;
-    const vfAddress = withSysfsRoot(sysfsRoot, () => listVfs(agent.pf!.address)[0]?.address);
+    const lab = ctx.session.withSysfsRoot(state.sim!.sysfsRoot);
+    const vfAddress = listVfs(lab.sysfs, agent.pf!.address)[0]?.address;
     if (!vfAddress) throw new Error(`no VF on ${agent.pf!.address}`);
     const nodePath = join(NETNS_DIR, agent.name);
-    const vfBefore = withSysfsRoot(sysfsRoot, () => findVfLink(nodePath, vfAddress));
+    const vfBefore = findVfLink(lab.sysfs, nodePath, vfAddress);
     if (!vfBefore) throw new Error(`VF ${vfAddress} has no netdev in ${agent.name}`);
     vf = {
       name: vfBefore.name,
@@ -110,7 +111,7 @@ export async function runDemo(ctx: ProviderContext): Promise<DemoReport> {
     report.nics.push(vf);
 
     createNamedNetns(podNs);
-    const cni = { node: agent.name, pod: join(NETNS_DIR, podNs), containerId: `${name}-pod0`, sysfsRoot, vfAddress };
+    const cni = { node: agent.name, pod: join(NETNS_DIR, podNs), containerId: `${name}-pod0`, session: lab, vfAddress };
     t = performance.now();
     const added = await runCni('ADD', cni);
     mark('pod attach (CNI ADD)', t);
@@ -121,7 +122,7 @@ export async function runDemo(ctx: ProviderContext): Promise<DemoReport> {
     t = performance.now();
     await runCni('DEL', cni);
     mark('pod detach (CNI DEL)', t);
-    const vfAfter = withSysfsRoot(sysfsRoot, () => findVfLink(nodePath, vfAddress));
+    const vfAfter = findVfLink(lab.sysfs, nodePath, vfAddress);
     vf.after = vfAfter ? look(vfAfter) : null;
     vf.back = sameLook(vf.before, vf.after);
     vf.homeAfterMs = report.timings['pod detach (CNI DEL)'];
@@ -130,7 +131,7 @@ export async function runDemo(ctx: ProviderContext): Promise<DemoReport> {
     report.errors.push(err instanceof UpFailed ? `cluster up: ${err.message}` : (err as Error).message);
   } finally {
     // down first: an attachment still in the pod is given back to its node before the nodes go
-    if (upDone || readClusterState(name)) {
+    if (upDone || readClusterState(stateDir, name)) {
       const t = performance.now();
       try {
         const down = await clusterDown({ name, provider, ctx, onGivenBack: (nics) => recordAfter(report, nics) });
@@ -147,7 +148,7 @@ export async function runDemo(ctx: ProviderContext): Promise<DemoReport> {
       // never made (up failed first)
     }
     report.timings.total = performance.now() - t0;
-    report.leftovers = leftovers(name);
+    report.leftovers = leftovers(ctx.session, name);
   }
   report.ok = report.errors.length === 0 && report.leftovers.length === 0 && report.nics.length > 0 && report.nics.every((n) => n.back);
   return report;
@@ -177,23 +178,12 @@ function sameLook(a: Look | null, b: Look | null): boolean {
   return !!a && !!b && a.name === b.name && a.mac === b.mac && a.mtu === b.mtu;
 }
 
-function withSysfsRoot<T>(root: string, fn: () => T): T {
-  const previous = process.env.SRIOVCTL_SYSFS_ROOT;
-  process.env.SRIOVCTL_SYSFS_ROOT = root;
-  try {
-    return fn();
-  } finally {
-    if (previous === undefined) delete process.env.SRIOVCTL_SYSFS_ROOT;
-    else process.env.SRIOVCTL_SYSFS_ROOT = previous;
-  }
-}
-
 /** The netdev of VF `address` in the namespace at `nsPath` (matched by the MAC sysfs records for it). */
-function findVfLink(nsPath: string, address: string): Link | null {
+function findVfLink(sys: Sysfs, nsPath: string, address: string): Link | null {
   const ns = openNetns(nsPath);
   const rtnl = connect(ns);
   try {
-    for (const n of netdevsOf(address)) {
+    for (const n of netdevsOf(sys, address)) {
       const link = rtnl.findLink({ name: n.name });
       if (link && (!n.mac || link.mac === n.mac)) return link;
     }
@@ -221,7 +211,8 @@ interface CniCall {
   node: string;
   pod: string;
   containerId: string;
-  sysfsRoot: string;
+  /** The session over the lab's tree: the plugin is run with its configuration. */
+  session: LendSession;
   vfAddress: string;
 }
 
@@ -241,8 +232,7 @@ function runCni(command: 'ADD' | 'DEL', call: CniCall): Promise<string> {
     CNI_NETNS: call.pod,
     CNI_IFNAME: POD_IFNAME,
     CNI_PATH,
-    SRIOVCTL_STATE_DIR: stateDir(),
-    SRIOVCTL_SYSFS_ROOT: call.sysfsRoot,
+    ...configEnv(call.session.config),
   };
   return new Promise((resolve, reject) => {
     const child = spawn('ip', ['netns', 'exec', call.node, process.execPath, cniBin()], { env, stdio: ['pipe', 'pipe', 'pipe'] });
@@ -265,7 +255,7 @@ function runCni(command: 'ADD' | 'DEL', call: CniCall): Promise<string> {
 }
 
 /** What of the demo is still on the machine: namespaces, stand-in links, its directory, its records. */
-function leftovers(cluster: string): string[] {
+function leftovers(s: LendSession, cluster: string): string[] {
   const found: string[] = [];
   let names: string[] = [];
   try {
@@ -283,11 +273,13 @@ function leftovers(cluster: string): string[] {
   } finally {
     rtnl.close();
   }
-  for (const dir of [clusterDir(cluster), simSysfsRoot(cluster, clusterDir(cluster))]) {
+  for (const dir of [clusterDir(s.config.stateDir, cluster), simSysfsRoot(s.config.stateDir, cluster)]) {
     if (existsSync(dir)) found.push(`directory ${dir}`);
   }
-  for (const r of findRecords()) {
-    if (r.owner.startsWith(`cluster:${cluster}/`) || r.owner.startsWith(`cni:${cluster}-`)) found.push(`ledger record ${r.key} (${r.owner})`);
+  for (const r of s.findRecords()) {
+    const owner = ownerOfKey(r.owner);
+    const ours = ownerMatches(r.owner, ofCluster(cluster)) || (owner?.kind === 'pod' && owner.containerId.startsWith(`${cluster}-`));
+    if (ours) found.push(`ledger record ${r.key} (${r.owner})`);
   }
   return found;
 }

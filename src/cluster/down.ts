@@ -1,15 +1,13 @@
 // `cluster down`: give back every NIC the ledger holds for the cluster — found from the ledger (and the cluster's
 // own file), never from the Kubernetes API, so it works when the API is already gone — and only then delete the
 // cluster. A NIC that fails does not stop the others; each gets one summary line.
-import { findRecords, giveBack } from '../lend';
-import type { GiveBackOutcome } from '../lend/types';
+import { ownerOfKey, type GiveBackOutcome, type LendSession } from '../lend';
 import type { LendRecord } from '../ledger/types';
-import { listVfs, setNumVfs } from '../sriov';
+import { listVfs } from '../sriov';
 import type { Progress } from './progress';
 import { SimLab, removeSimNics } from './sim-lab';
-import { readClusterMeta } from './sriov-stage';
 import { readClusterState, removeClusterState, writeClusterState, type ClusterState } from './state';
-import { clusterOwnerPrefix, type Provider, type ProviderContext } from './types';
+import { ofCluster, type Provider, type ProviderContext } from './types';
 
 /** A NIC's lock may be held for a moment by a CNI DEL or an attach. */
 const GIVE_BACK_LOCK_TIMEOUT_MS = 10_000;
@@ -63,22 +61,25 @@ export interface DownInput {
 export async function clusterDown(input: DownInput): Promise<DownSummary> {
   const { name, provider, ctx } = input;
   const progress = ctx.progress;
+  const stateDir = ctx.session.config.stateDir;
   const t0 = performance.now();
-  const state = input.state !== undefined ? input.state : readClusterState(name);
+  const state = input.state !== undefined ? input.state : readClusterState(stateDir, name);
   if (state && state.phase !== 'deleting') {
     state.phase = 'deleting';
-    writeClusterState(state);
+    writeClusterState(stateDir, state);
   }
   const summary: DownSummary = { cluster: name, provider: provider.name, nics: [], clusterDeleted: false, errors: [], ok: false, totalMs: 0 };
   const lab = state?.sim ? openLab(state, progress, summary) : null;
+  // the lab's NICs are in its own tree: give-back and the VF counts read that one
+  const session = lab ? ctx.session.withSysfsRoot(lab.sysfs.root) : ctx.session;
   try {
-    const { own, borrowed } = recordsOf(name);
+    const { own, borrowed } = recordsOf(session, name);
     progress.step(`down ${name}: ${own.length} NIC${own.length === 1 ? '' : 's'} lent to its nodes${borrowed.length ? `, ${borrowed.length} attached inside it` : ''}`);
 
     // attachments inside the cluster (a pod's VF) first: their home is a node, which must still be there
-    for (const r of borrowed) summary.nics.push(await returnOne(r, null, lab, progress, t0));
+    for (const r of borrowed) summary.nics.push(await returnOne(session, r, lab, progress, t0));
     // the nodes' own NICs side by side (one's VF removal overlaps another's give-back); one failing stops none
-    summary.nics.push(...(await Promise.all(own.map((r) => returnOne(r, readClusterMeta(r.meta), lab, progress, t0)))));
+    summary.nics.push(...(await Promise.all(own.map((r) => returnOne(session, r, lab, progress, t0)))));
     input.onGivenBack?.(summary.nics);
 
     progress.step(`deleting cluster ${name} (${provider.name})`);
@@ -92,7 +93,7 @@ export async function clusterDown(input: DownInput): Promise<DownSummary> {
     // a physical NIC whose node could not give it back is in the initial namespace now (the kernel put it there):
     // one more try finishes the job from its record
     for (const nic of summary.nics.filter((n) => n.outcome === 'failed')) {
-      const retry = await returnOne(findRecords({ key: nic.key })[0] ?? null, null, lab, progress, t0, nic);
+      const retry = await returnOne(session, session.findRecords({ key: nic.key })[0] ?? null, lab, progress, t0, nic);
       Object.assign(nic, retry);
     }
   } finally {
@@ -103,8 +104,8 @@ export async function clusterDown(input: DownInput): Promise<DownSummary> {
     for (const p of removeSimNics(state.sim, progress)) summary.errors.push(`simulated NIC ${p}`);
   }
   summary.ok = summary.clusterDeleted && summary.errors.length === 0 && summary.nics.every((n) => restored(n.outcome));
-  if (summary.ok || (summary.clusterDeleted && findRecords({ ownerPrefix: clusterOwnerPrefix(name) }).length === 0)) {
-    removeClusterState(name);
+  if (summary.ok || (summary.clusterDeleted && ctx.session.findRecords({ owner: ofCluster(name) }).length === 0)) {
+    removeClusterState(stateDir, name);
   }
   summary.totalMs = performance.now() - t0;
   return summary;
@@ -123,37 +124,39 @@ function openLab(state: ClusterState, progress: Progress, summary: DownSummary):
  * The cluster's own records (its nodes' PFs), and records of NICs attached inside it: VFs of those PFs, or NICs
  * whose home is one of its nodes (a pod attachment the CNI made on a node).
  */
-export function recordsOf(name: string): { own: LendRecord[]; borrowed: LendRecord[] } {
-  const all = findRecords();
-  const own = all.filter((r) => r.owner.startsWith(clusterOwnerPrefix(name))).sort((a, b) => a.owner.localeCompare(b.owner));
+export function recordsOf(s: LendSession, name: string): { own: LendRecord[]; borrowed: LendRecord[] } {
+  const all = s.findRecords();
+  const own = s.findRecords({ owner: ofCluster(name) }).sort((a, b) => a.owner.localeCompare(b.owner));
   const nodeIds = own.map((r) => r.target.id);
   const vfAddresses = new Set<string>();
   for (const r of own) {
-    const pf = readClusterMeta(r.meta)?.attach.vfs.pf ?? r.identity.pciAddress;
+    const pf = r.vfCount?.pf ?? r.identity.pciAddress;
     if (!pf) continue;
     try {
-      for (const vf of listVfs(pf)) vfAddresses.add(vf.address);
+      for (const vf of listVfs(s.sysfs, pf)) vfAddresses.add(vf.address);
     } catch {
       // the PF is not in this sysfs (any more): its VFs are found by their home below
     }
   }
+  const ownKeys = new Set(own.map((r) => r.key));
   const borrowed = all.filter(
     (r) =>
-      !own.includes(r) &&
+      !ownKeys.has(r.key) &&
       ((r.identity.pciAddress !== null && vfAddresses.has(r.identity.pciAddress)) ||
         nodeIds.some((id) => id.dev === r.home.id.dev && id.ino === r.home.id.ino)),
   );
   return { own, borrowed };
 }
 
-function nodeOf(r: LendRecord): string | null {
-  const meta = readClusterMeta(r.meta);
-  return meta ? meta.cluster.node : null;
+/** The node a cluster's own NIC is lent to (null for a NIC attached inside the cluster). */
+export function nodeOf(r: LendRecord): string | null {
+  const owner = ownerOfKey(r.owner);
+  return owner?.kind === 'cluster' ? owner.node : null;
 }
 
 async function returnOne(
+  session: LendSession,
   r: LendRecord | null,
-  meta: ReturnType<typeof readClusterMeta>,
   lab: SimLab | null,
   progress: Progress,
   t0: number,
@@ -176,20 +179,19 @@ async function returnOne(
     error: null,
     warnings: previous?.warnings ?? [],
   };
-  if (meta) {
-    // VFs were made after the PF arrived: remove them (back to the count it had at home) before it leaves
-    const { pf, before } = meta.attach.vfs;
-    lab?.placePf(pf, r.target.path);
-    try {
-      progress.detail(`sriov_numvfs of ${pf}: back to ${before}`);
-      await setNumVfs(pf, before, { timeoutMs: VF_RESET_TIMEOUT_MS, pollMs: 5 });
-    } catch (err) {
-      nic.warnings.push(`VF count of ${pf} not restored to ${before}: ${(err as Error).message}`);
-    }
+  if (r.vfCount) {
+    // the engine removes the VFs made after the PF arrived before it leaves: the lab makes their stand-ins go
+    // from where the PF is
+    lab?.placePf(r.vfCount.pf, r.target.path);
+    progress.detail(`sriov_numvfs of ${r.vfCount.pf}: back to ${r.vfCount.before}`);
   }
   try {
     progress.detail(`give back ${nic.name} (${r.key}) from ${nic.node}`);
-    const result = giveBack(r.key, { owner: r.owner, lockTimeoutMs: GIVE_BACK_LOCK_TIMEOUT_MS });
+    const result = await session.giveBack(r.key, {
+      owner: r.owner,
+      lockTimeoutMs: GIVE_BACK_LOCK_TIMEOUT_MS,
+      vfCount: { timeoutMs: VF_RESET_TIMEOUT_MS, pollMs: 5 },
+    });
     nic.outcome = result.outcome;
     nic.homeName = result.name;
     nic.warnings.push(...result.warnings);

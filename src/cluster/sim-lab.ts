@@ -6,13 +6,12 @@
 import { createHash } from 'node:crypto';
 import { rmdirSync, statfsSync, watch, type FSWatcher } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { stateDir } from '../config';
 import { isSysError } from '../errors';
 import { connect, currentNetns, openNetns, type Link, type Netns } from '../net';
-import { netdevsOf } from '../sriov';
+import { netdevsOf, sysfsAt, type Sysfs } from '../sriov';
 import { SimDriver, SimSysfs, simMac } from '../sriov/sim';
 import type { Progress } from './progress';
-import type { SimNicState, SimState } from './state';
+import { clusterDir, type SimNicState, type SimState } from './state';
 
 /** VFs a simulated PF offers (sriov_totalvfs). */
 export const SIM_TOTAL_VFS = 16;
@@ -42,16 +41,16 @@ const SHM = '/dev/shm';
  * files is ten times faster than on disk, else in the cluster's state directory. Keyed by the state directory, so
  * two ledgers never share a tree. The cluster file records the path.
  */
-export function simSysfsRoot(cluster: string, clusterStateDir: string): string {
+export function simSysfsRoot(stateDir: string, cluster: string): string {
   try {
     if (Number(statfsSync(SHM).type) === TMPFS_MAGIC) {
-      const ledger = createHash('sha1').update(stateDir()).digest('hex').slice(0, 12);
+      const ledger = createHash('sha1').update(stateDir).digest('hex').slice(0, 12);
       return join(SHM, `sriovctl-${ledger}`, cluster, 'sysfs');
     }
   } catch {
     // no /dev/shm
   }
-  return join(clusterStateDir, 'sysfs');
+  return join(clusterDir(stateDir, cluster), 'sysfs');
 }
 
 /**
@@ -176,7 +175,7 @@ interface VfLink {
 }
 
 /**
- * The running lab: SRIOVCTL_SYSFS_ROOT points at the tree and its drivers react to writes. `placePf` tells the lab
+ * The running lab: its tree (`sysfs`, what the cluster's lend session reads) and drivers that react to writes. `placePf` tells the lab
  * where a PF went, so the VFs it creates appear there, as they would inside the node.
  */
 export class SimLab {
@@ -186,7 +185,8 @@ export class SimLab {
   private readonly fallback: NodeJS.Timeout;
   private readonly pfPlace = new Map<string, string | null>();
   private readonly vfLinks = new Map<string, VfLink>();
-  private readonly previousRoot: string | undefined;
+  /** The simulated tree, for the session that lends the lab's NICs. */
+  readonly sysfs: Sysfs;
   /** Failures inside the drivers' reactions (they run on file events: nobody else would see them). */
   readonly errors: string[] = [];
 
@@ -195,12 +195,11 @@ export class SimLab {
     private readonly progress: Progress,
   ) {
     const sim = (this.sim = SimSysfs.open(state.sysfsRoot));
-    this.previousRoot = process.env.SRIOVCTL_SYSFS_ROOT;
-    process.env.SRIOVCTL_SYSFS_ROOT = state.sysfsRoot;
+    this.sysfs = sysfsAt(state.sysfsRoot);
     // VFs an earlier process created (`up` made them, `down` removes them): known by their tree entries
     for (const nic of state.nics) {
       for (const vf of sim.vfAddresses(nic.pciAddress).filter(Boolean)) {
-        const netdev = netdevsOf(vf)[0];
+        const netdev = netdevsOf(this.sysfs, vf)[0];
         if (netdev) this.vfLinks.set(vf, { name: netdev.name, mac: netdev.mac ?? simMac(vf), pf: nic.pciAddress, nsPath: undefined });
       }
     }
@@ -238,7 +237,7 @@ export class SimLab {
    */
   syncVfLinks(vfAddresses: string[]): void {
     for (const vf of vfAddresses) {
-      const netdev = netdevsOf(vf)[0] ?? null;
+      const netdev = netdevsOf(this.sysfs, vf)[0] ?? null;
       if (!netdev) {
         this.removeVfLink(vf);
         continue;
@@ -255,12 +254,10 @@ export class SimLab {
     }
   }
 
-  /** Stop the drivers and point SRIOVCTL_SYSFS_ROOT back where it was. */
+  /** Stop the drivers. */
   stop(): void {
     for (const w of this.watchers.splice(0)) w.close();
     clearInterval(this.fallback);
-    if (this.previousRoot === undefined) delete process.env.SRIOVCTL_SYSFS_ROOT;
-    else process.env.SRIOVCTL_SYSFS_ROOT = this.previousRoot;
   }
 
   /**

@@ -1,8 +1,7 @@
 // The SR-IOV stage of one agent: lend its PF to the node (through the lending engine), create the VFs (0 first,
 // poll, read back — src/sriov), bind them to the driver asked for, and read back what is ready.
-import { lend } from '../lend';
-import type { NamespaceSpec } from '../lend/types';
-import { bindDriver, getPf, isBdf, listVfs, setNumVfs } from '../sriov';
+import type { LendSession, NamespaceSpec } from '../lend';
+import { bindDriver, getPf, isBdf, listVfs, type Sysfs } from '../sriov';
 import type { PfCandidate } from './preflight';
 import type { Progress } from './progress';
 import type { SimLab } from './sim-lab';
@@ -10,6 +9,8 @@ import type { NodeState } from './state';
 import { clusterOwner, type ClusterNode } from './types';
 
 export interface StageInput {
+  /** The engine over the tree the PF is in (the lab's, when simulated). */
+  session: LendSession;
   cluster: string;
   node: ClusterNode;
   target: NamespaceSpec;
@@ -20,30 +21,6 @@ export interface StageInput {
   vfTimeoutMs: number;
   lab: SimLab | null;
   progress: Progress;
-}
-
-/** How a record of a cluster PF says what to undo on top of the lend. */
-export interface ClusterMeta {
-  cluster: { name: string; node: string };
-  /**
-   * The same shape `sriovctl attach --vfs` stores, so `sriovctl detach` and `cleanup` (the CI hook) also put the
-   * VF count back when they give a cluster's PF back.
-   */
-  attach: { target: string; vfs: { pf: string; before: number } };
-}
-
-export function clusterMeta(cluster: string, node: string, target: NamespaceSpec, pf: string, before: number): ClusterMeta {
-  return { cluster: { name: cluster, node }, attach: { target: describeTarget(target), vfs: { pf, before } } };
-}
-
-/** The VF count to restore and the node, from a record's meta (null when the record is not a cluster PF). */
-export function readClusterMeta(meta: Record<string, unknown>): ClusterMeta | null {
-  const m = meta as Partial<ClusterMeta>;
-  const vfs = m.attach?.vfs;
-  if (!m.cluster || typeof m.cluster.name !== 'string' || !vfs || typeof vfs.pf !== 'string' || !Number.isInteger(vfs.before)) {
-    return null;
-  }
-  return m as ClusterMeta;
 }
 
 export function describeTarget(t: NamespaceSpec): string {
@@ -65,15 +42,16 @@ function inBindTurn<T>(fn: () => Promise<T>): Promise<T> {
 }
 
 /** VFs of a PF that are ready: PCI PFs have a device per VF (and its driver); a netdevsim PF only its count. */
-function readyVfs(address: string, driver: string | null): number {
-  const pf = getPf(address);
-  if (pf.bus === 'pci') return listVfs(address).filter((v) => !driver || v.driver === driver).length;
+function readyVfs(sys: Sysfs, address: string, driver: string | null): number {
+  const pf = getPf(sys, address);
+  if (pf.bus === 'pci') return listVfs(sys, address).filter((v) => !driver || v.driver === driver).length;
   return driver ? 0 : pf.numVfs;
 }
 
 /** Lends the agent's PF, creates and binds its VFs. Never throws: a failed agent is reported in its state. */
 export async function sriovStage(input: StageInput): Promise<NodeState> {
-  const { node, pf, progress } = input;
+  const { node, pf, progress, session } = input;
+  const sys = session.sysfs;
   const t0 = performance.now();
   const state: NodeState = {
     name: node.name,
@@ -86,14 +64,14 @@ export async function sriovStage(input: StageInput): Promise<NodeState> {
   };
   const pfLabel = `${pf.name ?? pf.address} (${pf.address})`;
   try {
-    const before = getPf(pf.address).numVfs;
+    const before = getPf(sys, pf.address).numVfs;
     progress.detail(`lend PF ${pfLabel} to ${node.name} (${describeTarget(input.target)})`);
-    const { record, link } = lend({
+    const owner = clusterOwner(input.cluster, node.name);
+    const { record, link } = session.lend({
       // by PCI address where it has one (a rename in between cannot fool it); a netdevsim PF by its name
       nic: isBdf(pf.address) || !pf.name ? { pci: pf.address } : { name: pf.name },
       target: input.target,
-      owner: clusterOwner(input.cluster, node.name),
-      meta: { ...clusterMeta(input.cluster, node.name, input.target, pf.address, before) },
+      owner,
       lockTimeoutMs: 5_000,
     });
     for (const h of record.history) progress.detail(`  ${h.step}${h.note ? `: ${h.note}` : ''}`);
@@ -101,11 +79,12 @@ export async function sriovStage(input: StageInput): Promise<NodeState> {
     input.lab?.placePf(pf.address, 'path' in input.target ? input.target.path : null);
 
     progress.detail(`sriov_numvfs of ${pf.address}: ${before} -> ${input.vfs}${before > 0 && input.vfs > 0 ? ' (through 0)' : ''}`);
-    const vfs = await setNumVfs(pf.address, input.vfs, { timeoutMs: input.vfTimeoutMs, pollMs: 5 });
+    // recorded first by the engine: whoever gives the PF back (down, cleanup, detach) puts the count back
+    const vfs = await session.setLentVfCount({ key: record.key, owner, pf: pf.address, count: input.vfs, numVfs: { timeoutMs: input.vfTimeoutMs, pollMs: 5 } });
     if (input.driver) {
       for (const vf of vfs) {
         const driver = input.driver;
-        const bound = await inBindTurn(() => bindDriver(vf.address, driver, { timeoutMs: input.vfTimeoutMs, pollMs: 5 }));
+        const bound = await inBindTurn(() => bindDriver(sys, vf.address, driver, { timeoutMs: input.vfTimeoutMs, pollMs: 5 }));
         progress.detail(`VF ${vf.index} (${vf.address}): ${bound.changed ? `${bound.previous ?? 'no driver'} -> ${input.driver}` : `already on ${input.driver}`}`);
       }
       input.lab?.syncVfLinks(vfs.map((v) => v.address));
@@ -117,7 +96,7 @@ export async function sriovStage(input: StageInput): Promise<NodeState> {
   // read back what the node really has now, also after a failure (the status must tell the truth)
   if (state.pf) {
     try {
-      const ready = readyVfs(pf.address, input.driver);
+      const ready = readyVfs(sys, pf.address, input.driver);
       state.vfs = { asked: input.vfs, ready, driver: input.driver };
       if (ready !== input.vfs && !state.error) {
         state.error = `${ready} of ${input.vfs} VFs ready on ${pfLabel}${input.driver ? ` (on ${input.driver})` : ''}`;

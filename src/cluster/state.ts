@@ -3,7 +3,6 @@
 // file only says what else exists. Written atomically, before the change it describes.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { stateDir } from '../config';
 import { removeFileDurably, writeFileAtomic } from '../ledger/atomic-file';
 import type { NodeRole, ProviderName } from './types';
 import { makeDirs } from '../make-dirs';
@@ -20,7 +19,7 @@ export interface SimNicState {
 }
 
 export interface SimState {
-  /** The simulated sysfs root (SRIOVCTL_SYSFS_ROOT while the cluster's NICs are handled). */
+  /** The simulated sysfs root (the sysfs tree of the session that handles the cluster's NICs). */
   sysfsRoot: string;
   nics: SimNicState[];
 }
@@ -51,48 +50,48 @@ export interface ClusterState {
 }
 
 /** <state dir>/clusters/<name>/ holds the cluster's file and, for the simulated lab, its sysfs tree. */
-export function clusterDir(name: string): string {
-  return path.join(stateDir(), 'clusters', name);
+export function clusterDir(stateDir: string, name: string): string {
+  return path.join(stateDir, 'clusters', name);
 }
 
-function stateFile(name: string): string {
-  return path.join(clusterDir(name), 'cluster.json');
+function stateFile(stateDir: string, name: string): string {
+  return path.join(clusterDir(stateDir, name), 'cluster.json');
 }
 
-export function readClusterState(name: string): ClusterState | null {
+export function readClusterState(stateDir: string, name: string): ClusterState | null {
   let text: string;
   try {
-    text = fs.readFileSync(stateFile(name), 'utf8');
+    text = fs.readFileSync(stateFile(stateDir, name), 'utf8');
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
     throw err;
   }
   const state = JSON.parse(text) as ClusterState;
   if (state.schema !== CLUSTER_STATE_SCHEMA || state.name !== name) {
-    throw new Error(`${stateFile(name)} is not a cluster state of schema ${CLUSTER_STATE_SCHEMA} for ${name}`);
+    throw new Error(`${stateFile(stateDir, name)} is not a cluster state of schema ${CLUSTER_STATE_SCHEMA} for ${name}`);
   }
   return state;
 }
 
-export function writeClusterState(state: ClusterState): void {
-  const dir = clusterDir(state.name);
+export function writeClusterState(stateDir: string, state: ClusterState): void {
+  const dir = clusterDir(stateDir, state.name);
   makeDirs(dir, 0o700);
   state.updatedAt = new Date().toISOString();
-  writeFileAtomic(stateFile(state.name), JSON.stringify(state, null, 2) + '\n', 0o600);
+  writeFileAtomic(stateFile(stateDir, state.name), JSON.stringify(state, null, 2) + '\n', 0o600);
 }
 
 /** Forget the cluster: its file and its directory (the simulated tree must already be gone or is removed here). */
-export function removeClusterState(name: string): void {
-  removeFileDurably(stateFile(name));
-  fs.rmSync(clusterDir(name), { recursive: true, force: true });
+export function removeClusterState(stateDir: string, name: string): void {
+  removeFileDurably(stateFile(stateDir, name));
+  fs.rmSync(clusterDir(stateDir, name), { recursive: true, force: true });
 }
 
 /** Names of every cluster with a state file. */
-export function listClusterStates(): string[] {
+export function listClusterStates(stateDir: string): string[] {
   try {
     return fs
-      .readdirSync(path.join(stateDir(), 'clusters'))
-      .filter((n) => fs.existsSync(stateFile(n)))
+      .readdirSync(path.join(stateDir, 'clusters'))
+      .filter((n) => fs.existsSync(stateFile(stateDir, n)))
       .sort();
   } catch {
     return [];

@@ -1,9 +1,7 @@
 // `cluster status`: the cluster as its file, the ledger and the provider see it — never the Kubernetes API.
-import { findRecords } from '../lend';
-import { recordsOf } from './down';
-import { readClusterMeta } from './sriov-stage';
+import { nodeOf, recordsOf } from './down';
 import { readClusterState, type NodeState } from './state';
-import { clusterOwnerPrefix, type Provider, type ProviderContext } from './types';
+import { ofCluster, type Provider, type ProviderContext } from './types';
 
 export interface LentNic {
   key: string;
@@ -32,8 +30,8 @@ export interface ClusterStatus {
 }
 
 export async function clusterStatus(name: string, provider: Provider | null, ctx: ProviderContext): Promise<ClusterStatus> {
-  const state = readClusterState(name);
-  const { own, borrowed } = recordsOf(name);
+  const state = readClusterState(ctx.session.config.stateDir, name);
+  const { own, borrowed } = recordsOf(ctx.session, name);
   let present: Set<string> | null = null;
   const p = provider ?? null;
   if (p) {
@@ -49,14 +47,14 @@ export async function clusterStatus(name: string, provider: Provider | null, ctx
     name: r.snapshot.name || r.identity.name,
     pciAddress: r.identity.pciAddress,
     owner: r.owner,
-    node: readClusterMeta(r.meta)?.cluster.node ?? null,
+    node: nodeOf(r),
     nameThere: r.targetName,
     phase: r.phase,
     since: r.createdAt,
   }));
   return {
     cluster: name,
-    known: state !== null || findRecords({ ownerPrefix: clusterOwnerPrefix(name) }).length > 0,
+    known: state !== null || ctx.session.findRecords({ owner: ofCluster(name) }).length > 0,
     provider: state?.provider ?? provider?.name ?? null,
     phase: state?.phase ?? null,
     simulated: state?.sim != null,

@@ -1,5 +1,6 @@
 // The orchestrator's vocabulary: providers (local netns lab, k3d, kind) behind one small interface.
 import type { NamespaceSpec } from '../lend/types';
+import type { LendSession, Owner, OwnerMatch } from '../lend';
 import type { Progress } from './progress';
 import type { ToolRunner } from './tools';
 
@@ -32,6 +33,8 @@ export interface CreateSpec {
 export interface ProviderContext {
   progress: Progress;
   run: ToolRunner;
+  /** The engine, as the front door configured it (its state dir holds the cluster files too). */
+  session: LendSession;
 }
 
 /** The Kubernetes side of a cluster (k3d/kind). The local provider has none: its nodes run no kubelet. */
@@ -66,14 +69,14 @@ export interface Provider {
   readonly cni: { binDir: string; confDir: string };
 }
 
-/** The owner string of every NIC lent to a node of a cluster. */
-export function clusterOwner(cluster: string, node: string): string {
-  return `cluster:${cluster}/${node}`;
+/** The owner of every NIC lent to a node of a cluster. */
+export function clusterOwner(cluster: string, node: string): Owner {
+  return { kind: 'cluster', cluster, node };
 }
 
-/** The owner prefix shared by every NIC of one cluster. */
-export function clusterOwnerPrefix(cluster: string): string {
-  return `cluster:${cluster}/`;
+/** Which records are the NICs of one cluster (its nodes' own). */
+export function ofCluster(cluster: string): OwnerMatch {
+  return { kind: 'cluster', cluster };
 }
 
 /** Cluster names become container, namespace and file names: keep them to what k3d and kind accept. */

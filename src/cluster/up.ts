@@ -85,6 +85,7 @@ interface Plan {
 
 export async function clusterUp(opts: UpOptions, provider: Provider, ctx: ProviderContext): Promise<UpSummary> {
   const progress = ctx.progress;
+  const stateDir = ctx.session.config.stateDir;
   const t0 = performance.now();
   const timings = { preflightMs: 0, createMs: 0, sriovMs: 0, manifestsMs: 0, waitMs: 0, totalMs: 0 };
 
@@ -105,10 +106,10 @@ export async function clusterUp(opts: UpOptions, provider: Provider, ctx: Provid
     createdAt: new Date().toISOString(),
     updatedAt: '',
     manifestsDir: plan.manifestsDir,
-    sim: plan.simulated ? { sysfsRoot: simSysfsRoot(opts.name, clusterDir(opts.name)), nics: simNicPlan(opts.name, opts.agents) } : null,
+    sim: plan.simulated ? { sysfsRoot: simSysfsRoot(stateDir, opts.name), nics: simNicPlan(opts.name, opts.agents) } : null,
     nodes: [],
   };
-  writeClusterState(state);
+  writeClusterState(stateDir, state);
 
   let lab: SimLab | null = null;
   const summary: UpSummary = {
@@ -129,22 +130,24 @@ export async function clusterUp(opts: UpOptions, provider: Provider, ctx: Provid
     }
 
     const tCreate = performance.now();
-    await provider.create(createSpec(opts, plan.manifestsDir), ctx);
+    await provider.create(createSpec(stateDir, opts, plan.manifestsDir), ctx);
     timings.createMs = performance.now() - tCreate;
     const nodes = await provider.listNodes(opts.name, ctx);
     const agents = nodes.filter((n) => n.role === 'agent');
     progress.step(`cluster ${opts.name} created (${provider.name}: ${nodes.length - agents.length} server, ${agents.length} agents)`);
     if (agents.length !== opts.agents) throw new Error(`${agents.length} agents found after create, ${opts.agents} asked`);
     state.nodes = nodes.map((n) => emptyNode(n));
-    writeClusterState(state);
+    writeClusterState(stateDir, state);
 
     const tSriov = performance.now();
     // agents run side by side: the kernel serialises the moves, but one agent's waits (a sysfs write, the VFs
     // appearing) overlap another's work
     const targets = await Promise.all(agents.map((agent) => provider.nodeTarget(opts.name, agent, ctx)));
+    // the lab's NICs are in its own tree: the stage's session reads that one
+    const session = lab ? ctx.session.withSysfsRoot(lab.sysfs.root) : ctx.session;
     const staged = await Promise.all(
       agents.map(async (agent, i) => {
-        const node = await sriovStage({ cluster: opts.name, node: agent, target: targets[i], pf: plan.pfs[i], vfs: opts.vfs, driver: opts.driver, vfTimeoutMs: opts.vfTimeoutMs, lab, progress });
+        const node = await sriovStage({ session, cluster: opts.name, node: agent, target: targets[i], pf: plan.pfs[i], vfs: opts.vfs, driver: opts.driver, vfTimeoutMs: opts.vfTimeoutMs, lab, progress });
         if (node.error) progress.warn(`agent ${agent.name}: ${node.error}`);
         else progress.step(`agent ${agent.name}: PF ${node.pf!.nodeName} lent, ${node.vfs!.ready} VFs ready (${Math.round(node.sriovStageMs ?? 0)} ms)`);
         return node;
@@ -177,7 +180,7 @@ export async function clusterUp(opts: UpOptions, provider: Provider, ctx: Provid
     }
 
     state.phase = 'up';
-    writeClusterState(state);
+    writeClusterState(stateDir, state);
     summary.nodes = state.nodes;
     summary.warnings = state.nodes.filter((n) => n.error).map((n) => `${n.name}: ${n.error}`);
     summary.ok = summary.warnings.length === 0;
@@ -190,7 +193,7 @@ export async function clusterUp(opts: UpOptions, provider: Provider, ctx: Provid
     progress.step(`rolling back: cluster down ${opts.name}`);
     lab?.stop();
     lab = null;
-    const rollback = await clusterDown({ name: opts.name, provider, ctx, state: readClusterState(opts.name) });
+    const rollback = await clusterDown({ name: opts.name, provider, ctx, state: readClusterState(stateDir, opts.name) });
     throw new UpFailed(why, rollback);
   } finally {
     lab?.stop();
@@ -198,11 +201,11 @@ export async function clusterUp(opts: UpOptions, provider: Provider, ctx: Provid
 }
 
 /** What the provider is asked to create; generated files (kind's config, k3d's primary CNI) go with the manifests. */
-function createSpec(opts: UpOptions, manifestsDir: string | null): CreateSpec {
+function createSpec(stateDir: string, opts: UpOptions, manifestsDir: string | null): CreateSpec {
   return {
     name: opts.name,
     agents: opts.agents,
-    manifestsDir: manifestsDir ?? clusterDir(opts.name),
+    manifestsDir: manifestsDir ?? clusterDir(stateDir, opts.name),
     driver: opts.driver,
     reservedCpus: opts.reservedCpus,
     image: opts.image,
@@ -214,6 +217,7 @@ function emptyNode(n: ClusterNode): NodeState {
 }
 
 async function preflight(opts: UpOptions, provider: Provider, ctx: ProviderContext): Promise<Plan> {
+  const stateDir = ctx.session.config.stateDir;
   const problems: string[] = [];
   if (process.getuid?.() !== 0) problems.push('not root: moving NICs between network namespaces needs root (run with sudo)');
   if (!Number.isInteger(opts.agents) || opts.agents < 1 || opts.agents > 64) problems.push(`--agents ${opts.agents}: 1 to 64`);
@@ -221,7 +225,7 @@ async function preflight(opts: UpOptions, provider: Provider, ctx: ProviderConte
   if (opts.simulate === 'always' && provider.name !== 'local') problems.push(`simulated NICs exist only on the local provider`);
   const missing = missingTools(provider.requiredTools());
   problems.push(...missing);
-  if (readClusterState(opts.name)) {
+  if (readClusterState(stateDir, opts.name)) {
     problems.push(`cluster ${opts.name} exists already (run: sriovctl cluster down --name ${opts.name})`);
   } else if (missing.length === 0) {
     // made by someone else: never create over it — a rollback would delete what is not ours
@@ -232,11 +236,11 @@ async function preflight(opts: UpOptions, provider: Provider, ctx: ProviderConte
   const manifestsDir = opts.manifests
     ? resolve(opts.manifests)
     : provider.kube(opts.name, ctx)
-      ? resolve(clusterDir(opts.name), 'manifests')
+      ? resolve(clusterDir(stateDir, opts.name), 'manifests')
       : null;
 
-  const candidates = pfCandidates();
-  const routeLinks = defaultRouteLinks();
+  const candidates = pfCandidates(ctx.session);
+  const routeLinks = defaultRouteLinks(ctx.session);
   const eligible = candidates.filter((c) => ineligibility(c, { exclude: opts.exclude, defaultRouteLinks: routeLinks, vfs: opts.vfs }) === null);
   const simulated =
     provider.name === 'local' && (opts.simulate === 'always' || (opts.simulate === 'auto' && opts.pf.length === 0 && eligible.length === 0));
@@ -244,7 +248,7 @@ async function preflight(opts: UpOptions, provider: Provider, ctx: ProviderConte
   let pfs: PfCandidate[] = [];
   if (simulated) {
     const sims = simNicPlan(opts.name, opts.agents);
-    for (const taken of existingLinks(sims.flatMap((s) => [s.name, s.peer]))) {
+    for (const taken of existingLinks(ctx.session, sims.flatMap((s) => [s.name, s.peer]))) {
       problems.push(`link ${taken} exists already (left by an earlier lab? run: sriovctl cluster down --name ${opts.name})`);
     }
     pfs = sims.map((s) => ({ address: s.pciAddress, name: s.name, totalVfs: null, lentTo: null }));
@@ -256,7 +260,7 @@ async function preflight(opts: UpOptions, provider: Provider, ctx: ProviderConte
 
   // the provider's own checks run even when others failed: one error lists everything that is missing
   if (manifestsDir) makeDirs(manifestsDir);
-  problems.push(...(await provider.preflight(createSpec(opts, manifestsDir), ctx)));
+  problems.push(...(await provider.preflight(createSpec(stateDir, opts, manifestsDir), ctx)));
   if (problems.length > 0) throw preflightError(problems);
   return { pfs, simulated, manifestsDir };
 }

@@ -1,6 +1,7 @@
-// What the CNI front door keeps in a lend record's `meta`, so DEL and GC work from the ledger alone (the
-// runtime's stdin may be gone, changed, or — for GC — about another attachment).
-import { updateMeta } from '../lend';
+// What the CNI front door keeps in a lend record's `meta`: only what DEL and GC need to release the IPAM
+// allocation from the ledger alone (the runtime's stdin may be gone, changed, or — for GC — about another
+// attachment). The attachment itself (container ID, interface) is the record's owner.
+import type { LendSession, Owner } from '../lend';
 import type { LendRecord } from '../ledger/types';
 import type { Json } from './fields';
 import type { IpamTarget } from './ipam';
@@ -8,29 +9,36 @@ import { log } from './log';
 import { parseResult, type CniResult } from './result';
 import { describeError } from './sys-errors';
 
-export interface CniMeta {
+export type CniMeta = {
   network: string;
   cniVersion: string;
-  containerId: string;
-  ifname: string;
-  netns: string;
-  /** The IPAM plugin and the exact config it allocated from (replayed for DEL and GC). */
+  /** The IPAM plugin and the part of the config it allocated from (replayed for DEL and GC). */
   ipam: { type: string; conf: Json } | null;
-  /** The ADD result (1.1.0 form), once known. */
-  result: CniResult | null;
+  /** The ADD result (1.1.0 form), once known; parsed when read. */
+  result?: unknown;
+};
+
+/** The CNI meta of a record, or null when another front door made it (or it is not well formed). */
+export function cniMeta(record: LendRecord): CniMeta | null {
+  const { network, cniVersion, ipam, result } = record.meta;
+  if (typeof network !== 'string' || typeof cniVersion !== 'string') return null;
+  return { network, cniVersion, ipam: ipamMeta(ipam), result };
 }
 
-export function cniMeta(record: LendRecord): CniMeta | null {
-  const m = record.meta as Partial<CniMeta> | undefined;
-  if (!m || typeof m.network !== 'string' || typeof m.cniVersion !== 'string') return null;
-  return m as CniMeta;
+function ipamMeta(v: unknown): CniMeta['ipam'] {
+  if (!isJson(v) || typeof v.type !== 'string' || !isJson(v.conf)) return null;
+  return { type: v.type, conf: v.conf };
+}
+
+function isJson(v: unknown): v is Json {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 /** The IPAM config an attachment allocated from, for releasing it. */
-export function storedIpam(record: LendRecord, cniPath: readonly string[]): IpamTarget | null {
+export function storedIpam(record: LendRecord, cniPath: readonly string[], stateDir: string): IpamTarget | null {
   const meta = cniMeta(record);
   if (!meta?.ipam) return null;
-  return { raw: meta.ipam.conf, type: meta.ipam.type, cniVersion: meta.cniVersion, cniPath };
+  return { raw: meta.ipam.conf, type: meta.ipam.type, cniVersion: meta.cniVersion, cniPath, stateDir };
 }
 
 export function storedResult(record: LendRecord): CniResult | null {
@@ -43,19 +51,26 @@ export function storedResult(record: LendRecord): CniResult | null {
   }
 }
 
-/** The config without what belongs to one call only (the chain's prevResult). */
+/**
+ * What an IPAM plugin reads of the network config (its own section, the network's name and version, the
+ * runtime's args): replayed for DEL and GC. Nothing else is kept — a record holds only what give-back needs,
+ * whatever size the runtime's config was.
+ */
 export function configForReplay(raw: Json): Json {
-  const { prevResult: _drop, ...rest } = raw;
-  return rest;
+  const keep: Json = {};
+  for (const field of ['cniVersion', 'name', 'type', 'ipam', 'args', 'runtimeConfig']) {
+    if (raw[field] !== undefined) keep[field] = raw[field];
+  }
+  return keep;
 }
 
 /**
  * Adds the ADD result to the record (under the NIC's lock, only if this owner still holds it). Best effort:
  * DEL and GC do not need it, so a failure is logged, never fatal.
  */
-export function recordResult(key: string, owner: string, result: CniResult): void {
+export function recordResult(s: LendSession, key: string, owner: Owner, result: CniResult): void {
   try {
-    updateMeta(key, owner, { result });
+    s.updateMeta(key, owner, { result });
   } catch (err) {
     log.warning(`could not store the result in record ${key}: ${describeError(err)}`);
   }

@@ -1,54 +1,71 @@
 // ADD: everything is checked first (config, CNI_NETNS, the device, the default-route rule, the IPAM plugin);
 // then the NIC is lent into the pod, IPAM allocates, addresses and routes are configured. Any failure after
 // the lend releases the IPAM allocation and gives the NIC back as it was.
-import { giveBack, lend, type LendRequest, type LendResult } from '../lend';
+import { isRefusal, openSession, type LendPlan, type LendResult, type LendSession, type LendSettings, type NicSelector, type PrepareRequest, type Refusal } from '../lend';
+import type { Owner } from '../lend';
 import type { VfRequest } from '../ledger/types';
 import type { Link, Netns } from '../net';
 import { configForReplay, recordResult, type CniMeta } from './attachment';
 import { ownerOf } from './env';
 import { CNI_ERR, CniError } from './errors';
-import { Ipam } from './ipam';
+import { ipamOfCall, type Ipam } from './ipam';
 import { log } from './log';
 import { parseConfigDns, parseNicConf, type NetConf, type NicConf } from './netconf';
-import { refuseDefaultRouteLink, resolveNicTarget, type NicTarget } from './nic-target';
 import { configurePod, type PodNetOptions } from './pod-net';
-import { openPodNetns, withRtnl } from './pod-netns';
+import { openPodNetns } from './pod-netns';
 import { hasDns, type CniDns, type CniInterface, type CniResult } from './result';
-import { cniErrorFrom, describeError } from './sys-errors';
-import type { VerbHandler } from './verb';
+import { cniErrorFrom, cniErrorOfRefusal, describeError } from './sys-errors';
+import type { VerbContext, VerbHandler } from './verb';
 
 /** A NIC held by another process right now is usually a DEL finishing: worth a short wait before "try again". */
 const LEND_LOCK_WAIT_MS = 2000;
 const GIVE_BACK_LOCK_WAIT_MS = 10_000;
 
-export const cmdAdd: VerbHandler = ({ env, conf }) => {
+export const cmdAdd: VerbHandler = async (call) => {
+  // one session for the whole ADD: each namespace's socket is opened once and serves the lend and the pod setup
+  const s = openSession(call.config, { keepHandles: true });
+  try {
+    return await add(s, call);
+  } finally {
+    s.close();
+  }
+};
+
+async function add(s: LendSession, call: VerbContext): Promise<CniResult> {
+  const { env, conf } = call;
   const nicConf = parseNicConf(conf.raw, env.args);
   const configDns = parseConfigDns(conf.raw);
-  const containerId = env.containerId!;
   const ifname = env.ifname!;
-  const owner = ownerOf(containerId, ifname);
+  const owner = ownerOf(env.containerId!, ifname);
   const pod = openPodNetns(env.netns!);
   try {
-    const target = withRtnl(null, (rtnl) => {
-      const t = resolveNicTarget(nicConf, rtnl);
-      refuseDefaultRouteLink(rtnl, t, conf.allowDefaultRouteLink);
-      return t;
+    const plan = prepareLend(s, {
+      nic: selectorOf(nicConf),
+      target: { netns: pod },
+      owner,
+      name: ifname,
+      // a VF on a userspace driver has no netdev: configured on the PF, not moved
+      move: 'unless-userspace',
+      refuseUplink: !conf.allowDefaultRouteLink,
+      requireVf: nicConf.mode === 'vf',
+      lockTimeoutMs: LEND_LOCK_WAIT_MS,
     });
-    const ipam = conf.ipam ? new Ipam({ raw: conf.raw, type: conf.ipam.type, cniVersion: conf.cniVersion, cniPath: env.path }) : null;
-    ipam?.prepare();
-    log.debug(`checked: ${target.label}${ipam ? `, ${ipam.label}` : ''}`);
+    const ipam = ipamOfCall(call);
+    try {
+      ipam?.prepare();
+    } catch (err) {
+      plan.close();
+      throw err;
+    }
+    log.debug(`checked: ${plan.label}${ipam ? `, ${ipam.label}` : ''}`);
 
     const meta: CniMeta = {
       network: conf.name,
       cniVersion: conf.cniVersion,
-      containerId,
-      ifname,
-      netns: env.netns!,
       ipam: conf.ipam ? { type: conf.ipam.type, conf: configForReplay(conf.raw) } : null,
-      result: null,
     };
-    const lent = lendNic(lendRequest(nicConf, target, pod, owner, ifname, meta));
-    log.info(`lent ${target.label} as ${ifname}${lent.record.moved ? '' : ' (userspace driver: configured, not moved)'}`);
+    const lent = commitLend(s, plan, settingsOf(nicConf, plan, meta));
+    log.info(`lent ${plan.label} as ${ifname}${lent.record.moved ? '' : ' (userspace driver: configured, not moved)'}`);
 
     let allocated = false;
     try {
@@ -56,53 +73,71 @@ export const cmdAdd: VerbHandler = ({ env, conf }) => {
       allocated = ipam !== null;
       if (ipamResult) log.debug(`${ipam!.label} allocated ${(ipamResult.ips ?? []).map((i) => i.address).join(', ') || 'nothing'}`);
       // without IPAM too: host-device and sriov-cni leave the pod interface up
-      if (lent.link) configureAddresses(pod, lent.link, ipamResult, { carrierWaitMs: env.carrierWaitMs });
-      const result = buildResult(conf, lent, target, nicConf, ifname, env.netns!, ipamResult, configDns);
-      recordResult(lent.record.key, owner, result);
+      if (lent.link) configureAddresses(s, pod, lent.link, ipamResult, { carrierWaitMs: env.carrierWaitMs });
+      const result = buildResult(conf, lent, plan, nicConf, ifname, env.netns!, ipamResult, configDns);
+      recordResult(s, lent.record.key, owner, result);
       log.debug('result recorded');
       return result;
     } catch (err) {
-      throw undoAttachment(err, lent, owner, allocated ? ipam : null);
+      throw await undoAttachment(s, err, lent, owner, allocated ? ipam : null);
     }
   } finally {
     pod.close();
   }
-};
+}
 
-function lendRequest(nicConf: NicConf, target: NicTarget, pod: Netns, owner: string, ifname: string, meta: CniMeta): LendRequest {
-  const req: LendRequest = {
-    nic: target.selector,
-    target: { netns: pod },
-    owner,
-    name: ifname,
-    move: !target.userspace,
-    // up only once its addresses are on: with arp_notify the kernel then announces them itself (see pod-net.ts)
-    up: false,
-    meta: meta as unknown as Record<string, unknown>,
-    lockTimeoutMs: LEND_LOCK_WAIT_MS,
-  };
+/** The config's device fields as the engine's selector: the front door maps, the engine resolves. */
+function selectorOf(nicConf: NicConf): NicSelector {
+  const sel = nicConf.selector;
+  switch (sel.by) {
+    case 'name':
+      return { name: sel.name };
+    case 'mac':
+      return { mac: sel.mac };
+    case 'kernelpath':
+      return { kernelPath: sel.path };
+    case 'pci':
+      return { pci: sel.pci };
+  }
+}
+
+/** Phase one; a refusal or a failure to read is this call's error (with its CNI code). */
+function prepareLend(s: LendSession, req: PrepareRequest): LendPlan {
+  let planned: LendPlan | Refusal;
+  try {
+    planned = s.prepare(req);
+  } catch (err) {
+    throw cniErrorFrom(err, CNI_ERR.DEVICE_NOT_FOUND, 'resolving the device');
+  }
+  if (isRefusal(planned)) throw cniErrorOfRefusal(planned);
+  return planned;
+}
+
+function settingsOf(nicConf: NicConf, plan: LendPlan, meta: CniMeta): LendSettings {
+  // up only once its addresses are on: with arp_notify the kernel then announces them itself (see pod-net.ts)
+  const settings: LendSettings = { up: false, meta };
   // sriov-cni sets the MAC twice: the VF's admin MAC on the PF (so the driver keeps it) and the netdev's
-  if (nicConf.mac && !target.userspace) req.mac = nicConf.mac;
-  if (target.vf) {
+  if (nicConf.mac && plan.request.move) settings.mac = nicConf.mac;
+  if (plan.sysVf) {
     const vf: VfRequest = { ...nicConf.vf };
     if (nicConf.mac) vf.mac = nicConf.mac;
-    if (Object.keys(vf).length) req.vf = vf;
+    if (Object.keys(vf).length) settings.vf = vf;
   }
-  return req;
+  return settings;
 }
 
 /** The engine says BUSY (naming the holder) when another attachment has the NIC or its lock: that is code 11. */
-function lendNic(req: LendRequest): LendResult {
+function commitLend(s: LendSession, plan: LendPlan, settings: LendSettings): LendResult {
   try {
-    return lend(req);
+    return s.commit(plan, settings);
   } catch (err) {
     throw cniErrorFrom(err, CNI_ERR.LEND_FAILED, 'lending the device');
   }
 }
 
-function configureAddresses(pod: Netns, link: Link, ipamResult: CniResult | null, opts: PodNetOptions): void {
+function configureAddresses(s: LendSession, pod: Netns, link: Link, ipamResult: CniResult | null, opts: PodNetOptions): void {
   try {
-    withRtnl(pod, (rtnl) => configurePod(pod, rtnl, link, ipamResult?.ips ?? [], ipamResult?.routes ?? [], opts));
+    configurePod(pod, s.rtnl(pod), link, ipamResult?.ips ?? [], ipamResult?.routes ?? [], opts);
   } catch (err) {
     throw cniErrorFrom(err, CNI_ERR.POD_CONFIG_FAILED, `configuring ${link.name} in the pod`);
   }
@@ -111,7 +146,7 @@ function configureAddresses(pod: Netns, link: Link, ipamResult: CniResult | null
 function buildResult(
   conf: NetConf,
   lent: LendResult,
-  target: NicTarget,
+  plan: LendPlan,
   nicConf: NicConf,
   ifname: string,
   sandbox: string,
@@ -123,7 +158,7 @@ function buildResult(
   if (mac) itf.mac = mac;
   if (lent.link) itf.mtu = lent.link.mtu;
   itf.sandbox = sandbox;
-  const pci = lent.record.identity.pciAddress ?? target.vf?.address ?? null;
+  const pci = lent.record.identity.pciAddress ?? plan.sysVf?.address ?? null;
   if (pci) itf.pciID = pci;
 
   // chained after another plugin: keep what it reported and add ours
@@ -142,7 +177,7 @@ function buildResult(
 }
 
 /** Release the allocation and give the NIC back; the original failure is what the runtime is told. */
-function undoAttachment(cause: unknown, lent: LendResult, owner: string, ipam: Ipam | null): unknown {
+async function undoAttachment(s: LendSession, cause: unknown, lent: LendResult, owner: Owner, ipam: Ipam | null): Promise<unknown> {
   const undoFailures: string[] = [];
   if (ipam) {
     try {
@@ -153,7 +188,7 @@ function undoAttachment(cause: unknown, lent: LendResult, owner: string, ipam: I
   }
   let nicKept = false;
   try {
-    const back = giveBack(lent.record.key, { owner, lockTimeoutMs: GIVE_BACK_LOCK_WAIT_MS });
+    const back = await s.giveBack(lent.record.key, { owner, lockTimeoutMs: GIVE_BACK_LOCK_WAIT_MS });
     log.info(`rolled back: ${back.outcome}${back.name ? ` as ${back.name}` : ''}`);
   } catch (err) {
     nicKept = true;

@@ -2,10 +2,10 @@
 // IPAM allocation to release. It succeeds when there is nothing left to do (second DEL, no ADD, pod netns
 // gone); a NIC that could not be restored keeps its record and the DEL fails, so the runtime's retry (or
 // `sriovctl cleanup`) finishes the job.
-import { findRecords, giveBack } from '../lend';
+import { openSession, type LendSession, type Owner } from '../lend';
 import type { LendRecord } from '../ledger/types';
 import { storedIpam, storedResult } from './attachment';
-import { ownerOf } from './env';
+import { ownerOf, type CniEnv } from './env';
 import { CNI_ERR, CniError } from './errors';
 import { Ipam, type IpamTarget } from './ipam';
 import { log } from './log';
@@ -16,13 +16,23 @@ import type { VerbHandler } from './verb';
 /** A DEL racing an ADD of the same attachment waits for it rather than failing at once. */
 export const DEL_LOCK_WAIT_MS = 10_000;
 
-export const cmdDel: VerbHandler = ({ env, conf }) => {
+export const cmdDel: VerbHandler = async ({ env, conf, config }) => {
+  const s = openSession(config, { keepHandles: true });
+  try {
+    await del(s, env, conf, config.stateDir);
+  } finally {
+    s.close();
+  }
+  return null;
+};
+
+async function del(s: LendSession, env: CniEnv, conf: NetConf, stateDir: string): Promise<void> {
   const owner = ownerOf(env.containerId!, env.ifname!);
-  const records = findAttachment(owner);
+  const records = findAttachment(s, owner);
 
   // IPAM first (the addresses go with the pod), but a failing IPAM plugin must not keep the NIC away
   let ipamError: unknown = null;
-  const ipamTarget = ipamFor(records, conf, env.path);
+  const ipamTarget = ipamFor(records, conf, env.path, stateDir);
   if (ipamTarget) {
     try {
       new Ipam(ipamTarget).del(undefined, conf.prevResult ?? records.map(storedResult).find(Boolean) ?? null);
@@ -33,35 +43,34 @@ export const cmdDel: VerbHandler = ({ env, conf }) => {
     }
   }
 
-  releaseNics(records, owner, DEL_LOCK_WAIT_MS);
+  await releaseNics(s, records, owner, DEL_LOCK_WAIT_MS);
   if (ipamError) throw ipamError;
-  return null;
-};
+}
 
-export function findAttachment(owner: string): LendRecord[] {
+export function findAttachment(s: LendSession, owner: Owner): LendRecord[] {
   try {
-    return findRecords({ owner });
+    return s.findRecords({ owner });
   } catch (err) {
     throw cniErrorFrom(err, CNI_ERR.GIVE_BACK_FAILED, 'reading the ledger');
   }
 }
 
 /** The allocation as ADD made it (from the record), else as the runtime describes it now. */
-function ipamFor(records: LendRecord[], conf: NetConf, cniPath: readonly string[]): IpamTarget | null {
+function ipamFor(records: LendRecord[], conf: NetConf, cniPath: readonly string[], stateDir: string): IpamTarget | null {
   for (const r of records) {
-    const stored = storedIpam(r, cniPath);
+    const stored = storedIpam(r, cniPath, stateDir);
     if (stored) return stored;
   }
   if (!conf.ipam) return null;
-  return { raw: conf.raw, type: conf.ipam.type, cniVersion: conf.cniVersion, cniPath };
+  return { raw: conf.raw, type: conf.ipam.type, cniVersion: conf.cniVersion, cniPath, stateDir };
 }
 
 /** Give back every NIC of `owner`; all are tried, the first failure is reported with the others listed. */
-export function releaseNics(records: LendRecord[], owner: string, lockTimeoutMs: number): void {
+export async function releaseNics(s: LendSession, records: LendRecord[], owner: Owner, lockTimeoutMs: number): Promise<void> {
   const failures: CniError[] = [];
   for (const r of records) {
     try {
-      const back = giveBack(r.key, { owner, lockTimeoutMs });
+      const back = await s.giveBack(r.key, { owner, lockTimeoutMs });
       log.info(`gave back ${r.key}: ${back.outcome}${back.name ? ` as ${back.name}` : ''}${back.warnings.length ? ` (${back.warnings.join('; ')})` : ''}`);
     } catch (err) {
       const e = cniErrorFrom(err, CNI_ERR.GIVE_BACK_FAILED, `giving back ${r.key} (record kept)`);

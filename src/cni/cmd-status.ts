@@ -1,14 +1,14 @@
 // STATUS: ready when the state directory (the ledger) is writable, sysfs readable, and the IPAM plugin agrees.
 import { readdirSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { stateDir, sysfsRoot } from '../config';
 import { CNI_ERR, CniError } from './errors';
-import { Ipam } from './ipam';
+import { ipamOfCall, type Ipam } from './ipam';
 import type { VerbHandler } from './verb';
 import { makeDirs } from '../make-dirs';
 
-export const cmdStatus: VerbHandler = ({ env, conf }) => {
-  const dir = stateDir();
+export const cmdStatus: VerbHandler = (call) => {
+  const { config } = call;
+  const dir = config.stateDir;
   try {
     makeDirs(dir, 0o700);
     const probe = join(dir, `.status-${process.pid}`);
@@ -17,13 +17,14 @@ export const cmdStatus: VerbHandler = ({ env, conf }) => {
   } catch (err) {
     throw new CniError(CNI_ERR.NOT_READY, `state directory ${dir} is not writable`, (err as Error).message);
   }
-  const pci = join(sysfsRoot(), 'bus', 'pci', 'devices');
+  const pci = join(config.sysfsRoot, 'bus', 'pci', 'devices');
   try {
     readdirSync(pci);
   } catch (err) {
     throw new CniError(CNI_ERR.NOT_READY, `sysfs is not readable (${pci})`, (err as Error).message);
   }
-  if (conf.ipam) ipamStatus(new Ipam({ raw: conf.raw, type: conf.ipam.type, cniVersion: conf.cniVersion, cniPath: env.path }));
+  const ipam = ipamOfCall(call);
+  if (ipam) ipamStatus(ipam);
   return null;
 };
 

@@ -2,6 +2,7 @@
 // Pure: takes the environment as a plain object so tests need no process.
 import { CNI_NAME_RULE } from './network-name';
 import { assertIfName } from '../net/validate';
+import type { Owner } from '../lend';
 import { CNI_ERR, CniError, invalidEnv } from './errors';
 
 /** sriov-cni's bound on the wait for carrier after link-up (see pod-link-ready.ts). */
@@ -158,12 +159,6 @@ export function parseCniArgs(raw: string, strict = true): CniArgs {
 }
 
 /** The ledger owner of one attachment. */
-export function ownerOf(containerId: string, ifname: string): string {
-  return `cni:${containerId}/${ifname}`;
-}
-
-/** The inverse of ownerOf, or null for an owner that is not a CNI attachment. */
-export function parseOwner(owner: string): { containerId: string; ifname: string } | null {
-  const m = /^cni:([^/]+)\/(.+)$/.exec(owner);
-  return m ? { containerId: m[1], ifname: m[2] } : null;
+export function ownerOf(containerId: string, ifname: string): Owner {
+  return { kind: 'pod', containerId, ifname };
 }

@@ -1,5 +1,9 @@
 // Typed readers for network-config fields: each names the field and the reason when it refuses a value
 // (CNI error 7). `null` counts as absent, as it does for the Go plugins this one replaces.
+// the rules themselves live in one place each (net/validate.ts, sriov/paths.ts): imported directly, so a call
+// that never lends does not load the netlink layer
+import { isMacText, isMulticastMac, normalizeMac } from '../net/validate';
+import { isBdf } from '../sriov/paths';
 import { invalidConfig } from './errors';
 
 export type Json = Record<string, unknown>;
@@ -51,21 +55,18 @@ export function optEnum<T extends string>(o: Json, key: string, allowed: readonl
 
 /** A unicast Ethernet MAC, normalised to lower-case colon form ('-' separators accepted, as Go's ParseMAC). */
 export function parseMac(v: string, path: string): string {
-  if (!/^[0-9a-fA-F]{2}([:-])[0-9a-fA-F]{2}(\1[0-9a-fA-F]{2}){4}$/.test(v)) {
-    throw invalidConfig(path, `${JSON.stringify(v)} is not a MAC address (want aa:bb:cc:dd:ee:ff)`);
-  }
-  const mac = v.toLowerCase().replace(/-/g, ':');
-  if (parseInt(mac.slice(0, 2), 16) & 1) throw invalidConfig(path, `${mac} is a multicast address`);
+  if (!isMacText(v)) throw invalidConfig(path, `${JSON.stringify(v)} is not a MAC address (want aa:bb:cc:dd:ee:ff)`);
+  const mac = normalizeMac(v);
+  if (isMulticastMac(mac)) throw invalidConfig(path, `${mac} is a multicast address`);
   if (mac === '00:00:00:00:00:00') throw invalidConfig(path, 'the all-zero MAC cannot be assigned');
   return mac;
 }
 
 /** A full PCI address (domain:bus:device.function), lower-cased. */
 export function parsePciAddress(v: string, path: string): string {
-  if (!/^[0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-1][0-9a-fA-F]\.[0-7]$/.test(v)) {
-    throw invalidConfig(path, `${JSON.stringify(v)} is not a PCI address (want dddd:bb:dd.f, e.g. 0000:03:02.1)`);
-  }
-  return v.toLowerCase();
+  const pci = typeof v === 'string' ? v.toLowerCase() : v;
+  if (!isBdf(pci)) throw invalidConfig(path, `${JSON.stringify(v)} is not a PCI address (want dddd:bb:dd.f, e.g. 0000:03:02.1)`);
+  return pci;
 }
 
 function describe(v: unknown): string {

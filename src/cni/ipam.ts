@@ -5,6 +5,7 @@ import { CNI_ERR, CniError } from './errors';
 import type { Json } from './fields';
 import { log } from './log';
 import { pluginVersions } from './plugin-versions';
+import type { VerbContext } from './verb';
 import { formatResult, parseResult, ResultFormatError, type CniResult } from './result';
 import { compareVersions, negotiateVersion, SUPPORTED_VERSIONS, type CniVersion } from './versions';
 
@@ -14,6 +15,8 @@ export interface IpamTarget {
   type: string;
   cniVersion: string;
   cniPath: readonly string[];
+  /** Where the plugin's supported versions are remembered. */
+  stateDir: string;
 }
 
 interface Resolved {
@@ -21,6 +24,12 @@ interface Resolved {
   label: string;
   /** The version we speak with it. */
   version: CniVersion;
+}
+
+/** The IPAM plugin this call's config names, or null when it names none. */
+export function ipamOfCall({ env, conf, config }: VerbContext): Ipam | null {
+  if (!conf.ipam) return null;
+  return new Ipam({ raw: conf.raw, type: conf.ipam.type, cniVersion: conf.cniVersion, cniPath: env.path, stateDir: config.stateDir });
 }
 
 export class Ipam {
@@ -89,7 +98,7 @@ export class Ipam {
     if (this.resolved) return this.resolved;
     const path = findPlugin(this.target.type, this.target.cniPath);
     const label = this.label;
-    const theirs = pluginVersions(path, label);
+    const theirs = pluginVersions(this.target.stateDir, path, label);
     const version = negotiateVersion(this.target.cniVersion, theirs);
     if (!version) {
       throw new CniError(

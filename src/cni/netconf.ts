@@ -8,6 +8,7 @@
 //   either: pciBusID, runtimeConfig.deviceID (Multus injects both), mac, ipam
 // A config with only a PCI address lends that device as what it is (a VF with no settings, or a whole NIC).
 import { posix } from 'node:path';
+import { VLAN_MAX } from '../net/validate';
 import { CNI_ERR, CniError, invalidConfig } from './errors';
 import { ifNameProblem, type CniArgs } from './env';
 import { parseHardwareAddr } from './hwaddr';
@@ -262,7 +263,7 @@ function effectiveMac(raw: Json, runtime: Json, args: CniArgs): string | null {
 /** sriov-cni's fields and rules, except that an absent field means "leave it as it is". */
 function parseVfSettings(raw: Json): VfRequest {
   const vf: VfRequest = {};
-  const vlan = optInt(raw, 'vlan', 0, 4094, '4095 is reserved');
+  const vlan = optInt(raw, 'vlan', 0, VLAN_MAX, '4095 is reserved');
   const qos = optInt(raw, 'vlanQoS', 0, 7);
   const proto = optEnum(raw, 'vlanProto', ['802.1q', '802.1ad'] as const, true);
   if (vlan === null) {

@@ -3,7 +3,6 @@
 // does not pay an extra exec every time.
 import { readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { stateDir } from '../config';
 import { execDelegate } from './delegate';
 import { CNI_ERR, CniError } from './errors';
 import { LATEST_VERSION, isVersionString } from './versions';
@@ -14,8 +13,8 @@ interface CacheFile {
   plugins: Record<string, string[]>;
 }
 
-export function cacheFile(): string {
-  return join(stateDir(), 'cni', 'plugin-versions.json');
+export function cacheFile(stateDir: string): string {
+  return join(stateDir, 'cni', 'plugin-versions.json');
 }
 
 export function cacheKey(path: string): string {
@@ -23,17 +22,17 @@ export function cacheKey(path: string): string {
   return `${path}|${st.ino}|${st.size}|${Math.trunc(st.mtimeMs)}`;
 }
 
-/** The versions the plugin at `path` supports (from the cache, else by asking it). */
-export function pluginVersions(path: string, label: string): string[] {
+/** The versions the plugin at `path` supports (from the cache under `stateDir`, else by asking it). */
+export function pluginVersions(stateDir: string, path: string, label: string): string[] {
   const key = cacheKey(path);
-  const cache = readCache();
+  const cache = readCache(stateDir);
   const known = cache.plugins[key];
   if (known) return known;
   const versions = askVersions(path, label);
   // drop entries for older builds of the same path; concurrent writers each rename a whole file, last one wins
   for (const k of Object.keys(cache.plugins)) if (k.startsWith(`${path}|`)) delete cache.plugins[k];
   cache.plugins[key] = versions;
-  writeCache(cache);
+  writeCache(stateDir, cache);
   return versions;
 }
 
@@ -52,9 +51,9 @@ function askVersions(path: string, label: string): string[] {
   return list as string[];
 }
 
-function readCache(): CacheFile {
+function readCache(stateDir: string): CacheFile {
   try {
-    const parsed = JSON.parse(readFileSync(cacheFile(), 'utf8')) as CacheFile;
+    const parsed = JSON.parse(readFileSync(cacheFile(stateDir), 'utf8')) as CacheFile;
     if (parsed && typeof parsed.plugins === 'object' && parsed.plugins !== null) return parsed;
   } catch {
     // absent or unreadable: start afresh (it is only a cache)
@@ -62,10 +61,10 @@ function readCache(): CacheFile {
   return { plugins: {} };
 }
 
-function writeCache(cache: CacheFile): void {
-  const file = cacheFile();
+function writeCache(stateDir: string, cache: CacheFile): void {
+  const file = cacheFile(stateDir);
   try {
-    makeDirs(join(stateDir(), 'cni'), 0o700);
+    makeDirs(join(stateDir, 'cni'), 0o700);
     const tmp = `${file}.${process.pid}.tmp`;
     writeFileSync(tmp, JSON.stringify(cache), { mode: 0o600 });
     renameSync(tmp, file);

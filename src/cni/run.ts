@@ -1,5 +1,6 @@
 // Every verb but VERSION: environment, stdin and config parsed and checked, the verb run, its result or one
 // error object printed. Loaded by main.ts only when needed.
+import { readConfig } from '../config';
 import { CNI_ERR, CniError, errorObject, invalidConfig } from './errors';
 import { parseEnv, type Verb } from './env';
 import { log } from './log';
@@ -27,7 +28,7 @@ function loadVerb(verb: Exclude<Verb, 'VERSION'>): VerbHandler {
 }
 /* eslint-enable @typescript-eslint/no-require-imports */
 
-export function run(): number {
+export async function run(): Promise<number> {
   let replyVersion: string = LATEST_VERSION;
   try {
     const env = parseEnv(process.env);
@@ -52,7 +53,7 @@ export function run(): number {
     requireVerbAllowed(verb, conf.cniVersion);
     log.debug(`network ${JSON.stringify(conf.name)}, CNI ${conf.cniVersion}`);
     const handler = loadVerb(verb);
-    const result = handler({ env, conf });
+    const result = await handler({ env, conf, config: readConfig(process.env) });
     if (result) {
       const lost = lostInConversion(result, conf.cniVersion);
       if (lost.length) log.debug(`not representable in CNI ${conf.cniVersion}: ${lost.join(', ')}`);

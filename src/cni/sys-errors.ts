@@ -1,15 +1,35 @@
-// Engine and kernel failures (SysError) as CNI errors: lock contention is the spec's "try again later" (11),
-// a missing device is ours (100), anything else gets the code of the step that failed.
+// The one place engine outcomes become CNI errors: a refusal from prepare() by its kind, a SysError by its code
+// (lock contention is the spec's "try again later", 11; a missing device is ours, 100) or else by the step
+// that failed. Anything else is a bug and stays what it was (run.ts reports it as 109, with its stack).
 import { isSysError } from '../errors';
+import type { Refusal } from '../lend';
 import { CNI_ERR, CniError } from './errors';
 
 const NOT_FOUND = new Set(['NOT_FOUND', 'ENODEV', 'ENOENT']);
 
-/** A CniError for `err` (returned unchanged if it already is one; non-SysErrors are bugs and pass through). */
-export function cniErrorFrom(err: unknown, fallbackCode: number, what: string): unknown {
-  if (err instanceof CniError || !isSysError(err)) return err;
+/** A CniError for `err` (unchanged if it already is one); a non-SysError is a bug, returned as the Error it is. */
+export function cniErrorFrom(err: unknown, fallbackCode: number, what: string): CniError | Error {
+  if (err instanceof CniError) return err;
+  if (!isSysError(err)) return err instanceof Error ? err : new Error(String(err));
   const code = err.code === 'BUSY' ? CNI_ERR.TRY_AGAIN_LATER : NOT_FOUND.has(err.code) && fallbackCode === CNI_ERR.LEND_FAILED ? CNI_ERR.DEVICE_NOT_FOUND : fallbackCode;
   return new CniError(code, `${what}: ${err.describe()}`, err.code);
+}
+
+/** Why prepare() would not lend, as the runtime is told. */
+export function cniErrorOfRefusal(r: Refusal): CniError {
+  const msg = r.error.message;
+  switch (r.refused) {
+    case 'NotFound':
+      return new CniError(CNI_ERR.DEVICE_NOT_FOUND, msg, '');
+    case 'LentTo':
+      return new CniError(CNI_ERR.TRY_AGAIN_LATER, msg, r.key);
+    case 'Uplink':
+      return new CniError(CNI_ERR.DEFAULT_ROUTE_LINK, msg, 'allowDefaultRouteLink');
+    case 'NotAVf':
+      return new CniError(CNI_ERR.INVALID_CONFIG, `invalid config: deviceID: ${msg}`, 'deviceID');
+    case 'AlreadyThere':
+      return new CniError(CNI_ERR.LEND_FAILED, `lending the device: ${r.error.describe()}`, r.error.code);
+  }
 }
 
 /** One line for logs and error details, whatever was thrown. */

@@ -12,5 +12,5 @@ export {
   type ScanResult,
 } from './store';
 export { lockNic, lockPath, DEFAULT_LOCK_TIMEOUT_MS, type NicLock, type LockOptions } from './lock';
-export { appendStep } from './steps';
+export { advanceRecord, appendStep, newRecord, type NewRecord } from './steps';
 export { recordProblem, isLendRecord } from './validate';

@@ -1,5 +1,6 @@
 // Advancing a record: the step reached and its history, in one place so every writer records steps alike.
-import type { LendRecord } from './types';
+import { writeRecord, type Ledger } from './store';
+import { RECORD_SCHEMA, type LendRecord } from './types';
 
 /** A copy of `r` at `step` (history appended, updatedAt set). Pure: the caller writes it. */
 export function appendStep(r: LendRecord, step: string, note?: string): LendRecord {
@@ -7,4 +8,25 @@ export function appendStep(r: LendRecord, step: string, note?: string): LendReco
   const at = new Date().toISOString();
   const entry = note === undefined ? { at, step } : { at, step, note };
   return { ...r, step, history: [...r.history, entry], updatedAt: at };
+}
+
+/**
+ * Note a step: `r` at `step`, written. Only a record's first write is durable (fsynced): what must survive power
+ * loss is the snapshot — a reboot ends every namespace, and restoring is the same whatever step was reached. Later
+ * writes only need to survive a crash of this process, which an atomic rename in the page cache does.
+ */
+export function advanceRecord(l: Ledger, r: LendRecord, step: string, note?: string): LendRecord {
+  const next = appendStep(r, step, note);
+  writeRecord(l, next, { durable: false });
+  return next;
+}
+
+/** What a new record says; the rest (schema, history, timestamps) is the same for every writer. */
+export type NewRecord = Omit<LendRecord, 'schema' | 'step' | 'history' | 'createdAt' | 'updatedAt' | 'droppedAltnames' | 'vfCount'>;
+
+/** A record at its first step (not written: the caller writes it, durably, before the first change). */
+export function newRecord(fields: NewRecord, step: string, note?: string): LendRecord {
+  const at = new Date().toISOString();
+  const entry = note === undefined ? { at, step } : { at, step, note };
+  return { schema: RECORD_SCHEMA, ...fields, droppedAltnames: [], vfCount: null, step, history: [entry], createdAt: at, updatedAt: at };
 }

@@ -1,7 +1,6 @@
 // The record store: one JSON file per lent NIC under <state dir>/records, written atomically.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { stateDir } from '../config';
 import { SysError } from '../errors';
 import { isTempFileName, removeFileDurably, tempFileWriter, writeFileAtomic, type AtomicWriteHooks } from './atomic-file';
 import { assertRecordKey } from './keys';
@@ -18,8 +17,8 @@ export interface Ledger {
   readonly dir: string;
 }
 
-/** Open (creating if needed) the ledger at `dir` (default: the state directory). */
-export function openLedger(dir: string = stateDir()): Ledger {
+/** Open (creating if needed) the ledger at `dir` (the state directory). */
+export function openLedger(dir: string): Ledger {
   const root = path.resolve(dir);
   for (const d of [root, recordsDir(root), locksDir(root)]) {
     makeDirs(d, DIR_MODE);

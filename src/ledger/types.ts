@@ -61,6 +61,17 @@ export interface VfRequest {
 
 export type RecordPhase = 'lending' | 'lent' | 'returning' | 'rolling-back';
 
+/**
+ * VFs created on a lent PF: its count at home, recorded before the first write to sriov_numvfs, so every
+ * give-back (whatever front door made them) puts the count back from the record alone.
+ */
+export interface VfCountChange {
+  /** The PF's device address (a PCI BDF, or 'netdevsimN'). */
+  pf: string;
+  /** sriov_numvfs before. */
+  before: number;
+}
+
 export interface StepEntry {
   at: string;
   step: string;
@@ -71,7 +82,7 @@ export interface LendRecord {
   schema: typeof RECORD_SCHEMA;
   /** Stable per-NIC key, also the file name: 'pci-0000_03_00_1' or 'mac-aabbccddeeff'. */
   key: string;
-  /** Who took it: 'cni:<containerID>/<ifname>', 'attach:<target>', 'cluster:<name>/<node>'. */
+  /** Who took it, as src/lend/owner.ts keys an Owner: 'cni:<containerID>/<ifname>', 'attach:<target>', … */
   owner: string;
   identity: NicIdentity;
   home: NamespaceRef;
@@ -88,6 +99,8 @@ export interface LendRecord {
   /** False for a VF on a userspace driver: configured on the PF, never moved. */
   moved: boolean;
   requested: { mtu?: number; mac?: Mac; up: boolean; vf?: VfRequest };
+  /** VFs created on it while lent (null: none; absent in records of older versions). */
+  vfCount?: VfCountChange | null;
   /** Altnames removed to make room for a name; put back on give-back. */
   droppedAltnames: string[];
   phase: RecordPhase;
@@ -96,6 +109,6 @@ export interface LendRecord {
   history: StepEntry[];
   createdAt: string;
   updatedAt: string;
-  /** Front-door data (the CNI's network name, IPAM config, result; the cluster's name, …). */
+  /** Front-door data a later call of the same front door needs (the CNI's IPAM config and result, …). */
   meta: Record<string, unknown>;
 }

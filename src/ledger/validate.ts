@@ -19,6 +19,12 @@ export function recordProblem(value: unknown): string | null {
   if (!PHASES.includes(value.phase as RecordPhase)) return `field 'phase' is ${JSON.stringify(value.phase)}`;
   if (!Array.isArray(value.history)) return `field 'history' is not an array`;
   if (!Array.isArray(value.droppedAltnames)) return `field 'droppedAltnames' is not an array`;
+  if (value.vfCount !== undefined && value.vfCount !== null) {
+    const c = value.vfCount as Record<string, unknown>;
+    if (!isObject(c) || typeof c.pf !== 'string' || !Number.isInteger(c.before) || (c.before as number) < 0) {
+      return `field 'vfCount' is not { pf, before }`;
+    }
+  }
   const identity = value.identity as Record<string, unknown>;
   if (typeof identity.name !== 'string') return `field 'identity.name' is not a string`;
   for (const ns of ['home', 'target'] as const) {

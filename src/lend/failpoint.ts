@@ -2,6 +2,7 @@
 // throw (error) right after the kernel action of <step> and before the record notes it — the widest window for
 // losing a NIC. Steps are listed in steps.ts. Unset (always, outside tests): a no-op costing one env read.
 import { SysError } from '../errors';
+import { sleepSync } from '../sleep-sync';
 import type { Step } from './steps';
 
 export function failpoint(step: Step): void {
@@ -15,5 +16,5 @@ export function failpoint(step: Step): void {
   }
   process.kill(process.pid, 'SIGKILL');
   // SIGKILL is delivered asynchronously on some kernels: never continue past a crash failpoint.
-  for (;;) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 1000);
+  for (;;) sleepSync(1000);
 }

@@ -1,101 +1,64 @@
 // lend(): move a NIC into a target namespace, with its record written before the first change and every failure
 // rolled back through the same restore path that give-back uses.
-import { SysError, isSysError } from '../errors';
-import { assertIfName, connect, normalizeUnicastMac, sameNetns, type Link, type Rtnl, type VfSetting } from '../net';
-import {
-  appendStep,
-  deleteRecord,
-  lockNic,
-  openLedger,
-  readRecord,
-  recordKeyFor,
-  scanRecords,
-  writeRecord,
-  type Ledger,
-} from '../ledger';
-import { RECORD_SCHEMA, type LendRecord, type VfRequest } from '../ledger/types';
+import { SysError } from '../errors';
+import { assertMtu, normalizeUnicastMac, type Link, type Rtnl, type VfSetting } from '../net';
+import { advanceRecord, deleteRecord, lockNic, newRecord, readRecord, recordKeyFor, writeRecord, type Ledger } from '../ledger';
+import type { LendRecord, VfRequest } from '../ledger/types';
 import { failpoint } from './failpoint';
-import { describeNamespace, openCurrent, openSpec, type OpenNamespace } from './namespaces';
+import { describeNamespace, type OpenNamespace } from './namespaces';
 import { nameInUse } from './names';
-import { identityOf, refreshUnderLock, resolveNic, snapshotOf, type ResolvedNic } from './nic';
+import { identityOf, refreshUnderLock, snapshotOf, type ResolvedNic } from './nic';
+import { ownerKey } from './owner';
 import { restoreFromRecord } from './restore';
-import type { LendRequest, LendResult } from './types';
+import type { LendSession } from './session';
+import type { LendRequest, LendResult, LendSettings } from './types';
+import { isRefusal, prepare, type LendPlan } from './prepare';
 
-export function lend(req: LendRequest): LendResult {
-  validateRequest(req);
-  const target = openSpec(req.target);
-  let nic: ResolvedNic | null = null;
+/** Both phases at once: a refusal is thrown as its SysError (BUSY, ENODEV, INVALID). */
+export function lend(s: LendSession, req: LendRequest): LendResult {
+  const plan = prepare(s, req);
+  if (isRefusal(plan)) throw plan.error;
+  return commit(s, plan, req);
+}
+
+/**
+ * Phase two: under the NIC's lock, check nothing changed since prepare(), write the record, then move and
+ * configure. Every failure rolls back. The plan's namespaces are released whatever happens.
+ */
+export function commit(s: LendSession, plan: LendPlan, asked: LendSettings = {}): LendResult {
   try {
-    nic = resolveOrExplain(req);
-    const move = req.move !== false;
-    const ledger = openLedger();
-    const key = recordKeyFor(identityOf(nic));
-    const lock = lockNic(ledger, key, { timeoutMs: req.lockTimeoutMs ?? 0 });
+    const settings = validSettings(asked);
+    const { nic, key } = plan;
+    const lock = lockNic(s.ledger, key, { timeoutMs: plan.request.lockTimeoutMs ?? 0 });
     try {
-      // the ledger first: a NIC lent elsewhere is reported as lent, not as whatever its absence looks like
-      finishPrevious(ledger, key);
-      checkLendable(req, nic, target, move);
+      finishPrevious(s, key);
+      checkSettings(plan, settings);
       refreshUnderLock(nic, key, recordKeyFor);
-      return lendLocked(ledger, req, nic, target, key, move);
+      return lendLocked(s, plan, settings);
     } finally {
       lock.release();
     }
   } finally {
-    nic?.close();
-    target.close();
+    plan.close();
   }
 }
 
-/**
- * A NIC named by its name is not found at home while it is lent: say so (BUSY, naming the owner) instead of
- * ENODEV, so a caller racing another lend learns the truth.
- */
-function resolveOrExplain(req: LendRequest): ResolvedNic {
-  try {
-    return resolveNic(req.nic);
-  } catch (err) {
-    if (!isSysError(err, 'ENODEV') || 'pci' in req.nic) throw err;
-    const name = req.nic.name;
-    const home = req.nic.in ? openSpec(req.nic.in) : openCurrent();
-    try {
-      const lent = scanRecords(openLedger()).records.find(
-        (r) => r.snapshot.name === name && sameNetns(r.home.id, home.ref.id),
-      );
-      if (!lent) throw err;
-      throw new SysError(`${name} is lent to ${lent.owner}`, { code: 'BUSY', op: 'lend' });
-    } finally {
-      home.close();
-    }
-  }
-}
-
-function checkLendable(req: LendRequest, nic: ResolvedNic, target: OpenNamespace, move: boolean): void {
-  if (move && !nic.link) {
-    throw new SysError(`${describeSelector(req)} has no network interface to move (userspace driver?)`, {
-      code: 'ENODEV',
-      op: 'lend resolve',
-    });
-  }
-  if (move && sameNetns(target.ref.id, nic.home.ref.id)) {
-    throw new SysError(`${nic.link!.name} is already in ${describeNamespace(target.ref)}`, { code: 'INVALID', op: 'lend' });
-  }
+function checkSettings(plan: LendPlan, req: LendSettings): void {
+  const { nic } = plan;
   if (req.vf && nic.standInVf) {
     throw new SysError(
-      `${describeSelector(req)} is VF ${nic.standInVf.vf} of ${nic.standInVf.pfName}, a stand-in PF without a VF table: PF-side settings need a real driver`,
+      `${plan.label} is VF ${nic.standInVf.vf} of ${nic.standInVf.pfName}, a stand-in PF without a VF table: PF-side settings need a real driver`,
       { code: 'INVALID', op: 'lend' },
     );
   }
   if (req.vf && !nic.vf) {
-    throw new SysError(`${describeSelector(req)} is not a VF: VF settings need a PF`, { code: 'INVALID', op: 'lend' });
+    throw new SysError(`${plan.label} is not a VF: VF settings need a PF`, { code: 'INVALID', op: 'lend' });
   }
 }
 
-function describeSelector(req: LendRequest): string {
-  return 'pci' in req.nic ? req.nic.pci : req.nic.name;
-}
-
 /** A record left by a crash is finished first; a NIC that is lent right now is not ours to take. */
-function finishPrevious(ledger: Ledger, key: string): void {
+function finishPrevious(s: LendSession, key: string): void {
+  const ledger = s.ledger;
   const previous = readRecord(ledger, key);
   if (!previous) return;
   if (previous.phase === 'lent') {
@@ -104,88 +67,73 @@ function finishPrevious(ledger: Ledger, key: string): void {
       op: 'lend',
     });
   }
-  restoreFromRecord(ledger, previous);
+  if (previous.vfCount) {
+    // putting a VF count back waits on the driver: that is give-back's work (cleanup), not a lend's
+    throw new SysError(`${previous.identity.name || key} is being given back by ${previous.owner} (its VF count first): run sriovctl cleanup`, {
+      code: 'BUSY',
+      op: 'lend',
+    });
+  }
+  restoreFromRecord(s, previous);
   deleteRecord(ledger, key, NOT_DURABLE);
 }
 
-function lendLocked(
-  ledger: Ledger,
-  req: LendRequest,
-  nic: ResolvedNic,
-  target: OpenNamespace,
-  key: string,
-  move: boolean,
-): LendResult {
+function lendLocked(s: LendSession, plan: LendPlan, req: LendSettings): LendResult {
+  const { nic, target, key } = plan;
+  const move = plan.request.move;
+  const ledger = s.ledger;
   const snapshot = snapshotOf(nic);
-  const targetName = req.name ?? snapshot.name;
-  const now = new Date().toISOString();
-  let record: LendRecord = {
-    schema: RECORD_SCHEMA,
-    key,
-    owner: req.owner,
-    identity: identityOf(nic),
-    home: nic.home.ref,
-    snapshot,
-    target: target.ref,
-    targetName,
-    targetIfindex: null,
-    moved: move,
-    requested: { mtu: req.mtu, mac: req.mac, up: req.up !== false, vf: req.vf },
-    droppedAltnames: [],
-    phase: 'lending',
-    step: 'lend:recorded',
-    history: [{ at: now, step: 'lend:recorded' }],
-    createdAt: now,
-    updatedAt: now,
-    meta: req.meta ?? {},
-  };
+  const targetName = plan.request.name ?? snapshot.name;
+  let record = newRecord(
+    {
+      key,
+      owner: ownerKey(plan.request.owner),
+      identity: identityOf(nic),
+      home: nic.home.ref,
+      snapshot,
+      target: target.ref,
+      targetName,
+      targetIfindex: null,
+      moved: move,
+      requested: { mtu: req.mtu, mac: req.mac, up: req.up !== false, vf: req.vf },
+      phase: 'lending',
+      meta: req.meta ?? {},
+    },
+    'lend:recorded',
+  );
   writeRecord(ledger, record);
-  let targetRtnl: Rtnl | null = null;
   try {
     failpoint('lend:recorded');
     if (req.vf) applyVfRequest(nic, req.vf);
     failpoint('lend:vf-configured');
-    if (req.vf) record = advance(ledger, record, 'lend:vf-configured');
+    if (req.vf) record = advanceRecord(ledger, record, 'lend:vf-configured');
     let link: Link | null = null;
     if (move) {
-      targetRtnl = connect(target.netns);
+      const targetRtnl = s.rtnl(target.netns);
       record = dropCollidingAltnames(ledger, record, nic, targetRtnl, targetName);
       failpoint('lend:altnames-dropped');
-      if (record.droppedAltnames.length) record = advance(ledger, record, 'lend:altnames-dropped');
+      if (record.droppedAltnames.length) record = advanceRecord(ledger, record, 'lend:altnames-dropped');
       link = moveInto(nic, target, targetRtnl, targetName);
       failpoint('lend:moved');
-      record = advance(ledger, { ...record, targetIfindex: link.index }, 'lend:moved');
+      record = advanceRecord(ledger, { ...record, targetIfindex: link.index }, 'lend:moved');
       link = configureInTarget(targetRtnl, link, req);
       failpoint('lend:configured');
     }
-    record = advance(ledger, { ...record, phase: 'lent' }, 'lend:configured');
+    record = advanceRecord(ledger, { ...record, phase: 'lent' }, 'lend:configured');
     return { record, link };
   } catch (err) {
-    throw rollBack(ledger, record, err);
-  } finally {
-    targetRtnl?.close();
+    throw rollBack(s, record, err);
   }
-}
-
-/**
- * Note a step. Only a record's first write is durable (fsynced): what must survive power loss is the snapshot —
- * a reboot ends every namespace, and restoring is the same whatever step was reached. Later writes only need to
- * survive a crash of this process, which an atomic rename in the page cache does.
- */
-function advance(ledger: Ledger, record: LendRecord, step: string, note?: string): LendRecord {
-  const next = appendStep(record, step, note);
-  writeRecord(ledger, next, NOT_DURABLE);
-  return next;
 }
 
 const NOT_DURABLE = { durable: false } as const;
 
 /** Undo through the give-back path; the record survives a failed rollback so recovery can finish it. */
-function rollBack(ledger: Ledger, record: LendRecord, cause: unknown): unknown {
+function rollBack(s: LendSession, record: LendRecord, cause: unknown): unknown {
   try {
-    const rolling = advance(ledger, { ...record, phase: 'rolling-back' }, 'rollback:started', errorText(cause));
-    restoreFromRecord(ledger, rolling);
-    deleteRecord(ledger, record.key, NOT_DURABLE);
+    const rolling = advanceRecord(s.ledger, { ...record, phase: 'rolling-back' }, 'rollback:started', errorText(cause));
+    restoreFromRecord(s, rolling);
+    deleteRecord(s.ledger, record.key, NOT_DURABLE);
     return cause;
   } catch (rollbackErr) {
     return new SysError(
@@ -209,7 +157,7 @@ function errorText(err: unknown): string {
 function applyVfRequest(nic: ResolvedNic, want: VfRequest): void {
   const place = nic.vf!;
   const pf = place.pf;
-  const current = pf.rtnl.getVfs(pf.link.index).find((v) => v.vf === place.vf)!;
+  const current = pf.table!.find((v) => v.vf === place.vf)!;
   const changes: VfSetting[] = [];
   if (want.linkState !== undefined) changes.push({ linkState: want.linkState });
   if (want.minTxRate !== undefined || want.maxTxRate !== undefined) {
@@ -259,22 +207,17 @@ function moveInto(nic: ResolvedNic, target: OpenNamespace, targetRtnl: Rtnl, tar
 }
 
 /** MTU, MAC, then up: one request each, so a failure leaves a state the rollback understands. */
-function configureInTarget(rtnl: Rtnl, link: Link, req: LendRequest): Link {
+function configureInTarget(rtnl: Rtnl, link: Link, req: LendSettings): Link {
   if (req.mtu !== undefined && req.mtu !== link.mtu) rtnl.setLink(link.index, { mtu: req.mtu });
   if (req.mac !== undefined && req.mac !== link.mac) rtnl.setLink(link.index, { mac: req.mac });
   if (req.up !== false) rtnl.setLink(link.index, { up: true });
   return rtnl.getLink({ index: link.index });
 }
 
-function validateRequest(req: LendRequest): void {
-  if (typeof req.owner !== 'string' || req.owner.length === 0) throw new TypeError(`invalid owner: ${String(req.owner)}`);
-  if (req.name !== undefined) assertIfName(req.name);
-  if (req.mtu !== undefined && !(Number.isInteger(req.mtu) && req.mtu >= 68 && req.mtu <= 65535)) {
-    throw new TypeError(`invalid MTU: ${String(req.mtu)} (68..65535)`);
-  }
-  if (req.mac !== undefined) req.mac = normalizeUnicastMac(req.mac);
-  if (req.vf?.mac !== undefined) req.vf.mac = normalizeUnicastMac(req.vf.mac);
-  if ('pci' in req.nic && !/^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$/.test(req.nic.pci)) {
-    throw new TypeError(`invalid PCI address: ${req.nic.pci} (expected dddd:bb:dd.f)`);
-  }
+/** The settings checked, with MACs in canonical form; the caller's object is left as it was. */
+function validSettings(req: LendSettings): LendSettings {
+  if (req.mtu !== undefined) assertMtu(req.mtu);
+  const mac = req.mac === undefined ? undefined : normalizeUnicastMac(req.mac);
+  const vf = req.vf === undefined ? undefined : { ...req.vf, ...(req.vf.mac === undefined ? {} : { mac: normalizeUnicastMac(req.vf.mac) }) };
+  return { ...req, ...(mac === undefined ? {} : { mac }), ...(vf === undefined ? {} : { vf }) };
 }

@@ -1,8 +1,8 @@
 // Namespaces as the engine sees them: opened from what a caller typed, recorded as a NamespaceRef, and reopened
 // later — possibly by another process — by identity (nsfs dev + inode), never by trusting a path alone.
-import { readdirSync, statSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { currentNetns, openNetns, openNetnsOfPid, sameNetns, type Netns, type NetnsId } from '../net';
+import { currentNetns, openNetns, openNetnsOfPid, PROC_NET_INIT_INO, sameNetns, statNetnsId, type Netns, type NetnsId } from '../net';
 import type { NamespaceRef } from '../ledger/types';
 import type { NamespaceSpec } from './types';
 import { SysError } from '../errors';
@@ -15,9 +15,6 @@ export interface OpenNamespace {
   readonly ref: NamespaceRef;
   close(): void;
 }
-
-/** The kernel gives the initial network namespace this fixed inode (PROC_NET_INIT_INO). */
-const PROC_NET_INIT_INO = 0xeffffff9;
 
 let initialCache: NamespaceRef | null = null;
 
@@ -41,15 +38,6 @@ export function initialRef(): NamespaceRef {
 
 export function initialNetnsId(): NetnsId {
   return initialRef().id;
-}
-
-function statNetnsId(path: string): NetnsId | null {
-  try {
-    const st = statSync(path);
-    return { dev: st.dev, ino: st.ino };
-  } catch {
-    return null;
-  }
 }
 
 function pidOfPath(path: string | null): number | null {

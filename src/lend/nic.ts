@@ -2,11 +2,13 @@
 // and — for a VF — its PF and VF number. Nothing here changes anything.
 import { statSync } from 'node:fs';
 import { SysError } from '../errors';
-import { connect, sameNetns, type Link, type Rtnl } from '../net';
+import { sameNetns, type Link, type Rtnl } from '../net';
 import type { NicIdentity, NicSnapshot, VfSnapshot } from '../ledger/types';
 import { openCurrent, openSpec, type OpenNamespace } from './namespaces';
 import { netdevOfPci, pciOfNetdev, vfPlaceOf, type StandInVf, type VfPlace } from './pci';
-import type { NicSelector } from './types';
+import { isBdf } from '../sriov';
+import type { LendSession } from './session';
+import type { NicRef } from './types';
 
 export interface ResolvedNic {
   home: OpenNamespace;
@@ -21,56 +23,55 @@ export interface ResolvedNic {
   close(): void;
 }
 
-const PCI_ADDRESS = /^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$/;
-
-export function resolveNic(selector: NicSelector): ResolvedNic {
+/** A PCI address or a name in a namespace (prepare() turns every other selector into one of these). */
+export function resolveNic(s: LendSession, selector: NicRef): ResolvedNic {
   const home = 'pci' in selector || !selector.in ? openCurrent() : openSpec(selector.in);
-  let rtnl: Rtnl | null = null;
   try {
-    rtnl = connect(home.netns);
+    const rtnl = s.rtnl(home.netns);
     let link: Link | null;
     let pciAddress: string | null;
     if ('pci' in selector) {
       pciAddress = selector.pci;
-      const name = netdevOfPci(pciAddress);
+      const name = netdevOfPci(s, pciAddress);
       link = name ? rtnl.findLink({ name }) : null;
     } else {
       link = rtnl.getLink({ name: selector.name });
-      pciAddress = pciOfLink(rtnl, link, home);
+      pciAddress = pciOfLink(s, rtnl, link, home);
     }
-    const place = pciAddress ? vfPlaceOf(pciAddress) : null;
+    const place = pciAddress ? vfPlaceOf(s, pciAddress) : null;
     const vf = place && 'pf' in place ? place : null;
     const standInVf = place && !('pf' in place) ? place : null;
-    const r = rtnl;
     const close = () => {
       vf?.close();
-      r.close();
       home.close();
     };
     return { home, rtnl, link, pciAddress, vf, standInVf, close };
   } catch (err) {
-    rtnl?.close();
     home.close();
     throw err;
   }
 }
 
 /** The PCI address of a link: ethtool's bus-info when it is one, else sysfs (only valid in our own namespace). */
-function pciOfLink(rtnl: Rtnl, link: Link, home: OpenNamespace): string | null {
+function pciOfLink(s: LendSession, rtnl: Rtnl, link: Link, home: OpenNamespace): string | null {
   if (link.kind === null) {
     const info = rtnl.driverInfo(link.name);
-    if (info && PCI_ADDRESS.test(info.busInfo)) return info.busInfo;
+    if (info && isBdf(info.busInfo)) return info.busInfo;
   }
   // sysfs shows only our own namespace's netdevs: it can name the device only when home is ours
   const own = statSync('/proc/self/ns/net');
   if (!sameNetns({ dev: own.dev, ino: own.ino }, home.ref.id)) return null;
-  return pciOfNetdev(link.name, link.mac);
+  return pciOfNetdev(s, link.name, link.mac);
 }
 
 export function identityOf(nic: ResolvedNic): NicIdentity {
-  const l = nic.link;
+  return identityOfLink(nic.link, nic.pciAddress);
+}
+
+/** A link's identity (null: a VF without a netdev, known by its PCI address alone). */
+export function identityOfLink(l: Link | null, pciAddress: string | null): NicIdentity {
   return {
-    pciAddress: nic.pciAddress,
+    pciAddress,
     permMac: l?.permMac && l.permMac !== '00:00:00:00:00:00' ? l.permMac : null,
     mac: l?.mac ?? null,
     ifindex: l?.index ?? 0,
@@ -94,7 +95,7 @@ export function snapshotOf(nic: ResolvedNic): NicSnapshot {
 
 function vfSnapshotOf(place: VfPlace): VfSnapshot {
   const pf = place.pf;
-  const settings = pf.rtnl.getVfs(pf.link.index).find((v) => v.vf === place.vf);
+  const settings = (pf.table ?? []).find((v) => v.vf === place.vf);
   if (!settings) {
     throw new SysError(`VF ${place.vf} is not in ${pf.link.name}'s VF table`, { code: 'NOT_FOUND', op: 'snapshot VF' });
   }
@@ -113,6 +114,8 @@ function vfSnapshotOf(place: VfPlace): VfSnapshot {
  * only the state seen under the lock may be snapshotted. Throws BUSY when it is no longer the NIC we resolved.
  */
 export function refreshUnderLock(nic: ResolvedNic, key: string, keyOf: (id: NicIdentity) => string): void {
+  // the PF's VF table, read once, under the lock: the snapshot and the PF-side settings both use it
+  if (nic.vf) nic.vf.pf.table = nic.vf.pf.rtnl.getVfs(nic.vf.pf.link.index);
   if (!nic.link) return;
   const fresh = nic.rtnl.findLink({ index: nic.link.index });
   const same = fresh !== null && keyOf(identityOf({ ...nic, link: fresh })) === key && fresh.name === nic.link.name;

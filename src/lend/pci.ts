@@ -1,13 +1,15 @@
 // The engine's view of the sysfs model: PCI address <-> netdev, and where a VF's PF is (VF settings go there).
 import { SysError } from '../errors';
-import { connect, type Link, type Rtnl } from '../net';
+import type { Link, Rtnl, VfInfo } from '../net';
 import { deviceDir, getPf, getVf, isBdf, netdevsOf, pciAddressOfNetdev } from '../sriov';
 import { openCurrent, type OpenNamespace } from './namespaces';
+import type { LendSession } from './session';
 
 export interface VfPlace {
   pfPciAddress: string;
   vf: number;
-  pf: { ns: OpenNamespace; rtnl: Rtnl; link: Link };
+  /** The PF, and its VF table once read under the NIC's lock (read once per lend: see refreshUnderLock). */
+  pf: { ns: OpenNamespace; rtnl: Rtnl; link: Link; table: VfInfo[] | null };
   close(): void;
 }
 
@@ -22,18 +24,18 @@ export interface StandInVf {
 }
 
 /** The netdev sysfs lists for a PCI device (in our own namespace), or null (none, or a userspace driver). */
-export function netdevOfPci(address: string): string | null {
-  return netdevsOf(address)[0]?.name ?? null;
+export function netdevOfPci(s: LendSession, address: string): string | null {
+  return netdevsOf(s.sysfs, address)[0]?.name ?? null;
 }
 
 /**
  * The PCI address of a netdev of our own namespace, or null. When sysfs also records the netdev's MAC, it must
  * match: a stale or simulated tree must not give a virtual link someone else's identity.
  */
-export function pciOfNetdev(name: string, mac: string | null): string | null {
-  const address = pciAddressOfNetdev(name);
+export function pciOfNetdev(s: LendSession, name: string, mac: string | null): string | null {
+  const address = pciAddressOfNetdev(s.sysfs, name);
   if (!address) return null;
-  const listed = netdevsOf(address).find((n) => n.name === name);
+  const listed = netdevsOf(s.sysfs, address).find((n) => n.name === name);
   if (listed?.mac && mac && listed.mac !== mac) return null;
   return address;
 }
@@ -42,11 +44,11 @@ export function pciOfNetdev(name: string, mac: string | null): string | null {
  * Where the VF at `address` sits on its PF, with the PF opened in our namespace; null when it is not a VF, and a
  * StandInVf when its PF is a virtual link without a VF table.
  */
-export function vfPlaceOf(address: string): VfPlace | StandInVf | null {
-  if (!isBdf(address) || !deviceDir(address)) return null;
-  const vf = getVf(address);
+export function vfPlaceOf(s: LendSession, address: string): VfPlace | StandInVf | null {
+  if (!isBdf(address) || !deviceDir(s.sysfs, address)) return null;
+  const vf = getVf(s.sysfs, address);
   if (!vf) return null;
-  const pfName = getPf(vf.pfAddress).netdevs[0]?.name;
+  const pfName = getPf(s.sysfs, vf.pfAddress).netdevs[0]?.name;
   if (!pfName) {
     throw new SysError(`the PF ${vf.pfAddress} of VF ${address} has no netdev in this namespace`, {
       code: 'NOT_FOUND',
@@ -54,19 +56,16 @@ export function vfPlaceOf(address: string): VfPlace | StandInVf | null {
     });
   }
   const ns = openCurrent();
-  let rtnl: Rtnl | null = null;
   try {
-    rtnl = connect(ns.netns);
+    const rtnl = s.rtnl(ns.netns);
     const link = rtnl.getLink({ name: pfName });
+    // a virtual PF (the lab's veth stand-in) has no VF table: the VF is then lent as a plain NIC
     if (link.kind !== null && !rtnl.getVfs(link.index).some((v) => v.vf === vf.index)) {
-      rtnl.close();
       ns.close();
       return { pfPciAddress: vf.pfAddress, vf: vf.index, pfName };
     }
-    const r = rtnl;
-    return { pfPciAddress: vf.pfAddress, vf: vf.index, pf: { ns, rtnl, link }, close: () => (r.close(), ns.close()) };
+    return { pfPciAddress: vf.pfAddress, vf: vf.index, pf: { ns, rtnl, link, table: null }, close: () => ns.close() };
   } catch (err) {
-    rtnl?.close();
     ns.close();
     throw err;
   }

@@ -3,7 +3,9 @@
 // the snapshot again, at home. Each step is written to the record before the next one starts.
 import { SysError } from '../errors';
 import type { Link, Rtnl, VfInfo, VfSetting } from '../net';
-import { appendStep, writeRecord, type Ledger } from '../ledger';
+import { advanceRecord } from '../ledger';
+import { sleepSync } from '../sleep-sync';
+import type { LendSession } from './session';
 import type { LendRecord } from '../ledger/types';
 import { failpoint } from './failpoint';
 import { describeNamespace, initialRef } from './namespaces';
@@ -20,23 +22,20 @@ export interface RestoreResult {
 /** How long a physical NIC may take to reappear in the initial namespace after its namespace died. */
 const REAPPEAR_TIMEOUT_MS = 3000;
 
-function sleepMs(ms: number): void {
-  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
-}
-
 /**
  * Restore the NIC of `record` at home. The caller holds the NIC's lock. On success the record is NOT deleted
  * (the caller does it, so it can decide what a failure means); on failure the record stays, with the step reached.
  */
-export function restoreFromRecord(ledger: Ledger, record: LendRecord): RestoreResult {
+export function restoreFromRecord(s: LendSession, record: LendRecord): RestoreResult {
+  const ledger = s.ledger;
   const warnings: string[] = [];
-  const home = openPlace(record.home, 'home') ?? fallbackHome(record, warnings);
+  const home = openPlace(s, record.home, 'home') ?? fallbackHome(s, record, warnings);
   let places: Place[] = [home];
   try {
     let outcome: RestoreResult['outcome'] = 'already-home';
     let name: string | null = null;
     if (record.moved) {
-      places = openSearchPlaces(record, home);
+      places = openSearchPlaces(s, record, home);
       const found = findNic(record, places);
       if (!found) return { outcome: 'gone', name: null, warnings };
       let link = found.link;
@@ -44,36 +43,29 @@ export function restoreFromRecord(ledger: Ledger, record: LendRecord): RestoreRe
         link = moveHome(record, found.place, home, link, warnings);
         outcome = 'returned';
       }
-      record = advance(ledger, record, 'return:moved');
+      record = advanceRecord(ledger, record, 'return:moved');
       // igb pins a VF netdev to the MAC set on the PF (any other: EADDRNOTAVAIL): that one goes back first
-      if (record.snapshot.vf) restoreVf(record, warnings, { macOnly: true });
+      if (record.snapshot.vf) restoreVf(s, record, warnings, { macOnly: true });
       const changed = restoreLink(record, home.rtnl, link, warnings);
       if (changed) outcome = 'returned';
       name = home.rtnl.getLink({ index: link.index }).name;
       if (name !== record.snapshot.name) outcome = 'returned-renamed';
     }
     failpoint('return:restored');
-    record = advance(ledger, record, 'return:restored');
-    if (record.snapshot.vf && restoreVf(record, warnings) && outcome === 'already-home') outcome = 'returned';
+    record = advanceRecord(ledger, record, 'return:restored');
+    if (record.snapshot.vf && restoreVf(s, record, warnings) && outcome === 'already-home') outcome = 'returned';
     failpoint('return:vf-restored');
-    if (record.snapshot.vf) advance(ledger, record, 'return:vf-restored');
+    if (record.snapshot.vf) advanceRecord(ledger, record, 'return:vf-restored');
     return { outcome, name, warnings };
   } finally {
     for (const p of places) closePlace(p);
   }
 }
 
-/** Steps after a record's first write survive a process crash (atomic rename); see lend.ts on durability. */
-function advance(ledger: Ledger, record: LendRecord, step: string): LendRecord {
-  const next = appendStep(record, step);
-  writeRecord(ledger, next, { durable: false });
-  return next;
-}
-
 /** Home is gone (a CI job's namespace that ended): the initial namespace takes the NIC instead. */
-function fallbackHome(record: LendRecord, warnings: string[]): Place {
+function fallbackHome(s: LendSession, record: LendRecord, warnings: string[]): Place {
   warnings.push(`home ${describeNamespace(record.home)} no longer exists; returning to the initial namespace`);
-  const p = openPlace(initialRef(), 'home');
+  const p = openPlace(s, initialRef(), 'home');
   if (!p) throw new SysError('cannot open the initial namespace', { code: 'ENOENT', op: 'give back' });
   return p;
 }
@@ -87,7 +79,7 @@ function findNic(record: LendRecord, places: Place[]): { place: Place; link: Lin
   if (hit || record.identity.kind !== null) return hit;
   const end = Date.now() + REAPPEAR_TIMEOUT_MS;
   while (Date.now() < end) {
-    sleepMs(20);
+    sleepSync(20);
     const again = search();
     if (again) return again;
   }
@@ -163,9 +155,9 @@ function restoreLink(record: LendRecord, rtnl: Rtnl, link: Link, warnings: strin
  * just the MAC, before the VF netdev's own MAC is restored (a PF driver such as igb refuses the VF any MAC but the
  * one set on the PF, and its VF table then follows the netdev's MAC: the full restore comes after the netdev's).
  */
-function restoreVf(record: LendRecord, warnings: string[], opts: { macOnly?: boolean } = {}): boolean {
+function restoreVf(s: LendSession, record: LendRecord, warnings: string[], opts: { macOnly?: boolean } = {}): boolean {
   const vf = record.snapshot.vf!;
-  const pf = openPlace(vf.pfNetns, 'pf');
+  const pf = openPlace(s, vf.pfNetns, 'pf');
   if (!pf) {
     if (!opts.macOnly) warnings.push(`PF ${vf.pfName} namespace is gone; VF ${vf.vf} settings not restored`);
     return false;

@@ -25,6 +25,17 @@ export const GIVE_BACK_STEPS = [
   'return:vf-restored',
 ] as const;
 
+/**
+ * VFs created on a lent PF (vf-count.ts): steps of their own, since only a NIC with VFs takes them; their crash
+ * test is in cli-vfs.test.ts.
+ */
+export const VF_COUNT_STEPS = [
+  /** The PF's count at home is in the record; sriov_numvfs not written yet. */
+  'vfs:recorded',
+  /** On give-back, before the NIC moves: the count is back to the recorded one. */
+  'return:vfs-restored',
+] as const;
+
 export type LendStep = (typeof LEND_STEPS)[number];
 export type GiveBackStep = (typeof GIVE_BACK_STEPS)[number];
-export type Step = LendStep | GiveBackStep;
+export type Step = LendStep | GiveBackStep | (typeof VF_COUNT_STEPS)[number];

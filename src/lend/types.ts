@@ -1,32 +1,55 @@
 // The lending engine's public contract: the only way any front door moves a NIC.
 import type { Link, Mac, Netns } from '../net/types';
 import type { LendRecord, VfRequest } from '../ledger/types';
+import type { SetNumVfsOptions } from '../sriov';
+import type { Owner } from './owner';
 
 /** Where a namespace is: a path to a namespace file, a pid, or an already-open namespace (not closed by us). */
 export type NamespaceSpec = { path: string } | { pid: number } | { netns: Netns };
 
-/** Which NIC: by PCI address (found through sysfs, wherever it is), or by name in a namespace (default: ours). */
-export type NicSelector = { pci: string } | { name: string; in?: NamespaceSpec };
+/**
+ * Which NIC: by PCI address (found through sysfs, wherever it is), by name in a namespace (default: ours), or — as
+ * host-device's config names it — by MAC (`hwaddr`) or sysfs device path (`kernelpath`) in ours.
+ */
+export type NicSelector = NicRef | { mac: Mac } | { kernelPath: string };
 
-export interface LendRequest {
+/** A NIC by PCI address, or by name in a namespace: what a person types on the command line. */
+export type NicRef = { pci: string } | { name: string; in?: NamespaceSpec };
+
+/** What phase one (prepare) is asked: which NIC, where to, for whom. */
+export interface PrepareRequest {
   nic: NicSelector;
   target: NamespaceSpec;
-  owner: string;
+  owner: Owner;
   /** Name in the target (default: keep the current name). */
   name?: string;
+  /**
+   * False: apply PF-side settings only, do not move. 'unless-userspace': move it unless it is a VF on a userspace
+   * driver (it has no netdev then). Default true.
+   */
+  move?: boolean | 'unless-userspace';
+  /** Refuse the link that carries one of our default routes (refusal 'Uplink'). */
+  refuseUplink?: boolean;
+  /** Refuse a NIC that is not a VF (refusal 'NotAVf'). */
+  requireVf?: boolean;
+  /** How long commit waits for another process holding this NIC (default 0: fail at once with BUSY). */
+  lockTimeoutMs?: number;
+}
+
+/** What phase two (commit) applies on top of the move. */
+export interface LendSettings {
   mtu?: number;
   mac?: Mac;
   /** Set the NIC up in the target (default true). */
   up?: boolean;
   /** PF-side settings for a VF (the NIC must be a VF in the sysfs model). */
   vf?: VfRequest;
-  /** False: apply PF-side settings only, do not move (a VF on a userspace driver). Default true. */
-  move?: boolean;
-  /** Stored in the record for the front door. */
+  /** Stored in the record for the front door's later calls (keep it small: only what those need). */
   meta?: Record<string, unknown>;
-  /** How long to wait for another process holding this NIC (default 0: fail at once with BUSY). */
-  lockTimeoutMs?: number;
 }
+
+/** Both phases in one request (lend()). */
+export type LendRequest = PrepareRequest & LendSettings;
 
 export interface LendResult {
   record: LendRecord;
@@ -48,6 +71,7 @@ export type GiveBackOutcome =
 
 export interface GiveBackResult {
   key: string;
+  /** The record's owner key (see owner.ts), null when there was no record. */
   owner: string | null;
   outcome: GiveBackOutcome;
   /** The name it has at home now (null when gone / not lent). */
@@ -57,8 +81,13 @@ export interface GiveBackResult {
 
 export interface GiveBackOptions {
   lockTimeoutMs?: number;
-  /** Only give back if the record's owner is this one (a slow DEL must not take a NIC a new ADD owns). */
-  owner?: string;
+  /**
+   * Only give back if the record's owner is this one (a slow DEL must not take a NIC a new ADD owns): an Owner,
+   * or the owner key as read from the record a moment ago.
+   */
+  owner?: Owner | string;
+  /** Bounds for putting a recorded VF count back. */
+  vfCount?: SetNumVfsOptions;
 }
 
 export interface RecoverReport {

@@ -1,26 +1,27 @@
 // Where a lent NIC is now: the one search give-back (restore.ts) and `sriovctl status` share. The order is the
 // target (where the record knows its ifindex), home, then the initial namespace, where the kernel puts physical
 // NICs whose namespace died (possibly as devN).
-import { connect, sameNetns, type Link, type Rtnl } from '../net';
+import { sameNetns, type Link, type Rtnl } from '../net';
 import type { LendRecord, NamespaceRef } from '../ledger/types';
 import { hintsFor, locateIn } from './locate';
 import { describeNamespace, initialRef, reopen, type OpenNamespace } from './namespaces';
+import type { LendSession } from './session';
 
 /** Where a lent NIC can be, and 'pf': the namespace of a VF's PF, where its settings are restored. */
 export type PlaceName = 'target' | 'home' | 'initial' | 'pf';
 
-/** A namespace opened for the search, with a socket in it. */
+/** A namespace opened for the search, with the session's socket in it. */
 export interface Place {
   name: PlaceName;
   ns: OpenNamespace;
   rtnl: Rtnl;
 }
 
-export function openPlace(ref: NamespaceRef, name: PlaceName): Place | null {
+export function openPlace(s: LendSession, ref: NamespaceRef, name: PlaceName): Place | null {
   const ns = reopen(ref);
   if (!ns) return null;
   try {
-    return { name, ns, rtnl: connect(ns.netns) };
+    return { name, ns, rtnl: s.rtnl(ns.netns) };
   } catch (err) {
     ns.close();
     throw err;
@@ -29,16 +30,15 @@ export function openPlace(ref: NamespaceRef, name: PlaceName): Place | null {
 
 export function closePlace(p: Place | null): void {
   if (!p) return;
-  p.rtnl.close();
   p.ns.close();
 }
 
 /** The places to search, in order, around an already-open home (the caller closes every one it gets back). */
-export function openSearchPlaces(record: LendRecord, home: Place): Place[] {
-  const target = openPlace(record.target, 'target');
+export function openSearchPlaces(s: LendSession, record: LendRecord, home: Place): Place[] {
+  const target = openPlace(s, record.target, 'target');
   let initial: Place | null = null;
   try {
-    if (!sameNetns(home.ns.ref.id, initialRef().id)) initial = openPlace(initialRef(), 'initial');
+    if (!sameNetns(home.ns.ref.id, initialRef().id)) initial = openPlace(s, initialRef(), 'initial');
   } catch (err) {
     closePlace(target);
     throw err;
@@ -65,10 +65,12 @@ export interface Whereabouts {
 }
 
 /** Read-only: where the NIC of `record` is now, found exactly as give-back would find it. */
-export function whereIs(record: LendRecord): Whereabouts {
+export function whereIs(s: LendSession, record: LendRecord): Whereabouts {
   if (!record.moved) return { place: 'not-moved', name: record.snapshot.name || null, namespace: describeNamespace(record.home) };
-  const home = openPlace(record.home, 'home');
-  const places = home ? openSearchPlaces(record, home) : [openPlace(record.target, 'target'), openPlace(initialRef(), 'initial')].filter((p): p is Place => p !== null);
+  const home = openPlace(s, record.home, 'home');
+  const places = home
+    ? openSearchPlaces(s, record, home)
+    : [openPlace(s, record.target, 'target'), openPlace(s, initialRef(), 'initial')].filter((p): p is Place => p !== null);
   try {
     const found = searchPlaces(record, places);
     if (!found) return { place: 'unknown', name: null, namespace: null };

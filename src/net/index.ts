@@ -1,9 +1,32 @@
 // The typed network API over the native addon: namespaces, links, VFs, addresses, routes, sysctl, locks.
 export * from './types';
 export { SysError, isSysError } from '../errors';
-export { openNetns, openNetnsOfPid, currentNetns, initialNetns, createAnonymousNetns, sameNetns } from './netns';
+export {
+  openNetns,
+  openNetnsOfPid,
+  currentNetns,
+  initialNetns,
+  createAnonymousNetns,
+  sameNetns,
+  statNetnsId,
+  ownNetnsId,
+  netnsIdKey,
+  PROC_NET_INIT_INO,
+} from './netns';
 export { createNamedNetns, deleteNamedNetns, NETNS_RUN_DIR } from './named-netns';
-export { connect, DEFAULT_TIMEOUT_MS } from './rtnl';
+export { connect, rtnlSocketsOpened, DEFAULT_TIMEOUT_MS } from './rtnl';
 export { readSysctl, writeSysctl } from './sysctl';
 export { lockFd, unlockFd } from './lock';
-export { normalizeMac, normalizeUnicastMac, assertIfName, assertAltname, parseCidr } from './validate';
+export {
+  normalizeMac,
+  normalizeUnicastMac,
+  isMacText,
+  isMulticastMac,
+  assertMtu,
+  MTU_MIN,
+  MTU_MAX,
+  VLAN_MAX,
+  assertIfName,
+  assertAltname,
+  parseCidr,
+} from './validate';

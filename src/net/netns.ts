@@ -1,5 +1,5 @@
 // Network namespaces as open file descriptors. Holding a Netns keeps its namespace alive until close().
-import { closeSync } from 'node:fs';
+import { closeSync, statSync } from 'node:fs';
 import { isSysError } from '../errors';
 import { native, type NativeNetns } from '../native';
 import type { Netns, NetnsId } from './types';
@@ -44,8 +44,30 @@ export function currentNetns(): Netns {
   return openNetns('/proc/thread-self/ns/net');
 }
 
-// init_net's fixed nsfs inode on kernels that pin it (PROC_NET_INIT_INO, 0xEFFFFFF9).
-const PROC_NET_INIT_INO = 0xeffffff9;
+/** init_net's fixed nsfs inode on kernels that pin it (the kernel's PROC_NET_INIT_INO). */
+export const PROC_NET_INIT_INO = 0xeffffff9;
+
+/** The identity of the namespace a namespace file (or /proc/<pid>/ns/net) refers to, or null when it is gone. */
+export function statNetnsId(file: string): NetnsId | null {
+  try {
+    const st = statSync(file);
+    return { dev: st.dev, ino: st.ino };
+  } catch {
+    return null;
+  }
+}
+
+/** The namespace of the calling (JS) thread, by identity, without opening it. */
+export function ownNetnsId(): NetnsId {
+  const id = statNetnsId('/proc/thread-self/ns/net');
+  if (!id) throw new Error('cannot stat /proc/thread-self/ns/net');
+  return id;
+}
+
+/** A namespace identity as a map key. */
+export function netnsIdKey(id: NetnsId): string {
+  return `${id.dev}:${id.ino}`;
+}
 
 /**
  * The initial namespace: that of pid 1. Where pid 1's namespace files are not readable (a sandboxed pid 1),

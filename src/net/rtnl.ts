@@ -29,6 +29,7 @@ import {
   assertKnownKeys,
   invalid,
   normalizeMac,
+  VLAN_MAX,
   normalizeUnicastMac,
   parseCidr,
   parseIp,
@@ -84,6 +85,8 @@ function linkChange(change: LinkChange): NativeLinkChange {
     out.name = change.name;
   }
   if (change.mtu !== undefined) {
+    // the wire takes any u32; the device's own range is the kernel's to judge (its ext-ack says why): the policy
+    // for what a caller may ask is assertMtu (validate.ts), applied by the engine and the front doors
     assertInteger('mtu', change.mtu, 1, 0x7fffffff);
     out.mtu = change.mtu;
   }
@@ -162,7 +165,7 @@ export function vfChange(setting: VfSetting): NativeVfChange {
     case 'mac':
       return { kind: 'mac', mac: normalizeUnicastMac(s.mac as string) };
     case 'proto,qos,vlan': {
-      assertInteger('VLAN', s.vlan, 0, 4094);
+      assertInteger('VLAN', s.vlan, 0, VLAN_MAX);
       assertInteger('VLAN QoS', s.qos, 0, 7);
       if (typeof s.proto !== 'string' || !Object.hasOwn(VLAN_PROTOS, s.proto)) {
         throw invalid('VLAN protocol', s.proto, "expected '802.1Q' or '802.1ad'");
@@ -443,6 +446,13 @@ class RtnlConnection implements Rtnl {
   }
 }
 
+let socketsOpened = 0;
+
+/** How many rtnetlink sockets this process has opened through the addon (the engine keeps one per namespace). */
+export function rtnlSocketsOpened(): number {
+  return socketsOpened;
+}
+
 /** An rtnetlink connection whose socket was created inside `ns` (null: the caller's namespace). */
 export function connect(ns?: Netns | null, opts?: { timeoutMs?: number }): Rtnl {
   const nsFd = nsFdOf(ns);
@@ -452,5 +462,7 @@ export function connect(ns?: Netns | null, opts?: { timeoutMs?: number }): Rtnl 
   }
   const timeoutMs = opts?.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   assertInteger('timeoutMs', timeoutMs, 1, 0x7fffffff);
-  return new RtnlConnection(ns ?? null, new native.RtnlSocket(nsFd, timeoutMs));
+  const sock = new native.RtnlSocket(nsFd, timeoutMs);
+  socketsOpened++;
+  return new RtnlConnection(ns ?? null, sock);
 }

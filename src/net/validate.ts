@@ -15,11 +15,35 @@ export function invalid(what: string, v: unknown, why?: string): TypeError {
   return new TypeError(`invalid ${what}: ${show(v)}${why ? ` (${why})` : ''}`);
 }
 
+// The one home of the address and size rules every front door checks (CNI config, CLI arguments, the engine's
+// requests, the netlink layer): a MAC, an MTU, a VLAN ID, an interface name. (PCI addresses: src/sriov/paths.ts.)
+
 const MAC_RE = /^[0-9a-f]{2}([:-])[0-9a-f]{2}(\1[0-9a-f]{2}){4}$/i;
+
+/** Whether `v` is written as a MAC address ('aa:bb:cc:dd:ee:ff' or 'AA-BB-…'). */
+export function isMacText(v: unknown): v is string {
+  return typeof v === 'string' && MAC_RE.test(v);
+}
+
+/** A multicast (group) address: the kernel refuses it for a link or a VF with a bare EINVAL. */
+export function isMulticastMac(mac: Mac): boolean {
+  return (parseInt(mac.slice(0, 2), 16) & 1) === 1;
+}
+
+/** ETH_MIN_MTU..ETH_MAX_MTU: what an Ethernet device takes. */
+export const MTU_MIN = 68;
+export const MTU_MAX = 65535;
+
+export function assertMtu(v: unknown, what = 'MTU'): asserts v is number {
+  assertInteger(what, v, MTU_MIN, MTU_MAX);
+}
+
+/** A VLAN ID (802.1Q): 0 (none) to 4094; 4095 is reserved. */
+export const VLAN_MAX = 4094;
 
 /** 'AA-BB-CC-DD-EE-FF' or 'aa:bb:…' → 'aa:bb:cc:dd:ee:ff'; TypeError on anything else. */
 export function normalizeMac(v: string): Mac {
-  if (typeof v !== 'string' || !MAC_RE.test(v)) throw invalid('MAC address', v);
+  if (!isMacText(v)) throw invalid('MAC address', v);
   return v.toLowerCase().replace(/-/g, ':');
 }
 
@@ -29,7 +53,7 @@ export function normalizeMac(v: string): Mac {
  */
 export function normalizeUnicastMac(v: string): Mac {
   const mac = normalizeMac(v);
-  if (parseInt(mac.slice(0, 2), 16) & 1) throw invalid('MAC address', v, 'multicast; a device address must be unicast');
+  if (isMulticastMac(mac)) throw invalid('MAC address', v, 'multicast; a device address must be unicast');
   return mac;
 }
 

@@ -25,7 +25,9 @@ function start(): void {
   const name = basename(process.argv0);
   if (name === CNI_NAME) {
     const { main: cniMain } = require('../cni/main') as typeof import('../cni/main');
-    process.exit(cniMain(() => loadEmbedded<typeof import('../cni/run')>(ASSET.cniRun)));
+    // a verb is async only where a give-back waits on a driver for a recorded VF count
+    void Promise.resolve(cniMain(() => loadEmbedded<typeof import('../cni/run')>(ASSET.cniRun))).then((code) => process.exit(code));
+    return;
   }
   if (!CLI_NAMES.has(name)) {
     process.stderr.write(`sriovctl: run as '${name}': this executable is 'sriovctl' (the CLI) or '${CNI_NAME}' (the CNI plugin); install or link it under one of those names\n`);

@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import { SysError } from '../errors';
 import { writeSysfs } from './bounded-write';
 import { deviceDir, driverOf } from './devices';
-import { assertSysfsName, isBdf, pciDriverDir } from './paths';
+import { assertSysfsName, isBdf, pciDriverDir, type Sysfs } from './paths';
 import { assertPollOptions, pollUntil } from './poll';
 import { exists } from './sysfs-read';
 
@@ -29,31 +29,31 @@ export interface BindResult {
  * Bind PCI device `address` to `driver`. On failure after the unbind, it tries to put the device back on its
  * previous driver and says in the error whether that worked.
  */
-export async function bindDriver(address: string, driver: string, opts: BindOptions = {}): Promise<BindResult> {
+export async function bindDriver(sys: Sysfs, address: string, driver: string, opts: BindOptions = {}): Promise<BindResult> {
   const op = 'sriov bind driver';
   assertSysfsName('PCI address', address);
   assertSysfsName('driver name', driver);
   if (!isBdf(address)) throw new TypeError(`invalid PCI address ${JSON.stringify(address)} (expected e.g. 0000:03:02.0)`);
   const poll = { timeoutMs: opts.timeoutMs ?? 10_000, pollMs: opts.pollMs ?? 20 };
   assertPollOptions(poll);
-  const dir = deviceDir(address);
+  const dir = deviceDir(sys, address);
   if (!dir) throw new SysError(`no PCI device ${address}`, { code: 'NOT_FOUND', op });
-  const previous = driverOf(address);
+  const previous = driverOf(sys, address);
   if (previous === driver) return { address, previous, driver, changed: false };
-  if (!exists(path.join(pciDriverDir(driver), 'bind'))) {
-    throw new SysError(`driver ${driver} is not loaded (no ${pciDriverDir(driver)}/bind); load its module first`, { code: 'NOT_FOUND', op });
+  if (!exists(path.join(pciDriverDir(sys, driver), 'bind'))) {
+    throw new SysError(`driver ${driver} is not loaded (no ${pciDriverDir(sys, driver)}/bind); load its module first`, { code: 'NOT_FOUND', op });
   }
   const write = (file: string, value: string) => writeSysfs(file, value, { timeoutMs: poll.timeoutMs });
   const waitForDriver = async (want: string | null) => {
-    if (!(await pollUntil(() => driverOf(address) === want, poll))) {
-      throw new SysError(`${address} is bound to ${driverOf(address) ?? 'no driver'} after ${poll.timeoutMs} ms`, { code: 'TIMEOUT', op });
+    if (!(await pollUntil(() => driverOf(sys, address) === want, poll))) {
+      throw new SysError(`${address} is bound to ${driverOf(sys, address) ?? 'no driver'} after ${poll.timeoutMs} ms`, { code: 'TIMEOUT', op });
     }
   };
   const override = path.join(dir, 'driver_override');
 
   if (previous) {
     try {
-      await write(path.join(pciDriverDir(previous), 'unbind'), address);
+      await write(path.join(pciDriverDir(sys, previous), 'unbind'), address);
       await waitForDriver(null);
     } catch (err) {
       throw wrap(err, `unbinding ${address} from ${previous}`, op);
@@ -61,10 +61,10 @@ export async function bindDriver(address: string, driver: string, opts: BindOpti
   }
   try {
     await write(override, driver);
-    await write(path.join(pciDriverDir(driver), 'bind'), address);
+    await write(path.join(pciDriverDir(sys, driver), 'bind'), address);
     await waitForDriver(driver);
   } catch (err) {
-    const back = previous ? await rebind(address, previous, override, poll.timeoutMs) : 'it is left without a driver';
+    const back = previous ? await rebind(sys, address, previous, override, poll.timeoutMs) : 'it is left without a driver';
     throw wrap(err, `binding ${address} to ${driver} (was ${previous ?? 'unbound'}; ${back})`, op);
   } finally {
     // an override left behind would pin the device to `driver` across later probes
@@ -74,11 +74,11 @@ export async function bindDriver(address: string, driver: string, opts: BindOpti
 }
 
 /** Best effort: put the device back on `driver`; says what happened. */
-async function rebind(address: string, driver: string, override: string, timeoutMs: number): Promise<string> {
+async function rebind(sys: Sysfs, address: string, driver: string, override: string, timeoutMs: number): Promise<string> {
   try {
     await writeSysfs(override, driver, { timeoutMs });
-    if (driverOf(address) === null) await writeSysfs(path.join(pciDriverDir(driver), 'bind'), address, { timeoutMs });
-    const ok = await pollUntil(() => driverOf(address) === driver, { timeoutMs, pollMs: 20 });
+    if (driverOf(sys, address) === null) await writeSysfs(path.join(pciDriverDir(sys, driver), 'bind'), address, { timeoutMs });
+    const ok = await pollUntil(() => driverOf(sys, address) === driver, { timeoutMs, pollMs: 20 });
     return ok ? `put back on ${driver}` : `putting it back on ${driver} did not take effect`;
   } catch (err) {
     return `putting it back on ${driver} failed: ${(err as Error).message}`;

@@ -1,7 +1,7 @@
 // Reading the SR-IOV topology from sysfs: PFs, VFs (virtfnN/physfn), drivers, and device <-> netdev.
 import * as path from 'node:path';
 import { SysError } from '../errors';
-import { assertSysfsName, busDevicesDir, classNetDir, isBdf, pciDeviceDir, sysPath } from './paths';
+import { assertSysfsName, busDevicesDir, classNetDir, isBdf, pciDeviceDir, sysPath, type Sysfs } from './paths';
 import { exists, listDir, readAttr, readIntAttr, readLinkName, realPath } from './sysfs-read';
 import type { NetdevDevice, SriovPf, SriovVf, SysNetdev } from './types';
 
@@ -16,23 +16,23 @@ export function isUserspaceDriver(driver: string | null): boolean {
 const OTHER_BUSES = ['netdevsim'];
 
 /** The device directory of `address` (a BDF, or a device on another bus such as 'netdevsim1'), or null. */
-export function deviceDir(address: string): string | null {
+export function deviceDir(sys: Sysfs, address: string): string | null {
   assertSysfsName('device address', address);
   if (isBdf(address)) {
-    const dir = pciDeviceDir(address);
+    const dir = pciDeviceDir(sys, address);
     return exists(dir) ? dir : null;
   }
-  const buses = [...OTHER_BUSES, ...listDir(sysPath('bus')).filter((b) => b !== 'pci' && !OTHER_BUSES.includes(b))];
+  const buses = [...OTHER_BUSES, ...listDir(sysPath(sys, 'bus')).filter((b) => b !== 'pci' && !OTHER_BUSES.includes(b))];
   for (const bus of buses) {
-    const dir = path.join(busDevicesDir(bus), address);
+    const dir = path.join(busDevicesDir(sys, bus), address);
     if (exists(dir)) return dir;
   }
   return null;
 }
 
-function requireDeviceDir(address: string, op: string): string {
-  const dir = deviceDir(address);
-  if (!dir) throw new SysError(`no device ${address} under ${sysPath('bus')}`, { code: 'NOT_FOUND', op });
+function requireDeviceDir(sys: Sysfs, address: string, op: string): string {
+  const dir = deviceDir(sys, address);
+  if (!dir) throw new SysError(`no device ${address} under ${sysPath(sys, 'bus')}`, { code: 'NOT_FOUND', op });
   return dir;
 }
 
@@ -42,8 +42,8 @@ function busOf(dir: string): string | null {
 }
 
 /** The name of the driver bound to `address`, or null (unbound, or no such device). */
-export function driverOf(address: string): string | null {
-  const dir = deviceDir(address);
+export function driverOf(sys: Sysfs, address: string): string | null {
+  const dir = deviceDir(sys, address);
   return dir ? readLinkName(path.join(dir, 'driver')) : null;
 }
 
@@ -51,8 +51,8 @@ export function driverOf(address: string): string | null {
  * Netdevs of a device, as the reader's namespace sees them: `<device>/net/<name>`, and one level further down for
  * devices whose netdev hangs off a child device (virtio-net: `<pci device>/virtioN/net/<name>`).
  */
-export function netdevsOf(address: string): SysNetdev[] {
-  const dir = deviceDir(address);
+export function netdevsOf(sys: Sysfs, address: string): SysNetdev[] {
+  const dir = deviceDir(sys, address);
   return dir ? netdevsIn(dir) : [];
 }
 
@@ -71,9 +71,9 @@ function netdevsIn(dir: string): SysNetdev[] {
 }
 
 /** The device behind netdev `name` (through class/net/<name>/device), or null for a virtual or absent netdev. */
-export function deviceOfNetdev(name: string): NetdevDevice | null {
+export function deviceOfNetdev(sys: Sysfs, name: string): NetdevDevice | null {
   assertSysfsName('netdev name', name);
-  const link = path.join(classNetDir(name), 'device');
+  const link = path.join(classNetDir(sys, name), 'device');
   const address = readLinkName(link);
   if (!address) return null;
   const real = realPath(link);
@@ -82,8 +82,8 @@ export function deviceOfNetdev(name: string): NetdevDevice | null {
 }
 
 /** The PCI address of netdev `name`, or null (virtual, or not in this sysfs's namespace). */
-export function pciAddressOfNetdev(name: string): string | null {
-  return deviceOfNetdev(name)?.pciAddress ?? null;
+export function pciAddressOfNetdev(sys: Sysfs, name: string): string | null {
+  return deviceOfNetdev(sys, name)?.pciAddress ?? null;
 }
 
 /** VF addresses of the PF in `dir`, by VF index (virtfnN links; a hole stays '' so indexes stay true). */
@@ -118,7 +118,7 @@ function pfFromDir(address: string, dir: string): SriovPf {
  * Every SR-IOV PF: PCI devices with sriov_totalvfs or sriov_numvfs, netdevsim devices, and any other device a
  * netdev's `device/sriov_numvfs` leads to. Sorted by address.
  */
-export function listPfs(): SriovPf[] {
+export function listPfs(sys: Sysfs): SriovPf[] {
   const byRealPath = new Map<string, SriovPf>();
   const consider = (address: string, dir: string) => {
     if (!isPfDir(dir)) return;
@@ -126,10 +126,10 @@ export function listPfs(): SriovPf[] {
     if (!byRealPath.has(key)) byRealPath.set(key, pfFromDir(address, dir));
   };
   for (const bus of ['pci', ...OTHER_BUSES]) {
-    for (const address of listDir(busDevicesDir(bus))) consider(address, path.join(busDevicesDir(bus), address));
+    for (const address of listDir(busDevicesDir(sys, bus))) consider(address, path.join(busDevicesDir(sys, bus), address));
   }
-  for (const name of listDir(classNetDir())) {
-    const dev = path.join(classNetDir(name), 'device');
+  for (const name of listDir(classNetDir(sys))) {
+    const dev = path.join(classNetDir(sys, name), 'device');
     const address = readLinkName(dev);
     if (address) consider(address, dev);
   }
@@ -137,9 +137,9 @@ export function listPfs(): SriovPf[] {
 }
 
 /** The PF at `address`; SysError NOT_FOUND when there is no such device, INVALID when it cannot have VFs. */
-export function getPf(address: string): SriovPf {
+export function getPf(sys: Sysfs, address: string): SriovPf {
   const op = 'sriov read PF';
-  const dir = requireDeviceDir(address, op);
+  const dir = requireDeviceDir(sys, address, op);
   if (!isPfDir(dir)) {
     throw new SysError(`device ${address} is not an SR-IOV PF (no sriov_totalvfs or sriov_numvfs)`, { code: 'INVALID', op });
   }
@@ -147,26 +147,26 @@ export function getPf(address: string): SriovPf {
 }
 
 /** The VFs of PF `pfAddress`, by index (only those whose virtfnN link exists). */
-export function listVfs(pfAddress: string): SriovVf[] {
-  const pf = getPf(pfAddress);
+export function listVfs(sys: Sysfs, pfAddress: string): SriovVf[] {
+  const pf = getPf(sys, pfAddress);
   const vfs: SriovVf[] = [];
   pf.vfs.forEach((address, index) => {
-    if (address) vfs.push(vfInfo(pf.address, index, address));
+    if (address) vfs.push(vfInfo(sys, pf.address, index, address));
   });
   return vfs;
 }
 
-function vfInfo(pfAddress: string, index: number, address: string): SriovVf {
-  const driver = driverOf(address);
-  return { index, address, pfAddress, driver, userspace: isUserspaceDriver(driver), netdevs: netdevsOf(address) };
+function vfInfo(sys: Sysfs, pfAddress: string, index: number, address: string): SriovVf {
+  const driver = driverOf(sys, address);
+  return { index, address, pfAddress, driver, userspace: isUserspaceDriver(driver), netdevs: netdevsOf(sys, address) };
 }
 
 /** The VF at `address` with its PF and index, or null when the device is not a VF (no physfn link). */
-export function getVf(address: string): SriovVf | null {
-  const dir = requireDeviceDir(address, 'sriov read VF');
+export function getVf(sys: Sysfs, address: string): SriovVf | null {
+  const dir = requireDeviceDir(sys, address, 'sriov read VF');
   const pfAddress = readLinkName(path.join(dir, 'physfn'));
   if (!pfAddress) return null;
-  const pfDir = deviceDir(pfAddress);
+  const pfDir = deviceDir(sys, pfAddress);
   const index = pfDir ? virtfnAddresses(pfDir).indexOf(address) : -1;
   if (index < 0) {
     throw new SysError(`VF ${address} points to PF ${pfAddress}, which has no virtfn link back to it`, {
@@ -174,5 +174,5 @@ export function getVf(address: string): SriovVf | null {
       op: 'sriov read VF',
     });
   }
-  return vfInfo(pfAddress, index, address);
+  return vfInfo(sys, pfAddress, index, address);
 }

@@ -3,6 +3,7 @@
 // for the virtfnN links and read the count back, within a bound.
 import * as path from 'node:path';
 import { SysError } from '../errors';
+import type { Sysfs } from './paths';
 import { writeSysfs } from './bounded-write';
 import { deviceDir, getPf, listVfs } from './devices';
 import { assertPollOptions, pollUntil } from './poll';
@@ -24,16 +25,16 @@ export const DEFAULT_NUMVFS_TIMEOUT_MS = 120_000;
  * writing anything. Throws SysError naming the PF, the count asked and the count obtained when the kernel gives a
  * different count, when the links do not appear in time ('TIMEOUT'), or when a write fails (its errno code).
  */
-export async function setNumVfs(pfAddress: string, count: number, opts: SetNumVfsOptions = {}): Promise<SriovVf[]> {
+export async function setNumVfs(sys: Sysfs, pfAddress: string, count: number, opts: SetNumVfsOptions = {}): Promise<SriovVf[]> {
   const op = 'sriov set numvfs';
   if (!Number.isInteger(count) || count < 0 || count > 0xffff) throw new TypeError(`invalid VF count ${count} for PF ${pfAddress}`);
   const poll = { timeoutMs: opts.timeoutMs ?? DEFAULT_NUMVFS_TIMEOUT_MS, pollMs: opts.pollMs ?? 100 };
   assertPollOptions(poll);
-  const pf = getPf(pfAddress);
+  const pf = getPf(sys, pfAddress);
   if (pf.totalVfs !== null && count > pf.totalVfs) {
     throw new SysError(`PF ${pf.address} supports at most ${pf.totalVfs} VFs (sriov_totalvfs); ${count} asked`, { code: 'INVALID', op });
   }
-  const dir = deviceDir(pf.address)!;
+  const dir = deviceDir(sys, pf.address)!;
   const numvfsFile = path.join(dir, 'sriov_numvfs');
   // netdevsim and other non-PCI PFs have no VF devices: only the count can be checked
   const hasVfDevices = pf.bus === 'pci';
@@ -71,16 +72,16 @@ export async function setNumVfs(pfAddress: string, count: number, opts: SetNumVf
     }
   };
 
-  if (reached(count)) return listVfs(pf.address);
-  if (state().numVfs !== 0) refuseWhileVfioHeld(pf.address, pf.vfs, count, op);
+  if (reached(count)) return listVfs(sys, pf.address);
+  if (state().numVfs !== 0) refuseWhileVfioHeld(sys, pf.address, pf.vfs, count, op);
   if (state().numVfs !== 0 && count !== 0) await write(0);
   await write(count);
-  return listVfs(pf.address);
+  return listVfs(sys, pf.address);
 }
 
 /** Every count change removes the PF's VFs: not while a process holds one through VFIO (see vfio-holders.ts). */
-function refuseWhileVfioHeld(pfAddress: string, vfs: string[], count: number, op: string): void {
-  const holders = vfioHolders(vfs);
+function refuseWhileVfioHeld(sys: Sysfs, pfAddress: string, vfs: string[], count: number, op: string): void {
+  const holders = vfioHolders(sys, vfs);
   if (holders.length === 0) return;
   throw new SysError(
     `PF ${pfAddress}: not changing its VF count to ${count}: that removes its VFs, and ${describeHolders(holders)} ` +

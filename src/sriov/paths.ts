@@ -1,9 +1,11 @@
-// Every sysfs path sriovctl uses, built from the configured root (a fake tree in tests and the simulated lab).
+// Every sysfs path sriovctl uses, built from a tree's root (a fake tree in tests and the simulated lab).
 import * as path from 'node:path';
-import { sysfsRoot } from '../config';
 
-/** A PCI address: domain:bus:device.function, e.g. 0000:03:00.1. */
-export const BDF_PATTERN = /^[0-9a-f]{4}:[0-9a-f]{2}:[0-9a-f]{2}\.[0-7]$/;
+/**
+ * A PCI address as sysfs writes it: domain:bus:device.function, e.g. 0000:03:00.1 — the one rule every front door
+ * uses. The domain has 4 hex digits, or 5 behind a VMD bridge (10000:…); the device number is 5 bits (00..1f).
+ */
+export const BDF_PATTERN = /^[0-9a-f]{4,5}:[0-9a-f]{2}:[01][0-9a-f]\.[0-7]$/;
 
 export function isBdf(v: string): boolean {
   return BDF_PATTERN.test(v);
@@ -16,22 +18,34 @@ export function assertSysfsName(what: string, v: string): void {
   }
 }
 
-export function sysPath(...parts: string[]): string {
-  return path.join(sysfsRoot(), ...parts);
+/**
+ * A sysfs tree: '/sys', or a simulated one (tests, the local lab). Passed explicitly by whoever holds the
+ * configuration (the lend session), never taken from the environment, so two trees can be in use at once.
+ */
+export interface Sysfs {
+  readonly root: string;
 }
 
-export function busDevicesDir(bus: string): string {
-  return sysPath('bus', bus, 'devices');
+export function sysfsAt(root: string): Sysfs {
+  return { root: path.resolve(root) };
 }
 
-export function pciDeviceDir(bdf: string): string {
-  return sysPath('bus', 'pci', 'devices', bdf);
+export function sysPath(sys: Sysfs, ...parts: string[]): string {
+  return path.join(sys.root, ...parts);
 }
 
-export function pciDriverDir(driver: string): string {
-  return sysPath('bus', 'pci', 'drivers', driver);
+export function busDevicesDir(sys: Sysfs, bus: string): string {
+  return sysPath(sys, 'bus', bus, 'devices');
 }
 
-export function classNetDir(name?: string): string {
-  return name === undefined ? sysPath('class', 'net') : sysPath('class', 'net', name);
+export function pciDeviceDir(sys: Sysfs, bdf: string): string {
+  return sysPath(sys, 'bus', 'pci', 'devices', bdf);
+}
+
+export function pciDriverDir(sys: Sysfs, driver: string): string {
+  return sysPath(sys, 'bus', 'pci', 'drivers', driver);
+}
+
+export function classNetDir(sys: Sysfs, name?: string): string {
+  return name === undefined ? sysPath(sys, 'class', 'net') : sysPath(sys, 'class', 'net', name);
 }

@@ -1,7 +1,7 @@
 // A simulated sysfs tree with the kernel's shape, for tests and for the local simulated lab (`npm start`): PCI
 // devices under devices/pci0000:00 reached through bus/pci/devices links, drivers under bus/pci/drivers with their
-// bind/unbind files and device links, virtfnN/physfn links, class/net links, netdevsim devices. Point
-// SRIOVCTL_SYSFS_ROOT at `root` and the rest of src/sriov reads it like /sys.
+// bind/unbind files and device links, virtfnN/physfn links, class/net links, netdevsim devices. Give the rest of
+// src/sriov `sysfsAt(root)` (or SRIOVCTL_SYSFS_ROOT=root to a front door) and it reads the tree like /sys.
 //
 // Plain files cannot react to writes, so the "drivers" live in sim-driver.ts: something (a test, the lab) calls
 // `applyPending()` or runs `startSimDriver()`. Everything the simulation needs to remember is kept in the tree

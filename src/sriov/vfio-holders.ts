@@ -5,6 +5,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { driverOf, deviceDir } from './devices';
+import type { Sysfs } from './paths';
 import { readAttr, readLinkName } from './sysfs-read';
 
 export interface VfioHolder {
@@ -18,11 +19,11 @@ export interface VfioHolder {
 }
 
 /** The processes that hold the VFIO group of any of `vfAddresses` bound to vfio-pci (by /proc/<pid>/fd). */
-export function vfioHolders(vfAddresses: string[], proc = '/proc'): VfioHolder[] {
+export function vfioHolders(sys: Sysfs, vfAddresses: string[], proc = '/proc'): VfioHolder[] {
   const byDevice = new Map<string, string>();
   for (const vf of vfAddresses) {
-    const dir = vf ? deviceDir(vf) : null;
-    if (!dir || driverOf(vf) !== 'vfio-pci') continue;
+    const dir = vf ? deviceDir(sys, vf) : null;
+    if (!dir || driverOf(sys, vf) !== 'vfio-pci') continue;
     const group = readLinkName(path.join(dir, 'iommu_group'));
     if (group) byDevice.set(`/dev/vfio/${group}`, vf);
   }

@@ -3,28 +3,34 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach } from 'vitest';
+import { openSession } from '../../src/lend';
+import { useSession } from './engine';
 import { spawnTs, waitForExit } from './ts-child';
 import { ip, linkJson, Scratch } from './kernel';
 
 const CHILD = join(__dirname, 'lend-child.ts');
 
 /** Point the engine at a fresh state dir and an empty sysfs tree (veth stand-ins have no PCI address). */
-export function isolatedRoots(): { stateDir: string; sysfsRoot: string; cleanup(): void } {
+export function isolatedRoots(opts: { sysfsRoot?: string } = {}): { stateDir: string; sysfsRoot: string; cleanup(): void } {
   const stateDir = mkdtempSync(join(tmpdir(), 'sriovctl-state-'));
-  const sysfsRoot = mkdtempSync(join(tmpdir(), 'sriovctl-sysfs-'));
+  const emptySysfs = mkdtempSync(join(tmpdir(), 'sriovctl-sysfs-'));
+  const sysfsRoot = opts.sysfsRoot ?? emptySysfs;
   const saved = { s: process.env.SRIOVCTL_STATE_DIR, y: process.env.SRIOVCTL_SYSFS_ROOT };
   process.env.SRIOVCTL_STATE_DIR = stateDir;
   process.env.SRIOVCTL_SYSFS_ROOT = sysfsRoot;
+  // in-process engine calls (test/helpers/engine.ts) use these roots; child processes get them by environment
+  useSession(openSession({ stateDir, sysfsRoot }));
   return {
     stateDir,
     sysfsRoot,
     cleanup() {
+      useSession(null);
       process.env.SRIOVCTL_STATE_DIR = saved.s;
       process.env.SRIOVCTL_SYSFS_ROOT = saved.y;
       if (saved.s === undefined) delete process.env.SRIOVCTL_STATE_DIR;
       if (saved.y === undefined) delete process.env.SRIOVCTL_SYSFS_ROOT;
       rmSync(stateDir, { recursive: true, force: true });
-      rmSync(sysfsRoot, { recursive: true, force: true });
+      rmSync(emptySysfs, { recursive: true, force: true });
     },
   };
 }

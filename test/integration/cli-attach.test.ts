@@ -5,7 +5,7 @@ import { ip, ipIn } from '../helpers/kernel';
 import { useCliWorld, type CliWorld } from '../helpers/cli-fixture';
 import { fakeContainerRuntimes } from '../helpers/cli-fake-runtime';
 import type { StatusEntry } from '../../src/cli/status';
-import { lend } from '../../src/lend';
+import { lend } from '../helpers/engine';
 import { execFileSync } from 'node:child_process';
 
 /** `ip …` inside the namespace of process `pid`. */
@@ -237,7 +237,7 @@ describe('sriovctl attach / detach / status', () => {
   it('status lists CNI attachments too, and detach leaves them to their owner', async () => {
     const nic = w.pf('a', PF_A);
     const pod = w.netns('pod');
-    lend({ nic: { name: nic.name }, target: { path: `/var/run/netns/${pod}` }, owner: 'cni:abc123/net1', name: 'net1' });
+    lend({ nic: { name: nic.name }, target: { path: `/var/run/netns/${pod}` }, owner: { kind: 'pod', containerId: 'abc123', ifname: 'net1' }, name: 'net1' });
 
     const [entry] = JSON.parse((await w.run('status', '--json')).stdout) as StatusEntry[];
     expect(entry).toMatchObject({ owner: 'cni:abc123/net1', now: { place: 'target', name: 'net1' } });

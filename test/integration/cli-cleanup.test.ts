@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { ip, ipIn } from '../helpers/kernel';
 import { useCliWorld, type CliWorld } from '../helpers/cli-fixture';
 import type { CleanupEntry } from '../../src/cli/cleanup';
-import { lend } from '../../src/lend';
+import { lend } from '../helpers/engine';
 
 const PF_A = '0000:af:00.0';
 const PF_B = '0000:af:00.1';
@@ -75,7 +75,7 @@ describe('sriovctl cleanup', () => {
     const node = w.netns('node');
     const pod = w.netns('pod');
     expect((await w.run('attach', a.name, node)).code).toBe(0);
-    lend({ nic: { name: b.name }, target: { path: `/var/run/netns/${pod}` }, owner: 'cni:ctr1/net1', name: 'net1' });
+    lend({ nic: { name: b.name }, target: { path: `/var/run/netns/${pod}` }, owner: { kind: 'pod', containerId: 'ctr1', ifname: 'net1' }, name: 'net1' });
     const crashed = await w.runWith({ SRIOVCTL_FAILPOINT: 'lend:moved' }, 'attach', c.name, node);
     expect(crashed.code).toBeNull(); // SIGKILLed itself right after the move
     expect(w.state(c.name, node)).not.toBeNull();

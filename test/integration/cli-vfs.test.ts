@@ -3,6 +3,8 @@
 import { describe, expect, it } from 'vitest';
 import { useCliWorld, type CliWorld } from '../helpers/cli-fixture';
 import type { VfsReport } from '../../src/cli/vfs';
+import { VF_COUNT_STEPS } from '../../src/lend';
+import { findRecords, giveBack } from '../helpers/engine';
 
 const PF = '0000:5e:00.0';
 
@@ -100,6 +102,42 @@ describe('sriovctl vfs and attach --vfs', () => {
     expect(numvfs()).toBe('2');
     expect(w.state(pf.name)).toEqual(pf);
   });
+
+  it('the VF count is in the record: the engine puts it back whoever gives the NIC back (a CNI DEL, cleanup)', async () => {
+    const pf = w.pf('a', PF, { spec: { totalVfs: 8, numVfs: 2 } });
+    const node = w.netns('node');
+    expect((await w.run('attach', pf.name, node, '--vfs', '5')).code).toBe(0);
+    expect(numvfs()).toBe('5');
+    const [record] = findRecords();
+    expect(record.vfCount).toEqual({ pf: PF, before: 2 });
+    // not the CLI's give-back: the engine's own, from the record alone
+    const back = await giveBack(record.key);
+    expect(back.outcome).toBe('returned');
+    expect(back.warnings).toEqual([]);
+    expect(numvfs()).toBe('2');
+    expect(w.state(pf.name)).toEqual(pf);
+    expect(w.records()).toEqual([]);
+  });
+
+  for (const step of VF_COUNT_STEPS) {
+    it(`killed at ${step}: cleanup puts the VF count and the NIC back`, async () => {
+      const pf = w.pf('a', PF, { spec: { totalVfs: 8, numVfs: 2 } });
+      const node = w.netns('node');
+      const failpoint = { SRIOVCTL_FAILPOINT: step };
+      if (step.startsWith('return:')) {
+        expect((await w.run('attach', pf.name, node, '--vfs', '5')).code).toBe(0);
+        expect((await w.runWith(failpoint, 'detach', pf.name)).code).toBeNull();
+      } else {
+        expect((await w.runWith(failpoint, 'attach', pf.name, node, '--vfs', '5')).code).toBeNull();
+      }
+      expect(w.records()).toHaveLength(1);
+      const c = await w.run('cleanup');
+      expect(c.code, c.stderr).toBe(0);
+      expect(numvfs()).toBe('2');
+      expect(w.state(pf.name)).toEqual(pf);
+      expect(w.records()).toEqual([]);
+    });
+  }
 
   it('attach --vfs that cannot get its VFs undoes everything: exit 1', async () => {
     const pf = w.pf('a', PF, { spec: { totalVfs: 8, maxVfs: 2 } }); // firmware gives fewer than asked

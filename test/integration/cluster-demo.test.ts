@@ -4,7 +4,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { DemoReport } from '../../src/cluster/demo';
-import { findRecords } from '../../src/lend';
+import { findRecords } from '../helpers/engine';
 import { isolatedRoots } from '../helpers/lend-fixture';
 import { namespacesWith, sriovctl } from './cluster-fixture';
 

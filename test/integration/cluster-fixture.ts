@@ -7,8 +7,14 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { main } from '../../src/cli/main';
 import type { SimSysfs } from '../../src/sriov/sim';
-import { ip, type Scratch } from '../helpers/kernel';
-import { nicState, type NicState } from '../helpers/lend-fixture';
+import { randomBytes } from 'node:crypto';
+import { afterEach, beforeEach } from 'vitest';
+import { readConfig } from '../../src/config';
+import { clusterDir } from '../../src/cluster/state';
+import { findRecords } from '../helpers/engine';
+import { fakeSysfs, type FakeSysfs } from '../helpers/fake-sysfs';
+import { ip, Scratch } from '../helpers/kernel';
+import { isolatedRoots, nicState, type NicState } from '../helpers/lend-fixture';
 
 export const FIXTURE_BIN = resolve(__dirname, '..', 'fixtures', 'bin');
 /** No /usr/local/bin: the machine may have a real docker there, and no container engine may run in tests. */
@@ -180,4 +186,75 @@ export function standInPfs(
     sim.addPf({ bdf, totalVfs: opts.totalVfs, netdev: { name: nic, mac } });
     return { name: nic, bdf, before: nicState(nic)! };
   });
+}
+
+/** Everything a stand-in provider test (k3d, kind) sets up before each test. */
+export interface ProviderWorld {
+  s: Scratch;
+  roots: ReturnType<typeof isolatedRoots>;
+  sys: FakeSysfs;
+  standins: Standins;
+  /** The cluster's name: `<letter>` and 4 random hex digits. */
+  name: string;
+  /** A temp dir of the test's own. */
+  work: string;
+  pfs: StandInPf[];
+}
+
+/** Scratch space, isolated roots, a sysfs tree whose drivers run, stand-in PFs and stand-in tools. */
+export function providerWorld(
+  provider: 'k3d' | 'kind',
+  pfs: { suffix: string; bdf: string }[],
+  opts: { macPrefix: string; totalVfs: number; mtu?: number; drivers?: string[] },
+): ProviderWorld {
+  const s = new Scratch();
+  const roots = isolatedRoots();
+  const sys = fakeSysfs();
+  for (const d of opts.drivers ?? []) sys.sim.addDriver(d);
+  const standins = new Standins();
+  const name = `${provider[0]}${randomBytes(2).toString('hex')}`;
+  const work = mkdtempSync(join(tmpdir(), `sriovctl-${provider}-`));
+  const made = standInPfs(s, sys.sim, pfs, opts);
+  sys.driver.start(2);
+  return { s, roots, sys, standins, name, work, pfs: made };
+}
+
+/**
+ * A fresh world for every test of a file (`set` receives it), with `env` set for the stand-ins meanwhile; after each
+ * test the cluster is taken down if anything of it is left, then everything the world made is removed.
+ */
+export function useProviderWorld(
+  provider: 'k3d' | 'kind',
+  pfs: { suffix: string; bdf: string }[],
+  opts: Parameters<typeof providerWorld>[2] & { env?: Record<string, string> },
+  set: (w: ProviderWorld) => void,
+): void {
+  let world: ProviderWorld;
+  beforeEach(() => {
+    world = providerWorld(provider, pfs, opts);
+    for (const [k, v] of Object.entries(opts.env ?? {})) process.env[k] = v;
+    set(world);
+  });
+  afterEach(async () => {
+    try {
+      // a test may have made the stand-in Kubernetes API fail: down must see it work again
+      delete process.env.STANDIN_KUBE;
+      await removeProviderWorld(world, provider);
+    } finally {
+      for (const k of [...Object.keys(opts.env ?? {}), 'STANDIN_ALLOCATABLE']) delete process.env[k];
+    }
+  });
+}
+
+async function removeProviderWorld(w: ProviderWorld, provider: 'k3d' | 'kind'): Promise<void> {
+  try {
+    const left = existsSync(clusterDir(readConfig(process.env).stateDir, w.name)) || findRecords().length > 0;
+    if (left) await sriovctl('cluster', 'down', '--name', w.name, '--provider', provider, '-q');
+  } finally {
+    w.standins.cleanup();
+    w.sys.remove();
+    w.s.cleanup();
+    w.roots.cleanup();
+    rmSync(w.work, { recursive: true, force: true });
+  }
 }

@@ -1,52 +1,28 @@
 // `cluster up/down --provider k3d` with stand-in k3d/kubectl/docker on PATH (they record their arguments; node
 // "containers" are processes in their own network namespaces) and veth stand-in PFs known to a sysfs tree.
 import { execFileSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import type { DownSummary } from '../../src/cluster/down';
+import { readConfig } from '../../src/config';
 import { clusterDir } from '../../src/cluster/state';
-import { findRecords } from '../../src/lend';
-import { fakeSysfs, type FakeSysfs } from '../helpers/fake-sysfs';
+import { findRecords } from '../helpers/engine';
+import { type FakeSysfs } from '../helpers/fake-sysfs';
 import { ip, Scratch } from '../helpers/kernel';
-import { isolatedRoots, nicState } from '../helpers/lend-fixture';
-import { calicoFixture, linksOfPid, partialBin, restoreEnv, sriovctl, standInPfs, Standins, type StandInPf } from './cluster-fixture';
+import { nicState } from '../helpers/lend-fixture';
+import { calicoFixture, linksOfPid, partialBin, useProviderWorld, restoreEnv, sriovctl, Standins, type StandInPf } from './cluster-fixture';
 
 let s: Scratch;
-let roots: ReturnType<typeof isolatedRoots>;
 let sys: FakeSysfs;
 let standins: Standins;
 let name: string;
 let work: string;
 let pfs: StandInPf[];
 
-beforeEach(() => {
-  s = new Scratch();
-  roots = isolatedRoots();
-  sys = fakeSysfs();
-  standins = new Standins();
-  name = `k${randomBytes(2).toString('hex')}`;
-  work = mkdtempSync(join(tmpdir(), 'sriovctl-k3d-'));
-  pfs = standInPfs(s, sys.sim, [{ suffix: 'pf0', bdf: '0000:3b:00.0' }, { suffix: 'pf1', bdf: '0000:3b:00.1' }], { macPrefix: '02:5c:00:00', totalVfs: 8, mtu: 1450 });
-  sys.driver.start(2);
-});
-
-afterEach(async () => {
-  try {
-    delete process.env.STANDIN_KUBE;
-    if (existsSync(clusterDir(name)) || findRecords().length) await sriovctl('cluster', 'down', '--name', name, '--provider', 'k3d', '-q');
-  } finally {
-    delete process.env.STANDIN_ALLOCATABLE;
-    standins.cleanup();
-    sys.remove();
-    s.cleanup();
-    roots.cleanup();
-    rmSync(work, { recursive: true, force: true });
-  }
-});
+const PFS = [{ suffix: 'pf0', bdf: '0000:3b:00.0' }, { suffix: 'pf1', bdf: '0000:3b:00.1' }];
+useProviderWorld('k3d', PFS, { macPrefix: '02:5c:00:00', totalVfs: 8, mtu: 1450 }, (w) => ({ s, sys, standins, name, work, pfs } = w));
 
 function upArgs(...extra: string[]): string[] {
   return ['cluster', 'up', '--provider', 'k3d', '--name', name, '--vfs', '3', '--manifests', join(work, 'm'), '--primary-cni', calicoFixture(work), '--vf-timeout', '10', ...extra];
@@ -207,7 +183,7 @@ describe('k3d provider', () => {
     expect(del.recordsAtDelete).toBe(0);
     for (const pf of pfs) expect(nicState(pf.name)).toEqual(pf.before);
     expect(findRecords()).toEqual([]);
-    expect(existsSync(clusterDir(name))).toBe(false);
+    expect(existsSync(clusterDir(stateDirOfTest(), name))).toBe(false);
   });
 
   it('a failed k3d cluster create is rolled back, nothing lent', async () => {
@@ -274,3 +250,8 @@ describe('k3d provider', () => {
     }
   });
 });
+
+/** The state dir this test gave its sriovctl processes (through the environment). */
+function stateDirOfTest(): string {
+  return readConfig(process.env).stateDir;
+}

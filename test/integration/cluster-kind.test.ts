@@ -1,51 +1,23 @@
 // `cluster up/down --provider kind` with stand-in kind/kubectl/docker/podman on PATH (they record their arguments;
 // node "containers" are processes in their own network namespaces) and veth stand-in PFs known to a sysfs tree.
-import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
-import { clusterDir } from '../../src/cluster/state';
-import { findRecords } from '../../src/lend';
-import { fakeSysfs, type FakeSysfs } from '../helpers/fake-sysfs';
-import { Scratch } from '../helpers/kernel';
-import { isolatedRoots, nicState } from '../helpers/lend-fixture';
-import { linksOfPid, sriovctl, standInPfs, Standins, type StandInPf } from './cluster-fixture';
+import { findRecords } from '../helpers/engine';
+import { type FakeSysfs } from '../helpers/fake-sysfs';
+import { nicState } from '../helpers/lend-fixture';
+import { linksOfPid, useProviderWorld, sriovctl, Standins, type StandInPf } from './cluster-fixture';
 
-let s: Scratch;
-let roots: ReturnType<typeof isolatedRoots>;
 let sys: FakeSysfs;
 let standins: Standins;
 let name: string;
 let work: string;
 let pfs: StandInPf[];
 
-beforeEach(() => {
-  s = new Scratch();
-  roots = isolatedRoots();
-  sys = fakeSysfs();
-  sys.sim.addDriver('vfio-pci');
-  standins = new Standins();
-  name = `d${randomBytes(2).toString('hex')}`;
-  work = mkdtempSync(join(tmpdir(), 'sriovctl-kind-'));
-  pfs = standInPfs(s, sys.sim, [{ suffix: 'pf0', bdf: '0000:5e:00.0' }, { suffix: 'pf1', bdf: '0000:5e:00.1' }], { macPrefix: '02:5d:00:00', totalVfs: 4 });
-  sys.driver.start(2);
-  process.env.STANDIN_ALLOCATABLE = '2';
-});
-
-afterEach(async () => {
-  try {
-    if (existsSync(clusterDir(name)) || findRecords().length) await sriovctl('cluster', 'down', '--name', name, '--provider', 'kind', '-q');
-  } finally {
-    delete process.env.STANDIN_ALLOCATABLE;
-    standins.cleanup();
-    sys.remove();
-    s.cleanup();
-    roots.cleanup();
-    rmSync(work, { recursive: true, force: true });
-  }
-});
+const PFS = [{ suffix: 'pf0', bdf: '0000:5e:00.0' }, { suffix: 'pf1', bdf: '0000:5e:00.1' }];
+const OPTIONS = { macPrefix: '02:5d:00:00', totalVfs: 4, drivers: ['vfio-pci'], env: { STANDIN_ALLOCATABLE: '2' } };
+useProviderWorld('kind', PFS, OPTIONS, (w) => ({ sys, standins, name, work, pfs } = w));
 
 describe('kind provider', () => {
   it('generates the cluster config, binds VFs to vfio-pci, and gives every NIC back before deleting the cluster', async () => {

@@ -6,10 +6,11 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { simNicPlan, simPfLinkGroup } from '../../src/cluster/sim-lab';
+import { readConfig } from '../../src/config';
 import { clusterDir, readClusterState } from '../../src/cluster/state';
 import type { ClusterStatus } from '../../src/cluster/status';
 import type { DownSummary } from '../../src/cluster/down';
-import { findRecords } from '../../src/lend';
+import { findRecords } from '../helpers/engine';
 import { simMac } from '../../src/sriov/sim';
 import { fakeSysfs, type FakeSysfs } from '../helpers/fake-sysfs';
 import { deleteLinkAnywhere, ip, Scratch } from '../helpers/kernel';
@@ -30,7 +31,7 @@ beforeEach(() => {
 
 afterEach(async () => {
   try {
-    if (existsSync(clusterDir(name)) || findRecords().length) await sriovctl('cluster', 'down', '--name', name, '-q');
+    if (existsSync(clusterDir(stateDirOfTest(), name)) || findRecords().length) await sriovctl('cluster', 'down', '--name', name, '-q');
   } finally {
     for (const ns of namespacesWith(`${name}-`)) ip('netns', 'del', ns);
     for (const nic of simNicPlan(name, 4)) for (const l of [nic.name, nic.peer]) deleteLinkAnywhere(l);
@@ -78,7 +79,7 @@ describe('local provider, simulated NICs', () => {
       expect(vfs).toEqual([0, 1, 2].map((v) => `${nic.name}v${v}`));
       const vf0 = nicState(`${nic.name}v0`, node)!;
       expect(vf0.mac).toBe(simMac(`${nic.pciAddress.slice(0, 8)}02.0`)); // VF 0 at the PF's routing ID + 16
-      expect(findRecords({ owner: `cluster:${name}/${node}` }).map((r) => r.identity.pciAddress)).toEqual([nic.pciAddress]);
+      expect(findRecords({ owner: { kind: 'cluster', cluster: name, node } }).map((r) => r.identity.pciAddress)).toEqual([nic.pciAddress]);
     }
     expect(linksIn(`${name}-server-0`)).toEqual([]);
 
@@ -103,7 +104,7 @@ describe('local provider, simulated NICs', () => {
     const config = JSON.parse(dp.map((d) => d.toJS()).find((o) => o.kind === 'ConfigMap').data['config.json']);
     expect(config.resourceList[0].selectors).toEqual({ pfNames: sims.map((n) => n.name) });
 
-    const tree = readClusterState(name)!.sim!.sysfsRoot;
+    const tree = readClusterState(stateDirOfTest(), name)!.sim!.sysfsRoot;
     expect(existsSync(join(tree, 'bus', 'pci', 'devices', sims[0].pciAddress))).toBe(true);
     const down = await sriovctl('cluster', 'down', '--name', name, '--json');
     expect(down.code).toBe(0);
@@ -118,7 +119,7 @@ describe('local provider, simulated NICs', () => {
     expect(namespacesWith(`${name}-`)).toEqual([]);
     for (const nic of sims) for (const l of [nic.name, nic.peer]) expect(nicState(l)).toBeNull();
     expect(findRecords()).toEqual([]);
-    expect(existsSync(clusterDir(name))).toBe(false);
+    expect(existsSync(clusterDir(stateDirOfTest(), name))).toBe(false);
     expect(existsSync(tree)).toBe(false);
     const gone = await sriovctl('cluster', 'status', '--name', name);
     expect(gone.code).toBe(1);
@@ -141,7 +142,7 @@ describe('local provider, simulated NICs', () => {
     expect(namespacesWith(`${name}-`)).toEqual([]);
     expect(nicState(kept.name)).toBeNull(); // the lab removed its stand-ins after giving them back
     expect(findRecords()).toEqual([]);
-    expect(existsSync(clusterDir(name))).toBe(false);
+    expect(existsSync(clusterDir(stateDirOfTest(), name))).toBe(false);
   });
 
   it('down deletes the PF stand-ins in one request, and never a foreign link that joined their group', async () => {
@@ -216,8 +217,9 @@ describe('local provider on SR-IOV PFs of the sysfs tree', () => {
       expect(numVfs(pf.bdf)).toBe(2);
       for (const vf of sys!.sim.vfAddresses(pf.bdf)) expect(sys!.sim.readLinkName(`${sys!.sim.pciDir(vf)}/driver`)).toBe('vfio-pci');
     }
-    const records = findRecords({ ownerPrefix: `cluster:${name}/` });
-    expect(records.map((r) => r.meta.attach)).toEqual([
+    const records = findRecords({ owner: { kind: 'cluster', cluster: name } });
+    // each record says where its PF went and the VF count to put back, whoever gives it back
+    expect(records.map((r) => ({ target: r.target.path, vfs: r.vfCount }))).toEqual([
       { target: `/var/run/netns/${name}-agent-0`, vfs: { pf: b.bdf, before: 0 } },
       { target: `/var/run/netns/${name}-agent-1`, vfs: { pf: c.bdf, before: 0 } },
     ]);
@@ -245,7 +247,12 @@ describe('local provider on SR-IOV PFs of the sysfs tree', () => {
     expect(pfLine).toContain(`${a.name} (${a.bdf}) supports 8 VFs, 9 asked`);
     expect(pfLine).toContain(`${c.name} (${c.bdf}) supports 8 VFs, 9 asked`);
     expect(namespacesWith(`${name}-`)).toEqual([`${name}-server-0`]);
-    expect(existsSync(clusterDir(name))).toBe(false);
+    expect(existsSync(clusterDir(stateDirOfTest(), name))).toBe(false);
     for (const pf of [a, b, c]) expect(nicState(pf.name)).toEqual(pf.before);
   });
 });
+
+/** The state dir this test gave its sriovctl processes (through the environment). */
+function stateDirOfTest(): string {
+  return readConfig(process.env).stateDir;
+}

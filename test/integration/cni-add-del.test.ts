@@ -3,27 +3,18 @@
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { cniRoots, ledgerRecords, netnsPath, requireBundle, runCni, type CniRoots } from '../helpers/cni-run';
+import { describe, expect, it } from 'vitest';
+import { ledgerRecords, netnsPath, runCni, type CniRoots } from '../helpers/cni-run';
 import { ip, ipIn, ipJson, Scratch } from '../helpers/kernel';
 import { nicState, standInNic, type NicState } from '../helpers/lend-fixture';
+import { deviceConf, useCniPodWorld } from '../helpers/cni-world';
 
 let s: Scratch;
 let roots: CniRoots;
 let pod: string;
 let nic: NicState;
 
-beforeAll(requireBundle);
-beforeEach(() => {
-  s = new Scratch();
-  roots = cniRoots();
-  pod = s.netns('pod');
-  nic = standInNic(s, 'n0');
-});
-afterEach(() => {
-  s.cleanup();
-  roots.cleanup();
-});
+useCniPodWorld((w) => ({ s, roots, pod, nic } = w), 'n0');
 
 const staticIpam = {
   type: 'static',
@@ -36,7 +27,7 @@ const staticIpam = {
 };
 
 function conf(extra: Record<string, unknown> = {}, version = '1.1.0') {
-  return { cniVersion: version, name: `net-${s.prefix}`, type: 'sriovctl-cni', device: nic.name, ipam: staticIpam, ...extra };
+  return deviceConf(s, nic, staticIpam, extra, version);
 }
 
 function call(command: string, config: object | string, more: Record<string, unknown> = {}) {
@@ -79,7 +70,7 @@ describe('ADD then DEL, whole-device mode by name', () => {
     // the ledger knows the attachment
     const [rec] = records();
     expect(rec.owner).toBe(`cni:ctr-${s.prefix}/net1`);
-    expect(rec.meta).toMatchObject({ network: `net-${s.prefix}`, cniVersion: '1.1.0', ifname: 'net1', ipam: { type: 'static' } });
+    expect(rec.meta).toMatchObject({ network: `net-${s.prefix}`, cniVersion: '1.1.0', ipam: { type: 'static' } });
     expect(rec.meta.result.ips).toHaveLength(2);
 
     const del = call('DEL', conf());
@@ -88,6 +79,16 @@ describe('ADD then DEL, whole-device mode by name', () => {
     expect(nicState(nic.name)).toEqual(nic);
     expect(nicState('net1', pod)).toBeNull();
     expect(records()).toEqual([]);
+  });
+
+  it('keeps in the record only what DEL needs, whatever the size of the config', () => {
+    const add = call('ADD', conf({ annotations: { blob: 'x'.repeat(200_000) } }));
+    expect(add.status, add.stdout + add.stderr).toBe(0);
+    const [rec] = records();
+    expect(rec.meta.ipam.conf).toEqual({ cniVersion: '1.1.0', name: `net-${s.prefix}`, type: 'sriovctl-cni', ipam: staticIpam });
+    expect(JSON.stringify(rec).length).toBeLessThan(20_000);
+    expect(call('DEL', conf()).status).toBe(0);
+    expect(nicState(nic.name)).toEqual(nic);
   });
 
   it('restores name, MAC and MTU the pod changed', () => {

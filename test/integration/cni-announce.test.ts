@@ -2,22 +2,15 @@
 // the lent link (captured there with a packet socket), sent by the kernel when the link comes up with
 // arp_notify on.
 import { spawn } from 'node:child_process';
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { cniRoots, requireBundle, runCniAsync, type CniRoots } from '../helpers/cni-run';
+import { describe, expect, it } from 'vitest';
+import { runCniAsync, type CniRoots } from '../helpers/cni-run';
 import { ip, Scratch } from '../helpers/kernel';
+import { useCniWorld } from '../helpers/cni-world';
 
 let s: Scratch;
 let roots: CniRoots;
 
-beforeAll(requireBundle);
-beforeEach(() => {
-  s = new Scratch();
-  roots = cniRoots();
-});
-afterEach(() => {
-  s.cleanup();
-  roots.cleanup();
-});
+useCniWorld((w) => ({ s, roots } = w));
 
 /** Listen for ARP on `ifname` (host namespace) until one from `spa` arrives; resolves with its operation. */
 function captureGratuitousArp(ifname: string, spa: string, timeoutMs: number): { ready: Promise<void>; arp: Promise<string> } {

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cniRoots, expectErrorShape, hostLocalAllocations, netnsPath, requireBundle, runCni, type CniAnswer, type CniCall, type CniRoots } from '../helpers/cni-run';
 import { ipIn, ipJson, Scratch } from '../helpers/kernel';
 import { nicState, standInNic, type NicState } from '../helpers/lend-fixture';
+import { deviceConf } from '../helpers/cni-world';
 
 let s: Scratch;
 let roots: CniRoots;
@@ -34,14 +35,7 @@ afterAll(() => {
 });
 
 function conf(extra: Record<string, unknown> = {}) {
-  return {
-    cniVersion: '1.1.0',
-    name: `net-${s.prefix}`,
-    type: 'sriovctl-cni',
-    device: nic.name,
-    ipam: { type: 'host-local', dataDir, ranges: [[{ subnet: '10.91.0.0/24' }]] },
-    ...extra,
-  };
+  return deviceConf(s, nic, { type: 'host-local', dataDir, ranges: [[{ subnet: '10.91.0.0/24' }]] }, extra);
 }
 
 const VF = { device: undefined, deviceID: '0000:00:09.0' };

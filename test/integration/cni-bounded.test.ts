@@ -7,11 +7,13 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEBIAN_CNI, expectErrorShape, hostLocalAllocations, ledgerRecords, netnsPath, runCni } from '../helpers/cni-run';
-import { useCniPodFixture } from '../helpers/cni-pod-fixture';
+import { useCniPodWorld, type CniPodWorld } from '../helpers/cni-world';
 import { ipJson } from '../helpers/kernel';
 import { nicState } from '../helpers/lend-fixture';
 
-const fixture = useCniPodFixture();
+let world: CniPodWorld;
+useCniPodWorld((w) => (world = w), 'n0');
+const fixture = () => world;
 
 /** Plugins and files every test shares: the hanging IPAM plugin, a FIFO, a data dir for host-local. */
 let dir: string;

@@ -1,12 +1,10 @@
 // Chaining with prevResult, as a runtime runs a plugin list: sriovctl-cni then Debian's `tuning`, and
 // sriovctl-cni after another interface plugin (here a second sriovctl-cni attachment).
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { cniRoots, expectErrorShape, netnsPath, requireBundle, runCni, runDebian, type CniCall, type CniRoots } from '../helpers/cni-run';
+import { describe, expect, it } from 'vitest';
+import { expectErrorShape, netnsPath, runCni, runDebian, type CniCall, type CniRoots } from '../helpers/cni-run';
 import { Scratch } from '../helpers/kernel';
 import { nicState, standInNic, type NicState } from '../helpers/lend-fixture';
+import { useCniPodWorld } from '../helpers/cni-world';
 
 let s: Scratch;
 let roots: CniRoots;
@@ -14,19 +12,7 @@ let pod: string;
 let nic: NicState;
 let scratchDir: string;
 
-beforeAll(requireBundle);
-beforeEach(() => {
-  s = new Scratch();
-  roots = cniRoots();
-  pod = s.netns('pod');
-  nic = standInNic(s, 'c0');
-  scratchDir = mkdtempSync(join(tmpdir(), 'cni-chain-'));
-});
-afterEach(() => {
-  s.cleanup();
-  roots.cleanup();
-  rmSync(scratchDir, { recursive: true, force: true });
-});
+useCniPodWorld((w) => ({ s, roots, pod, nic, dir: scratchDir } = w), 'c0', { tempDir: 'cni-chain-' });
 
 // Debian's tuning speaks up to 1.0.0, so the whole list does
 const VERSION = '1.0.0';

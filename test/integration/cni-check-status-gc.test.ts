@@ -1,11 +1,11 @@
 // CHECK, STATUS and GC through the real executable.
-import { mkdtempSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { cniRoots, expectErrorShape, hostLocalAllocations, netnsPath, requireBundle, runCni, type CniCall, type CniRoots } from '../helpers/cni-run';
+import { describe, expect, it } from 'vitest';
+import { expectErrorShape, hostLocalAllocations, netnsPath, runCni, type CniCall, type CniRoots } from '../helpers/cni-run';
 import { ipIn, Scratch } from '../helpers/kernel';
 import { nicState, standInNic, type NicState } from '../helpers/lend-fixture';
+import { deviceConf, useCniPodWorld } from '../helpers/cni-world';
 
 let s: Scratch;
 let roots: CniRoots;
@@ -13,34 +13,16 @@ let pod: string;
 let nic: NicState;
 let dataDir: string;
 
-beforeAll(requireBundle);
-beforeEach(() => {
-  s = new Scratch();
-  roots = cniRoots();
-  pod = s.netns('pod');
-  nic = standInNic(s, 'k0');
-  dataDir = mkdtempSync(join(tmpdir(), 'cni-csg-'));
-});
-afterEach(() => {
-  s.cleanup();
-  roots.cleanup();
-  rmSync(dataDir, { recursive: true, force: true });
-});
+useCniPodWorld((w) => ({ s, roots, pod, nic, dir: dataDir } = w), 'k0', { tempDir: 'cni-csg-' });
 
 function conf(extra: Record<string, unknown> = {}) {
-  return {
-    cniVersion: '1.1.0',
-    name: `net-${s.prefix}`,
-    type: 'sriovctl-cni',
-    device: nic.name,
-    ipam: {
-      type: 'host-local',
-      dataDir,
-      ranges: [[{ subnet: '10.92.0.0/24', gateway: '10.92.0.1' }], [{ subnet: 'fd92::/64', gateway: 'fd92::1' }]],
-      routes: [{ dst: '0.0.0.0/0' }, { dst: '10.93.0.0/16', gw: '10.92.0.254' }],
-    },
-    ...extra,
+  const ipam = {
+    type: 'host-local',
+    dataDir,
+    ranges: [[{ subnet: '10.92.0.0/24', gateway: '10.92.0.1' }], [{ subnet: 'fd92::/64', gateway: 'fd92::1' }]],
+    routes: [{ dst: '0.0.0.0/0' }, { dst: '10.93.0.0/16', gw: '10.92.0.254' }],
   };
+  return deviceConf(s, nic, ipam, extra);
 }
 
 function call(command: string, more: Partial<CniCall> = {}) {

@@ -1,30 +1,20 @@
 // Many plugin processes at once, as a node starting a batch of pods: 16 ADDs of 16 NICs all succeed; two ADDs
 // for one NIC — one wins, the other is told to try again later (11) having changed nothing.
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { cniRoots, expectErrorShape, hostLocalAllocations, netnsPath, requireBundle, runCniAsync, type CniRoots } from '../helpers/cni-run';
+import { describe, expect, it } from 'vitest';
+import { expectErrorShape, hostLocalAllocations, netnsPath, runCniAsync, type CniRoots } from '../helpers/cni-run';
 import { ipJson, Scratch } from '../helpers/kernel';
 import { nicState, standInNic, type NicState } from '../helpers/lend-fixture';
 import { recordKeyFor } from '../../src/ledger/keys';
+import { useCniWorld } from '../helpers/cni-world';
 
 let s: Scratch;
 let roots: CniRoots;
 let dataDir: string;
 
-beforeAll(requireBundle);
-beforeEach(() => {
-  s = new Scratch();
-  roots = cniRoots();
-  dataDir = mkdtempSync(join(tmpdir(), 'cni-par-'));
-});
-afterEach(() => {
-  s.cleanup();
-  roots.cleanup();
-  rmSync(dataDir, { recursive: true, force: true });
-});
+useCniWorld((w) => ({ s, roots, dir: dataDir } = w), { tempDir: 'cni-par-' });
 
 function conf(device: string) {
   return {

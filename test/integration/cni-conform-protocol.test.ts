@@ -3,18 +3,11 @@
 // whole-device mode on veth stand-ins, Debian's static IPAM.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { expectErrorShape, netnsPath, runCni, type CniCall, type CniRoots } from '../helpers/cni-run';
-import { useCniPodFixture } from '../helpers/cni-pod-fixture';
+import { useCniPodWorld } from '../helpers/cni-world';
 import { ipJson, Scratch } from '../helpers/kernel';
 import { nicState, type NicState } from '../helpers/lend-fixture';
-
-const fixture = useCniPodFixture();
-let s: Scratch;
-let roots: CniRoots;
-let pod: string;
-let nic: NicState;
-beforeEach(() => ({ s, roots, pod, nic } = fixture()));
 
 const staticIpam = {
   type: 'static',
@@ -25,6 +18,12 @@ const staticIpam = {
   routes: [{ dst: '0.0.0.0/0' }, { dst: 'fd87::/64' }],
   dns: { nameservers: ['10.86.0.53'] },
 };
+
+let s: Scratch;
+let roots: CniRoots;
+let pod: string;
+let nic: NicState;
+useCniPodWorld((w) => ({ s, roots, pod, nic } = w), 'n0');
 
 function conf(extra: Record<string, unknown> = {}) {
   return { cniVersion: '1.1.0', name: `net-${s.prefix}`, type: 'sriovctl-cni', device: nic.name, ...extra };

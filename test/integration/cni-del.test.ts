@@ -1,12 +1,12 @@
 // DEL through the real executable: from the ledger, idempotent, indifferent to what became of CNI_NETNS, never
 // touching a NIC a newer attachment owns, and keeping its record when it could not finish.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { cniRoots, expectErrorShape, hostLocalAllocations, ledgerRecords, netnsPath, requireBundle, runCni, type CniCall, type CniRoots } from '../helpers/cni-run';
+import { describe, expect, it } from 'vitest';
+import { expectErrorShape, hostLocalAllocations, ledgerRecords, netnsPath, runCni, type CniCall, type CniRoots } from '../helpers/cni-run';
 import { ip, ipJson, Scratch } from '../helpers/kernel';
-import { nicState, standInNic, type NicState } from '../helpers/lend-fixture';
+import { nicState, type NicState } from '../helpers/lend-fixture';
+import { deviceConf, useCniPodWorld } from '../helpers/cni-world';
 
 let s: Scratch;
 let roots: CniRoots;
@@ -14,28 +14,10 @@ let pod: string;
 let nic: NicState;
 let dataDir: string;
 
-beforeAll(requireBundle);
-beforeEach(() => {
-  s = new Scratch();
-  roots = cniRoots();
-  pod = s.netns('pod');
-  nic = standInNic(s, 'd0');
-  dataDir = mkdtempSync(join(tmpdir(), 'cni-hostlocal-'));
-  s.onCleanup(() => rmSync(dataDir, { recursive: true, force: true }));
-});
-afterEach(() => {
-  s.cleanup();
-  roots.cleanup();
-});
+useCniPodWorld((w) => ({ s, roots, pod, nic, dir: dataDir } = w), 'd0', { tempDir: 'cni-hostlocal-' });
 
 function conf() {
-  return {
-    cniVersion: '1.0.0',
-    name: `net-${s.prefix}`,
-    type: 'sriovctl-cni',
-    device: nic.name,
-    ipam: { type: 'host-local', dataDir, ranges: [[{ subnet: '10.90.0.0/24' }]] },
-  };
+  return deviceConf(s, nic, { type: 'host-local', dataDir, ranges: [[{ subnet: '10.90.0.0/24' }]] }, {}, '1.0.0');
 }
 
 function call(command: string, more: Partial<CniCall> = {}) {

@@ -8,14 +8,16 @@ import { chownSync, closeSync, linkSync, mkdirSync, openSync, readFileSync, read
 import { join } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { expectErrorShape, ledgerRecords, runCni, type CniAnswer, type CniRoots } from '../helpers/cni-run';
-import { useCniPodFixture } from '../helpers/cni-pod-fixture';
+import { useCniPodWorld, type CniPodWorld } from '../helpers/cni-world';
 import type { Scratch } from '../helpers/kernel';
 import { nicState, type NicState } from '../helpers/lend-fixture';
 
 const PASSWD = 'root:x:0:0:root:/root:/bin/bash\ndaemon:x:1:1:daemon:/usr/sbin:/usr/sbin/nologin\n';
 const INJECTED = 'owned::0:0::/root:/bin/bash';
 
-const fixture = useCniPodFixture('logs');
+let world: CniPodWorld;
+useCniPodWorld((w) => (world = w), 'l0', { tempDir: 'sriovctl-cni-logs-' });
+const fixture = () => world;
 let s: Scratch;
 let roots: CniRoots;
 let logDir: string; // the allowed log directory of these tests

@@ -3,18 +3,17 @@
 // addresses announced when the carrier comes after link-up. The real executable, Debian's static IPAM.
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
-import { beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { DEBIAN_CNI, netnsPath, ROOT, runCni, runCniAsync, type CniCall, type CniRoots } from '../helpers/cni-run';
-import { useCniPodFixture } from '../helpers/cni-pod-fixture';
+import { useCniPodWorld } from '../helpers/cni-world';
 import { ip, ipJson, Scratch, waitFor } from '../helpers/kernel';
 import type { NicState } from '../helpers/lend-fixture';
 
-const fixture = useCniPodFixture();
 let s: Scratch;
 let roots: CniRoots;
 let pod: string;
 let nic: NicState;
-beforeEach(() => ({ s, roots, pod, nic } = fixture()));
+useCniPodWorld((w) => ({ s, roots, pod, nic } = w), 'n0');
 
 /** Debian's plugins, and the stand-in IPAM for CNI 1.1.0-only fields. */
 const CNI_PATH_WITH_ECHO = `${join(ROOT, 'test', 'fixtures', 'cni')}:${DEBIAN_CNI}`;

@@ -1,28 +1,18 @@
 // The executable's protocol surface: VERSION (without the native addon), the error object, logging.
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { BUNDLE, RUN_BUNDLE, cniRoots, expectErrorShape, PLUGIN, requireBundle, runCni, type CniRoots } from '../helpers/cni-run';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { BUNDLE, RUN_BUNDLE, expectErrorShape, PLUGIN, runCni, type CniRoots } from '../helpers/cni-run';
 import { Scratch } from '../helpers/kernel';
 import { nicState, standInNic, type NicState } from '../helpers/lend-fixture';
 import { spawnSync } from 'node:child_process';
+import { useCniWorld } from '../helpers/cni-world';
 
 let s: Scratch;
 let roots: CniRoots;
 let dir: string;
 
-beforeAll(requireBundle);
-beforeEach(() => {
-  s = new Scratch();
-  roots = cniRoots();
-  dir = mkdtempSync(join(tmpdir(), 'cni-proto-'));
-});
-afterEach(() => {
-  s.cleanup();
-  roots.cleanup();
-  rmSync(dir, { recursive: true, force: true });
-});
+useCniWorld((w) => ({ s, roots, dir } = w), { tempDir: 'cni-proto-' });
 
 const VERSION_REPLY = { cniVersion: '1.1.0', supportedVersions: ['0.1.0', '0.2.0', '0.3.0', '0.3.1', '0.4.0', '1.0.0', '1.1.0'] };
 

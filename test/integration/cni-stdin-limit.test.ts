@@ -6,11 +6,13 @@ import { join } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { MAX_STDIN_BYTES } from '../../src/cni/stdio';
 import { DEBIAN_CNI, expectErrorShape, ledgerRecords, PLUGIN, runCni, type CniRoots } from '../helpers/cni-run';
-import { useCniPodFixture } from '../helpers/cni-pod-fixture';
+import { useCniPodWorld, type CniPodWorld } from '../helpers/cni-world';
 import type { Scratch } from '../helpers/kernel';
 import { nicState, type NicState } from '../helpers/lend-fixture';
 
-const fixture = useCniPodFixture('stdin');
+let world: CniPodWorld;
+useCniPodWorld((w) => (world = w), 's0', { tempDir: 'sriovctl-cni-stdin-' });
+const fixture = () => world;
 let s: Scratch;
 let roots: CniRoots;
 let dir: string;

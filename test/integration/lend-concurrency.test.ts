@@ -1,7 +1,7 @@
 // Many processes at once: 16 lends of 16 NICs all succeed; two processes racing for one NIC: one wins, the other
 // is told BUSY, and nothing is half-done.
 import { describe, expect, it } from 'vitest';
-import { findRecords, giveBack } from '../../src/lend';
+import { findRecords, giveBack } from '../helpers/engine';
 import { nicState, runChild, standInNic, useLendScratch } from '../helpers/lend-fixture';
 
 const space = useLendScratch();
@@ -15,7 +15,7 @@ describe('concurrency', () => {
     const runs = await Promise.all(
       nics.map((nic) =>
         runChild(
-          { op: 'lend', request: { nic: { name: nic.name }, target: { path: `/var/run/netns/${node}` }, owner: `test:${nic.name}` } },
+          { op: 'lend', request: { nic: { name: nic.name }, target: { path: `/var/run/netns/${node}` }, owner: { kind: 'attach', target: `test:${nic.name}` } } },
           env(),
         ),
       ),
@@ -24,7 +24,7 @@ describe('concurrency', () => {
     for (const r of runs) expect(r.parsed, JSON.stringify(r)).toMatchObject({ ok: true });
     expect(findRecords()).toHaveLength(16);
     for (const nic of nics) expect(nicState(nic.name, node)?.up).toBe(true);
-    for (const r of findRecords()) expect(giveBack(r.key).outcome).toBe('returned');
+    for (const r of findRecords()) expect((await giveBack(r.key)).outcome).toBe('returned');
     for (const nic of nics) expect(nicState(nic.name)).toEqual(nic);
   }, 300_000);
 
@@ -35,7 +35,7 @@ describe('concurrency', () => {
     const nic = standInNic(s, 'r0');
     const job = (ns: string) => ({
       op: 'lend',
-      request: { nic: { name: nic.name }, target: { path: `/var/run/netns/${ns}` }, owner: `test:${ns}` },
+      request: { nic: { name: nic.name }, target: { path: `/var/run/netns/${ns}` }, owner: { kind: 'attach', target: `test:${ns}` } },
     });
     const [ra, rb] = await Promise.all([runChild(job(a), env()), runChild(job(b), env())]);
     const results = [ra.parsed, rb.parsed];
@@ -50,7 +50,7 @@ describe('concurrency', () => {
     expect(records).toHaveLength(1);
     const where = nicState(nic.name, a) ? a : b;
     expect(nicState(nic.name, where === a ? b : a)).toBeNull();
-    expect(giveBack(records[0].key).outcome).toBe('returned');
+    expect((await giveBack(records[0].key)).outcome).toBe('returned');
     expect(nicState(nic.name)).toEqual(nic);
   }, 300_000);
 });

@@ -1,7 +1,7 @@
 // A VF of a stand-in PF (the simulated lab: sysfs says PF and VF, rtnetlink has no VF table behind a veth) is lent
 // and given back as a plain NIC; asking for PF-side settings on it is refused before any change.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { findRecords, giveBack, lend } from '../../src/lend';
+import { findRecords, giveBack, lend } from '../helpers/engine';
 import { simMac } from '../../src/sriov/sim';
 import { fakeSysfs, type FakeSysfs } from '../helpers/fake-sysfs';
 import { ip, Scratch } from '../helpers/kernel';
@@ -13,14 +13,14 @@ let fake: FakeSysfs;
 
 beforeEach(() => {
   s = new Scratch();
-  roots = isolatedRoots();
   fake = fakeSysfs();
+  roots = isolatedRoots({ sysfsRoot: fake.root });
 });
 
 afterEach(() => {
-  fake.remove();
   s.cleanup();
   roots.cleanup();
+  fake.remove();
 });
 
 const PF = '0000:5a:00.0';
@@ -36,15 +36,15 @@ function standInPfWithVf(): { vfBdf: string; vfName: string } {
 }
 
 describe('a VF of a stand-in PF', () => {
-  it('is lent by PCI address and given back as a plain NIC', () => {
+  it('is lent by PCI address and given back as a plain NIC', async () => {
     const { vfBdf, vfName } = standInPfWithVf();
     const before = nicState(vfName)!;
     const pod = s.netns('pod');
-    const { record } = lend({ nic: { pci: vfBdf }, target: { path: `/var/run/netns/${pod}` }, owner: 'test:vf', name: 'net1' });
+    const { record } = lend({ nic: { pci: vfBdf }, target: { path: `/var/run/netns/${pod}` }, owner: { kind: 'attach', target: 'test:vf' }, name: 'net1' });
     expect(record.identity.pciAddress).toBe(vfBdf);
     expect(record.snapshot.vf).toBeNull();
     expect(nicState('net1', pod)?.up).toBe(true);
-    expect(giveBack(record.key).outcome).toBe('returned');
+    expect((await giveBack(record.key)).outcome).toBe('returned');
     expect(nicState(vfName)).toEqual(before);
   });
 
@@ -53,7 +53,7 @@ describe('a VF of a stand-in PF', () => {
     const before = nicState(vfName)!;
     const pod = s.netns('pod');
     expect(() =>
-      lend({ nic: { pci: vfBdf }, target: { path: `/var/run/netns/${pod}` }, owner: 'test:vf', vf: { vlan: { vlan: 10, qos: 0, proto: '802.1Q' } } }),
+      lend({ nic: { pci: vfBdf }, target: { path: `/var/run/netns/${pod}` }, owner: { kind: 'attach', target: 'test:vf' }, vf: { vlan: { vlan: 10, qos: 0, proto: '802.1Q' } } }),
     ).toThrow(expect.objectContaining({ code: 'INVALID', message: expect.stringContaining('stand-in PF') }));
     expect(nicState(vfName)).toEqual(before);
     expect(findRecords()).toHaveLength(0);

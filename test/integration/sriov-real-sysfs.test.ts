@@ -5,10 +5,12 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isSysError } from '../../src/errors';
-import { deviceOfNetdev, getPf, listPfs, netdevsOf, writeSysfs } from '../../src/sriov';
+import { deviceOfNetdev, getPf, listPfs, netdevsOf, sysfsAt, writeSysfs } from '../../src/sriov';
 import { Scratch } from '../helpers/kernel';
 import { spawnTs, waitForExit } from '../helpers/ts-child';
 
+/** The machine's own sysfs. */
+const SYS = sysfsAt('/sys');
 let scratch: Scratch;
 let savedRoot: string | undefined;
 
@@ -25,23 +27,23 @@ afterEach(() => {
 
 describe('the real /sys', () => {
   it('listPfs reads every SR-IOV PF the machine has (possibly none) without error', () => {
-    for (const pf of listPfs()) {
-      expect(getPf(pf.address).address).toBe(pf.address);
+    for (const pf of listPfs(SYS)) {
+      expect(getPf(SYS, pf.address).address).toBe(pf.address);
       expect(pf.numVfs).toBeGreaterThanOrEqual(0);
     }
   });
 
   it('every netdev with a device link maps to a device; a virtual one maps to none', () => {
     const [veth] = scratch.veth('sa', 'sb');
-    expect(deviceOfNetdev(veth)).toBeNull();
-    expect(deviceOfNetdev('lo')).toBeNull();
+    expect(deviceOfNetdev(SYS, veth)).toBeNull();
+    expect(deviceOfNetdev(SYS, 'lo')).toBeNull();
     for (const name of fs.readdirSync('/sys/class/net')) {
       const hasDevice = fs.existsSync(path.join('/sys/class/net', name, 'device'));
-      const dev = deviceOfNetdev(name);
+      const dev = deviceOfNetdev(SYS, name);
       expect(dev !== null).toBe(hasDevice);
       if (dev?.pciAddress) {
         // the device listing finds the netdev back (the namespace sysfs shows is ours)
-        expect(netdevsOf(dev.pciAddress).map((n) => n.name)).toContain(name);
+        expect(netdevsOf(SYS, dev.pciAddress).map((n) => n.name)).toContain(name);
       }
     }
   });

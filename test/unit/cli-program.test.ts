@@ -88,11 +88,18 @@ describe('sriovctl command line', () => {
     expect(fs.existsSync(fresh)).toBe(false);
   });
 
-  it('--state-dir and --sysfs-root reach every layer through the environment', async () => {
+  it('--state-dir and --sysfs-root reach the engine without being written to the environment', async () => {
     const other = path.join(stateDir, 'other');
-    // a usage error after option parsing: the preAction hook has run, nothing else has
-    await run('--state-dir', other, '--sysfs-root', 'rel/sys', 'attach', 'eth9', 'pid:abc');
-    expect(process.env.SRIOVCTL_STATE_DIR).toBe(other);
-    expect(process.env.SRIOVCTL_SYSFS_ROOT).toBe(path.resolve('rel/sys'));
+    const before = { ...process.env };
+    // the sysfs root reaches the sysfs model: a PF looked up under it is looked up there
+    const r = await run('--state-dir', other, '--sysfs-root', 'rel/sys', 'vfs', '0000:03:00.0');
+    expect(r.code).toBe(ExitCode.failed);
+    expect(r.stderr).toContain(path.resolve('rel/sys', 'bus'));
+    // the state dir reaches the ledger: status reads the one named, not the environment's
+    fs.mkdirSync(path.join(other, 'records'), { recursive: true });
+    fs.writeFileSync(path.join(other, 'records', 'pci-0000_03_00_0.json'), '{');
+    expect((await run('--state-dir', other, 'status')).stderr).toContain(path.join(other, 'records'));
+    expect(process.env).toEqual(before);
+    fs.rmSync(other, { recursive: true, force: true });
   });
 });

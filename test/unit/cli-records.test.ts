@@ -1,8 +1,7 @@
 // How `detach <nic>` finds a record from what a person typed, and what attach leaves in a record's meta.
 import { describe, expect, it } from 'vitest';
 import { recordsForNic } from '../../src/cli/records';
-import { attachMeta, readAttachMeta } from '../../src/cli/attach-meta';
-import { ownNetnsId } from '../../src/cli/netns-id';
+import { ownNetnsId } from '../../src/net';
 import { sampleRecord } from '../helpers/ledger-record';
 
 describe('recordsForNic', () => {
@@ -35,15 +34,5 @@ describe('recordsForNic', () => {
     const otherA = { ...fromElsewhere, key: 'mac-0200000000cc', home: { ...fromElsewhere.home, id: { dev: 1, ino: 2 } } };
     // none from here: all of them (the caller reports the ambiguity)
     expect(recordsForNic([fromElsewhere, otherA], { name: 'ens3f1' })).toHaveLength(2);
-  });
-});
-
-describe('attach meta', () => {
-  it('round-trips, and ignores what another front door stored', () => {
-    const meta = attachMeta({ target: 'docker:kind-worker', vfs: { pf: '0000:03:00.0', before: 2 } });
-    expect(readAttachMeta(meta)).toEqual({ target: 'docker:kind-worker', vfs: { pf: '0000:03:00.0', before: 2 } });
-    expect(readAttachMeta(attachMeta({ target: 'node1' }))).toEqual({ target: 'node1' });
-    expect(readAttachMeta({ cni: { network: 'x' } })).toBeNull();
-    expect(readAttachMeta({ attach: { target: 'n', vfs: { pf: 3, before: 'x' } } })).toEqual({ target: 'n' });
   });
 });

@@ -6,9 +6,9 @@ import { detectContainerRuntime } from '../../src/cluster/container-runtime';
 import { allocatableOf } from '../../src/cluster/kube';
 import { localNodeNames, parseLocalNodes } from '../../src/cluster/providers/local';
 import { simNicPlan, vfPeerName } from '../../src/cluster/sim-lab';
-import { clusterMeta, readClusterMeta } from '../../src/cluster/sriov-stage';
+import { ownerKey, ownerMatches } from '../../src/lend/owner';
 import { runTool, shellQuote } from '../../src/cluster/tools';
-import { assertClusterName, clusterOwner, clusterOwnerPrefix } from '../../src/cluster/types';
+import { assertClusterName, clusterOwner, ofCluster } from '../../src/cluster/types';
 import { isBdf } from '../../src/sriov';
 
 describe('local provider node names', () => {
@@ -50,27 +50,12 @@ describe('simulated NIC plan', () => {
   });
 });
 
-describe('cluster record meta', () => {
-  it('round-trips, and carries the VF count in the shape attach/detach/cleanup read', () => {
-    const meta = clusterMeta('lab', 'lab-agent-0', { path: '/var/run/netns/lab-agent-0' }, '0000:3b:00.0', 2);
-    expect(meta).toEqual({
-      cluster: { name: 'lab', node: 'lab-agent-0' },
-      attach: { target: '/var/run/netns/lab-agent-0', vfs: { pf: '0000:3b:00.0', before: 2 } },
-    });
-    expect(readClusterMeta(JSON.parse(JSON.stringify(meta)))).toEqual(meta);
-    expect(clusterMeta('k', 'n', { pid: 42 }, 'x', 0).attach.target).toBe('pid:42');
-  });
-
-  it('is absent for attach and CNI records', () => {
-    expect(readClusterMeta({ attach: { target: 'node1', vfs: { pf: 'x', before: 0 } } })).toBeNull();
-    expect(readClusterMeta({ network: 'n', ipam: {} })).toBeNull();
-    expect(readClusterMeta({ cluster: { name: 'lab' }, attach: { target: 't', vfs: { pf: 'x', before: 1.5 } } })).toBeNull();
-  });
-
-  it('owners', () => {
-    expect(clusterOwner('lab', 'lab-agent-0')).toBe('cluster:lab/lab-agent-0');
-    expect(clusterOwner('lab', 'n').startsWith(clusterOwnerPrefix('lab'))).toBe(true);
-    expect(clusterOwner('lab2', 'n').startsWith(clusterOwnerPrefix('lab'))).toBe(false);
+describe('cluster owners', () => {
+  it('name the node, and match the cluster they belong to', () => {
+    expect(ownerKey(clusterOwner('lab', 'lab-agent-0'))).toBe('cluster:lab/lab-agent-0');
+    expect(ownerMatches(ownerKey(clusterOwner('lab', 'n')), ofCluster('lab'))).toBe(true);
+    expect(ownerMatches(ownerKey(clusterOwner('lab2', 'n')), ofCluster('lab'))).toBe(false);
+    expect(ownerMatches('attach:lab', ofCluster('lab'))).toBe(false);
   });
 });
 

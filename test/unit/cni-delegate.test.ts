@@ -12,7 +12,7 @@ import { failure } from '../helpers/cni-failure';
 let dir: string;
 let binA: string;
 let binB: string;
-let savedStateDir: string | undefined;
+let stateDir: string;
 
 /** A plugin that records each call (verb, stdin) and answers per verb. */
 function writePlugin(where: string, name: string, versions: string[], addResult: unknown): string {
@@ -59,12 +59,9 @@ beforeEach(() => {
   binB = path.join(dir, 'b');
   fs.mkdirSync(binA);
   fs.mkdirSync(binB);
-  savedStateDir = process.env.SRIOVCTL_STATE_DIR;
-  process.env.SRIOVCTL_STATE_DIR = path.join(dir, 'state');
+  stateDir = path.join(dir, 'state');
 });
 afterEach(() => {
-  if (savedStateDir === undefined) delete process.env.SRIOVCTL_STATE_DIR;
-  else process.env.SRIOVCTL_STATE_DIR = savedStateDir;
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
@@ -117,29 +114,29 @@ describe('execDelegate', () => {
 describe('pluginVersions', () => {
   it('asks once, then answers from the state directory until the binary changes', () => {
     const p = writePlugin(binA, 'ipam', DEBIAN, {});
-    expect(pluginVersions(p, 'ipam')).toEqual(DEBIAN);
-    expect(pluginVersions(p, 'ipam')).toEqual(DEBIAN);
+    expect(pluginVersions(stateDir, p, 'ipam')).toEqual(DEBIAN);
+    expect(pluginVersions(stateDir, p, 'ipam')).toEqual(DEBIAN);
     expect(calls('ipam').filter((c) => c.verb === 'VERSION')).toHaveLength(1);
-    expect(fs.existsSync(cacheFile())).toBe(true);
-    expect(fs.statSync(cacheFile()).mode & 0o777).toBe(0o600);
+    expect(fs.existsSync(cacheFile(stateDir))).toBe(true);
+    expect(fs.statSync(cacheFile(stateDir)).mode & 0o777).toBe(0o600);
     // an upgrade (new content, new mtime) is asked again, and its old entry dropped
     const later = new Date(Date.now() + 5000);
     writePlugin(binA, 'ipam', [...DEBIAN, '1.1.0'], {});
     fs.utimesSync(p, later, later);
-    expect(pluginVersions(p, 'ipam')).toEqual([...DEBIAN, '1.1.0']);
+    expect(pluginVersions(stateDir, p, 'ipam')).toEqual([...DEBIAN, '1.1.0']);
     expect(calls('ipam').filter((c) => c.verb === 'VERSION')).toHaveLength(2);
-    expect(Object.keys(JSON.parse(fs.readFileSync(cacheFile(), 'utf8')).plugins)).toHaveLength(1);
+    expect(Object.keys(JSON.parse(fs.readFileSync(cacheFile(stateDir), 'utf8')).plugins)).toHaveLength(1);
   });
   it('a corrupt cache is only a cache', () => {
     const p = writePlugin(binA, 'ipam', DEBIAN, {});
-    fs.mkdirSync(path.dirname(cacheFile()), { recursive: true });
-    fs.writeFileSync(cacheFile(), '{nope');
-    expect(pluginVersions(p, 'ipam')).toEqual(DEBIAN);
+    fs.mkdirSync(path.dirname(cacheFile(stateDir)), { recursive: true });
+    fs.writeFileSync(cacheFile(stateDir), '{nope');
+    expect(pluginVersions(stateDir, p, 'ipam')).toEqual(DEBIAN);
   });
   it('a VERSION answer without supportedVersions → code 105', () => {
     const p = path.join(binA, 'mute');
     fs.writeFileSync(p, '#!/bin/sh\necho "{}"\n', { mode: 0o755 });
-    expect(failure(() => pluginVersions(p, 'ipam mute')).code).toBe(105);
+    expect(failure(() => pluginVersions(stateDir, p, 'ipam mute')).code).toBe(105);
   });
 });
 
@@ -148,7 +145,7 @@ describe('Ipam', () => {
 
   it('speaks 1.0.0 to a plugin that stops there, and reads its result into 1.1.0 form', () => {
     writePlugin(binA, 'ipam', DEBIAN, V100_RESULT);
-    const ipam = new Ipam({ raw, type: 'ipam', cniVersion: '1.1.0', cniPath: [binA] });
+    const ipam = new Ipam({ raw, type: 'ipam', cniVersion: '1.1.0', cniPath: [binA], stateDir });
     const r = ipam.add();
     expect(r.ips).toEqual([{ address: '10.5.0.7/24', gateway: '10.5.0.1' }]);
     const add = calls('ipam').find((c) => c.verb === 'ADD')!;
@@ -157,7 +154,7 @@ describe('Ipam', () => {
   });
   it('STATUS and GC are skipped for a plugin without them; CHECK is not', () => {
     writePlugin(binA, 'ipam', DEBIAN, V100_RESULT);
-    const ipam = new Ipam({ raw, type: 'ipam', cniVersion: '1.1.0', cniPath: [binA] });
+    const ipam = new Ipam({ raw, type: 'ipam', cniVersion: '1.1.0', cniPath: [binA], stateDir });
     ipam.status();
     ipam.gc();
     ipam.check({ cniVersion: '1.1.0', ips: [{ address: '10.5.0.7/24' }] });
@@ -167,7 +164,7 @@ describe('Ipam', () => {
   });
   it('STATUS and GC reach a 1.1.0 plugin', () => {
     writePlugin(binA, 'ipam', [...DEBIAN, '1.1.0'], V100_RESULT);
-    const ipam = new Ipam({ raw, type: 'ipam', cniVersion: '1.1.0', cniPath: [binA] });
+    const ipam = new Ipam({ raw, type: 'ipam', cniVersion: '1.1.0', cniPath: [binA], stateDir });
     ipam.status();
     ipam.gc();
     expect(calls('ipam').map((c) => c.verb)).toEqual(['VERSION', 'STATUS', 'GC']);
@@ -175,7 +172,7 @@ describe('Ipam', () => {
   });
   it('a 0.3.1 network gets its prevResult converted for the plugin, ips[].version included', () => {
     writePlugin(binA, 'ipam', DEBIAN, V100_RESULT);
-    const ipam = new Ipam({ raw: { ...raw, cniVersion: '0.3.1' }, type: 'ipam', cniVersion: '0.3.1', cniPath: [binA] });
+    const ipam = new Ipam({ raw: { ...raw, cniVersion: '0.3.1' }, type: 'ipam', cniVersion: '0.3.1', cniPath: [binA], stateDir });
     ipam.del(undefined, { cniVersion: '1.1.0', ips: [{ address: '10.5.0.7/24' }] });
     const del = calls('ipam').find((c) => c.verb === 'DEL')!;
     expect(del.stdin.cniVersion).toBe('0.3.1');
@@ -184,15 +181,15 @@ describe('Ipam', () => {
   it('no shared version → code 1', () => {
     // an old plugin is fine for an old network: its ip4/ip6 result is read
     writePlugin(binA, 'ipam', ['0.1.0', '0.2.0'], { cniVersion: '0.2.0', ip4: { ip: '10.5.0.7/24', gateway: '10.5.0.1', routes: [{ dst: '0.0.0.0/0' }] } });
-    const old = new Ipam({ raw, type: 'ipam', cniVersion: '0.1.0', cniPath: [binA] }).add();
+    const old = new Ipam({ raw, type: 'ipam', cniVersion: '0.1.0', cniPath: [binA], stateDir }).add();
     expect(old).toMatchObject({ ips: V100_RESULT.ips, routes: V100_RESULT.routes });
     writePlugin(binA, 'ipam', ['2.0.0'], V100_RESULT);
-    const ipam = new Ipam({ raw, type: 'ipam', cniVersion: '1.1.0', cniPath: [binA] });
+    const ipam = new Ipam({ raw, type: 'ipam', cniVersion: '1.1.0', cniPath: [binA], stateDir });
     expect(failure(() => ipam.add()).code).toBe(1);
   });
   it('an unusable ADD result → code 105', () => {
     writePlugin(binA, 'ipam', DEBIAN, { cniVersion: '1.0.0', ips: [{ address: 'nope' }] });
-    const ipam = new Ipam({ raw, type: 'ipam', cniVersion: '1.1.0', cniPath: [binA] });
+    const ipam = new Ipam({ raw, type: 'ipam', cniVersion: '1.1.0', cniPath: [binA], stateDir });
     const e = failure(() => ipam.add());
     expect(e.code).toBe(105);
     expect(e.message).toContain('ips[0].address');

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ifNameProblem, ownerOf, parseCniArgs, parseCommand, parseEnv, parseOwner } from '../../src/cni/env';
+import { ifNameProblem, ownerOf, parseCniArgs, parseCommand, parseEnv } from '../../src/cni/env';
+import { ownerKey, ownerOfKey } from '../../src/lend/owner';
 import { failure } from '../helpers/cni-failure';
 
 
@@ -157,8 +158,8 @@ describe('CNI_ARGS', () => {
 
 describe('owners', () => {
   it('round-trips', () => {
-    expect(ownerOf('abc', 'net1')).toBe('cni:abc/net1');
-    expect(parseOwner('cni:abc/net1')).toEqual({ containerId: 'abc', ifname: 'net1' });
-    expect(parseOwner('attach:node1')).toBeNull();
+    expect(ownerKey(ownerOf('abc', 'net1'))).toBe('cni:abc/net1');
+    expect(ownerOfKey('cni:abc/net1')).toEqual({ kind: 'pod', containerId: 'abc', ifname: 'net1' });
+    expect(ownerOfKey('attach:node1')?.kind).not.toBe('pod');
   });
 });

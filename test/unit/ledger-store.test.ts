@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { readConfig } from '../../src/config';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { deleteRecord, openLedger, readRecord, recordPath, scanRecords, writeRecord, type Ledger } from '../../src/ledger';
 import { isSysError } from '../../src/errors';
@@ -41,16 +42,10 @@ describe('openLedger', () => {
     expect(mode(dir)).toBe(0o700);
   });
 
-  it('defaults to the state directory from the environment (read on each call)', () => {
-    const old = process.env.SRIOVCTL_STATE_DIR;
-    process.env.SRIOVCTL_STATE_DIR = path.join(tmp, 'env-state');
-    try {
-      expect(openLedger().dir).toBe(path.join(tmp, 'env-state'));
-      expect(fs.existsSync(path.join(tmp, 'env-state', 'records'))).toBe(true);
-    } finally {
-      if (old === undefined) delete process.env.SRIOVCTL_STATE_DIR;
-      else process.env.SRIOVCTL_STATE_DIR = old;
-    }
+  it('opens the state directory the configuration read from the environment', () => {
+    const env = { SRIOVCTL_STATE_DIR: path.join(tmp, 'env-state') };
+    expect(openLedger(readConfig(env).stateDir).dir).toBe(path.join(tmp, 'env-state'));
+    expect(fs.existsSync(path.join(tmp, 'env-state', 'records'))).toBe(true);
   });
 });
 

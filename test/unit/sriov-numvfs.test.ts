@@ -23,13 +23,13 @@ describe('setNumVfs with the simulated driver', () => {
   it('0 -> 3: one write, VFs appear, resolves with them', async () => {
     fake.sim.addPf({ bdf: PF, totalVfs: 8, netdev: { name: 'ens3f0', mac: '02:00:00:03:00:00' } });
     fake.driver.start(5);
-    const vfs = await setNumVfs(PF, 3, fast);
+    const vfs = await setNumVfs(fake.sys, PF, 3, fast);
     expect(vfs.map((v) => [v.index, v.address, v.driver])).toEqual([
       [0, '0000:03:02.0', 'iavf'],
       [1, '0000:03:02.1', 'iavf'],
       [2, '0000:03:02.2', 'iavf'],
     ]);
-    expect(getPf(PF).numVfs).toBe(3);
+    expect(getPf(fake.sys, PF).numVfs).toBe(3);
     expect(fake.driver.events.filter((e) => e.kind.startsWith('numvfs'))).toEqual([
       { kind: 'numvfs', address: PF, detail: '3 (asked 3)' },
     ]);
@@ -38,7 +38,7 @@ describe('setNumVfs with the simulated driver', () => {
   it('4 -> 2 goes through 0 (the kernel refuses non-zero to non-zero)', async () => {
     fake.sim.addPf({ bdf: PF, totalVfs: 8, numVfs: 4 });
     fake.driver.start(5);
-    const vfs = await setNumVfs(PF, 2, fast);
+    const vfs = await setNumVfs(fake.sys, PF, 2, fast);
     expect(vfs.map((v) => v.address)).toEqual(['0000:03:02.0', '0000:03:02.1']);
     expect(fake.driver.events.map((e) => `${e.kind} ${e.detail}`)).toEqual(['numvfs 0 (removed 4)', 'numvfs 2 (asked 2)']);
     expect(fake.sim.hasPciDevice('0000:03:02.3')).toBe(false);
@@ -48,21 +48,21 @@ describe('setNumVfs with the simulated driver', () => {
     fake.sim.addPf({ bdf: PF, totalVfs: 8, numVfs: 4 });
     fake.sim.writeFile(`${fake.sim.pciDir(PF)}/sriov_numvfs`, '2');
     fake.driver.applyPending();
-    expect(getPf(PF).numVfs).toBe(4);
+    expect(getPf(fake.sys, PF).numVfs).toBe(4);
     expect(fake.driver.events.at(-1)?.detail).toMatch(/write 0 first \(EBUSY\)/);
   });
 
   it('to 0 removes every VF', async () => {
     fake.sim.addPf({ bdf: PF, numVfs: 3 });
     fake.driver.start(5);
-    expect(await setNumVfs(PF, 0, fast)).toEqual([]);
-    expect(listVfs(PF)).toEqual([]);
-    expect(getPf(PF).numVfs).toBe(0);
+    expect(await setNumVfs(fake.sys, PF, 0, fast)).toEqual([]);
+    expect(listVfs(fake.sys, PF)).toEqual([]);
+    expect(getPf(fake.sys, PF).numVfs).toBe(0);
   });
 
   it('the same count is a no-op (nothing written)', async () => {
     fake.sim.addPf({ bdf: PF, numVfs: 2 });
-    const vfs = await setNumVfs(PF, 2, fast); // no driver running: a write would time out
+    const vfs = await setNumVfs(fake.sys, PF, 2, fast); // no driver running: a write would time out
     expect(vfs).toHaveLength(2);
   });
 
@@ -70,14 +70,14 @@ describe('setNumVfs with the simulated driver', () => {
     fake.sim.addPf({ bdf: PF, vfCreateDelayMs: 150 });
     fake.driver.start(5);
     const started = Date.now();
-    expect(await setNumVfs(PF, 2, fast)).toHaveLength(2);
+    expect(await setNumVfs(fake.sys, PF, 2, fast)).toHaveLength(2);
     expect(Date.now() - started).toBeGreaterThanOrEqual(140);
   });
 
   it('fewer VFs than asked: the error names the PF, the count asked and the count obtained', async () => {
     fake.sim.addPf({ bdf: PF, totalVfs: 8, maxVfs: 3 });
     fake.driver.start(5);
-    const err = await sysErrorOf(setNumVfs(PF, 6, { pollMs: 5, timeoutMs: 50_000 }));
+    const err = await sysErrorOf(setNumVfs(fake.sys, PF, 6, { pollMs: 5, timeoutMs: 50_000 }));
     // the count the driver settled on is final once the write returned: no waiting out the bound (a bound far
     // above any delay a busy machine adds, so this holds under load and still fails if the bound is waited out)
     expect(Number(/after waiting (\d+) ms/.exec(err.message)?.[1])).toBeLessThan(50_000);
@@ -88,7 +88,7 @@ describe('setNumVfs with the simulated driver', () => {
   it('VFs that never appear: TIMEOUT naming PF, asked and obtained, within the bound', async () => {
     fake.sim.addPf({ bdf: PF, totalVfs: 8 });
     // no simulated driver: the count is written but nothing reacts
-    const err = await sysErrorOf(setNumVfs(PF, 4, { pollMs: 10, timeoutMs: 250 }));
+    const err = await sysErrorOf(setNumVfs(fake.sys, PF, 4, { pollMs: 10, timeoutMs: 250 }));
     // the bound was waited out, and nothing more than that is asserted about time (vitest's timeout catches a hang)
     expect(Number(/after waiting (\d+) ms/.exec(err.message)?.[1])).toBeGreaterThanOrEqual(250);
     expect(err.code).toBe('TIMEOUT');
@@ -97,14 +97,14 @@ describe('setNumVfs with the simulated driver', () => {
 
   it('stuck while disabling first: the error says so', async () => {
     fake.sim.addPf({ bdf: PF, totalVfs: 8, numVfs: 2 });
-    const err = await sysErrorOf(setNumVfs(PF, 4, { pollMs: 10, timeoutMs: 200 }));
+    const err = await sysErrorOf(setNumVfs(fake.sys, PF, 4, { pollMs: 10, timeoutMs: 200 }));
     expect(err.code).toBe('TIMEOUT');
     expect(err.message).toMatch(/asked for 0 VFs while disabling VFs first \(to go to 4\), obtained 0 \(sriov_numvfs reads 0, 2 virtfn links\)/);
   });
 
   it('refuses a count above sriov_totalvfs before writing anything', async () => {
     fake.sim.addPf({ bdf: PF, totalVfs: 4, numVfs: 2 });
-    const err = await sysErrorOf(setNumVfs(PF, 5, fast));
+    const err = await sysErrorOf(setNumVfs(fake.sys, PF, 5, fast));
     expect(err.code).toBe('INVALID');
     expect(err.message).toBe('PF 0000:03:00.0 supports at most 4 VFs (sriov_totalvfs); 5 asked');
     expect(fake.sim.read(`${fake.sim.pciDir(PF)}/sriov_numvfs`)).toBe('2\n'); // untouched
@@ -113,21 +113,21 @@ describe('setNumVfs with the simulated driver', () => {
   it('a PF with sriov_numvfs only takes any count', async () => {
     fake.sim.addPf({ bdf: PF, totalVfs: null });
     fake.driver.start(5);
-    expect(await setNumVfs(PF, 12, fast)).toHaveLength(12);
+    expect(await setNumVfs(fake.sys, PF, 12, fast)).toHaveLength(12);
   });
 
   it('netdevsim (no VF devices): only the count is checked', async () => {
     fake.sim.addNetdevsim({ id: 3 });
     // netdevsim applies the count inside the write; a plain file just keeps it
-    expect(await setNumVfs('netdevsim3', 5, fast)).toEqual([]);
-    expect(getPf('netdevsim3').numVfs).toBe(5);
+    expect(await setNumVfs(fake.sys, 'netdevsim3', 5, fast)).toEqual([]);
+    expect(getPf(fake.sys, 'netdevsim3').numVfs).toBe(5);
   });
 
   it('validates arguments with TypeError; a missing PF is NOT_FOUND', async () => {
     fake.sim.addPf({ bdf: PF });
-    await expect(setNumVfs(PF, -1)).rejects.toThrow(TypeError);
-    await expect(setNumVfs(PF, 1.5)).rejects.toThrow(/invalid VF count 1.5 for PF 0000:03:00.0/);
-    await expect(setNumVfs(PF, 1, { pollMs: 0 })).rejects.toThrow(/invalid pollMs/);
-    expect((await sysErrorOf(setNumVfs('0000:04:00.0', 1))).code).toBe('NOT_FOUND');
+    await expect(setNumVfs(fake.sys, PF, -1)).rejects.toThrow(TypeError);
+    await expect(setNumVfs(fake.sys, PF, 1.5)).rejects.toThrow(/invalid VF count 1.5 for PF 0000:03:00.0/);
+    await expect(setNumVfs(fake.sys, PF, 1, { pollMs: 0 })).rejects.toThrow(/invalid pollMs/);
+    expect((await sysErrorOf(setNumVfs(fake.sys, '0000:04:00.0', 1))).code).toBe('NOT_FOUND');
   });
 });

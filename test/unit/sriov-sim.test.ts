@@ -120,7 +120,7 @@ describe('simulated drivers', () => {
       },
     });
     try {
-      await setNumVfs('0000:03:00.0', 2, { pollMs: 5, timeoutMs: 3000 });
+      await setNumVfs(fake.sys, '0000:03:00.0', 2, { pollMs: 5, timeoutMs: 3000 });
     } finally {
       driver.stop();
     }
@@ -132,8 +132,8 @@ describe('simulated drivers', () => {
     const other = SimSysfs.open(fake.root);
     fake.sim.writeFile('bus/pci/devices/0000:03:00.0/sriov_numvfs', '3');
     new SimDriver(other).applyPending();
-    expect(getPf('0000:03:00.0').vfs).toHaveLength(3);
-    expect(listPfs()).toHaveLength(1);
+    expect(getPf(fake.sys, '0000:03:00.0').vfs).toHaveLength(3);
+    expect(listPfs(fake.sys)).toHaveLength(1);
     expect(() => SimSysfs.open(path.join(fake.root, 'bus'))).toThrow(/not a simulated sysfs tree/);
   });
 

@@ -33,27 +33,27 @@ const groupOf = (bdf: string) => fake.sim.readLinkName(`${fake.sim.pciDir(bdf)}/
 
 describe('vfioHolders', () => {
   it('every simulated PCI device has its own IOMMU group, listing only it', () => {
-    const vfs = listVfs(PF).map((v) => v.address);
+    const vfs = listVfs(fake.sys, PF).map((v) => v.address);
     const groups = [PF, ...vfs].map(groupOf);
     expect(new Set(groups).size).toBe(4);
     for (const [i, bdf] of [PF, ...vfs].entries()) expect(fake.sim.list(`kernel/iommu_groups/${groups[i]}/devices`)).toEqual([bdf]);
   });
 
   it('names the process holding /dev/vfio/<group> of a VF on vfio-pci, once per group, and no one else', () => {
-    const [vf0, vf1, vf2] = listVfs(PF).map((v) => v.address);
+    const [vf0, vf1, vf2] = listVfs(fake.sys, PF).map((v) => v.address);
     fake.sim.setDriverLink(vf0, 'vfio-pci');
     fake.sim.setDriverLink(vf1, 'vfio-pci');
     processWith(100, 'qemu-system-x86', [`/dev/vfio/${groupOf(vf0)}`, `/dev/vfio/${groupOf(vf0)}`, '/dev/null']);
     processWith(200, 'bash', ['/dev/vfio/vfio', '/dev/null']);
     // VF 2 stays on iavf: a process with its group's path is no VFIO user of it
     processWith(300, 'odd', [`/dev/vfio/${groupOf(vf2)}`]);
-    const holders = vfioHolders([vf0, vf1, vf2], proc);
+    const holders = vfioHolders(fake.sys, [vf0, vf1, vf2], proc);
     expect(holders).toEqual([{ pid: 100, comm: 'qemu-system-x86', device: `/dev/vfio/${groupOf(vf0)}`, vf: vf0 }]);
     expect(describeHolders(holders)).toBe(`/dev/vfio/${groupOf(vf0)} (VF ${vf0}) by pid 100 (qemu-system-x86)`);
   });
 
   it('no VF on vfio-pci: nothing to look for', () => {
     processWith(100, 'qemu-system-x86', ['/dev/vfio/1']);
-    expect(vfioHolders(listVfs(PF).map((v) => v.address), proc)).toEqual([]);
+    expect(vfioHolders(fake.sys, listVfs(fake.sys, PF).map((v) => v.address), proc)).toEqual([]);
   });
 });

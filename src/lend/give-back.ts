@@ -1,0 +1,86 @@
+// Giving NICs back from their records: one record, all of one owner, or every unfinished one (recovery). The
+// record alone says what to undo — the VF count (vf-count.ts), then the NIC itself (restore.ts).
+import { SysError } from '../errors';
+import { advanceRecord, deleteRecord, lockNic, readRecord, scanRecords, writeRecord } from '../ledger';
+import type { LendRecord } from '../ledger/types';
+import { failpoint } from './failpoint';
+import { ownerKey, ownerMatches, type Owner, type OwnerMatch } from './owner';
+import { restoreFromRecord } from './restore';
+import type { LendSession } from './session';
+import type { GiveBackOptions, GiveBackResult, RecoverReport } from './types';
+import { restoreVfCount } from './vf-count';
+
+/** Give a NIC back from its record. A second call is a no-op ('not-lent'). */
+export async function giveBack(s: LendSession, key: string, opts: GiveBackOptions = {}): Promise<GiveBackResult> {
+  const ledger = s.ledger;
+  const lock = lockNic(ledger, key, { timeoutMs: opts.lockTimeoutMs ?? 0 });
+  try {
+    let record = readRecord(ledger, key);
+    if (!record) return { key, owner: null, outcome: 'not-lent', name: null, warnings: [] };
+    if (opts.owner !== undefined && record.owner !== (typeof opts.owner === 'string' ? opts.owner : ownerKey(opts.owner))) {
+      // a newer attachment owns this NIC now: a slow give-back for the old owner must not touch it
+      return { key, owner: record.owner, outcome: 'not-lent', name: null, warnings: [`owned by ${record.owner}`] };
+    }
+    const warnings: string[] = [];
+    if (record.vfCount) record = await restoreVfCount(s, record, warnings, opts.vfCount);
+    const result = giveBackLocked(s, record);
+    return { ...result, warnings: [...warnings, ...result.warnings] };
+  } finally {
+    lock.release();
+  }
+}
+
+function giveBackLocked(s: LendSession, record: LendRecord): GiveBackResult {
+  const ledger = s.ledger;
+  // not durable: the snapshot already is, and restoring does not depend on the phase (see advanceRecord)
+  const returning = advanceRecord(ledger, { ...record, phase: 'returning' }, 'return:started');
+  failpoint('return:started');
+  const result = restoreFromRecord(s, returning);
+  deleteRecord(ledger, record.key, { durable: false });
+  return { key: record.key, owner: record.owner, ...result };
+}
+
+/**
+ * Merge `patch` into a record's front-door data, under the NIC's lock and only while `owner` still holds it
+ * (false otherwise). Not durable: meta is for the front door's later calls, never needed to restore a NIC.
+ */
+export function updateMeta(s: LendSession, key: string, owner: Owner, patch: Record<string, unknown>, opts: { lockTimeoutMs?: number } = {}): boolean {
+  const ledger = s.ledger;
+  const lock = lockNic(ledger, key, { timeoutMs: opts.lockTimeoutMs ?? 2000 });
+  try {
+    const record = readRecord(ledger, key);
+    if (!record || record.owner !== ownerKey(owner)) return false;
+    writeRecord(ledger, { ...record, meta: { ...record.meta, ...patch } }, { durable: false });
+    return true;
+  } finally {
+    lock.release();
+  }
+}
+
+export interface RecordFilter {
+  owner?: OwnerMatch;
+  key?: string;
+}
+
+/** Readable records matching the filter (corrupt ones are left to recover()/status to report). */
+export function findRecords(s: LendSession, filter: RecordFilter = {}): LendRecord[] {
+  const { records } = scanRecords(s.ledger);
+  return records.filter(
+    (r) => (filter.owner === undefined || ownerMatches(r.owner, filter.owner)) && (filter.key === undefined || r.key === filter.key),
+  );
+}
+
+/** Finish every incomplete lend (roll back) and give-back found in the ledger. Lent NICs stay lent. */
+export async function recover(s: LendSession, opts: { lockTimeoutMs?: number } = {}): Promise<RecoverReport> {
+  const { records, corrupt } = scanRecords(s.ledger);
+  const report: RecoverReport = { results: [], failures: [], corrupt };
+  for (const r of records) {
+    if (r.phase === 'lent') continue;
+    try {
+      report.results.push(await giveBack(s, r.key, { lockTimeoutMs: opts.lockTimeoutMs ?? 2000 }));
+    } catch (err) {
+      report.failures.push({ key: r.key, error: err instanceof SysError ? err.describe() : String(err) });
+    }
+  }
+  return report;
+}

@@ -1,0 +1,173 @@
+// Phase one of a lend: everything is read, nothing is changed. The NIC a front door named is resolved once
+// (sysfs, its link, its PF for a VF), checked against the ledger and the rules, and returned as a plan for
+// commit() — or as a typed refusal the front door renders in its own terms (a CNI code, a CLI line).
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { SysError } from '../errors';
+import { readRecord, recordKeyFor, scanRecords } from '../ledger';
+import type { LendRecord, NicIdentity } from '../ledger/types';
+import { assertIfName, sameNetns, type Rtnl } from '../net';
+import { deviceDir, getVf, isBdf, type SriovVf } from '../sriov';
+import { describeNamespace, openCurrent, openSpec, type OpenNamespace } from './namespaces';
+import { identityOf, resolveNic, type ResolvedNic } from './nic';
+import { assertOwner } from './owner';
+import type { LendSession } from './session';
+import type { NicSelector, PrepareRequest } from './types';
+
+export type Refusal =
+  /** No such NIC here (or no netdev where one must move). */
+  | { refused: 'NotFound'; error: SysError }
+  /** Another owner holds it: its record key and owner. */
+  | { refused: 'LentTo'; owner: string; key: string; error: SysError }
+  /** It carries one of our default routes (asked with refuseUplink). */
+  | { refused: 'Uplink'; error: SysError }
+  /** Not a VF, where a VF is required. */
+  | { refused: 'NotAVf'; error: SysError }
+  /** Already in the target namespace. */
+  | { refused: 'AlreadyThere'; error: SysError };
+
+export interface LendPlan {
+  /** The request, checked, with `move` settled. */
+  readonly request: PrepareRequest & { move: boolean };
+  readonly nic: ResolvedNic;
+  readonly target: OpenNamespace;
+  readonly identity: NicIdentity;
+  /** Its ledger key. */
+  readonly key: string;
+  /** The VF as sysfs sees it (null when the NIC is not one). */
+  readonly sysVf: SriovVf | null;
+  /** How to name the NIC in messages ("device ens1f0", "VF 0000:3b:02.1 (ens1f0v1)"). */
+  readonly label: string;
+  /** Release what the plan holds open (commit does it; a caller that does not commit must). */
+  close(): void;
+}
+
+export function isRefusal(x: LendPlan | Refusal): x is Refusal {
+  return 'refused' in x;
+}
+
+/** Read-only: the plan to lend the NIC `req` names, or why not. Unexpected failures (the kernel's) throw. */
+export function prepare(s: LendSession, req: PrepareRequest): LendPlan | Refusal {
+  checkPrepare(req);
+  const host = s.rtnl(null);
+  const found = findNic(s, host, req.nic);
+  if ('refused' in found) return found;
+  if (req.requireVf && !found.sysVf) {
+    const what = 'pci' in found.selector ? found.selector.pci : found.label;
+    return { refused: 'NotAVf', error: new SysError(`${what} is not a VF (no physfn)`, { code: 'INVALID', op: 'lend' }) };
+  }
+  const target = openSpec(req.target);
+  let nic: ResolvedNic | null = null;
+  try {
+    nic = resolveNic(s, found.selector);
+    const identity = identityOf(nic);
+    const key = recordKeyFor(identity);
+    const move = req.move === 'unless-userspace' ? !found.sysVf?.userspace : req.move !== false;
+    const refusal = refusalFor(s, req, nic, target, key, found.label, move);
+    if (refusal) {
+      nic.close();
+      target.close();
+      return refusal;
+    }
+    const n = nic;
+    const close = () => (n.close(), target.close());
+    return { request: { ...req, move }, nic, target, identity, key, sysVf: found.sysVf, label: found.label, close };
+  } catch (err) {
+    nic?.close();
+    target.close();
+    throw err;
+  }
+}
+
+function refusalFor(s: LendSession, req: PrepareRequest, nic: ResolvedNic, target: OpenNamespace, key: string, label: string, move: boolean): Refusal | null {
+  // the ledger first: a NIC lent elsewhere is reported as lent, not as whatever its absence looks like
+  const holder = readRecord(s.ledger, key);
+  if (holder?.phase === 'lent') return lentTo(holder, `${label} is lent to ${holder.owner}`);
+  if (move && !nic.link) {
+    return notFound(`${label} has no network interface to move (userspace driver?)`);
+  }
+  if (move && sameNetns(target.ref.id, nic.home.ref.id)) {
+    return { refused: 'AlreadyThere', error: new SysError(`${nic.link!.name} is already in ${describeNamespace(target.ref)}`, { code: 'INVALID', op: 'lend' }) };
+  }
+  if (req.refuseUplink && nic.link && carriesDefaultRoute(nic.rtnl, nic.link.index)) {
+    const why = `${label} carries the host's default route; lending it would cut the node off (set "allowDefaultRouteLink": true to allow)`;
+    return { refused: 'Uplink', error: new SysError(why, { code: 'INVALID', op: 'lend' }) };
+  }
+  return null;
+}
+
+/** The main table, both families: where the host's default route lives (a full dump of every table would cost a busy node real time). */
+function carriesDefaultRoute(rtnl: Rtnl, index: number): boolean {
+  return rtnl.listRoutes().some((r) => r.index === index && (r.dst === 'default' || r.dst.endsWith('/0')));
+}
+
+interface Found {
+  /** What resolveNic is given: a PCI address, or a name in a namespace. */
+  selector: { pci: string } | { name: string; in?: PrepareRequest['target'] };
+  label: string;
+  sysVf: SriovVf | null;
+}
+
+/** From what the caller named to a PCI address or a name; a NIC that is not there is a refusal, never a throw. */
+function findNic(s: LendSession, host: Rtnl, sel: NicSelector): Found | Refusal {
+  if ('mac' in sel) {
+    const link = host.listLinks().find((l) => l.mac === sel.mac || l.permMac === sel.mac);
+    if (!link) return missing(s, `no link with hwaddr ${sel.mac}`, (r) => r.identity.mac === sel.mac || r.identity.permMac === sel.mac);
+    return { selector: { name: link.name }, label: `device ${link.name} (hwaddr ${sel.mac})`, sysVf: null };
+  }
+  if ('kernelPath' in sel) {
+    const name = listDir(join(s.sysfs.root, sel.kernelPath.slice('/sys'.length), 'net'))[0];
+    if (!name) return notFound(`no network interface under ${sel.kernelPath}/net`);
+    return byName(s, host, name, undefined, `device ${name} (kernelpath ${sel.kernelPath})`);
+  }
+  if ('name' in sel) return byName(s, host, sel.name, sel.in, `device ${sel.name}`);
+  if (!deviceDir(s.sysfs, sel.pci)) return notFound(`no PCI device ${sel.pci}`);
+  const sysVf = getVf(s.sysfs, sel.pci);
+  if (sysVf?.userspace) return { selector: sel, label: `VF ${sel.pci} (${sysVf.driver})`, sysVf };
+  const name = sysVf ? sysVf.netdevs[0]?.name : undefined;
+  const link = name ? host.findLink({ name }) : null;
+  const label = `${sysVf ? 'VF' : 'device'} ${sel.pci}${link ? ` (${link.name})` : ''}`;
+  return { selector: sel, label, sysVf };
+}
+
+/** A name in our namespace (or `in`): a NIC lent from there is not found under its name — say who has it. */
+function byName(s: LendSession, host: Rtnl, name: string, where: Extract<NicSelector, { name: string }>['in'], label: string): Found | Refusal {
+  const home = where === undefined ? openCurrent() : openSpec(where);
+  try {
+    const rtnl = where === undefined ? host : s.rtnl(home.netns);
+    if (rtnl.findLink({ name })) return { selector: where === undefined ? { name } : { name, in: where }, label, sysVf: null };
+    return missing(s, `${label} not found`, (r) => r.snapshot.name === name && sameNetns(r.home.id, home.ref.id));
+  } finally {
+    home.close();
+  }
+}
+
+function missing(s: LendSession, msg: string, lentMatch: (r: LendRecord) => boolean): Refusal {
+  const holder = scanRecords(s.ledger).records.find(lentMatch);
+  return holder ? lentTo(holder, `${msg}: it is lent to ${holder.owner}`) : notFound(msg);
+}
+
+function lentTo(holder: LendRecord, msg: string): Refusal {
+  return { refused: 'LentTo', owner: holder.owner, key: holder.key, error: new SysError(msg, { code: 'BUSY', op: 'lend' }) };
+}
+
+function notFound(msg: string): Refusal {
+  return { refused: 'NotFound', error: new SysError(msg, { code: 'ENODEV', op: 'lend resolve' }) };
+}
+
+/** What is wrong with the request itself is a caller's bug or bad input: a TypeError, before anything is read. */
+function checkPrepare(req: PrepareRequest): void {
+  assertOwner(req.owner);
+  if (req.name !== undefined) assertIfName(req.name);
+  if ('pci' in req.nic && !isBdf(req.nic.pci)) {
+    throw new TypeError(`invalid PCI address: ${req.nic.pci} (expected dddd:bb:dd.f)`);
+  }
+}
+
+function listDir(dir: string): string[] {
+  try {
+    return readdirSync(dir).sort();
+  } catch {
+    return [];
+  }
+}

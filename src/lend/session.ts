@@ -1,0 +1,175 @@
+// The lend session: what every engine call needs, made once per front door from an explicit configuration —
+// the sysfs tree, the ledger, and one rtnetlink handle per namespace (opened on first use, then reused, as a
+// netlink library keeps one handle per namespace). Nothing here reads the environment.
+import type { Config } from '../config';
+import { connect, netnsIdKey, ownNetnsId, type Netns, type NetnsId, type Rtnl } from '../net';
+import { openLedger, type Ledger } from '../ledger';
+import { sysfsAt, type SriovVf, type Sysfs } from '../sriov';
+import type { LendRecord, NamespaceRef } from '../ledger/types';
+import * as giveBacks from './give-back';
+import { commit, lend } from './lend';
+import { prepare, type LendPlan, type Refusal } from './prepare';
+import type { Owner } from './owner';
+import { setLentVfCount, type VfCountRequest } from './vf-count';
+import { returnStray, type StrayNic } from './stray';
+import type { GiveBackOptions, GiveBackResult, LendRequest, LendResult, LendSettings, PrepareRequest, RecoverReport } from './types';
+import { closePlace, openPlace, whereIs, type Whereabouts } from './where';
+
+export interface SessionOptions {
+  /**
+   * Keep every handle until close() (a one-shot process: a CNI call, a CLI command). Otherwise handles of other
+   * namespaces are closed when the outermost engine call returns: a socket holds its namespace alive, and a
+   * long-lived process must not keep a pod's or a node's namespace (and the physical NICs in it) from dying.
+   */
+  keepHandles?: boolean;
+}
+
+export class LendSession {
+  readonly sysfs: Sysfs;
+  private ledgerCache: Ledger | null = null;
+  private readonly handles = new Map<string, Rtnl>();
+  private readonly ownKey: string;
+  private depth = 0;
+
+  constructor(
+    readonly config: Config,
+    private readonly opts: SessionOptions = {},
+  ) {
+    this.sysfs = sysfsAt(config.sysfsRoot);
+    this.ownKey = keyOf(ownNetnsId());
+  }
+
+  /** The same ledger over another sysfs tree (the simulated lab's), as a session of its own. */
+  withSysfsRoot(root: string): LendSession {
+    return new LendSession({ ...this.config, sysfsRoot: root }, this.opts);
+  }
+
+  /** The ledger under the state dir, created on first use (a VERSION call never touches the disk). */
+  get ledger(): Ledger {
+    return (this.ledgerCache ??= openLedger(this.config.stateDir));
+  }
+
+  /** The handle for `netns` (null: the caller's own namespace), opened once per namespace. */
+  rtnl(netns: Netns | null): Rtnl {
+    const key = netns ? keyOf(netns.id) : this.ownKey;
+    let h = this.handles.get(key);
+    if (!h) {
+      h = connect(key === this.ownKey ? null : netns);
+      this.handles.set(key, h);
+    }
+    return h;
+  }
+
+  /** How many handles are open (one per namespace used). */
+  get openHandles(): number {
+    return this.handles.size;
+  }
+
+  /** Run one engine call; handles of foreign namespaces are released after the outermost one (see keepHandles). */
+  run<T>(fn: () => T): T {
+    this.depth++;
+    try {
+      return fn();
+    } finally {
+      if (--this.depth === 0 && !this.opts.keepHandles) this.releaseForeign();
+    }
+  }
+
+  /** The async form of run(), for calls that wait on sysfs (VF counts). */
+  async runAsync<T>(fn: () => Promise<T>): Promise<T> {
+    this.depth++;
+    try {
+      return await fn();
+    } finally {
+      if (--this.depth === 0 && !this.opts.keepHandles) this.releaseForeign();
+    }
+  }
+
+  // ---- the engine, as this session runs it ----
+
+  /** Phase one, read-only: the resolved NIC and what lending it means, or a typed refusal. */
+  prepare(req: PrepareRequest): LendPlan | Refusal {
+    return this.run(() => prepare(this, req));
+  }
+
+  /** Phase two: record, then move and configure (everything rolled back on failure). */
+  commit(plan: LendPlan, settings: LendSettings = {}): LendResult {
+    return this.run(() => commit(this, plan, settings));
+  }
+
+  /** Both phases; a refusal is thrown as its SysError. */
+  lend(req: LendRequest): LendResult {
+    return this.run(() => lend(this, req));
+  }
+
+  /** Give a NIC back from its record (its VF count, then the NIC). A second call is a no-op ('not-lent'). */
+  giveBack(key: string, opts: GiveBackOptions = {}): Promise<GiveBackResult> {
+    return this.runAsync(() => giveBacks.giveBack(this, key, opts));
+  }
+
+  /** Finish every incomplete lend (roll back) and give-back found in the ledger. Lent NICs stay lent. */
+  recover(opts: { lockTimeoutMs?: number } = {}): Promise<RecoverReport> {
+    return this.runAsync(() => giveBacks.recover(this, opts));
+  }
+
+  /** Give a lent PF `count` VFs, its count at home recorded first: every give-back puts it back. */
+  setLentVfCount(req: VfCountRequest): Promise<SriovVf[]> {
+    return this.runAsync(() => setLentVfCount(this, req));
+  }
+
+  findRecords(filter: giveBacks.RecordFilter = {}): LendRecord[] {
+    return giveBacks.findRecords(this, filter);
+  }
+
+  updateMeta(key: string, owner: Owner, patch: Record<string, unknown>, opts: { lockTimeoutMs?: number } = {}): boolean {
+    return giveBacks.updateMeta(this, key, owner, patch, opts);
+  }
+
+  returnStray(stray: StrayNic): GiveBackResult {
+    return this.run(() => returnStray(this, stray));
+  }
+
+  whereIs(record: LendRecord): Whereabouts {
+    return this.run(() => whereIs(this, record));
+  }
+
+  /** `fn` with the handle of a recorded namespace, reopened by identity (never by path alone); null when gone. */
+  inRecordedNamespace<T>(ref: NamespaceRef, fn: (rtnl: Rtnl) => T): T | null {
+    return this.run(() => {
+      const place = openPlace(this, ref, 'pf');
+      if (!place) return null;
+      try {
+        return fn(place.rtnl);
+      } finally {
+        closePlace(place);
+      }
+    });
+  }
+
+  /** Close the handle of one namespace (a namespace we are about to let die). */
+  release(id: NetnsId): void {
+    const key = keyOf(id);
+    if (key === this.ownKey) return;
+    this.handles.get(key)?.close();
+    this.handles.delete(key);
+  }
+
+  close(): void {
+    for (const h of this.handles.values()) h.close();
+    this.handles.clear();
+  }
+
+  private releaseForeign(): void {
+    for (const [key, h] of this.handles) {
+      if (key === this.ownKey) continue;
+      h.close();
+      this.handles.delete(key);
+    }
+  }
+}
+
+const keyOf = netnsIdKey;
+
+export function openSession(config: Config, opts: SessionOptions = {}): LendSession {
+  return new LendSession(config, opts);
+}

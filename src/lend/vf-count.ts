@@ -1,0 +1,60 @@
+// VFs created on a lent PF, as a recorded change like every other: the PF's count at home is written to the
+// record before sriov_numvfs is, and every give-back puts it back from the record — whichever front door (attach,
+// cluster up) made the VFs and whichever (detach, cluster down, cleanup, CNI DEL) gives the NIC back.
+import { SysError } from '../errors';
+import { advanceRecord, lockNic, readRecord } from '../ledger';
+import type { LendRecord } from '../ledger/types';
+import { getPf, setNumVfs, type SetNumVfsOptions, type SriovVf } from '../sriov';
+import { failpoint } from './failpoint';
+import { ownerKey, type Owner } from './owner';
+import type { LendSession } from './session';
+
+export interface VfCountRequest {
+  /** The lent NIC's record key, and who must still hold it. */
+  key: string;
+  owner: Owner;
+  /** The PF's device address (a PCI BDF, or 'netdevsimN'): the lent NIC's own device. */
+  pf: string;
+  count: number;
+  /** How long to wait for another process holding the NIC (default 2 s). */
+  lockTimeoutMs?: number;
+  numVfs?: SetNumVfsOptions;
+}
+
+/** Give the lent PF `count` VFs; its count at home is recorded first (once: a second call keeps the first). */
+export async function setLentVfCount(s: LendSession, req: VfCountRequest): Promise<SriovVf[]> {
+  const lock = lockNic(s.ledger, req.key, { timeoutMs: req.lockTimeoutMs ?? 2000 });
+  try {
+    const record = readRecord(s.ledger, req.key);
+    if (!record || record.owner !== ownerKey(req.owner) || record.phase !== 'lent') {
+      throw new SysError(`${req.key} is not lent to ${ownerKey(req.owner)}: its VF count is not ours to change`, {
+        code: 'BUSY',
+        op: 'set VF count',
+      });
+    }
+    if (!record.vfCount) {
+      const before = getPf(s.sysfs, req.pf).numVfs;
+      advanceRecord(s.ledger, { ...record, vfCount: { pf: req.pf, before } }, 'vfs:recorded', `${before} VFs at home`);
+    }
+    failpoint('vfs:recorded');
+    return await setNumVfs(s.sysfs, req.pf, req.count, req.numVfs);
+  } finally {
+    lock.release();
+  }
+}
+
+/**
+ * The PF's VF count back to the one recorded (the caller holds the NIC's lock). A failure is a warning — the
+ * NIC itself still goes home — and the record keeps the change until the NIC is given back.
+ */
+export async function restoreVfCount(s: LendSession, record: LendRecord, warnings: string[], opts?: SetNumVfsOptions): Promise<LendRecord> {
+  const { pf, before } = record.vfCount!;
+  try {
+    await setNumVfs(s.sysfs, pf, before, opts);
+  } catch (err) {
+    warnings.push(`VF count of ${pf} not restored to ${before}: ${(err as Error).message}`);
+    return record;
+  }
+  failpoint('return:vfs-restored');
+  return advanceRecord(s.ledger, { ...record, vfCount: null }, 'return:vfs-restored');
+}
