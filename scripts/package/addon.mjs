@@ -29,8 +29,12 @@ function hostAddon() {
   return file;
 }
 
+/** binding.gyp and every file under native/ (native/tools/ included: binding.gyp builds it too). */
 function nativeSources() {
-  return ['binding.gyp', ...readdirSync(join(ROOT, 'native')).sort().map((f) => join('native', f))];
+  const files = readdirSync(join(ROOT, 'native'), { recursive: true })
+    .map((f) => join('native', String(f)))
+    .filter((f) => statSync(join(ROOT, f)).isFile());
+  return ['binding.gyp', ...files.sort()];
 }
 
 function crossAddon(arch) {

@@ -2,7 +2,7 @@
 // CNI bin dir as `sriovctl-cni` (the name that makes it the plugin), atomically and only when it changed.
 import type { Command } from 'commander';
 import { installExecutable, InstallError } from '../install/install-executable';
-import { selfExecutable } from '../install/self-executable';
+import { selfExecutable } from '../self-executable';
 import type { CommandIo, CommandKit } from './command-kit';
 import { CliError, ExitCode, usageError } from './exit-codes';
 

@@ -9,6 +9,8 @@ import { ASSET } from './build-info';
 
 const CLI_NAMES = new Set(['sriovctl', 'sriovctl-linux-amd64', 'sriovctl-linux-arm64']);
 const CNI_NAME = 'sriovctl-cni';
+/** src/sriov/sysfs-writer.ts's SYSFS_WRITER_NAME, spelt here so the entry imports nothing it may not need. */
+const SYSFS_WRITER_NAME = 'sriovctl-sysfs-write';
 
 /** `require` of the SEA main script: built-in modules only, which is all the bundles require. */
 declare const require: NodeJS.Require;
@@ -28,6 +30,11 @@ function start(): void {
     // a verb is async only where a give-back waits on a driver for a recorded VF count
     void Promise.resolve(cniMain(() => loadEmbedded<typeof import('../cni/run')>(ASSET.cniRun))).then((code) => process.exit(code));
     return;
+  }
+  if (name === SYSFS_WRITER_NAME) {
+    // the bounded sysfs writer, run by src/sriov/bounded-write.ts as a child it can abandon
+    const { sysfsWriterMain } = require('../sriov/sysfs-writer') as typeof import('../sriov/sysfs-writer');
+    process.exit(sysfsWriterMain(process.argv.slice(2)));
   }
   if (!CLI_NAMES.has(name)) {
     process.stderr.write(`sriovctl: run as '${name}': this executable is 'sriovctl' (the CLI) or '${CNI_NAME}' (the CNI plugin); install or link it under one of those names\n`);

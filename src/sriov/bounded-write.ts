@@ -6,10 +6,9 @@
 // gets its error and can exit even if the child is stuck in the kernel.
 import type { spawn as Spawn } from 'node:child_process';
 import { closeSync, constants as fsConstants, fstatSync, openSync, statfsSync, writeSync } from 'node:fs';
-import { join } from 'node:path';
 import { getSystemErrorName } from 'node:util';
 import { SysError } from '../errors';
-import { packageRoot } from '../package-root';
+import { sysfsWriterCommand, WRITER_USAGE } from './sysfs-writer';
 
 export const DEFAULT_WRITE_TIMEOUT_MS = 30_000;
 
@@ -18,13 +17,6 @@ export interface WriteOptions {
   timeoutMs?: number;
 }
 
-/** The writer, built by node-gyp beside the addon (binding.gyp). */
-function writerPath(): string {
-  return join(packageRoot(), 'build', 'Release', 'sriovctl-sysfs-write');
-}
-
-/** The writer's exit status for a usage error (an errno is always below it). */
-const WRITER_USAGE = 255;
 
 /**
  * Write `value` to the existing sysfs attribute `file` in one write(2) (never creating the file), within the time
@@ -43,7 +35,8 @@ export function writeSysfs(file: string, value: string, opts: WriteOptions = {})
     // it net and stream) at every start-up for a write it makes only on real sysfs
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     const { spawn } = require('node:child_process') as { spawn: typeof Spawn };
-    const child = spawn(writerPath(), [file, value], { stdio: ['ignore', 'ignore', 'pipe'], env: {} });
+    const writer = sysfsWriterCommand();
+    const child = spawn(writer.file, [file, value], { argv0: writer.argv0, stdio: ['ignore', 'ignore', 'pipe'], env: {} });
     let stderr = '';
     let settled = false;
     const settle = (fn: () => void) => {
@@ -62,7 +55,7 @@ export function writeSysfs(file: string, value: string, opts: WriteOptions = {})
       });
     }, timeoutMs);
     child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('error', (err) => settle(() => reject(new SysError(`cannot run ${writerPath()}: ${err.message}`, { code: 'ENOEXEC', op }))));
+    child.on('error', (err) => settle(() => reject(new SysError(`cannot run ${writer.file}: ${err.message}`, { code: 'ENOEXEC', op }))));
     child.on('close', (code, signal) => {
       settle(() => {
         if (code === 0) return resolve();

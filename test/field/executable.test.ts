@@ -2,6 +2,7 @@
 // runs under, needs nothing from the host (no node on PATH), and loads its embedded addon only from a directory
 // nobody else can write, only when the bytes are the ones it was built with.
 import { chmodSync, lstatSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { versionReply } from '../../src/cni/versions';
@@ -50,6 +51,25 @@ describe('the packaged executable (amd64)', () => {
       expect(r.stderr).toBe(`sriovctl: run as '${name}': this executable is 'sriovctl' (the CLI) or 'sriovctl-cni' (the CNI plugin); install or link it under one of those names\n`);
     }
     expect(() => statSync(cache)).toThrow();
+  });
+
+  it('is the bounded sysfs writer as sriovctl-sysfs-write (it ships no separate tool): one write, the errno as exit status', async () => {
+    // a real sysfs attribute of a scratch veth: the writer's contract is what src/sriov/bounded-write.ts reads
+    const link = `sw${process.pid.toString(16).slice(-6)}`;
+    execFileSync('ip', ['link', 'add', link, 'type', 'veth', 'peer', 'name', `${link}b`]);
+    try {
+      const sysfs = `/sys/class/net/${link}`;
+      const write = (args: string[]) => runPackaged(args, { name: 'sriovctl-sysfs-write', env });
+      expect(await write([`${sysfs}/ifalias`, 'field-alias'])).toEqual({ code: 0, stdout: '', stderr: '' });
+      expect(readFileSync(`${sysfs}/ifalias`, 'utf8')).toBe('field-alias\n');
+      const refused = await write([`${sysfs}/mtu`, 'not-a-number']);
+      expect(refused.code).toBe(22); // EINVAL, from the kernel's store
+      expect(refused.stderr).toMatch(/EINVAL/);
+      expect((await write([`${sysfs}/no-such-attribute`, '1'])).code).toBe(2); // ENOENT: never created
+      expect((await write(['only-one-argument'])).code).toBe(255);
+    } finally {
+      execFileSync('ip', ['link', 'del', link]);
+    }
   });
 
   it('writes its addon once into a 0700 cache dir, under its hash, and loads that copy while it matches', async () => {
