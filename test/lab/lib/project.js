@@ -12,6 +12,20 @@ const sriov = load('sriov');
 /** The project's simulated sysfs tree (src/sriov/sim), for the VF fixture's PCI side. */
 const sriovSim = load('sriov/sim');
 const errors = load('errors');
+const config = load('config');
+const lend = load('lend');
+
+/** The sysfs tree the scenario points at (its SRIOVCTL_SYSFS_ROOT, else the real /sys). */
+function sysfs() {
+  return sriov().sysfsAt(process.env.SRIOVCTL_SYSFS_ROOT || '/sys');
+}
+
+/** A lend session over the scenario's configuration (read from its environment, as a front door does); closed after the scenario. */
+function session(ctx) {
+  const s = lend().openSession(config().readConfig(process.env));
+  ctx.defer(() => s.close());
+  return s;
+}
 
 /** An rtnetlink connection (to `ns`, default the caller's namespace) closed after the scenario. */
 function rtnl(ctx, ns = null) {
@@ -41,4 +55,4 @@ function withEnv(ctx, vars) {
   });
 }
 
-module.exports = { DIST, net, sriov, sriovSim, errors, rtnl, openNamedNetns, withEnv };
+module.exports = { DIST, net, sriov, sriovSim, errors, sysfs, session, rtnl, openNamedNetns, withEnv };

@@ -27,7 +27,7 @@ async function attachWithVfs(ctx, pfNumber, driver) {
     { owner: `attach:${node}`, pci: pf.bdf, name: pf.name, mac: before.mac, mtu: before.mtu, phase: 'lent' },
     'the record of the PF',
   );
-  expectEqual(record.meta.attach?.vfs, { pf: pf.bdf, before: 0 }, 'the VF count to restore, in the record');
+  expectEqual(record.vfCount, { pf: pf.bdf, before: 0 }, 'the VF count to restore, in the record');
   expectEqual(pf.looks(node), { ...before, up: true }, 'the PF in the node');
   // (not by name: in the initial namespace a VF netdev may now carry it — the kernel gives the first free ethN)
   expectEqual(pf.netdevHere(), null, 'the PF left the initial namespace');

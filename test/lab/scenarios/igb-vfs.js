@@ -9,7 +9,7 @@ const { takeIgbPf, waitForVfNetdevs } = require('../lib/igb');
 const { ipJson, linkJson } = require('../lib/shell');
 const { cliEnv, sriovctl } = require('../lib/sriovctl');
 const { expect, expectEqual, expectThrows } = require('../lib/expect');
-const { rtnl, sriov, withEnv } = require('../lib/project');
+const { rtnl, sriov, sysfs, withEnv } = require('../lib/project');
 
 /** What the witness sees of the PF's VFs: the VF device, igbvf, a netdev in the initial namespace, an IOMMU group. */
 function expectIgbVfs(pf, count, what) {
@@ -75,7 +75,7 @@ module.exports = [
       const conn = rtnl(ctx);
       for (const count of [1, pf.totalVfs()]) {
         const t0 = performance.now();
-        const made = await setNumVfs(pf.bdf, count, { pollMs: 5, timeoutMs: 60_000 });
+        const made = await setNumVfs(sysfs(), pf.bdf, count, { pollMs: 5, timeoutMs: 60_000 });
         const written = performance.now() - t0;
         const vfs = await waitForVfNetdevs(pf, count);
         expect(vfs, `${count} VFs: not every VF got a netdev`);
@@ -90,7 +90,7 @@ module.exports = [
         expect(vfs.every((v) => linkJson(v.netdev).flags.includes('UP')), `${count} VFs: not every VF netdev is up`);
         ctx.figure(`${count} VF${count > 1 ? 's' : ''}: write+probe ${written.toFixed(0)} ms, usable ${usable.toFixed(0)} ms`, `${(usable / count).toFixed(0)} ms per VF`);
         const t1 = performance.now();
-        await setNumVfs(pf.bdf, 0, { pollMs: 5, timeoutMs: 60_000 });
+        await setNumVfs(sysfs(), pf.bdf, 0, { pollMs: 5, timeoutMs: 60_000 });
         ctx.figure(`${count} VF${count > 1 ? 's' : ''} removed (write 0)`, `${(performance.now() - t1).toFixed(0)} ms`);
         expectEqual(pf.vfs(), [], `${count} VFs removed`);
       }

@@ -12,9 +12,10 @@ const { iproute2VfTable, iproute2SetVfs } = require('../lib/iproute2-vf');
 const { vfMac } = require('../lib/vf-settings');
 const { ip, tempNetns, poll, looks } = require('../lib/shell');
 const { expect, expectEqual } = require('../lib/expect');
-const { DIST, withEnv } = require('../lib/project');
+const { DIST, session, withEnv } = require('../lib/project');
 
-const lendApi = () => require(path.join(DIST, 'lend'));
+/** The owner these scenarios lend as: a host attach to the lab's own label. */
+const labOwner = (label) => ({ kind: 'attach', target: `lab:${label}` });
 
 /** A private ledger for the scenario (and the fixture's sysfs tree when given). */
 function isolate(ctx, sysfsRoot) {
@@ -44,32 +45,32 @@ module.exports = [
     name: 'lend: a netdevsim PF whose namespace died is given back under its original name',
     async run(ctx) {
       isolate(ctx);
-      const { lend, giveBack, findRecords } = lendApi();
+      const engine = session(ctx);
       const pf = await configuredPf(ctx);
       const before = looks(pf.name);
       const vfsBefore = iproute2VfTable(pf.name);
       const node = tempNetns(ctx, ctx.ifname('node'));
-      const { record } = lend({ nic: { name: pf.name }, target: { path: `/run/netns/${node}` }, owner: 'lab:pf', name: ctx.ifname('in') });
+      const { record } = engine.lend({ nic: { name: pf.name }, target: { path: `/run/netns/${node}` }, owner: labOwner('pf'), name: ctx.ifname('in') });
       expectEqual(looks(ctx.ifname('in'), node)?.up, true, 'PF up in the node');
       ip('netns', 'del', node);
       await waitForPfHome(pf.index);
-      const back = giveBack(record.key);
+      const back = await engine.giveBack(record.key);
       expectEqual(back.outcome, 'returned', 'outcome');
       expectEqual(looks(pf.name), before, 'PF at home');
       expectEqual(iproute2VfTable(pf.name), vfsBefore, 'VF table');
-      expectEqual(findRecords().length, 0, 'records left');
+      expectEqual(engine.findRecords().length, 0, 'records left');
     },
   },
   {
     name: 'lend: a PF that came back as dev<ifindex> (name taken) is renamed back',
     async run(ctx) {
       isolate(ctx);
-      const { lend, giveBack } = lendApi();
+      const engine = session(ctx);
       const pf = await configuredPf(ctx);
       const before = looks(pf.name);
       const node = tempNetns(ctx, ctx.ifname('node'));
       const inner = ctx.ifname('in');
-      const { record } = lend({ nic: { name: pf.name }, target: { path: `/run/netns/${node}` }, owner: 'lab:devn', name: inner });
+      const { record } = engine.lend({ nic: { name: pf.name }, target: { path: `/run/netns/${node}` }, owner: labOwner('devn'), name: inner });
       // someone takes the name it has inside, so the kernel must call it dev<ifindex> when it comes back
       ip('link', 'add', inner, 'type', 'veth', 'peer', 'name', ctx.ifname('q'));
       ctx.defer(() => ip('link', 'del', inner, { check: false }));
@@ -77,7 +78,7 @@ module.exports = [
       await waitForPfHome(pf.index);
       const asDevN = ip('-j', 'link', 'show').match(new RegExp(`"ifindex":${pf.index},"ifname":"([^"]+)"`))?.[1];
       ctx.figure('returned by the kernel as', asDevN);
-      const back = giveBack(record.key);
+      const back = await engine.giveBack(record.key);
       expectEqual(back.outcome, 'returned', 'outcome');
       expectEqual(looks(pf.name), before, 'PF at home under its original name');
     },
@@ -89,13 +90,15 @@ module.exports = [
       const pf = await configuredPf(ctx);
       const before = looks(pf.name);
       const node = tempNetns(ctx, ctx.ifname('node'));
-      const request = { nic: { name: pf.name }, target: { path: `/run/netns/${node}` }, owner: 'lab:crash', name: ctx.ifname('in') };
-      const script = `require(${JSON.stringify(path.join(DIST, 'lend'))}).lend(${JSON.stringify(request)})`;
+      const request = { nic: { name: pf.name }, target: { path: `/run/netns/${node}` }, owner: labOwner('crash'), name: ctx.ifname('in') };
+      // a process of its own, so the failpoint's SIGKILL takes only it: a session from its environment, as a front door makes one
+      const script = `const c = require(${JSON.stringify(path.join(DIST, 'config'))}).readConfig(process.env);
+        require(${JSON.stringify(path.join(DIST, 'lend'))}).openSession(c).lend(${JSON.stringify(request)});`;
       const r = spawnSync(process.execPath, ['-e', script], { env: { ...process.env, ...env, SRIOVCTL_FAILPOINT: 'lend:moved' } });
       expectEqual(r.signal, 'SIGKILL', 'the lend was killed at its failpoint');
       ip('netns', 'del', node);
       await waitForPfHome(pf.index);
-      const report = lendApi().recover();
+      const report = await session(ctx).recover();
       expectEqual(report.failures, [], 'recover failures');
       expectEqual(looks(pf.name), before, 'PF at home');
     },
@@ -105,17 +108,17 @@ module.exports = [
     async run(ctx) {
       const fx = await createVfFixture(ctx, { numVfs: 4 });
       isolate(ctx, fx.sysfsRoot);
-      const { lend, giveBack } = lendApi();
+      const engine = session(ctx);
       // settings someone else put there: give-back must restore exactly these, not defaults
       iproute2SetVfs(fx.pf.name, [{ vf: 1, mac: vfMac(0x42, 1), vlan: 5, qos: 1, spoofchk: true, trust: false, minTxRate: 10, maxTxRate: 100 }]);
       const tableBefore = iproute2VfTable(fx.pf.name);
       const vf = fx.vfs[1];
       const netdevBefore = looks(vf.netdev);
       const pod = tempNetns(ctx, ctx.ifname('pod'));
-      const { record } = lend({
+      const { record } = engine.lend({
         nic: { pci: vf.bdf },
         target: { path: `/run/netns/${pod}` },
-        owner: 'lab:vf',
+        owner: labOwner('vf'),
         name: 'net1',
         vf: { mac: vfMac(0x43, 1), vlan: { vlan: 100, qos: 3, proto: '802.1ad' }, spoofchk: false, trust: true, linkState: 'disable', maxTxRate: 500 },
       });
@@ -129,7 +132,7 @@ module.exports = [
       expectEqual(iproute2VfTable(fx.pf.name).filter((v) => v.vf !== 1), tableBefore.filter((v) => v.vf !== 1), 'other VFs untouched');
       expect(looks('net1', pod), 'VF netdev in the pod as net1');
       ip('-n', pod, 'link', 'set', 'net1', 'mtu', '1280');
-      const back = giveBack(record.key);
+      const back = await engine.giveBack(record.key);
       expectEqual(back.outcome, 'returned', 'outcome');
       expectEqual(iproute2VfTable(fx.pf.name), tableBefore, 'VF table restored exactly');
       expectEqual(looks(vf.netdev), netdevBefore, 'VF netdev at home');

@@ -7,7 +7,7 @@ const { NetdevsimPf } = require('../fixture');
 const { iproute2VfTable, iproute2SetVfs } = require('../lib/iproute2-vf');
 const { distinctTable } = require('../lib/vf-settings');
 const { expect, expectEqual, expectThrows } = require('../lib/expect');
-const { rtnl, sriov } = require('../lib/project');
+const { rtnl, sriov, sysfs } = require('../lib/project');
 
 async function bigTable(ctx, count, tag) {
   const pf = await NetdevsimPf.create({ name: ctx.ifname('pf'), numVfs: count });
@@ -33,10 +33,10 @@ module.exports = [
       const address = `netdevsim${pf.id}`;
       const { getPf, setNumVfs } = sriov();
       const conn = rtnl(ctx);
-      const countsSeen = () => [pf.numVfs(), getPf(address).numVfs, conn.getLink({ index: pf.index }, { vfs: true }).vfs.length];
+      const countsSeen = () => [pf.numVfs(), getPf(sysfs(), address).numVfs, conn.getLink({ index: pf.index }, { vfs: true }).vfs.length];
 
       expectEqual(countsSeen(), [0, 0, 0], 'counts (sysfs, src/sriov, addon) at start');
-      await setNumVfs(address, 4, { pollMs: 5, timeoutMs: 10_000 });
+      await setNumVfs(sysfs(), address, 4, { pollMs: 5, timeoutMs: 10_000 });
       expectEqual(countsSeen(), [4, 4, 4], 'counts after 0→4');
 
       // The kernel's rule that makes "through 0" necessary, seen on the real driver:
@@ -44,13 +44,13 @@ module.exports = [
       expect(direct.code === 'EBUSY', `writing 2 over 4 directly: ${direct.code}, expected EBUSY`);
 
       const t0 = performance.now();
-      const vfs = await setNumVfs(address, 2, { pollMs: 5, timeoutMs: 10_000 });
+      const vfs = await setNumVfs(sysfs(), address, 2, { pollMs: 5, timeoutMs: 10_000 });
       ctx.figure('setNumVfs 4→2 (through 0)', `${(performance.now() - t0).toFixed(1)} ms`);
       expectEqual(countsSeen(), [2, 2, 2], 'counts after 4→2');
       expect(Array.isArray(vfs), 'setNumVfs did not resolve with the VF list');
       expectEqual(conn.getVfs(pf.index).map((v) => v.vf), [0, 1], 'VF numbers after 4→2');
 
-      await setNumVfs(address, 0, { pollMs: 5, timeoutMs: 10_000 });
+      await setNumVfs(sysfs(), address, 0, { pollMs: 5, timeoutMs: 10_000 });
       expectEqual(countsSeen(), [0, 0, 0], 'counts after 2→0');
     },
   },

@@ -8,7 +8,7 @@ const { iproute2VfTable } = require('../lib/iproute2-vf');
 const { vfMac } = require('../lib/vf-settings');
 const { tempNetns, linkJson } = require('../lib/shell');
 const { expect, expectEqual } = require('../lib/expect');
-const { net, rtnl, sriov, withEnv, openNamedNetns } = require('../lib/project');
+const { net, rtnl, sriov, sysfs, withEnv, openNamedNetns } = require('../lib/project');
 
 module.exports = [
   {
@@ -17,6 +17,7 @@ module.exports = [
       const fx = await createVfFixture(ctx, { numVfs: 4 });
       withEnv(ctx, fx.env);
       const { getVf, getPf, listVfs, pciAddressOfNetdev } = sriov();
+      const sys = sysfs();
       const conn = rtnl(ctx);
       const target = fx.vfs[2];
       conn.setVf(fx.pf.index, target.vf, { mac: target.mac });
@@ -24,15 +25,15 @@ module.exports = [
       conn.setVf(fx.pf.index, target.vf, { trust: true });
 
       // PCI address -> VF (index, PF) -> netdevs, all through src/sriov over the fake tree
-      const vf = getVf(target.bdf);
+      const vf = getVf(sys, target.bdf);
       expect(vf, `getVf(${target.bdf}) says it is not a VF`);
       expectEqual({ index: vf.index, pfAddress: vf.pfAddress, netdevs: vf.netdevs.map((n) => n.name) },
         { index: 2, pfAddress: fx.pfBdf, netdevs: [target.netdev] }, 'VF resolved from its PCI address');
-      const pf = getPf(vf.pfAddress);
+      const pf = getPf(sys, vf.pfAddress);
       expectEqual({ numVfs: pf.numVfs, totalVfs: pf.totalVfs, vfs: pf.vfs, netdevs: pf.netdevs.map((n) => n.name) },
         { numVfs: 4, totalVfs: fx.pf.maxVfs(), vfs: fx.vfs.map((v) => v.bdf), netdevs: [fx.pf.name] }, 'its PF');
-      expectEqual(listVfs(fx.pfBdf).map((v) => v.netdevs[0]?.name), fx.vfs.map((v) => v.netdev), 'VF netdevs of the PF');
-      expect(pciAddressOfNetdev(target.netdev) === target.bdf, `pciAddressOfNetdev(${target.netdev}): ${pciAddressOfNetdev(target.netdev)}`);
+      expectEqual(listVfs(sys, fx.pfBdf).map((v) => v.netdevs[0]?.name), fx.vfs.map((v) => v.netdev), 'VF netdevs of the PF');
+      expect(pciAddressOfNetdev(sys, target.netdev) === target.bdf, `pciAddressOfNetdev(${target.netdev}): ${pciAddressOfNetdev(sys, target.netdev)}`);
 
       // the PF named by sysfs is the real netdevsim device, and its VF table is the driver's
       const pfLink = conn.getLink({ name: pf.netdevs[0].name }, { vfs: true });
