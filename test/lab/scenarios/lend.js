@@ -40,18 +40,25 @@ async function waitForPfHome(index) {
   expect(back, `the PF (ifindex ${index}) did not come back to the initial namespace`);
 }
 
+/** A configured netdevsim PF lent by a fresh session to a new node namespace as `<prefix>in`: what two scenarios start from. */
+async function pfLentToNode(ctx, label) {
+  isolate(ctx);
+  const engine = session(ctx);
+  const pf = await configuredPf(ctx);
+  const before = looks(pf.name);
+  const vfsBefore = iproute2VfTable(pf.name);
+  const node = tempNetns(ctx, ctx.ifname('node'));
+  const inner = ctx.ifname('in');
+  const { record } = engine.lend({ nic: { name: pf.name }, target: { path: `/run/netns/${node}` }, owner: labOwner(label), name: inner });
+  return { engine, pf, before, vfsBefore, node, inner, record };
+}
+
 module.exports = [
   {
     name: 'lend: a netdevsim PF whose namespace died is given back under its original name',
     async run(ctx) {
-      isolate(ctx);
-      const engine = session(ctx);
-      const pf = await configuredPf(ctx);
-      const before = looks(pf.name);
-      const vfsBefore = iproute2VfTable(pf.name);
-      const node = tempNetns(ctx, ctx.ifname('node'));
-      const { record } = engine.lend({ nic: { name: pf.name }, target: { path: `/run/netns/${node}` }, owner: labOwner('pf'), name: ctx.ifname('in') });
-      expectEqual(looks(ctx.ifname('in'), node)?.up, true, 'PF up in the node');
+      const { engine, pf, before, vfsBefore, node, inner, record } = await pfLentToNode(ctx, 'pf');
+      expectEqual(looks(inner, node)?.up, true, 'PF up in the node');
       ip('netns', 'del', node);
       await waitForPfHome(pf.index);
       const back = await engine.giveBack(record.key);
@@ -64,13 +71,7 @@ module.exports = [
   {
     name: 'lend: a PF that came back as dev<ifindex> (name taken) is renamed back',
     async run(ctx) {
-      isolate(ctx);
-      const engine = session(ctx);
-      const pf = await configuredPf(ctx);
-      const before = looks(pf.name);
-      const node = tempNetns(ctx, ctx.ifname('node'));
-      const inner = ctx.ifname('in');
-      const { record } = engine.lend({ nic: { name: pf.name }, target: { path: `/run/netns/${node}` }, owner: labOwner('devn'), name: inner });
+      const { engine, pf, before, node, inner, record } = await pfLentToNode(ctx, 'devn');
       // someone takes the name it has inside, so the kernel must call it dev<ifindex> when it comes back
       ip('link', 'add', inner, 'type', 'veth', 'peer', 'name', ctx.ifname('q'));
       ctx.defer(() => ip('link', 'del', inner, { check: false }));
