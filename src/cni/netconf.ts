@@ -172,8 +172,10 @@ function parsePrevResult(raw: Json, version: CniVersion): CniResult | null {
 /** The NIC and its settings (ADD, CHECK): every field's type and range, and the combinations. */
 export function parseNicConf(raw: Json, args: CniArgs): NicConf {
   const runtime = optObject(raw, 'runtimeConfig') ?? {};
-  const vfFields = VF_FIELDS.filter((k) => has(raw, k));
   const devFields = DEVICE_FIELDS.filter((k) => has(raw, k));
+  // Multus adds deviceID (and pciBusID) to every delegate it gives a device: beside host-device's own selector it
+  // is not a VF-mode field, and device, hwaddr, kernelpath win over it as they win over pciBusID (host-device)
+  const vfFields = VF_FIELDS.filter((k) => has(raw, k) && !(k === 'deviceID' && devFields.length));
   if (vfFields.length && devFields.length) {
     throw invalidConfig(
       devFields[0],

@@ -258,6 +258,10 @@ describe('whole-device mode (host-device fields)', () => {
     const e = configError({ device: 'ens1f0', vlan: 10 });
     expect(e.message).toContain('cannot be combined');
   });
+  it("Multus's deviceID beside a whole-device selector is not VF mode: the selector wins (row 9)", () => {
+    expect(nic({ device: 'a', deviceID: '0000:03:02.1', pciBusID: '0000:03:02.1' })).toMatchObject({ mode: 'device', selector: { by: 'name', name: 'a' } });
+    expect(configError({ device: 'a', deviceID: '0000:03:02.1', vlan: 10 }).message).toContain('cannot be combined');
+  });
   it('no device at all → code 7', () => {
     expect(configError({}).message).toContain('no device');
   });
