@@ -11,14 +11,18 @@ import { deviceDir, getVf, isBdf, type SriovVf } from '../sriov';
 import { describeNamespace, openCurrent, openSpec, type OpenNamespace } from './namespaces';
 import { identityOf, resolveNic, type ResolvedNic } from './nic';
 import { assertOwner } from './owner';
+import { isAbandoned } from './abandoned';
 import type { LendSession } from './session';
 import type { NicSelector, PrepareRequest } from './types';
 
 export type Refusal =
   /** No such NIC here (or no netdev where one must move). */
   | { refused: 'NotFound'; error: SysError }
-  /** Another owner holds it: its record key and owner. */
-  | { refused: 'LentTo'; owner: string; key: string; error: SysError }
+  /**
+   * Another owner holds it: its record key and owner. `abandoned`: that attachment's namespace is gone and the NIC
+   * is back (see abandoned.ts): the record may be given back, then the NIC lent again.
+   */
+  | { refused: 'LentTo'; owner: string; key: string; abandoned: boolean; error: SysError }
   /** It carries one of our default routes (asked with refuseUplink). */
   | { refused: 'Uplink'; error: SysError }
   /** Not a VF, where a VF is required. */
@@ -82,7 +86,10 @@ export function prepare(s: LendSession, req: PrepareRequest): LendPlan | Refusal
 function refusalFor(s: LendSession, req: PrepareRequest, nic: ResolvedNic, target: OpenNamespace, key: string, label: string, move: boolean): Refusal | null {
   // the ledger first: a NIC lent elsewhere is reported as lent, not as whatever its absence looks like
   const holder = readRecord(s.ledger, key);
-  if (holder?.phase === 'lent') return lentTo(holder, `${label} is lent to ${holder.owner}`);
+  if (holder?.phase === 'lent') {
+    const abandoned = isAbandoned(s, holder);
+    return lentTo(holder, `${label} is lent to ${holder.owner}${abandoned ? ' (its namespace is gone)' : ''}`, abandoned);
+  }
   if (move && !nic.link) {
     return notFound(`${label} has no network interface to move (userspace driver?)`);
   }
@@ -144,11 +151,11 @@ function byName(s: LendSession, host: Rtnl, name: string, where: Extract<NicSele
 
 function missing(s: LendSession, msg: string, lentMatch: (r: LendRecord) => boolean): Refusal {
   const holder = scanRecords(s.ledger).records.find(lentMatch);
-  return holder ? lentTo(holder, `${msg}: it is lent to ${holder.owner}`) : notFound(msg);
+  return holder ? lentTo(holder, `${msg}: it is lent to ${holder.owner}`, isAbandoned(s, holder)) : notFound(msg);
 }
 
-function lentTo(holder: LendRecord, msg: string): Refusal {
-  return { refused: 'LentTo', owner: holder.owner, key: holder.key, error: new SysError(msg, { code: 'BUSY', op: 'lend' }) };
+function lentTo(holder: LendRecord, msg: string, abandoned = false): Refusal {
+  return { refused: 'LentTo', owner: holder.owner, key: holder.key, abandoned, error: new SysError(msg, { code: 'BUSY', op: 'lend' }) };
 }
 
 function notFound(msg: string): Refusal {

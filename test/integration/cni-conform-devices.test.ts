@@ -1,10 +1,13 @@
 // Issue 14, the rows about which device a config names and how it is lent: what host-device and sriov-cni accept
 // is accepted with the same meaning. The real executable, Debian's IPAM plugins, veth stand-ins for NICs and the
 // simulated sysfs tree for what a veth cannot be (a device on a userspace driver, an auxiliary device).
+import { spawn } from 'node:child_process';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { netnsPath, runCni, type CniCall, type CniRoots } from '../helpers/cni-run';
 import { useCniPodWorld } from '../helpers/cni-world';
-import { Scratch } from '../helpers/kernel';
+import { ip, Scratch, waitFor } from '../helpers/kernel';
 import { nicState, type NicState } from '../helpers/lend-fixture';
 
 const staticIpam = { type: 'static', addresses: [{ address: '10.87.0.5/24' }] };
@@ -13,7 +16,8 @@ let s: Scratch;
 let roots: CniRoots;
 let pod: string;
 let nic: NicState;
-useCniPodWorld((w) => ({ s, roots, pod, nic } = w), 'd0');
+let dir: string;
+useCniPodWorld((w) => ({ s, roots, pod, nic, dir } = w), 'd0', { tempDir: 'sriovctl-conform-dev-' });
 
 function conf(extra: Record<string, unknown> = {}) {
   return { cniVersion: '1.1.0', name: `net-${s.prefix}`, type: 'sriovctl-cni', ipam: staticIpam, ...extra };
@@ -43,6 +47,81 @@ describe('row 9: Multus adds deviceID and pciBusID to a config that has device',
     expect(a.status).not.toBe(0);
     expect(a.json.code).toBe(7);
     expect(a.json.msg).toContain('deviceID');
+    expect(nicState(nic.name)).toEqual(nic);
+  });
+});
+
+describe('row 7: a lent record whose pod namespace is gone and whose DEL never came', () => {
+  const hostLocal = () => ({ type: 'host-local', subnet: '10.88.0.0/24', dataDir: join(dir, 'host-local') });
+  const cfg = () => conf({ device: nic.name, ipam: hostLocal() });
+  const ctrA = () => `ctrA-${s.prefix}`;
+  const ctrB = () => `ctrB-${s.prefix}`;
+  const callAs = (command: string, containerId: string, netns: string) =>
+    runCni({ command, containerId, netns: netnsPath(netns), ifname: 'net1', config: cfg() }, roots);
+  /** The containers host-local holds addresses for. */
+  const allocations = () => {
+    const d = join(dir, 'host-local', `net-${s.prefix}`);
+    return readdirSync(d)
+      .filter((f) => /^\d+\./.test(f))
+      .map((f) => readFileSync(join(d, f), 'utf8').split(/\r?\n/)[0])
+      .sort();
+  };
+
+  it('does not block the NIC: the next ADD gives it back from the record (IPAM released too), then lends it', () => {
+    const pod2 = s.netns('pod2');
+    expectOk(callAs('ADD', ctrA(), pod));
+    // what the kernel does with a physical NIC when its namespace dies: back to the initial namespace, as devN
+    // (a veth would die with the namespace, so the stand-in is moved out first, then the namespace deleted)
+    const index = JSON.parse(ip('-j', '-n', pod, 'link', 'show', 'net1'))[0].ifindex;
+    ip('-n', pod, 'link', 'set', 'net1', 'netns', '1', 'name', `dev${index}`);
+    ip('netns', 'del', pod);
+    expect(allocations()).toEqual([ctrA()]);
+
+    const add = expectOk(callAs('ADD', ctrB(), pod2));
+    expect(add.json.interfaces[0].mac).toBe(nic.mac);
+    expect(nicState('net1', pod2)?.mac).toBe(nic.mac);
+    expect(allocations()).toEqual([ctrB()]);
+    expectOk(callAs('DEL', ctrB(), pod2));
+    expect(nicState(nic.name)).toEqual(nic);
+    // A's DEL, if it ever comes, finds nothing of it and touches nothing
+    expectOk(callAs('DEL', ctrA(), pod));
+    expect(nicState(nic.name)).toEqual(nic);
+  });
+
+  it('never steals it from a live attachment: 11, the NIC stays in the pod', () => {
+    const pod2 = s.netns('pod2');
+    expectOk(callAs('ADD', ctrA(), pod));
+    const b = callAs('ADD', ctrB(), pod2);
+    expect(b.status).not.toBe(0);
+    expect(b.json.code).toBe(11);
+    expect(b.json.msg).toContain(`cni:${ctrA()}`);
+    expect(nicState('net1', pod)?.mac).toBe(nic.mac);
+    expect(allocations()).toEqual([ctrA()]);
+    expectOk(callAs('DEL', ctrA(), pod));
+    expect(nicState(nic.name)).toEqual(nic);
+  });
+
+  it('nor from one whose namespace has lost its name but still has a process in it', async () => {
+    const pod2 = s.netns('pod2');
+    expectOk(callAs('ADD', ctrA(), pod));
+    const podIno = statSync(`/var/run/netns/${pod}`).ino;
+    const holder = spawn('ip', ['netns', 'exec', pod, 'sleep', '600'], { stdio: 'ignore' });
+    s.onCleanup(() => holder.kill('SIGKILL'));
+    await waitFor(() => {
+      try {
+        return statSync(`/proc/${holder.pid}/ns/net`).ino === podIno;
+      } catch {
+        return false;
+      }
+    });
+    ip('netns', 'del', pod); // the name is gone; the namespace lives on in the sleeping process
+    const b = callAs('ADD', ctrB(), pod2);
+    expect(b.status).not.toBe(0);
+    expect(b.json.code).toBe(11);
+    expect(JSON.parse(ip('-j', '-n', pod2, 'link', 'show')).some((l: any) => l.address === nic.mac)).toBe(false);
+    // A's DEL with its stale path still finds the NIC through the process and gives it back
+    const del = runCni({ command: 'DEL', containerId: ctrA(), netns: '', ifname: 'net1', config: cfg() }, roots);
+    expect(del.status, del.stdout + del.stderr).toBe(0);
     expect(nicState(nic.name)).toEqual(nic);
   });
 });
