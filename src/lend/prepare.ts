@@ -7,7 +7,7 @@ import { SysError } from '../errors';
 import { readRecord, recordKeyFor, scanRecords } from '../ledger';
 import type { LendRecord, NicIdentity } from '../ledger/types';
 import { assertIfName, sameNetns, type Rtnl } from '../net';
-import { deviceDir, getVf, isBdf, type SriovVf } from '../sriov';
+import { deviceDir, driverOf, getVf, isBdf, isUserspaceDriver, type SriovVf } from '../sriov';
 import { describeNamespace, openCurrent, openSpec, type OpenNamespace } from './namespaces';
 import { identityOf, resolveNic, type ResolvedNic } from './nic';
 import { assertOwner } from './owner';
@@ -66,7 +66,7 @@ export function prepare(s: LendSession, req: PrepareRequest): LendPlan | Refusal
     nic = resolveNic(s, found.selector);
     const identity = identityOf(nic);
     const key = recordKeyFor(identity);
-    const move = req.move === 'unless-userspace' ? !found.sysVf?.userspace : req.move !== false;
+    const move = req.move === 'unless-userspace' ? !found.userspace : req.move !== false;
     const refusal = refusalFor(s, req, nic, target, key, found.label, move);
     if (refusal) {
       nic.close();
@@ -113,6 +113,8 @@ interface Found {
   selector: { pci: string } | { name: string; in?: PrepareRequest['target'] };
   label: string;
   sysVf: SriovVf | null;
+  /** A PCI device (a VF or a whole NIC) bound to a userspace driver: no netdev, nothing to move (DPDK). */
+  userspace?: boolean;
 }
 
 /** From what the caller named to a PCI address or a name; a NIC that is not there is a refusal, never a throw. */
@@ -130,7 +132,10 @@ function findNic(s: LendSession, host: Rtnl, sel: NicSelector): Found | Refusal 
   if ('name' in sel) return byName(s, host, sel.name, sel.in, `device ${sel.name}`);
   if (!deviceDir(s.sysfs, sel.pci)) return notFound(`no PCI device ${sel.pci}`);
   const sysVf = getVf(s.sysfs, sel.pci);
-  if (sysVf?.userspace) return { selector: sel, label: `VF ${sel.pci} (${sysVf.driver})`, sysVf };
+  if (sysVf?.userspace) return { selector: sel, label: `VF ${sel.pci} (${sysVf.driver})`, sysVf, userspace: true };
+  const driver = sysVf ? null : driverOf(s.sysfs, sel.pci);
+  // a whole device on a userspace driver is lent as host-device lends it: recorded, not moved
+  if (isUserspaceDriver(driver)) return { selector: sel, label: `device ${sel.pci} (${driver})`, sysVf, userspace: true };
   const name = sysVf ? sysVf.netdevs[0]?.name : undefined;
   const link = name ? host.findLink({ name }) : null;
   const label = `${sysVf ? 'VF' : 'device'} ${sel.pci}${link ? ` (${link.name})` : ''}`;

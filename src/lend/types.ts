@@ -24,8 +24,8 @@ export interface PrepareRequest {
   /** Name in the target (default: keep the current name). */
   name?: string;
   /**
-   * False: apply PF-side settings only, do not move. 'unless-userspace': move it unless it is a VF on a userspace
-   * driver (it has no netdev then). Default true.
+   * False: apply PF-side settings only, do not move. 'unless-userspace': move it unless it is a PCI device (a VF or
+   * a whole NIC) on a userspace driver (it has no netdev then). Default true.
    */
   move?: boolean | 'unless-userspace';
   /** Refuse the link that carries one of our default routes (refusal 'Uplink'). */

@@ -125,3 +125,41 @@ describe('row 7: a lent record whose pod namespace is gone and whose DEL never c
     expect(nicState(nic.name)).toEqual(nic);
   });
 });
+
+describe('row 4: a whole device on a userspace driver (pciBusID of a non-VF on vfio-pci: DPDK)', () => {
+  const BDF = '0000:5e:00.0';
+  const dpdk = (extra: Record<string, unknown> = {}) => conf({ pciBusID: BDF, ...extra });
+  const podLinks = () => JSON.parse(ip('-j', '-n', pod, 'link', 'show')).map((l: any) => l.ifname).sort();
+
+  it('ADD succeeds without moving anything, as host-device does; the result names the device (pciID, 1.1.0); DEL gives nothing back', () => {
+    roots.sim.addPciDevice({ bdf: BDF, driver: 'vfio-pci' });
+    const before = podLinks();
+    const add = expectOk(call('ADD', dpdk()));
+    expect(add.json.interfaces).toEqual([{ name: 'net1', sandbox: netnsPath(pod), pciID: BDF }]);
+    expect(add.json.ips).toEqual([{ address: '10.87.0.5/24', interface: 0 }]);
+    expect(podLinks()).toEqual(before);
+    // recorded, so the device is not handed to a second pod while the first has it
+    const second = call('ADD', dpdk(), { containerId: `other-${s.prefix}` });
+    expect(second.status).not.toBe(0);
+    expect(second.json.code).toBe(11);
+    expectOk(call('DEL', dpdk()));
+    expect(podLinks()).toEqual(before);
+    // given back: free for the next pod
+    expectOk(call('ADD', dpdk(), { containerId: `other-${s.prefix}` }));
+    expectOk(call('DEL', dpdk(), { containerId: `other-${s.prefix}` }));
+  });
+
+  it('results below 1.1.0 have no pciID: the interface is named with its sandbox only', () => {
+    roots.sim.addPciDevice({ bdf: BDF, driver: 'uio_pci_generic' });
+    const add = expectOk(call('ADD', dpdk({ cniVersion: '1.0.0', ipam: undefined })));
+    expect(add.json.interfaces).toEqual([{ name: 'net1', sandbox: netnsPath(pod) }]);
+    expectOk(call('DEL', dpdk({ cniVersion: '1.0.0', ipam: undefined })));
+  });
+
+  it('the same device on a kernel driver without a netdev is still "no network interface" (100)', () => {
+    roots.sim.addPciDevice({ bdf: BDF, driver: 'ixgbe' });
+    const a = call('ADD', dpdk());
+    expect(a.status).not.toBe(0);
+    expect(a.json.code).toBe(100);
+  });
+});
