@@ -13,7 +13,7 @@ import { CNI_ERR, CniError, invalidConfig } from './errors';
 import { ifNameProblem, type CniArgs } from './env';
 import { parseHardwareAddr } from './hwaddr';
 import { validNetworkName } from './network-name';
-import { has, optBool, optEnum, optInt, optObject, optString, parseMac, parsePciAddress, type Json } from './fields';
+import { has, optBool, optEnum, optInt, optObject, optString, parseMac, parseDeviceAddress, type Json } from './fields';
 import { parseDns, parseResult, ResultFormatError, type CniDns, type CniResult } from './result';
 import { DEFAULT_CONFIG_VERSION, requireSupported, type CniVersion } from './versions';
 import type { VfRequest } from '../ledger/types';
@@ -207,7 +207,7 @@ function pciOf(candidates: [string | null, string][]): string | null {
   let chosen: string | null = null;
   for (const [v, path] of candidates) {
     if (v === null || v === '') continue;
-    const pci = parsePciAddress(v, path);
+    const pci = parseDeviceAddress(v, path);
     chosen ??= pci;
   }
   return chosen;

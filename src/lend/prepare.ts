@@ -7,7 +7,7 @@ import { SysError } from '../errors';
 import { readRecord, recordKeyFor, scanRecords } from '../ledger';
 import type { LendRecord, NicIdentity } from '../ledger/types';
 import { assertIfName, sameNetns, type Rtnl } from '../net';
-import { deviceDir, driverOf, getVf, isBdf, isUserspaceDriver, type SriovVf } from '../sriov';
+import { deviceDir, driverOf, getVf, isDeviceAddress, isUserspaceDriver, type SriovVf } from '../sriov';
 import { describeNamespace, openCurrent, openSpec, type OpenNamespace } from './namespaces';
 import { identityOf, resolveNic, type ResolvedNic } from './nic';
 import { assertOwner } from './owner';
@@ -171,8 +171,8 @@ function notFound(msg: string): Refusal {
 function checkPrepare(req: PrepareRequest): void {
   assertOwner(req.owner);
   if (req.name !== undefined) assertIfName(req.name);
-  if ('pci' in req.nic && !isBdf(req.nic.pci)) {
-    throw new TypeError(`invalid PCI address: ${req.nic.pci} (expected dddd:bb:dd.f)`);
+  if ('pci' in req.nic && !isDeviceAddress(req.nic.pci)) {
+    throw new TypeError(`invalid device address: ${req.nic.pci} (expected a PCI address dddd:bb:dd.f or an auxiliary device ID)`);
   }
 }
 

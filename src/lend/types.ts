@@ -8,7 +8,7 @@ import type { Owner } from './owner';
 export type NamespaceSpec = { path: string } | { pid: number } | { netns: Netns };
 
 /**
- * Which NIC: by PCI address (found through sysfs, wherever it is), by name in a namespace (default: ours), or — as
+ * Which NIC: by PCI address or auxiliary device ID (found through sysfs, wherever it is), by name in a namespace (default: ours), or — as
  * host-device's config names it — by MAC (`hwaddr`) or sysfs device path (`kernelpath`) in ours.
  */
 export type NicSelector = NicRef | { mac: Mac } | { kernelPath: string };

@@ -163,3 +163,42 @@ describe('row 4: a whole device on a userspace driver (pciBusID of a non-VF on v
     expect(a.json.code).toBe(100);
   });
 });
+
+describe('row 5: auxiliary device IDs (Scalable Functions) and 5-digit PCI domains (VMD)', () => {
+  const lendsAndGivesBack = (device: Record<string, unknown>) => {
+    const add = expectOk(call('ADD', conf(device)));
+    expect(nicState('net1', pod)?.mac).toBe(nic.mac);
+    expect(add.json.interfaces[0].mac).toBe(nic.mac);
+    expectOk(call('DEL', conf(device)));
+    expect(nicState(nic.name)).toEqual(nic);
+    return add;
+  };
+
+  it('mlx5_core.sf.4 as pciBusID, runtimeConfig.deviceID or deviceID: found under /sys/bus/auxiliary, lent, given back', () => {
+    roots.sim.addPciDevice({ bdf: '0000:3b:00.0', driver: 'mlx5_core' });
+    roots.sim.addAuxiliaryDevice({ id: 'mlx5_core.sf.4', parent: '0000:3b:00.0', netdev: { name: nic.name, mac: nic.mac } });
+    const add = lendsAndGivesBack({ pciBusID: 'mlx5_core.sf.4' });
+    expect(add.json.interfaces[0].pciID).toBe('mlx5_core.sf.4');
+    lendsAndGivesBack({ runtimeConfig: { deviceID: 'mlx5_core.sf.4' } });
+    // Multus's deviceID alone means VF mode: an SF is no VF (no physfn), so that is refused as sriov-cni would
+    const vf = call('ADD', conf({ deviceID: 'mlx5_core.sf.4' }));
+    expect(vf.json.code).toBe(7);
+    expect(vf.json.msg).toContain('not a VF');
+    expect(nicState(nic.name)).toEqual(nic);
+  });
+
+  it('a PCI address with a 5-digit domain (10000:3b:02.1, behind VMD)', () => {
+    roots.sim.addPciDevice({ bdf: '10000:3b:02.1', driver: 'ixgbe', netdev: { name: nic.name, mac: nic.mac } });
+    const add = lendsAndGivesBack({ pciBusID: '10000:3B:02.1' });
+    expect(add.json.interfaces[0].pciID).toBe('10000:3b:02.1');
+  });
+
+  it('an ID of neither form is a config error naming the field (7), nothing moved', () => {
+    for (const bad of ['mlx5_core.sf', 'mlx5_core/sf.4', '100000:3b:02.1', 'MLX5.sf.4']) {
+      const a = call('ADD', conf({ pciBusID: bad }));
+      expect(a.json.code, bad).toBe(7);
+      expect(a.json.msg, bad).toContain('pciBusID');
+    }
+    expect(nicState(nic.name)).toEqual(nic);
+  });
+});
