@@ -4,7 +4,7 @@
 import { isRefusal, openSession, type LendPlan, type LendResult, type LendSession, type LendSettings, type NicSelector, type PrepareRequest, type Refusal } from '../lend';
 import type { Owner } from '../lend';
 import type { VfRequest } from '../ledger/types';
-import type { Link, Netns } from '../net';
+import { isZeroMac, type Link, type Netns } from '../net';
 import { configForReplay, recordResult, type CniMeta } from './attachment';
 import { ownerOf } from './env';
 import { CNI_ERR, CniError } from './errors';
@@ -172,7 +172,8 @@ function buildResult(
 ): CniResult {
   const itf: CniInterface = { name: ifname };
   const mac = lent.link?.mac ?? nicConf.mac ?? lent.record.snapshot.vf?.settings.mac ?? null;
-  if (mac) itf.mac = mac;
+  // a VF on a userspace driver that nobody gave a MAC reports 00:00:00:00:00:00 on the PF: that is no address
+  if (mac && !isZeroMac(mac)) itf.mac = mac;
   if (lent.link) itf.mtu = lent.link.mtu;
   itf.sandbox = sandbox;
   const pci = lent.record.identity.pciAddress ?? plan.sysVf?.address ?? null;

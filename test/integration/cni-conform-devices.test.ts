@@ -138,6 +138,7 @@ describe('row 4: a whole device on a userspace driver (pciBusID of a non-VF on v
     expect(add.json.interfaces).toEqual([{ name: 'net1', sandbox: netnsPath(pod), pciID: BDF }]);
     expect(add.json.ips).toEqual([{ address: '10.87.0.5/24', interface: 0 }]);
     expect(podLinks()).toEqual(before);
+    expectOk(call('CHECK', { ...dpdk(), prevResult: add.json }));
     // recorded, so the device is not handed to a second pod while the first has it
     const second = call('ADD', dpdk(), { containerId: `other-${s.prefix}` });
     expect(second.status).not.toBe(0);

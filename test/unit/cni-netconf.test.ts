@@ -210,6 +210,10 @@ describe('VF mode (sriov-cni fields)', () => {
   it('spoofchk and trust in any case ("On"), with the meaning the word has (issue 14 row 8)', () => {
     expect(parseNicConf({ deviceID: VF, spoofchk: 'On', trust: 'OFF' }, NO_ARGS).vf).toEqual({ spoofchk: true, trust: false });
   });
+  it('one rate alone is asked alone: the VF keeps its other bound (sriov-cni sends the absent one as 0; README, row 15)', () => {
+    expect(nic({ deviceID: VF, min_tx_rate: 50 }).vf).toEqual({ minTxRate: 50 });
+    expect(nic({ deviceID: VF, max_tx_rate: 500 }).vf).toEqual({ maxTxRate: 500 });
+  });
   it('min above max is fine when max is 0 (unlimited)', () => {
     expect(nic({ deviceID: VF, min_tx_rate: 200, max_tx_rate: 0 }).vf).toEqual({ minTxRate: 200, maxTxRate: 0 });
   });
