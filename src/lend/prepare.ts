@@ -3,7 +3,7 @@
 // commit() — or as a typed refusal the front door renders in its own terms (a CNI code, a CLI line).
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { SysError } from '../errors';
+import { isSysError, SysError } from '../errors';
 import { readRecord, recordKeyFor, scanRecords } from '../ledger';
 import type { LendRecord, NicIdentity } from '../ledger/types';
 import { assertIfName, sameNetns, type Rtnl } from '../net';
@@ -79,6 +79,11 @@ export function prepare(s: LendSession, req: PrepareRequest): LendPlan | Refusal
   } catch (err) {
     nic?.close();
     target.close();
+    // it left between being found and being resolved (another lend moved it): what finding it now says is the answer
+    if (!nic && isSysError(err, 'ENODEV')) {
+      const again = findNic(s, host, req.nic);
+      if ('refused' in again) return again;
+    }
     throw err;
   }
 }
