@@ -4,7 +4,7 @@
 import { isRefusal, openSession, type LendPlan, type LendResult, type LendSession, type LendSettings, type NicSelector, type PrepareRequest, type Refusal } from '../lend';
 import type { Owner } from '../lend';
 import type { VfRequest } from '../ledger/types';
-import type { Link, Netns } from '../net';
+import { isZeroMac, type Link, type Netns } from '../net';
 import { configForReplay, recordResult, type CniMeta } from './attachment';
 import { ownerOf } from './env';
 import { CNI_ERR, CniError } from './errors';
@@ -13,6 +13,7 @@ import { log } from './log';
 import { parseConfigDns, parseNicConf, type NetConf, type NicConf } from './netconf';
 import { configurePod, type PodNetOptions } from './pod-net';
 import { openPodNetns } from './pod-netns';
+import { releaseAttachment } from './release-attachment';
 import { hasDns, type CniDns, type CniInterface, type CniResult } from './result';
 import { cniErrorFrom, cniErrorOfRefusal, describeError } from './sys-errors';
 import type { VerbContext, VerbHandler } from './verb';
@@ -39,7 +40,7 @@ async function add(s: LendSession, call: VerbContext): Promise<CniResult> {
   const owner = ownerOf(env.containerId!, ifname);
   const pod = openPodNetns(env.netns!);
   try {
-    const plan = prepareLend(s, {
+    const plan = await prepareLend(s, call, {
       nic: selectorOf(nicConf),
       target: { netns: pod },
       owner,
@@ -101,16 +102,32 @@ function selectorOf(nicConf: NicConf): NicSelector {
   }
 }
 
-/** Phase one; a refusal or a failure to read is this call's error (with its CNI code). */
-function prepareLend(s: LendSession, req: PrepareRequest): LendPlan {
-  let planned: LendPlan | Refusal;
-  try {
-    planned = s.prepare(req);
-  } catch (err) {
-    throw cniErrorFrom(err, CNI_ERR.DEVICE_NOT_FOUND, 'resolving the device');
+/**
+ * Phase one; a refusal or a failure to read is this call's error (with its CNI code). A NIC still recorded as lent
+ * to an attachment whose namespace is gone and whose DEL never came (row 7 of issue 14) is first released from its
+ * record, as sriov-cni's allocator frees such a VF, then prepared again.
+ */
+async function prepareLend(s: LendSession, call: VerbContext, req: PrepareRequest): Promise<LendPlan> {
+  let planned = tryPrepare(s, req);
+  if (isRefusal(planned) && planned.refused === 'LentTo' && planned.abandoned) {
+    const holder = s.findRecords({ key: planned.key })[0];
+    if (holder) {
+      log.info(`${planned.error.message}: giving it back from its record first`);
+      const failed = await releaseAttachment(s, holder, call.env.path, call.config.stateDir, 'ADD');
+      if (failed) log.warning(`ADD: could not release the abandoned attachment ${holder.owner}: ${failed}`);
+    }
+    planned = tryPrepare(s, req);
   }
   if (isRefusal(planned)) throw cniErrorOfRefusal(planned);
   return planned;
+}
+
+function tryPrepare(s: LendSession, req: PrepareRequest): LendPlan | Refusal {
+  try {
+    return s.prepare(req);
+  } catch (err) {
+    throw cniErrorFrom(err, CNI_ERR.DEVICE_NOT_FOUND, 'resolving the device');
+  }
 }
 
 function settingsOf(nicConf: NicConf, plan: LendPlan, meta: CniMeta): LendSettings {
@@ -155,7 +172,8 @@ function buildResult(
 ): CniResult {
   const itf: CniInterface = { name: ifname };
   const mac = lent.link?.mac ?? nicConf.mac ?? lent.record.snapshot.vf?.settings.mac ?? null;
-  if (mac) itf.mac = mac;
+  // a VF on a userspace driver that nobody gave a MAC reports 00:00:00:00:00:00 on the PF: that is no address
+  if (mac && !isZeroMac(mac)) itf.mac = mac;
   if (lent.link) itf.mtu = lent.link.mtu;
   itf.sandbox = sandbox;
   const pci = lent.record.identity.pciAddress ?? plan.sysVf?.address ?? null;

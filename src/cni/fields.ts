@@ -3,7 +3,7 @@
 // the rules themselves live in one place each (net/validate.ts, sriov/paths.ts): imported directly, so a call
 // that never lends does not load the netlink layer
 import { isMacText, isMulticastMac, normalizeMac } from '../net/validate';
-import { isBdf } from '../sriov/paths';
+import { isAuxiliaryId, isBdf } from '../sriov/paths';
 import { invalidConfig } from './errors';
 
 export type Json = Record<string, unknown>;
@@ -62,10 +62,16 @@ export function parseMac(v: string, path: string): string {
   return mac;
 }
 
-/** A full PCI address (domain:bus:device.function), lower-cased. */
-export function parsePciAddress(v: string, path: string): string {
-  const pci = typeof v === 'string' ? v.toLowerCase() : v;
-  if (!isBdf(pci)) throw invalidConfig(path, `${JSON.stringify(v)} is not a PCI address (want dddd:bb:dd.f, e.g. 0000:03:02.1)`);
+/**
+ * A device address as host-device and Multus give it: a full PCI address (domain:bus:device.function, lower-cased;
+ * a 5-digit domain behind VMD) or an auxiliary device ID (a Scalable Function, mlx5_core.sf.4), kept as written.
+ */
+export function parseDeviceAddress(v: string, path: string): string {
+  if (isAuxiliaryId(v)) return v;
+  const pci = v.toLowerCase();
+  if (!isBdf(pci)) {
+    throw invalidConfig(path, `${JSON.stringify(v)} is not a PCI address (dddd:bb:dd.f, e.g. 0000:03:02.1) or an auxiliary device ID (e.g. mlx5_core.sf.4)`);
+  }
   return pci;
 }
 

@@ -13,7 +13,7 @@ import { CNI_ERR, CniError, invalidConfig } from './errors';
 import { ifNameProblem, type CniArgs } from './env';
 import { parseHardwareAddr } from './hwaddr';
 import { validNetworkName } from './network-name';
-import { has, optBool, optEnum, optInt, optObject, optString, parseMac, parsePciAddress, type Json } from './fields';
+import { has, optBool, optEnum, optInt, optObject, optString, parseMac, parseDeviceAddress, type Json } from './fields';
 import { parseDns, parseResult, ResultFormatError, type CniDns, type CniResult } from './result';
 import { DEFAULT_CONFIG_VERSION, requireSupported, type CniVersion } from './versions';
 import type { VfRequest } from '../ledger/types';
@@ -172,8 +172,10 @@ function parsePrevResult(raw: Json, version: CniVersion): CniResult | null {
 /** The NIC and its settings (ADD, CHECK): every field's type and range, and the combinations. */
 export function parseNicConf(raw: Json, args: CniArgs): NicConf {
   const runtime = optObject(raw, 'runtimeConfig') ?? {};
-  const vfFields = VF_FIELDS.filter((k) => has(raw, k));
   const devFields = DEVICE_FIELDS.filter((k) => has(raw, k));
+  // Multus adds deviceID (and pciBusID) to every delegate it gives a device: beside host-device's own selector it
+  // is not a VF-mode field, and device, hwaddr, kernelpath win over it as they win over pciBusID (host-device)
+  const vfFields = VF_FIELDS.filter((k) => has(raw, k) && !(k === 'deviceID' && devFields.length));
   if (vfFields.length && devFields.length) {
     throw invalidConfig(
       devFields[0],
@@ -205,7 +207,7 @@ function pciOf(candidates: [string | null, string][]): string | null {
   let chosen: string | null = null;
   for (const [v, path] of candidates) {
     if (v === null || v === '') continue;
-    const pci = parsePciAddress(v, path);
+    const pci = parseDeviceAddress(v, path);
     chosen ??= pci;
   }
   return chosen;

@@ -6,7 +6,7 @@ import { sameNetns, type Link, type Rtnl } from '../net';
 import type { NicIdentity, NicSnapshot, VfSnapshot } from '../ledger/types';
 import { openCurrent, openSpec, type OpenNamespace } from './namespaces';
 import { netdevOfPci, pciOfNetdev, vfPlaceOf, type StandInVf, type VfPlace } from './pci';
-import { isBdf } from '../sriov';
+import { isDeviceAddress } from '../sriov';
 import type { LendSession } from './session';
 import type { NicRef } from './types';
 
@@ -56,7 +56,8 @@ export function resolveNic(s: LendSession, selector: NicRef): ResolvedNic {
 function pciOfLink(s: LendSession, rtnl: Rtnl, link: Link, home: OpenNamespace): string | null {
   if (link.kind === null) {
     const info = rtnl.driverInfo(link.name);
-    if (info && isBdf(info.busInfo)) return info.busInfo;
+    // a Scalable Function's bus-info is its auxiliary device ID
+    if (info && isDeviceAddress(info.busInfo)) return info.busInfo;
   }
   // sysfs shows only our own namespace's netdevs: it can name the device only when home is ours
   const own = statSync('/proc/self/ns/net');

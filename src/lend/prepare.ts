@@ -3,22 +3,26 @@
 // commit() — or as a typed refusal the front door renders in its own terms (a CNI code, a CLI line).
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { SysError } from '../errors';
+import { isSysError, SysError } from '../errors';
 import { readRecord, recordKeyFor, scanRecords } from '../ledger';
 import type { LendRecord, NicIdentity } from '../ledger/types';
 import { assertIfName, sameNetns, type Rtnl } from '../net';
-import { deviceDir, getVf, isBdf, type SriovVf } from '../sriov';
+import { deviceDir, driverOf, getVf, isDeviceAddress, isUserspaceDriver, type SriovVf } from '../sriov';
 import { describeNamespace, openCurrent, openSpec, type OpenNamespace } from './namespaces';
 import { identityOf, resolveNic, type ResolvedNic } from './nic';
 import { assertOwner } from './owner';
+import { isAbandoned } from './abandoned';
 import type { LendSession } from './session';
 import type { NicSelector, PrepareRequest } from './types';
 
 export type Refusal =
   /** No such NIC here (or no netdev where one must move). */
   | { refused: 'NotFound'; error: SysError }
-  /** Another owner holds it: its record key and owner. */
-  | { refused: 'LentTo'; owner: string; key: string; error: SysError }
+  /**
+   * Another owner holds it: its record key and owner. `abandoned`: that attachment's namespace is gone and the NIC
+   * is back (see abandoned.ts): the record may be given back, then the NIC lent again.
+   */
+  | { refused: 'LentTo'; owner: string; key: string; abandoned: boolean; error: SysError }
   /** It carries one of our default routes (asked with refuseUplink). */
   | { refused: 'Uplink'; error: SysError }
   /** Not a VF, where a VF is required. */
@@ -62,7 +66,7 @@ export function prepare(s: LendSession, req: PrepareRequest): LendPlan | Refusal
     nic = resolveNic(s, found.selector);
     const identity = identityOf(nic);
     const key = recordKeyFor(identity);
-    const move = req.move === 'unless-userspace' ? !found.sysVf?.userspace : req.move !== false;
+    const move = req.move === 'unless-userspace' ? !found.userspace : req.move !== false;
     const refusal = refusalFor(s, req, nic, target, key, found.label, move);
     if (refusal) {
       nic.close();
@@ -75,6 +79,11 @@ export function prepare(s: LendSession, req: PrepareRequest): LendPlan | Refusal
   } catch (err) {
     nic?.close();
     target.close();
+    // it left between being found and being resolved (another lend moved it): what finding it now says is the answer
+    if (!nic && isSysError(err, 'ENODEV')) {
+      const again = findNic(s, host, req.nic);
+      if ('refused' in again) return again;
+    }
     throw err;
   }
 }
@@ -82,7 +91,10 @@ export function prepare(s: LendSession, req: PrepareRequest): LendPlan | Refusal
 function refusalFor(s: LendSession, req: PrepareRequest, nic: ResolvedNic, target: OpenNamespace, key: string, label: string, move: boolean): Refusal | null {
   // the ledger first: a NIC lent elsewhere is reported as lent, not as whatever its absence looks like
   const holder = readRecord(s.ledger, key);
-  if (holder?.phase === 'lent') return lentTo(holder, `${label} is lent to ${holder.owner}`);
+  if (holder?.phase === 'lent') {
+    const abandoned = isAbandoned(s, holder);
+    return lentTo(holder, `${label} is lent to ${holder.owner}${abandoned ? ' (its namespace is gone)' : ''}`, abandoned);
+  }
   if (move && !nic.link) {
     return notFound(`${label} has no network interface to move (userspace driver?)`);
   }
@@ -106,6 +118,8 @@ interface Found {
   selector: { pci: string } | { name: string; in?: PrepareRequest['target'] };
   label: string;
   sysVf: SriovVf | null;
+  /** A PCI device (a VF or a whole NIC) bound to a userspace driver: no netdev, nothing to move (DPDK). */
+  userspace?: boolean;
 }
 
 /** From what the caller named to a PCI address or a name; a NIC that is not there is a refusal, never a throw. */
@@ -123,7 +137,10 @@ function findNic(s: LendSession, host: Rtnl, sel: NicSelector): Found | Refusal 
   if ('name' in sel) return byName(s, host, sel.name, sel.in, `device ${sel.name}`);
   if (!deviceDir(s.sysfs, sel.pci)) return notFound(`no PCI device ${sel.pci}`);
   const sysVf = getVf(s.sysfs, sel.pci);
-  if (sysVf?.userspace) return { selector: sel, label: `VF ${sel.pci} (${sysVf.driver})`, sysVf };
+  if (sysVf?.userspace) return { selector: sel, label: `VF ${sel.pci} (${sysVf.driver})`, sysVf, userspace: true };
+  const driver = sysVf ? null : driverOf(s.sysfs, sel.pci);
+  // a whole device on a userspace driver is lent as host-device lends it: recorded, not moved
+  if (isUserspaceDriver(driver)) return { selector: sel, label: `device ${sel.pci} (${driver})`, sysVf, userspace: true };
   const name = sysVf ? sysVf.netdevs[0]?.name : undefined;
   const link = name ? host.findLink({ name }) : null;
   const label = `${sysVf ? 'VF' : 'device'} ${sel.pci}${link ? ` (${link.name})` : ''}`;
@@ -144,11 +161,11 @@ function byName(s: LendSession, host: Rtnl, name: string, where: Extract<NicSele
 
 function missing(s: LendSession, msg: string, lentMatch: (r: LendRecord) => boolean): Refusal {
   const holder = scanRecords(s.ledger).records.find(lentMatch);
-  return holder ? lentTo(holder, `${msg}: it is lent to ${holder.owner}`) : notFound(msg);
+  return holder ? lentTo(holder, `${msg}: it is lent to ${holder.owner}`, isAbandoned(s, holder)) : notFound(msg);
 }
 
-function lentTo(holder: LendRecord, msg: string): Refusal {
-  return { refused: 'LentTo', owner: holder.owner, key: holder.key, error: new SysError(msg, { code: 'BUSY', op: 'lend' }) };
+function lentTo(holder: LendRecord, msg: string, abandoned = false): Refusal {
+  return { refused: 'LentTo', owner: holder.owner, key: holder.key, abandoned, error: new SysError(msg, { code: 'BUSY', op: 'lend' }) };
 }
 
 function notFound(msg: string): Refusal {
@@ -159,8 +176,8 @@ function notFound(msg: string): Refusal {
 function checkPrepare(req: PrepareRequest): void {
   assertOwner(req.owner);
   if (req.name !== undefined) assertIfName(req.name);
-  if ('pci' in req.nic && !isBdf(req.nic.pci)) {
-    throw new TypeError(`invalid PCI address: ${req.nic.pci} (expected dddd:bb:dd.f)`);
+  if ('pci' in req.nic && !isDeviceAddress(req.nic.pci)) {
+    throw new TypeError(`invalid device address: ${req.nic.pci} (expected a PCI address dddd:bb:dd.f or an auxiliary device ID)`);
   }
 }
 

@@ -8,7 +8,7 @@ import type { Owner } from './owner';
 export type NamespaceSpec = { path: string } | { pid: number } | { netns: Netns };
 
 /**
- * Which NIC: by PCI address (found through sysfs, wherever it is), by name in a namespace (default: ours), or — as
+ * Which NIC: by PCI address or auxiliary device ID (found through sysfs, wherever it is), by name in a namespace (default: ours), or — as
  * host-device's config names it — by MAC (`hwaddr`) or sysfs device path (`kernelpath`) in ours.
  */
 export type NicSelector = NicRef | { mac: Mac } | { kernelPath: string };
@@ -24,8 +24,8 @@ export interface PrepareRequest {
   /** Name in the target (default: keep the current name). */
   name?: string;
   /**
-   * False: apply PF-side settings only, do not move. 'unless-userspace': move it unless it is a VF on a userspace
-   * driver (it has no netdev then). Default true.
+   * False: apply PF-side settings only, do not move. 'unless-userspace': move it unless it is a PCI device (a VF or
+   * a whole NIC) on a userspace driver (it has no netdev then). Default true.
    */
   move?: boolean | 'unless-userspace';
   /** Refuse the link that carries one of our default routes (refusal 'Uplink'). */

@@ -22,6 +22,7 @@ export {
   normalizeUnicastMac,
   isMacText,
   isMulticastMac,
+  isZeroMac,
   assertMtu,
   MTU_MIN,
   MTU_MAX,

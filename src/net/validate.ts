@@ -30,6 +30,11 @@ export function isMulticastMac(mac: Mac): boolean {
   return (parseInt(mac.slice(0, 2), 16) & 1) === 1;
 }
 
+/** The all-zero address: what a VF reports before anyone gave it a MAC (no address at all, not an address). */
+export function isZeroMac(mac: Mac): boolean {
+  return mac === '00:00:00:00:00:00';
+}
+
 /** ETH_MIN_MTU..ETH_MAX_MTU: what an Ethernet device takes. */
 export const MTU_MIN = 68;
 export const MTU_MAX = 65535;

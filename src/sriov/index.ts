@@ -1,7 +1,7 @@
 // The sysfs model of SR-IOV: PFs, VFs, drivers, device <-> netdev, VF counts and driver binding, all in the tree
 // each call is given (a Sysfs: /sys, or a simulated tree in tests and the local lab, see sim-tree.ts).
 export * from './types';
-export { BDF_PATTERN, isBdf, sysfsAt, type Sysfs } from './paths';
+export { BDF_PATTERN, isAuxiliaryId, isBdf, isDeviceAddress, sysfsAt, type Sysfs } from './paths';
 export {
   USERSPACE_DRIVERS,
   isUserspaceDriver,

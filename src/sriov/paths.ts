@@ -11,6 +11,21 @@ export function isBdf(v: string): boolean {
   return BDF_PATTERN.test(v);
 }
 
+/**
+ * A device on the auxiliary bus, named <module>.<device>.<id> by the kernel (a Scalable Function: mlx5_core.sf.4).
+ * Its netdev is under /sys/bus/auxiliary/devices/<id>/net/, and ethtool reports the ID as the netdev's bus-info.
+ */
+export const AUXILIARY_ID_PATTERN = /^[a-z0-9_]+\.[a-z0-9_]+\.[0-9]+$/;
+
+export function isAuxiliaryId(v: string): boolean {
+  return AUXILIARY_ID_PATTERN.test(v);
+}
+
+/** What names a NIC's device (what Multus passes as deviceID): a PCI address or an auxiliary device ID. */
+export function isDeviceAddress(v: string): boolean {
+  return isBdf(v) || isAuxiliaryId(v);
+}
+
 /** Throws TypeError unless `v` can name a sysfs entry (a device address, a driver or a netdev name). */
 export function assertSysfsName(what: string, v: string): void {
   if (typeof v !== 'string' || v === '' || v === '.' || v === '..' || v.includes('/') || v.includes('\0') || /\s/.test(v)) {

@@ -10,7 +10,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { isUserspaceDriver } from './devices';
-import { isBdf } from './paths';
+import { isAuxiliaryId, isBdf } from './paths';
 import { makeDirs } from '../make-dirs';
 
 const PCI_ROOT = 'devices/pci0000:00';
@@ -57,6 +57,14 @@ export interface SimNetdevsimSpec {
 export interface SimPciDeviceSpec {
   bdf: string;
   driver?: string | null;
+  netdev?: SimNetdevSpec | null;
+}
+
+export interface SimAuxiliaryDeviceSpec {
+  /** <module>.<device>.<id>, e.g. 'mlx5_core.sf.4' (a Scalable Function). */
+  id: string;
+  /** The PCI device it hangs off (its PF). */
+  parent: string;
   netdev?: SimNetdevSpec | null;
 }
 
@@ -161,6 +169,20 @@ export class SimSysfs {
     this.setDriverLink(bdf, null);
     fs.rmSync(this.p('bus/pci/devices', bdf), { force: true });
     fs.rmSync(this.p(dev), { recursive: true, force: true });
+  }
+
+  /**
+   * A device on the auxiliary bus under PCI device `parent`, as a Scalable Function is: <parent>/<id>, with
+   * bus/auxiliary/devices/<id> and its subsystem link, and optionally a netdev (<parent>/<id>/net/<name>).
+   */
+  addAuxiliaryDevice(spec: SimAuxiliaryDeviceSpec): void {
+    if (!isAuxiliaryId(spec.id)) throw new TypeError(`invalid auxiliary device ID ${JSON.stringify(spec.id)}`);
+    if (!this.hasPciDevice(spec.parent)) throw new TypeError(`no PCI device ${spec.parent} to hang ${spec.id} off`);
+    const dev = `${this.pciDir(spec.parent)}/${spec.id}`;
+    makeDirs(this.p(dev));
+    this.symlink('../../../../bus/auxiliary', `${dev}/subsystem`);
+    this.symlink(`../../../${dev}`, `bus/auxiliary/devices/${spec.id}`);
+    if (spec.netdev) this.addNetdevAt(dev, spec.netdev);
   }
 
   /** An SR-IOV PF; its initial VFs are created at once. */

@@ -210,6 +210,10 @@ describe('VF mode (sriov-cni fields)', () => {
   it('spoofchk and trust in any case ("On"), with the meaning the word has (issue 14 row 8)', () => {
     expect(parseNicConf({ deviceID: VF, spoofchk: 'On', trust: 'OFF' }, NO_ARGS).vf).toEqual({ spoofchk: true, trust: false });
   });
+  it('one rate alone is asked alone: the VF keeps its other bound (sriov-cni sends the absent one as 0; README, row 15)', () => {
+    expect(nic({ deviceID: VF, min_tx_rate: 50 }).vf).toEqual({ minTxRate: 50 });
+    expect(nic({ deviceID: VF, max_tx_rate: 500 }).vf).toEqual({ maxTxRate: 500 });
+  });
   it('min above max is fine when max is 0 (unlimited)', () => {
     expect(nic({ deviceID: VF, min_tx_rate: 200, max_tx_rate: 0 }).vf).toEqual({ minTxRate: 200, maxTxRate: 0 });
   });
@@ -257,6 +261,10 @@ describe('whole-device mode (host-device fields)', () => {
   it('mixing VF-mode and whole-device fields → code 7', () => {
     const e = configError({ device: 'ens1f0', vlan: 10 });
     expect(e.message).toContain('cannot be combined');
+  });
+  it("Multus's deviceID beside a whole-device selector is not VF mode: the selector wins (row 9)", () => {
+    expect(nic({ device: 'a', deviceID: '0000:03:02.1', pciBusID: '0000:03:02.1' })).toMatchObject({ mode: 'device', selector: { by: 'name', name: 'a' } });
+    expect(configError({ device: 'a', deviceID: '0000:03:02.1', vlan: 10 }).message).toContain('cannot be combined');
   });
   it('no device at all → code 7', () => {
     expect(configError({}).message).toContain('no device');

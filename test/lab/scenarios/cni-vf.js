@@ -102,4 +102,22 @@ module.exports = [
       expectEqual(plugin.records(), [], 'records left');
     },
   },
+  {
+    name: 'cni-vf: a VF on vfio-pci that nobody gave a MAC: the result has no mac (not 00:00:00:00:00:00)',
+    async run(ctx) {
+      // issue 14 row 15: the PF reports the zero MAC for such a VF; that is no address, so none is reported
+      const fx = await createVfFixture(ctx, { numVfs: 2, netdevs: 1 });
+      fx.sim.setDriverLink(fx.vfs[1].bdf, 'vfio-pci');
+      iproute2SetVfs(fx.pf.name, [{ vf: 1, mac: '00:00:00:00:00:00' }]);
+      const plugin = pluginFor(ctx, fx.sysfsRoot);
+      const tableBefore = iproute2VfTable(fx.pf.name);
+      expectEqual(tableBefore[1].mac, '00:00:00:00:00:00', 'VF 1 has the zero MAC on the PF');
+      const pod = tempNetns(ctx, ctx.ifname('pod'));
+      const config = { cniVersion: '1.1.0', name: 'lab-dpdk', type: 'sriovctl-cni', deviceID: fx.vfs[1].bdf, vlan: 201 };
+      const result = ok(plugin.run('ADD', { pod, ifname: 'dpdk0', config }), 'ADD');
+      expectEqual(result.interfaces, [{ name: 'dpdk0', sandbox: `/run/netns/${pod}`, pciID: fx.vfs[1].bdf }], 'ADD result interfaces');
+      ok(plugin.run('DEL', { pod, ifname: 'dpdk0', config }), 'DEL');
+      expectEqual(iproute2VfTable(fx.pf.name), tableBefore, 'VF table restored');
+    },
+  },
 ];

@@ -1,0 +1,40 @@
+// Releasing an attachment from its record alone, for an attachment the runtime will never DEL: GC's stale ones,
+// and one ADD finds abandoned (its pod namespace gone, its NIC back). Its IPAM allocation first, under that
+// attachment's own container ID and interface, then its NIC given back and its record dropped.
+import type { LendSession } from '../lend';
+import { ownerOfKey } from '../lend';
+import type { LendRecord } from '../ledger/types';
+import { storedIpam, storedResult } from './attachment';
+import { CNI_ERR, CniError } from './errors';
+import { Ipam } from './ipam';
+import { log } from './log';
+import { cniErrorFrom, describeError } from './sys-errors';
+
+/**
+ * Release one attachment; a failure is returned as text. A NIC another process holds right now is left alone
+ * (null as well: that process is already releasing or using it). `why` prefixes the log lines ("GC", "ADD").
+ */
+export async function releaseAttachment(s: LendSession, record: LendRecord, cniPath: readonly string[], stateDir: string, why: string): Promise<string | null> {
+  const owner = ownerOfKey(record.owner);
+  const ipam = storedIpam(record, cniPath, stateDir);
+  if (ipam && owner?.kind === 'pod') {
+    try {
+      // the allocation belongs to that attachment, not to whatever CNI_CONTAINERID this call carries
+      new Ipam(ipam).del({ CNI_CONTAINERID: owner.containerId, CNI_IFNAME: owner.ifname, CNI_NETNS: '' }, storedResult(record));
+    } catch (err) {
+      log.error(`${why}: IPAM DEL for ${record.owner}: ${describeError(err)}`);
+    }
+  }
+  try {
+    const back = await s.giveBack(record.key, { owner: record.owner, lockTimeoutMs: 0 });
+    log.info(`${why}: gave back ${record.key} of ${record.owner}: ${back.outcome}`);
+    return null;
+  } catch (err) {
+    const e = cniErrorFrom(err, CNI_ERR.GIVE_BACK_FAILED, `${record.owner}`);
+    if (e instanceof CniError && e.code === CNI_ERR.TRY_AGAIN_LATER) {
+      log.info(`${why}: ${record.key} is busy (another operation holds it); left to it`);
+      return null;
+    }
+    return describeError(e);
+  }
+}
