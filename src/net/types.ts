@@ -194,14 +194,4 @@ export interface Rtnl {
   driverInfo(name: string): { driver: string; busInfo: string } | null;
   /** Best-effort gratuitous ARP for `ipv4` from the link (packet socket in this namespace). */
   sendGratuitousArp(index: number, ipv4: string): void;
-
-  readonly async: RtnlAsync;
 }
-
-type Promisified<T> = {
-  [K in keyof T]: T[K] extends (...args: infer A) => infer R ? (...args: A) => Promise<R> : never;
-};
-
-export type RtnlAsync = Promisified<
-  Omit<Rtnl, 'ns' | 'close' | 'async'>
->;
