@@ -6,9 +6,9 @@ import { join } from 'node:path';
 import { SysError } from '../errors';
 import { readRecord, recordKeyFor, scanRecords } from '../ledger';
 import type { LendRecord, NicIdentity } from '../ledger/types';
-import { assertIfName, sameNetns, type Rtnl } from '../net';
+import { assertIfName, sameNetns, type Netns, type Rtnl } from '../net';
 import { deviceDir, getVf, isBdf, type SriovVf } from '../sriov';
-import { describeNamespace, openCurrent, openSpec, type OpenNamespace } from './namespaces';
+import { describeNamespace, openCurrent, openSpec, refOf } from './namespaces';
 import { identityOf, resolveNic, type ResolvedNic } from './nic';
 import { assertOwner } from './owner';
 import type { LendSession } from './session';
@@ -30,7 +30,7 @@ export interface LendPlan {
   /** The request, checked, with `move` settled. */
   readonly request: PrepareRequest & { move: boolean };
   readonly nic: ResolvedNic;
-  readonly target: OpenNamespace;
+  readonly target: Netns;
   readonly identity: NicIdentity;
   /** Its ledger key. */
   readonly key: string;
@@ -79,15 +79,15 @@ export function prepare(s: LendSession, req: PrepareRequest): LendPlan | Refusal
   }
 }
 
-function refusalFor(s: LendSession, req: PrepareRequest, nic: ResolvedNic, target: OpenNamespace, key: string, label: string, move: boolean): Refusal | null {
+function refusalFor(s: LendSession, req: PrepareRequest, nic: ResolvedNic, target: Netns, key: string, label: string, move: boolean): Refusal | null {
   // the ledger first: a NIC lent elsewhere is reported as lent, not as whatever its absence looks like
   const holder = readRecord(s.ledger, key);
   if (holder?.phase === 'lent') return lentTo(holder, `${label} is lent to ${holder.owner}`);
   if (move && !nic.link) {
     return notFound(`${label} has no network interface to move (userspace driver?)`);
   }
-  if (move && sameNetns(target.ref.id, nic.home.ref.id)) {
-    return { refused: 'AlreadyThere', error: new SysError(`${nic.link!.name} is already in ${describeNamespace(target.ref)}`, { code: 'INVALID', op: 'lend' }) };
+  if (move && sameNetns(target.id, nic.home.id)) {
+    return { refused: 'AlreadyThere', error: new SysError(`${nic.link!.name} is already in ${describeNamespace(refOf(target))}`, { code: 'INVALID', op: 'lend' }) };
   }
   if (req.refuseUplink && nic.link && carriesDefaultRoute(nic.rtnl, nic.link.index)) {
     const why = `${label} carries the host's default route; lending it would cut the node off (set "allowDefaultRouteLink": true to allow)`;
@@ -134,9 +134,9 @@ function findNic(s: LendSession, host: Rtnl, sel: NicSelector): Found | Refusal 
 function byName(s: LendSession, host: Rtnl, name: string, where: Extract<NicSelector, { name: string }>['in'], label: string): Found | Refusal {
   const home = where === undefined ? openCurrent() : openSpec(where);
   try {
-    const rtnl = where === undefined ? host : s.rtnl(home.netns);
+    const rtnl = where === undefined ? host : s.rtnl(home);
     if (rtnl.findLink({ name })) return { selector: where === undefined ? { name } : { name, in: where }, label, sysVf: null };
-    return missing(s, `${label} not found`, (r) => r.snapshot.name === name && sameNetns(r.home.id, home.ref.id));
+    return missing(s, `${label} not found`, (r) => r.snapshot.name === name && sameNetns(r.home.id, home.id));
   } finally {
     home.close();
   }
