@@ -2,7 +2,7 @@
 // (sysfs, its link, its PF for a VF), checked against the ledger and the rules, and returned as a plan for
 // commit() — or as a typed refusal the front door renders in its own terms (a CNI code, a CLI line).
 import { readdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { SysError } from '../errors';
 import { readRecord, recordKeyFor, scanRecords } from '../ledger';
 import type { LendRecord, NicIdentity } from '../ledger/types';
@@ -17,8 +17,8 @@ import type { NicSelector, PrepareRequest } from './types';
 export type Refusal =
   /** No such NIC here (or no netdev where one must move). */
   | { refused: 'NotFound'; error: SysError }
-  /** Another owner holds it: its record key and owner. */
-  | { refused: 'LentTo'; owner: string; key: string; error: SysError }
+  /** Another owner (or the caller itself, lent before) holds it: its record, key and owner. */
+  | { refused: 'LentTo'; owner: string; key: string; record: LendRecord; error: SysError }
   /** It carries one of our default routes (asked with refuseUplink). */
   | { refused: 'Uplink'; error: SysError }
   /** Not a VF, where a VF is required. */
@@ -117,7 +117,8 @@ function findNic(s: LendSession, host: Rtnl, sel: NicSelector): Found | Refusal 
   }
   if ('kernelPath' in sel) {
     const name = listDir(join(s.sysfs.root, sel.kernelPath.slice('/sys'.length), 'net'))[0];
-    if (!name) return notFound(`no network interface under ${sel.kernelPath}/net`);
+    // a PCI device's netdev lent away is not under its path any more: the ledger knows it by its address
+    if (!name) return missing(s, `no network interface under ${sel.kernelPath}/net`, (r) => r.identity.pciAddress === basename(sel.kernelPath));
     return byName(s, host, name, undefined, `device ${name} (kernelpath ${sel.kernelPath})`);
   }
   if ('name' in sel) return byName(s, host, sel.name, sel.in, `device ${sel.name}`);
@@ -148,7 +149,7 @@ function missing(s: LendSession, msg: string, lentMatch: (r: LendRecord) => bool
 }
 
 function lentTo(holder: LendRecord, msg: string): Refusal {
-  return { refused: 'LentTo', owner: holder.owner, key: holder.key, error: new SysError(msg, { code: 'BUSY', op: 'lend' }) };
+  return { refused: 'LentTo', owner: holder.owner, key: holder.key, record: holder, error: new SysError(msg, { code: 'BUSY', op: 'lend' }) };
 }
 
 function notFound(msg: string): Refusal {

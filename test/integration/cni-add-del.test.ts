@@ -4,7 +4,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ledgerRecords, netnsPath, runCni, type CniRoots } from '../helpers/cni-run';
+import { expectErrorShape, ledgerRecords, netnsPath, runCni, type CniRoots } from '../helpers/cni-run';
 import { ip, ipIn, ipJson, Scratch } from '../helpers/kernel';
 import { nicState, standInNic, type NicState } from '../helpers/lend-fixture';
 import { deviceConf, useCniPodWorld } from '../helpers/cni-world';
@@ -149,6 +149,21 @@ describe('choosing the NIC (host-device fields) and its MAC', () => {
     const add = call('ADD', config);
     expect(add.status, add.stdout).toBe(0);
     expect(add.json.interfaces[0]).toMatchObject({ name: 'net1', pciID: '0000:00:05.0' });
+    expect(call('DEL', config).status).toBe(0);
+    expect(nicState(nic.name)).toEqual(nic);
+  });
+
+  it('kernelpath of a device whose netdev has left (sysfs shows our namespace only): CHECK finds it, another ADD is told who has it (11)', () => {
+    roots.sim.addPciDevice({ bdf: '0000:00:08.0', driver: 'virtio-pci', netdev: { name: nic.name, mac: nic.mac } });
+    const config = conf({ device: undefined, kernelpath: '/sys/devices/pci0000:00/0000:00:08.0' });
+    const add = call('ADD', config);
+    expect(add.status, add.stdout).toBe(0);
+    roots.sim.removeNetdev(nic.name); // what the kernel shows once the netdev is in the pod
+    const check = call('CHECK', { ...config, prevResult: add.json });
+    expect(check.status, check.stdout + check.stderr).toBe(0);
+    const second = call('ADD', config, { containerId: `other-${s.prefix}`, ifname: 'net2' });
+    expect(expectErrorShape(second).code).toBe(11);
+    expect(second.json.msg).toContain(`ctr-${s.prefix}`);
     expect(call('DEL', config).status).toBe(0);
     expect(nicState(nic.name)).toEqual(nic);
   });
