@@ -143,21 +143,24 @@ describe('choosing the NIC (host-device fields) and its MAC', () => {
     expect(nicState(nic.name)).toEqual(nic);
   });
 
-  it('kernelpath selects the NIC under its device directory (simulated sysfs)', () => {
-    roots.sim.addPciDevice({ bdf: '0000:00:05.0', driver: 'virtio-pci', netdev: { name: nic.name, mac: nic.mac } });
-    const config = conf({ device: undefined, kernelpath: '/sys/devices/pci0000:00/0000:00:05.0' });
+  /** ADD of the test's NIC as the simulated PCI device `bdf`, selected by its kernelpath. */
+  function addByKernelpath(bdf: string) {
+    roots.sim.addPciDevice({ bdf, driver: 'virtio-pci', netdev: { name: nic.name, mac: nic.mac } });
+    const config = conf({ device: undefined, kernelpath: `/sys/devices/pci0000:00/${bdf}` });
     const add = call('ADD', config);
     expect(add.status, add.stdout).toBe(0);
+    return { config, add };
+  }
+
+  it('kernelpath selects the NIC under its device directory (simulated sysfs)', () => {
+    const { config, add } = addByKernelpath('0000:00:05.0');
     expect(add.json.interfaces[0]).toMatchObject({ name: 'net1', pciID: '0000:00:05.0' });
     expect(call('DEL', config).status).toBe(0);
     expect(nicState(nic.name)).toEqual(nic);
   });
 
   it('kernelpath of a device whose netdev has left (sysfs shows our namespace only): CHECK finds it, another ADD is told who has it (11)', () => {
-    roots.sim.addPciDevice({ bdf: '0000:00:08.0', driver: 'virtio-pci', netdev: { name: nic.name, mac: nic.mac } });
-    const config = conf({ device: undefined, kernelpath: '/sys/devices/pci0000:00/0000:00:08.0' });
-    const add = call('ADD', config);
-    expect(add.status, add.stdout).toBe(0);
+    const { config, add } = addByKernelpath('0000:00:08.0');
     roots.sim.removeNetdev(nic.name); // what the kernel shows once the netdev is in the pod
     const check = call('CHECK', { ...config, prevResult: add.json });
     expect(check.status, check.stdout + check.stderr).toBe(0);
