@@ -1,6 +1,6 @@
 // The SR-IOV stage of one agent: lend its PF to the node (through the lending engine), create the VFs (0 first,
 // poll, read back — src/sriov), bind them to the driver asked for, and read back what is ready.
-import { isRefusal, type LendResult, type LendSession, type NamespaceSpec, type PrepareRequest } from '../lend';
+import { describeSpec, isRefusal, type LendResult, type LendSession, type NamespaceSpec, type PrepareRequest } from '../lend';
 import { bindDriver, getPf, isBdf, listVfs, type Sysfs } from '../sriov';
 import type { PfCandidate } from './preflight';
 import type { Progress } from './progress';
@@ -21,12 +21,6 @@ export interface StageInput {
   vfTimeoutMs: number;
   lab: SimLab | null;
   progress: Progress;
-}
-
-export function describeTarget(t: NamespaceSpec): string {
-  if ('path' in t) return t.path;
-  if ('pid' in t) return `pid:${t.pid}`;
-  return t.netns.path ?? `netns inode ${t.netns.id.ino}`;
 }
 
 /**
@@ -77,7 +71,7 @@ export async function sriovStage(input: StageInput): Promise<NodeState> {
   const pfLabel = `${pf.name ?? pf.address} (${pf.address})`;
   try {
     const before = getPf(sys, pf.address).numVfs;
-    progress.detail(`lend PF ${pfLabel} to ${node.name} (${describeTarget(input.target)})`);
+    progress.detail(`lend PF ${pfLabel} to ${node.name} (${describeSpec(input.target)})`);
     const owner = clusterOwner(input.cluster, node.name);
     const { record, link } = lendPf(session, {
       // by PCI address where it has one (a rename in between cannot fool it); a netdevsim PF by its name

@@ -133,6 +133,13 @@ export function reopen(ref: NamespaceRef): Netns | null {
   }
 }
 
+/** Human form of what a caller named, before it is opened: its path, its pid, or the open handle's path. */
+export function describeSpec(spec: NamespaceSpec): string {
+  if ('path' in spec) return spec.path;
+  if ('pid' in spec) return `pid:${spec.pid}`;
+  return spec.netns.path ?? `netns inode ${spec.netns.id.ino}`;
+}
+
 /** Human form for messages: the path when there is one, else the inode. */
 export function describeNamespace(ref: NamespaceRef): string {
   if (ref.initial) return 'the initial namespace';
