@@ -28,7 +28,6 @@ void Connection::runInside(const std::string& op, const std::function<void()>& f
 Connection::~Connection() { close(); }
 
 void Connection::close() {
-  std::lock_guard<std::mutex> lock(mutex());
   netlink_->close();
   if (nsFd_ >= 0) ::close(nsFd_);
   nsFd_ = -1;

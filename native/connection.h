@@ -6,7 +6,6 @@
 #include <functional>
 #include <memory>
 #include <string>
-#include <mutex>
 
 #include "nl_socket.h"
 
@@ -18,10 +17,8 @@ class Connection {
   ~Connection();
 
   NlSocket& netlink() { return *netlink_; }
-  // Runs fn on a thread inside this connection's namespace (EBADF once closed). Call with mutex() held.
+  // Runs fn on a thread inside this connection's namespace (EBADF once closed).
   void runInside(const std::string& op, const std::function<void()>& fn);
-  // Held for a whole operation (which may be several requests): async calls on one socket never interleave.
-  std::mutex& mutex() { return netlink_->mutex(); }
   void close();
 
  private:

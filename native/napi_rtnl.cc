@@ -1,7 +1,6 @@
 #include "napi_rtnl.h"
 
 #include <memory>
-#include <mutex>
 
 #include "addr.h"
 #include "connection.h"
@@ -20,15 +19,12 @@ namespace {
 
 using ConnPtr = std::shared_ptr<Connection>;
 
-// Every socket operation holds the connection's mutex for its whole run (one or more requests).
+// One socket operation (one or more requests) on the connection it was parsed for.
 template <class Derived, class R>
 struct ConnOp {
   using Result = R;
   ConnPtr conn;
-  Result run() {
-    std::lock_guard<std::mutex> lock(conn->mutex());
-    return static_cast<Derived*>(this)->exec(*conn);
-  }
+  Result run() { return static_cast<Derived*>(this)->exec(*conn); }
 };
 
 template <class Derived>
@@ -296,16 +292,9 @@ class RtnlSocketWrap : public Napi::ObjectWrap<RtnlSocketWrap> {
     });
   }
 
-  template <class Op>
-  Napi::Value async(const Napi::CallbackInfo& info) {
-    Napi::Env env = info.Env();
-    return guarded(env, [&] { return runAsync(env, Op::parse(info, conn_)); });
-  }
-
   // { portId, nextSeq }: how the kernel addresses our replies (tests forge replies with it).
   Napi::Value addressing(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
-    std::lock_guard<std::mutex> lock(conn_->mutex());
     Napi::Object o = Napi::Object::New(env);
     o.Set("portId", Napi::Number::New(env, conn_->netlink().portId()));
     o.Set("nextSeq", Napi::Number::New(env, conn_->netlink().nextSeq()));
@@ -322,13 +311,7 @@ class RtnlSocketWrap : public Napi::ObjectWrap<RtnlSocketWrap> {
 };
 
 // Names must outlive DefineClass (the descriptors keep the pointers): string literals only.
-template <class Op>
-void addOp(std::vector<Napi::ClassPropertyDescriptor<RtnlSocketWrap>>& props, const char* syncName,
-           const char* asyncName) {
-  props.push_back(RtnlSocketWrap::InstanceMethod(syncName, &RtnlSocketWrap::sync<Op>));
-  props.push_back(RtnlSocketWrap::InstanceMethod(asyncName, &RtnlSocketWrap::async<Op>));
-}
-#define SRIOVCTL_OP(Op, name) addOp<Op>(props, name, name "Async")
+#define SRIOVCTL_OP(Op, name) props.push_back(RtnlSocketWrap::InstanceMethod(name, &RtnlSocketWrap::sync<Op>))
 
 }  // namespace
 

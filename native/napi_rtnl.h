@@ -1,5 +1,5 @@
 // The RtnlSocket class seen by src/native.ts: one rtnetlink connection bound to a namespace, every
-// operation both synchronous (`getLink`) and as a promise run off the JS thread (`getLinkAsync`).
+// operation a synchronous call on the JS thread (`getLink`).
 #pragma once
 
 #include <napi.h>

@@ -8,7 +8,6 @@
 
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -44,9 +43,6 @@ class NlSocket {
   uint32_t portId() const { return portId_; }
   uint32_t nextSeq() const { return seq_ + 1; }
 
-  // Serialises whole request/reply exchanges: concurrent async calls never interleave sequence numbers.
-  std::mutex& mutex() { return mutex_; }
-
  private:
   // One exchange; returns true when the dump was flagged interrupted.
   bool exchange(NlRequest& req, const std::string& op, const MessageFn& onMessage);
@@ -58,7 +54,6 @@ class NlSocket {
   uint32_t seq_;
   uint32_t portId_ = 0;
   std::vector<uint8_t> rx_;
-  std::mutex mutex_;
 };
 
 // Only the kernel sends from port 0: a datagram from any other socket (a process with CAP_NET_ADMIN can

@@ -61,7 +61,7 @@ export interface NativeDriverInfo {
   busInfo: string;
 }
 
-/** The synchronous methods of the native socket; each also exists as `<name>Async` returning a promise. */
+/** The operations of the native socket, all synchronous. */
 export interface NativeRtnlSync {
   /** By index when index > 0, else by name. */
   getLink(index: number, name: string, vfs: boolean): Link;
@@ -86,16 +86,11 @@ export interface NativeRtnlSync {
   sendGratuitousArp(index: number, ipv4: string): void;
 }
 
-type AsyncVariants<T> = {
-  [K in keyof T & string as `${K}Async`]: T[K] extends (...a: infer A) => infer R ? (...a: A) => Promise<R> : never;
+export type NativeRtnlSocket = NativeRtnlSync & {
+  close(): void;
+  /** The socket's port id and the sequence number of its next request (replies must match both). */
+  addressing(): { portId: number; nextSeq: number };
 };
-
-export type NativeRtnlSocket = NativeRtnlSync &
-  AsyncVariants<NativeRtnlSync> & {
-    close(): void;
-    /** The socket's port id and the sequence number of its next request (replies must match both). */
-    addressing(): { portId: number; nextSeq: number };
-  };
 
 export interface NativeAddon {
   setErrorClass(cls: typeof SysError): void;

@@ -1,6 +1,6 @@
 // The SR-IOV stage of one agent: lend its PF to the node (through the lending engine), create the VFs (0 first,
 // poll, read back — src/sriov), bind them to the driver asked for, and read back what is ready.
-import type { LendSession, NamespaceSpec } from '../lend';
+import { describeSpec, isRefusal, type LendResult, type LendSession, type NamespaceSpec, type PrepareRequest } from '../lend';
 import { bindDriver, getPf, isBdf, listVfs, type Sysfs } from '../sriov';
 import type { PfCandidate } from './preflight';
 import type { Progress } from './progress';
@@ -23,12 +23,6 @@ export interface StageInput {
   progress: Progress;
 }
 
-export function describeTarget(t: NamespaceSpec): string {
-  if ('path' in t) return t.path;
-  if ('pid' in t) return `pid:${t.pid}`;
-  return t.netns.path ?? `netns inode ${t.netns.id.ino}`;
-}
-
 /**
  * Driver (un)binding goes through files shared by every device of a driver (`drivers/<drv>/bind`); agents run side
  * by side, so their binds take turns — the simulated tree holds one pending write per file, and a real kernel
@@ -48,6 +42,18 @@ function readyVfs(sys: Sysfs, address: string, driver: string | null): number {
   return driver ? 0 : pf.numVfs;
 }
 
+/**
+ * The engine's two phases, in one engine call (the plan's handles live until commit): a refusal (the PF is lent
+ * to someone else, or gone) is the agent's error, in the engine's words.
+ */
+function lendPf(session: LendSession, req: PrepareRequest): LendResult {
+  return session.run(() => {
+    const plan = session.prepare(req);
+    if (isRefusal(plan)) throw plan.error;
+    return session.commit(plan);
+  });
+}
+
 /** Lends the agent's PF, creates and binds its VFs. Never throws: a failed agent is reported in its state. */
 export async function sriovStage(input: StageInput): Promise<NodeState> {
   const { node, pf, progress, session } = input;
@@ -65,9 +71,9 @@ export async function sriovStage(input: StageInput): Promise<NodeState> {
   const pfLabel = `${pf.name ?? pf.address} (${pf.address})`;
   try {
     const before = getPf(sys, pf.address).numVfs;
-    progress.detail(`lend PF ${pfLabel} to ${node.name} (${describeTarget(input.target)})`);
+    progress.detail(`lend PF ${pfLabel} to ${node.name} (${describeSpec(input.target)})`);
     const owner = clusterOwner(input.cluster, node.name);
-    const { record, link } = session.lend({
+    const { record, link } = lendPf(session, {
       // by PCI address where it has one (a rename in between cannot fool it); a netdevsim PF by its name
       nic: isBdf(pf.address) || !pf.name ? { pci: pf.address } : { name: pf.name },
       target: input.target,

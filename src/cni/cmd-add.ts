@@ -1,7 +1,7 @@
 // ADD: everything is checked first (config, CNI_NETNS, the device, the default-route rule, the IPAM plugin);
 // then the NIC is lent into the pod, IPAM allocates, addresses and routes are configured. Any failure after
 // the lend releases the IPAM allocation and gives the NIC back as it was.
-import { isRefusal, openSession, type LendPlan, type LendResult, type LendSession, type LendSettings, type NicSelector, type PrepareRequest, type Refusal } from '../lend';
+import { isRefusal, openSession, type LendPlan, type LendResult, type LendSession, type LendSettings, type PrepareRequest, type Refusal } from '../lend';
 import type { Owner } from '../lend';
 import type { VfRequest } from '../ledger/types';
 import { isZeroMac, type Link, type Netns } from '../net';
@@ -10,7 +10,7 @@ import { ownerOf } from './env';
 import { CNI_ERR, CniError } from './errors';
 import { ipamOfCall, type Ipam } from './ipam';
 import { log } from './log';
-import { parseConfigDns, parseNicConf, type NetConf, type NicConf } from './netconf';
+import { parseConfigDns, parseNicConf, selectorOf, type NetConf, type NicConf } from './netconf';
 import { configurePod, type PodNetOptions } from './pod-net';
 import { openPodNetns } from './pod-netns';
 import { releaseAttachment } from './release-attachment';
@@ -84,21 +84,6 @@ async function add(s: LendSession, call: VerbContext): Promise<CniResult> {
     }
   } finally {
     pod.close();
-  }
-}
-
-/** The config's device fields as the engine's selector: the front door maps, the engine resolves. */
-function selectorOf(nicConf: NicConf): NicSelector {
-  const sel = nicConf.selector;
-  switch (sel.by) {
-    case 'name':
-      return { name: sel.name };
-    case 'mac':
-      return { mac: sel.mac };
-    case 'kernelpath':
-      return { kernelPath: sel.path };
-    case 'pci':
-      return { pci: sel.pci };
   }
 }
 

@@ -1,13 +1,14 @@
-// CHECK, for real: the attachment's record exists, the interface is in the pod with the prevResult's MAC,
-// addresses and routes, and the VF's PF-side settings still equal the config. IPAM CHECK runs first and its
-// error is passed on as it is.
+// CHECK, for real: phase one of a lend, asked for the config's device, says it is lent to this attachment (the
+// engine resolves the device and reads its record, as ADD's phase one would); the interface is in the pod with
+// the prevResult's MAC, addresses and routes; and the VF's PF-side settings still equal the config. IPAM CHECK
+// runs first and its error is passed on as it is.
 import type { LendRecord, VfRequest } from '../ledger/types';
-import { openSession, ownerKey, type LendSession } from '../lend';
+import { isRefusal, openSession, ownerKey, type LendSession, type Owner } from '../lend';
+import type { Netns } from '../net';
 import { ownerOf } from './env';
-import { findAttachment } from './cmd-del';
 import { CNI_ERR, CniError, invalidConfig } from './errors';
 import { ipamOfCall } from './ipam';
-import { parseNicConf, type NicConf } from './netconf';
+import { parseNicConf, selectorOf, type NicConf } from './netconf';
 import { podDifferences } from './pod-net';
 import { openPodNetns } from './pod-netns';
 import type { CniResult } from './result';
@@ -31,37 +32,55 @@ function check(s: LendSession, { env, conf, ...call }: VerbContext): null {
   const containerId = env.containerId!;
   const ifname = env.ifname!;
   const owner = ownerOf(containerId, ifname);
-  const record = findAttachment(s, owner)[0];
-  if (!record) throw new CniError(CNI_ERR.NO_RECORD, `no attachment ${containerId}/${ifname} in the ledger`, ownerKey(owner));
-
-  ipamOfCall({ env, conf, ...call })?.check(prev);
-
-  const problems: string[] = [];
+  const pod = openPodNetns(env.netns!);
   try {
-    if (record.moved) problems.push(...podProblems(s, env.netns!, ifname, prev));
-    if (record.snapshot.vf) problems.push(...vfProblems(s, record, nicConf));
-  } catch (err) {
-    throw cniErrorFrom(err, CNI_ERR.CHECK_MISMATCH, 'CHECK');
-  }
-  if (problems.length) throw new CniError(CNI_ERR.CHECK_MISMATCH, `attachment ${containerId}/${ifname} differs: ${problems.join('; ')}`, problems.join('\n'));
-  return null;
-}
+    const record = attachmentOf(s, nicConf, owner, pod);
+    if (!record) throw new CniError(CNI_ERR.NO_RECORD, `no attachment ${containerId}/${ifname} in the ledger`, ownerKey(owner));
 
-function podProblems(s: LendSession, netnsPath: string, ifname: string, prev: CniResult): string[] {
-  const pod = openPodNetns(netnsPath);
-  try {
-    const rtnl = s.rtnl(pod);
-    const link = rtnl.findLink({ name: ifname });
-    if (!link) return [`${ifname} is not in ${netnsPath}`];
+    ipamOfCall({ env, conf, ...call })?.check(prev);
+
     const problems: string[] = [];
-    const idx = (prev.interfaces ?? []).findIndex((i) => i.name === ifname && (i.sandbox === undefined || i.sandbox === netnsPath));
-    const expectedMac = idx >= 0 ? prev.interfaces![idx].mac : undefined;
-    if (expectedMac && link.mac !== expectedMac.toLowerCase()) problems.push(`${ifname} has MAC ${link.mac}, prevResult says ${expectedMac}`);
-    problems.push(...podDifferences(rtnl, link.index, ifname, prev, idx >= 0 ? idx : null));
-    return problems;
+    try {
+      if (record.moved) problems.push(...podProblems(s, pod, env.netns!, ifname, prev));
+      if (record.snapshot.vf) problems.push(...vfProblems(s, record, nicConf));
+    } catch (err) {
+      throw cniErrorFrom(err, CNI_ERR.CHECK_MISMATCH, 'CHECK');
+    }
+    if (problems.length) throw new CniError(CNI_ERR.CHECK_MISMATCH, `attachment ${containerId}/${ifname} differs: ${problems.join('; ')}`, problems.join('\n'));
+    return null;
   } finally {
     pod.close();
   }
+}
+
+/**
+ * The record of this attachment, as the engine's phase one finds it for the config's device: lent, to this
+ * owner. Anything else (the device is free, lent to another attachment, or not there) is no attachment.
+ */
+function attachmentOf(s: LendSession, nicConf: NicConf, owner: Owner, pod: Netns): LendRecord | null {
+  let planned;
+  try {
+    planned = s.prepare({ nic: selectorOf(nicConf), target: { netns: pod }, owner, move: 'unless-userspace' });
+  } catch (err) {
+    throw cniErrorFrom(err, CNI_ERR.CHECK_MISMATCH, 'CHECK');
+  }
+  if (!isRefusal(planned)) {
+    planned.close();
+    return null;
+  }
+  return planned.refused === 'LentTo' && planned.owner === ownerKey(owner) ? planned.record : null;
+}
+
+function podProblems(s: LendSession, pod: Netns, netnsPath: string, ifname: string, prev: CniResult): string[] {
+  const rtnl = s.rtnl(pod);
+  const link = rtnl.findLink({ name: ifname });
+  if (!link) return [`${ifname} is not in ${netnsPath}`];
+  const problems: string[] = [];
+  const idx = (prev.interfaces ?? []).findIndex((i) => i.name === ifname && (i.sandbox === undefined || i.sandbox === netnsPath));
+  const expectedMac = idx >= 0 ? prev.interfaces![idx].mac : undefined;
+  if (expectedMac && link.mac !== expectedMac.toLowerCase()) problems.push(`${ifname} has MAC ${link.mac}, prevResult says ${expectedMac}`);
+  problems.push(...podDifferences(rtnl, link.index, ifname, prev, idx >= 0 ? idx : null));
+  return problems;
 }
 
 /** The PF-side settings the config asks for, read back from the PF's VF table. */

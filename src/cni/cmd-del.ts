@@ -47,7 +47,7 @@ async function del(s: LendSession, env: CniEnv, conf: NetConf, stateDir: string)
   if (ipamError) throw ipamError;
 }
 
-export function findAttachment(s: LendSession, owner: Owner): LendRecord[] {
+function findAttachment(s: LendSession, owner: Owner): LendRecord[] {
   try {
     return s.findRecords({ owner });
   } catch (err) {

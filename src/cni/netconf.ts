@@ -17,6 +17,7 @@ import { has, optBool, optEnum, optInt, optObject, optString, parseMac, parseDev
 import { parseDns, parseResult, ResultFormatError, type CniDns, type CniResult } from './result';
 import { DEFAULT_CONFIG_VERSION, requireSupported, type CniVersion } from './versions';
 import type { VfRequest } from '../ledger/types';
+import type { NicSelector } from '../lend/types';
 
 export const LOG_LEVELS = ['panic', 'error', 'warning', 'info', 'debug'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -315,4 +316,19 @@ export function parseValidAttachments(raw: Json): Attachment[] {
     });
   }
   return out;
+}
+
+/** The config's device fields as the engine's selector: the front door maps, the engine resolves. */
+export function selectorOf(nicConf: NicConf): NicSelector {
+  const sel = nicConf.selector;
+  switch (sel.by) {
+    case 'name':
+      return { name: sel.name };
+    case 'mac':
+      return { mac: sel.mac };
+    case 'kernelpath':
+      return { kernelPath: sel.path };
+    case 'pci':
+      return { pci: sel.pci };
+  }
 }

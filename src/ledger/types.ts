@@ -1,5 +1,5 @@
 // The durable record of a lent NIC. Written before the first change; deleted only after a full restore.
-import type { Mac, NetnsId, VfInfo } from '../net/types';
+import type { Mac, NamespaceRef, VfInfo } from '../net/types';
 
 export const RECORD_SCHEMA = 1;
 
@@ -14,16 +14,6 @@ export interface NicIdentity {
   name: string;
   /** IFLA_INFO_KIND at lend time (null for a physical NIC, 'veth' for a stand-in). */
   kind: string | null;
-}
-
-/** A namespace: who it is, and how to reopen it. */
-export interface NamespaceRef {
-  id: NetnsId;
-  /** A path that reopens it (/var/run/netns/x, /proc/<pid>/ns/net), or null. */
-  path: string | null;
-  pid: number | null;
-  /** True when this is the initial namespace (that of pid 1). */
-  initial: boolean;
 }
 
 /** The PF-side view of a VF, for a NIC that is a VF. */

@@ -1,11 +1,11 @@
 // lend(): move a NIC into a target namespace, with its record written before the first change and every failure
 // rolled back through the same restore path that give-back uses.
 import { SysError } from '../errors';
-import { assertMtu, normalizeUnicastMac, type Link, type Rtnl, type VfSetting } from '../net';
+import { assertMtu, normalizeUnicastMac, type Link, type Netns, type Rtnl, type VfSetting } from '../net';
 import { advanceRecord, deleteRecord, lockNic, newRecord, readRecord, recordKeyFor, writeRecord, type Ledger } from '../ledger';
 import type { LendRecord, VfRequest } from '../ledger/types';
 import { failpoint } from './failpoint';
-import { describeNamespace, type OpenNamespace } from './namespaces';
+import { describeNamespace, refOf } from './namespaces';
 import { nameInUse } from './names';
 import { identityOf, refreshUnderLock, snapshotOf, type ResolvedNic } from './nic';
 import { ownerKey } from './owner';
@@ -89,9 +89,9 @@ function lendLocked(s: LendSession, plan: LendPlan, req: LendSettings): LendResu
       key,
       owner: ownerKey(plan.request.owner),
       identity: identityOf(nic),
-      home: nic.home.ref,
+      home: refOf(nic.home),
       snapshot,
-      target: target.ref,
+      target: refOf(target),
       targetName,
       targetIfindex: null,
       moved: move,
@@ -109,7 +109,7 @@ function lendLocked(s: LendSession, plan: LendPlan, req: LendSettings): LendResu
     if (req.vf) record = advanceRecord(ledger, record, 'lend:vf-configured');
     let link: Link | null = null;
     if (move) {
-      const targetRtnl = s.rtnl(target.netns);
+      const targetRtnl = s.rtnl(target);
       record = dropCollidingAltnames(ledger, record, nic, targetRtnl, targetName);
       failpoint('lend:altnames-dropped');
       if (record.droppedAltnames.length) record = advanceRecord(ledger, record, 'lend:altnames-dropped');
@@ -194,15 +194,15 @@ function dropCollidingAltnames(
 }
 
 /** One request: move, renamed in the same request. */
-function moveInto(nic: ResolvedNic, target: OpenNamespace, targetRtnl: Rtnl, targetName: string): Link {
+function moveInto(nic: ResolvedNic, target: Netns, targetRtnl: Rtnl, targetName: string): Link {
   const link = nic.link!;
   if (nameInUse(targetRtnl, targetName)) {
-    throw new SysError(`name ${targetName} is already taken in ${describeNamespace(target.ref)}`, {
+    throw new SysError(`name ${targetName} is already taken in ${describeNamespace(refOf(target))}`, {
       code: 'EEXIST',
       op: 'lend move',
     });
   }
-  nic.rtnl.moveLink(link.index, target.netns, { name: targetName });
+  nic.rtnl.moveLink(link.index, target, { name: targetName });
   return targetRtnl.getLink({ name: targetName });
 }
 

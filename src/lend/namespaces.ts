@@ -1,20 +1,13 @@
-// Namespaces as the engine sees them: opened from what a caller typed, recorded as a NamespaceRef, and reopened
-// later — possibly by another process — by identity (nsfs dev + inode), never by trusting a path alone.
+// Namespaces as the engine sees them: opened from what a caller typed (a Netns handle whose path is the one to
+// record), recorded as a NamespaceRef, and reopened later — possibly by another process — by identity (nsfs
+// dev + inode), never by trusting a path alone.
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { currentNetns, openNetns, openNetnsOfPid, PROC_NET_INIT_INO, sameNetns, statNetnsId, type Netns, type NetnsId } from '../net';
-import type { NamespaceRef } from '../ledger/types';
+import { currentNetns, openNetns, openNetnsOfPid, PROC_NET_INIT_INO, sameNetns, statNetnsId, type NamespaceRef, type Netns, type NetnsId } from '../net';
 import type { NamespaceSpec } from './types';
 import { SysError } from '../errors';
 
 const NAMED_NETNS_DIR = '/var/run/netns';
-
-/** An open namespace with its record form; close() releases it unless the caller owns the fd. */
-export interface OpenNamespace {
-  readonly netns: Netns;
-  readonly ref: NamespaceRef;
-  close(): void;
-}
 
 let initialCache: NamespaceRef | null = null;
 
@@ -45,32 +38,39 @@ function pidOfPath(path: string | null): number | null {
   return m ? Number(m[1]) : null;
 }
 
-function refOf(netns: Netns, path: string | null): NamespaceRef {
-  return { id: netns.id, path, pid: pidOfPath(path), initial: sameNetns(netns.id, initialNetnsId()) };
+/** The record form of an open namespace: its identity and the path it was reached by. */
+export function refOf(netns: Netns): NamespaceRef {
+  return { id: netns.id, path: netns.path, pid: pidOfPath(netns.path), initial: sameNetns(netns.id, initialNetnsId()) };
 }
 
-function owned(netns: Netns, path: string | null): OpenNamespace {
-  return { netns, ref: refOf(netns, path), close: () => netns.close() };
+/** The same namespace as `netns`, reached by `path`; close() does `close` (nothing for a caller's handle). */
+function viewOf(netns: Netns, path: string | null, close: () => void): Netns {
+  return {
+    get fd() {
+      return netns.fd;
+    },
+    id: netns.id,
+    path,
+    close,
+  };
 }
 
 /** Open what a caller named. An already-open Netns stays the caller's to close. */
-export function openSpec(spec: NamespaceSpec): OpenNamespace {
-  if ('netns' in spec) {
-    return { netns: spec.netns, ref: refOf(spec.netns, spec.netns.path), close: () => undefined };
-  }
-  if ('pid' in spec) return owned(openNetnsOfPid(spec.pid), `/proc/${spec.pid}/ns/net`);
-  return owned(openNetns(spec.path), spec.path);
+export function openSpec(spec: NamespaceSpec): Netns {
+  if ('netns' in spec) return viewOf(spec.netns, spec.netns.path, () => undefined);
+  if ('pid' in spec) return openNetnsOfPid(spec.pid);
+  return openNetns(spec.path);
 }
 
 /**
  * The caller's own namespace, recorded with the most durable way to reopen it: pid 1's path when it is the
  * initial one, a named entry when one matches, else our own pid (reopened later by identity scan if we are gone).
  */
-export function openCurrent(): OpenNamespace {
+export function openCurrent(): Netns {
   const netns = currentNetns();
   const initial = initialRef();
   const path = sameNetns(netns.id, initial.id) ? initial.path : findNamedPath(netns.id) ?? `/proc/${process.pid}/ns/net`;
-  return owned(netns, path);
+  return viewOf(netns, path, () => netns.close());
 }
 
 function findNamedPath(id: NetnsId): string | null {
@@ -117,7 +117,7 @@ export function findNamespacePath(ref: NamespaceRef): string | null {
 }
 
 /** Reopen a recorded namespace, verified by identity; null when it is gone. */
-export function reopen(ref: NamespaceRef): OpenNamespace | null {
+export function reopen(ref: NamespaceRef): Netns | null {
   const path = findNamespacePath(ref);
   if (!path) return null;
   try {
@@ -127,10 +127,17 @@ export function reopen(ref: NamespaceRef): OpenNamespace | null {
       netns.close();
       return null;
     }
-    return owned(netns, path);
+    return netns;
   } catch {
     return null;
   }
+}
+
+/** Human form of what a caller named, before it is opened: its path, its pid, or the open handle's path. */
+export function describeSpec(spec: NamespaceSpec): string {
+  if ('path' in spec) return spec.path;
+  if ('pid' in spec) return `pid:${spec.pid}`;
+  return spec.netns.path ?? `netns inode ${spec.netns.id.ino}`;
 }
 
 /** Human form for messages: the path when there is one, else the inode. */

@@ -2,16 +2,16 @@
 // and — for a VF — its PF and VF number. Nothing here changes anything.
 import { statSync } from 'node:fs';
 import { SysError } from '../errors';
-import { sameNetns, type Link, type Rtnl } from '../net';
+import { sameNetns, type Link, type Netns, type Rtnl } from '../net';
 import type { NicIdentity, NicSnapshot, VfSnapshot } from '../ledger/types';
-import { openCurrent, openSpec, type OpenNamespace } from './namespaces';
+import { openCurrent, openSpec, refOf } from './namespaces';
 import { netdevOfPci, pciOfNetdev, vfPlaceOf, type StandInVf, type VfPlace } from './pci';
 import { isDeviceAddress } from '../sriov';
 import type { LendSession } from './session';
 import type { NicRef } from './types';
 
 export interface ResolvedNic {
-  home: OpenNamespace;
+  home: Netns;
   rtnl: Rtnl;
   /** Null for a VF without a netdev (bound to a userspace driver). */
   link: Link | null;
@@ -27,7 +27,7 @@ export interface ResolvedNic {
 export function resolveNic(s: LendSession, selector: NicRef): ResolvedNic {
   const home = 'pci' in selector || !selector.in ? openCurrent() : openSpec(selector.in);
   try {
-    const rtnl = s.rtnl(home.netns);
+    const rtnl = s.rtnl(home);
     let link: Link | null;
     let pciAddress: string | null;
     if ('pci' in selector) {
@@ -53,7 +53,7 @@ export function resolveNic(s: LendSession, selector: NicRef): ResolvedNic {
 }
 
 /** The PCI address of a link: ethtool's bus-info when it is one, else sysfs (only valid in our own namespace). */
-function pciOfLink(s: LendSession, rtnl: Rtnl, link: Link, home: OpenNamespace): string | null {
+function pciOfLink(s: LendSession, rtnl: Rtnl, link: Link, home: Netns): string | null {
   if (link.kind === null) {
     const info = rtnl.driverInfo(link.name);
     // a Scalable Function's bus-info is its auxiliary device ID
@@ -61,7 +61,7 @@ function pciOfLink(s: LendSession, rtnl: Rtnl, link: Link, home: OpenNamespace):
   }
   // sysfs shows only our own namespace's netdevs: it can name the device only when home is ours
   const own = statSync('/proc/self/ns/net');
-  if (!sameNetns({ dev: own.dev, ino: own.ino }, home.ref.id)) return null;
+  if (!sameNetns({ dev: own.dev, ino: own.ino }, home.id)) return null;
   return pciOfNetdev(s, link.name, link.mac);
 }
 
@@ -104,7 +104,7 @@ function vfSnapshotOf(place: VfPlace): VfSnapshot {
     pfPciAddress: place.pfPciAddress,
     pfName: pf.link.name,
     pfIfindex: pf.link.index,
-    pfNetns: pf.ns.ref,
+    pfNetns: refOf(pf.ns),
     vf: place.vf,
     settings,
   };

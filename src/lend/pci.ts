@@ -1,15 +1,15 @@
 // The engine's view of the sysfs model: PCI address <-> netdev, and where a VF's PF is (VF settings go there).
 import { SysError } from '../errors';
-import type { Link, Rtnl, VfInfo } from '../net';
+import type { Link, Netns, Rtnl, VfInfo } from '../net';
 import { deviceDir, getPf, getVf, isBdf, netdevsOf, pciAddressOfNetdev } from '../sriov';
-import { openCurrent, type OpenNamespace } from './namespaces';
+import { openCurrent } from './namespaces';
 import type { LendSession } from './session';
 
 export interface VfPlace {
   pfPciAddress: string;
   vf: number;
   /** The PF, and its VF table once read under the NIC's lock (read once per lend: see refreshUnderLock). */
-  pf: { ns: OpenNamespace; rtnl: Rtnl; link: Link; table: VfInfo[] | null };
+  pf: { ns: Netns; rtnl: Rtnl; link: Link; table: VfInfo[] | null };
   close(): void;
 }
 
@@ -57,7 +57,7 @@ export function vfPlaceOf(s: LendSession, address: string): VfPlace | StandInVf 
   }
   const ns = openCurrent();
   try {
-    const rtnl = s.rtnl(ns.netns);
+    const rtnl = s.rtnl(ns);
     const link = rtnl.getLink({ name: pfName });
     // a virtual PF (the lab's veth stand-in) has no VF table: the VF is then lent as a plain NIC
     if (link.kind !== null && !rtnl.getVfs(link.index).some((v) => v.vf === vf.index)) {

@@ -2,13 +2,13 @@
 // (sysfs, its link, its PF for a VF), checked against the ledger and the rules, and returned as a plan for
 // commit() — or as a typed refusal the front door renders in its own terms (a CNI code, a CLI line).
 import { readdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { isSysError, SysError } from '../errors';
 import { readRecord, recordKeyFor, scanRecords } from '../ledger';
 import type { LendRecord, NicIdentity } from '../ledger/types';
-import { assertIfName, sameNetns, type Rtnl } from '../net';
+import { assertIfName, sameNetns, type Netns, type Rtnl } from '../net';
 import { deviceDir, driverOf, getVf, isDeviceAddress, isUserspaceDriver, type SriovVf } from '../sriov';
-import { describeNamespace, openCurrent, openSpec, type OpenNamespace } from './namespaces';
+import { describeNamespace, openCurrent, openSpec, refOf } from './namespaces';
 import { identityOf, resolveNic, type ResolvedNic } from './nic';
 import { assertOwner } from './owner';
 import { isAbandoned } from './abandoned';
@@ -19,10 +19,11 @@ export type Refusal =
   /** No such NIC here (or no netdev where one must move). */
   | { refused: 'NotFound'; error: SysError }
   /**
-   * Another owner holds it: its record key and owner. `abandoned`: that attachment's namespace is gone and the NIC
-   * is back (see abandoned.ts): the record may be given back, then the NIC lent again.
+   * Another owner (or the caller itself, lent before) holds it: its record, key and owner. `abandoned`: that
+   * attachment's namespace is gone and the NIC is back (see abandoned.ts): the record may be given back, then the
+   * NIC lent again.
    */
-  | { refused: 'LentTo'; owner: string; key: string; abandoned: boolean; error: SysError }
+  | { refused: 'LentTo'; owner: string; key: string; record: LendRecord; abandoned: boolean; error: SysError }
   /** It carries one of our default routes (asked with refuseUplink). */
   | { refused: 'Uplink'; error: SysError }
   /** Not a VF, where a VF is required. */
@@ -34,7 +35,7 @@ export interface LendPlan {
   /** The request, checked, with `move` settled. */
   readonly request: PrepareRequest & { move: boolean };
   readonly nic: ResolvedNic;
-  readonly target: OpenNamespace;
+  readonly target: Netns;
   readonly identity: NicIdentity;
   /** Its ledger key. */
   readonly key: string;
@@ -88,7 +89,7 @@ export function prepare(s: LendSession, req: PrepareRequest): LendPlan | Refusal
   }
 }
 
-function refusalFor(s: LendSession, req: PrepareRequest, nic: ResolvedNic, target: OpenNamespace, key: string, label: string, move: boolean): Refusal | null {
+function refusalFor(s: LendSession, req: PrepareRequest, nic: ResolvedNic, target: Netns, key: string, label: string, move: boolean): Refusal | null {
   // the ledger first: a NIC lent elsewhere is reported as lent, not as whatever its absence looks like
   const holder = readRecord(s.ledger, key);
   if (holder?.phase === 'lent') {
@@ -98,8 +99,8 @@ function refusalFor(s: LendSession, req: PrepareRequest, nic: ResolvedNic, targe
   if (move && !nic.link) {
     return notFound(`${label} has no network interface to move (userspace driver?)`);
   }
-  if (move && sameNetns(target.ref.id, nic.home.ref.id)) {
-    return { refused: 'AlreadyThere', error: new SysError(`${nic.link!.name} is already in ${describeNamespace(target.ref)}`, { code: 'INVALID', op: 'lend' }) };
+  if (move && sameNetns(target.id, nic.home.id)) {
+    return { refused: 'AlreadyThere', error: new SysError(`${nic.link!.name} is already in ${describeNamespace(refOf(target))}`, { code: 'INVALID', op: 'lend' }) };
   }
   if (req.refuseUplink && nic.link && carriesDefaultRoute(nic.rtnl, nic.link.index)) {
     const why = `${label} carries the host's default route; lending it would cut the node off (set "allowDefaultRouteLink": true to allow)`;
@@ -131,7 +132,8 @@ function findNic(s: LendSession, host: Rtnl, sel: NicSelector): Found | Refusal 
   }
   if ('kernelPath' in sel) {
     const name = listDir(join(s.sysfs.root, sel.kernelPath.slice('/sys'.length), 'net'))[0];
-    if (!name) return notFound(`no network interface under ${sel.kernelPath}/net`);
+    // a PCI device's netdev lent away is not under its path any more: the ledger knows it by its address
+    if (!name) return missing(s, `no network interface under ${sel.kernelPath}/net`, (r) => r.identity.pciAddress === basename(sel.kernelPath));
     return byName(s, host, name, undefined, `device ${name} (kernelpath ${sel.kernelPath})`);
   }
   if ('name' in sel) return byName(s, host, sel.name, sel.in, `device ${sel.name}`);
@@ -151,9 +153,9 @@ function findNic(s: LendSession, host: Rtnl, sel: NicSelector): Found | Refusal 
 function byName(s: LendSession, host: Rtnl, name: string, where: Extract<NicSelector, { name: string }>['in'], label: string): Found | Refusal {
   const home = where === undefined ? openCurrent() : openSpec(where);
   try {
-    const rtnl = where === undefined ? host : s.rtnl(home.netns);
+    const rtnl = where === undefined ? host : s.rtnl(home);
     if (rtnl.findLink({ name })) return { selector: where === undefined ? { name } : { name, in: where }, label, sysVf: null };
-    return missing(s, `${label} not found`, (r) => r.snapshot.name === name && sameNetns(r.home.id, home.ref.id));
+    return missing(s, `${label} not found`, (r) => r.snapshot.name === name && sameNetns(r.home.id, home.id));
   } finally {
     home.close();
   }
@@ -165,7 +167,7 @@ function missing(s: LendSession, msg: string, lentMatch: (r: LendRecord) => bool
 }
 
 function lentTo(holder: LendRecord, msg: string, abandoned = false): Refusal {
-  return { refused: 'LentTo', owner: holder.owner, key: holder.key, abandoned, error: new SysError(msg, { code: 'BUSY', op: 'lend' }) };
+  return { refused: 'LentTo', owner: holder.owner, key: holder.key, record: holder, abandoned, error: new SysError(msg, { code: 'BUSY', op: 'lend' }) };
 }
 
 function notFound(msg: string): Refusal {

@@ -8,7 +8,7 @@ import { sleepSync } from '../sleep-sync';
 import type { LendSession } from './session';
 import type { LendRecord } from '../ledger/types';
 import { failpoint } from './failpoint';
-import { describeNamespace, initialRef } from './namespaces';
+import { describeNamespace, initialRef, refOf } from './namespaces';
 import { chooseFallbackName, nameInUse } from './names';
 import type { GiveBackOutcome } from './types';
 import { closePlace, openPlace, openSearchPlaces, searchPlaces, type Place } from './where';
@@ -95,10 +95,10 @@ function moveHome(record: LendRecord, from: Place, home: Place, link: Link, warn
   let name = original;
   if (nameInUse(home.rtnl, original)) {
     name = chooseFallbackName(home.rtnl, original);
-    warnings.push(`name ${original} is taken in ${describeNamespace(home.ns.ref)}; returned as ${name}`);
+    warnings.push(`name ${original} is taken in ${describeNamespace(refOf(home.ns))}; returned as ${name}`);
   }
   // no separate 'down' first: the move closes the device itself, and renames it while it is closed
-  from.rtnl.moveLink(link.index, home.ns.netns, { name });
+  from.rtnl.moveLink(link.index, home.ns, { name });
   failpoint('return:moved');
   return home.rtnl.getLink({ name });
 }

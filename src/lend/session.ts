@@ -2,10 +2,10 @@
 // the sysfs tree, the ledger, and one rtnetlink handle per namespace (opened on first use, then reused, as a
 // netlink library keeps one handle per namespace). Nothing here reads the environment.
 import type { Config } from '../config';
-import { connect, netnsIdKey, ownNetnsId, type Netns, type NetnsId, type Rtnl } from '../net';
+import { connect, netnsIdKey, ownNetnsId, type NamespaceRef, type Netns, type NetnsId, type Rtnl } from '../net';
 import { openLedger, type Ledger } from '../ledger';
 import { sysfsAt, type SriovVf, type Sysfs } from '../sriov';
-import type { LendRecord, NamespaceRef } from '../ledger/types';
+import type { LendRecord } from '../ledger/types';
 import * as giveBacks from './give-back';
 import { commit, lend } from './lend';
 import { prepare, type LendPlan, type Refusal } from './prepare';

@@ -1,7 +1,7 @@
 // Returning an SR-IOV NIC nobody recorded (found in a foreign namespace by cleanup) to the initial namespace.
 import { SysError } from '../errors';
 import { deleteRecord, lockNic, newRecord, readRecord, recordKeyFor, writeRecord } from '../ledger';
-import { initialRef, openSpec } from './namespaces';
+import { initialRef, openSpec, refOf } from './namespaces';
 import { identityOfLink } from './nic';
 import { ownerKey } from './owner';
 import { restoreFromRecord } from './restore';
@@ -26,7 +26,7 @@ export interface StrayNic {
 export function returnStray(s: LendSession, stray: StrayNic): GiveBackResult {
   const ledger = s.ledger;
   const where = openSpec(stray.in);
-  const rtnl = s.rtnl(where.netns);
+  const rtnl = s.rtnl(where);
   try {
     const link = rtnl.getLink({ name: stray.name });
     const identity = identityOfLink(link, stray.pciAddress);
@@ -51,7 +51,7 @@ export function returnStray(s: LendSession, stray: StrayNic): GiveBackResult {
           altnames: link.altnames,
           vf: null,
           },
-          target: where.ref,
+          target: refOf(where),
           targetName: link.name,
           targetIfindex: link.index,
           moved: true,

@@ -1,10 +1,10 @@
 // Where a lent NIC is now: the one search give-back (restore.ts) and `sriovctl status` share. The order is the
 // target (where the record knows its ifindex), home, then the initial namespace, where the kernel puts physical
 // NICs whose namespace died (possibly as devN).
-import { sameNetns, type Link, type Rtnl } from '../net';
-import type { LendRecord, NamespaceRef } from '../ledger/types';
+import { sameNetns, type Link, type NamespaceRef, type Netns, type Rtnl } from '../net';
+import type { LendRecord } from '../ledger/types';
 import { hintsFor, locateIn } from './locate';
-import { describeNamespace, initialRef, reopen, type OpenNamespace } from './namespaces';
+import { describeNamespace, initialRef, refOf, reopen } from './namespaces';
 import type { LendSession } from './session';
 
 /** Where a lent NIC can be, and 'pf': the namespace of a VF's PF, where its settings are restored. */
@@ -13,7 +13,7 @@ export type PlaceName = 'target' | 'home' | 'initial' | 'pf';
 /** A namespace opened for the search, with the session's socket in it. */
 export interface Place {
   name: PlaceName;
-  ns: OpenNamespace;
+  ns: Netns;
   rtnl: Rtnl;
 }
 
@@ -21,7 +21,7 @@ export function openPlace(s: LendSession, ref: NamespaceRef, name: PlaceName): P
   const ns = reopen(ref);
   if (!ns) return null;
   try {
-    return { name, ns, rtnl: s.rtnl(ns.netns) };
+    return { name, ns, rtnl: s.rtnl(ns) };
   } catch (err) {
     ns.close();
     throw err;
@@ -38,7 +38,7 @@ export function openSearchPlaces(s: LendSession, record: LendRecord, home: Place
   const target = openPlace(s, record.target, 'target');
   let initial: Place | null = null;
   try {
-    if (!sameNetns(home.ns.ref.id, initialRef().id)) initial = openPlace(s, initialRef(), 'initial');
+    if (!sameNetns(home.ns.id, initialRef().id)) initial = openPlace(s, initialRef(), 'initial');
   } catch (err) {
     closePlace(target);
     throw err;
@@ -74,7 +74,7 @@ export function whereIs(s: LendSession, record: LendRecord): Whereabouts {
   try {
     const found = searchPlaces(record, places);
     if (!found) return { place: 'unknown', name: null, namespace: null };
-    return { place: found.place.name as Whereabouts['place'], name: found.link.name, namespace: found.place.ns.ref.path ?? describeNamespace(found.place.ns.ref) };
+    return { place: found.place.name as Whereabouts['place'], name: found.link.name, namespace: found.place.ns.path ?? describeNamespace(refOf(found.place.ns)) };
   } finally {
     for (const p of places) closePlace(p);
   }

@@ -5,7 +5,6 @@ export {
   openNetns,
   openNetnsOfPid,
   currentNetns,
-  initialNetns,
   createAnonymousNetns,
   sameNetns,
   statNetnsId,

@@ -1,6 +1,5 @@
 // Network namespaces as open file descriptors. Holding a Netns keeps its namespace alive until close().
 import { closeSync, statSync } from 'node:fs';
-import { isSysError } from '../errors';
 import { native, type NativeNetns } from '../native';
 import type { Netns, NetnsId } from './types';
 import { assertInteger, invalid } from './validate';
@@ -67,22 +66,6 @@ export function ownNetnsId(): NetnsId {
 /** A namespace identity as a map key. */
 export function netnsIdKey(id: NetnsId): string {
   return `${id.dev}:${id.ino}`;
-}
-
-/**
- * The initial namespace: that of pid 1. Where pid 1's namespace files are not readable (a sandboxed pid 1),
- * our own namespace is accepted when the kernel identifies it as init_net by its fixed inode.
- */
-export function initialNetns(): Netns {
-  try {
-    return openNetns('/proc/1/ns/net');
-  } catch (err) {
-    if (!isSysError(err, 'EACCES') && !isSysError(err, 'EPERM')) throw err;
-    const own = currentNetns();
-    if (own.id.ino === PROC_NET_INIT_INO) return own;
-    own.close();
-    throw err;
-  }
 }
 
 /** A fresh namespace (loopback up) held only by the returned fd: no bind mount, gone when closed. */

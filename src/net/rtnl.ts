@@ -1,6 +1,7 @@
 // The Rtnl implementation: validate every argument, hand plain values to the native socket, map results.
-// Each method is described once as a plan (native method + arguments + result mapping) and run either
-// synchronously or as a promise off the JS thread (rtnl.async.*), so both paths validate identically.
+// Each method is described as a plan (native method + arguments + result mapping) so validation, the native
+// call and the mapping of its result (or of an expected failure) read as one table. All calls are synchronous:
+// no caller needs a promise (DESIGN.md: an async variant exists only where a caller needs it).
 import { isSysError } from '../errors';
 import { native, type NativeLinkChange, type NativeNewLink, type NativeRouteSpec, type NativeRtnlSocket, type NativeRtnlSync, type NativeVfChange } from '../native';
 import { nsFdOf } from './netns';
@@ -16,7 +17,6 @@ import type {
   Route,
   RouteSpec,
   Rtnl,
-  RtnlAsync,
   VfInfo,
   VfSetting,
 } from './types';
@@ -37,6 +37,9 @@ import {
 
 /** Default receive timeout: long enough for a slow PF driver, short enough that a wedged one is noticed. */
 export const DEFAULT_TIMEOUT_MS = 15_000;
+
+/** The operations of a connection (everything but its namespace and close). */
+type RtnlMethod = Exclude<keyof Rtnl, 'ns' | 'close'>;
 
 const U32_MAX = 0xffffffff;
 const RT_TABLE_MAIN = 254;
@@ -329,9 +332,7 @@ const plans = {
     if (ip.family !== 4) throw invalid('IPv4 address', ipv4);
     return plan<void>('sendGratuitousArp', [index, ip.address]);
   },
-} satisfies { [K in keyof RtnlAsync]: (...args: Parameters<Rtnl[K]>) => Plan<ReturnType<Rtnl[K]>> };
-
-type Plans = typeof plans;
+} satisfies { [K in RtnlMethod]: (...args: Parameters<Rtnl[K]>) => Plan<ReturnType<Rtnl[K]>> };
 
 function runSync<R>(sock: NativeRtnlSocket, p: Plan<R>): R {
   try {
@@ -343,42 +344,11 @@ function runSync<R>(sock: NativeRtnlSocket, p: Plan<R>): R {
   }
 }
 
-async function runAsync<R>(sock: NativeRtnlSocket, p: Plan<R>): Promise<R> {
-  const method = `${p.method}Async` as const;
-  try {
-    const raw = await (sock[method] as (...a: unknown[]) => Promise<unknown>)(...p.args);
-    return p.map ? p.map(raw) : (raw as R);
-  } catch (err) {
-    if (p.recover) return p.recover(err);
-    throw err;
-  }
-}
-
-function asyncApi(sock: NativeRtnlSocket): RtnlAsync {
-  const api: Record<string, unknown> = {};
-  for (const name of Object.keys(plans) as (keyof Plans)[]) {
-    const make = plans[name] as (...a: unknown[]) => Plan<unknown>;
-    // Validation failures become rejections, like every other failure of an async call.
-    api[name] = (...args: unknown[]) => new Promise((resolve, reject) => {
-      try {
-        resolve(runAsync(sock, make(...args)));
-      } catch (err) {
-        reject(err);
-      }
-    });
-  }
-  return api as RtnlAsync;
-}
-
 class RtnlConnection implements Rtnl {
-  readonly async: RtnlAsync;
-
   constructor(
     readonly ns: Netns | null,
     private readonly sock: NativeRtnlSocket,
-  ) {
-    this.async = asyncApi(sock);
-  }
+  ) {}
 
   close(): void {
     this.sock.close();

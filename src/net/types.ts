@@ -10,13 +10,29 @@ export interface NetnsId {
   ino: number;
 }
 
-/** An open network namespace. Holding it keeps the namespace alive until close(). */
+/**
+ * The one handle to an open network namespace. Holding it keeps the namespace alive until close(). A handle
+ * the engine was lent by its caller closes nothing (the caller still owns the fd).
+ */
 export interface Netns {
   readonly fd: number;
   readonly id: NetnsId;
-  /** How it was opened: a path (/proc/<pid>/ns/net, /var/run/netns/x), or null for an anonymous one. */
+  /** A path that reaches it (/proc/<pid>/ns/net, /var/run/netns/x): how it was opened, or null for an anonymous one. */
   readonly path: string | null;
   close(): void;
+}
+
+/**
+ * The one reference to a namespace that outlives a handle (the ledger records it): who it is (its nsfs identity)
+ * and how to reopen it (a path, a pid). Reopened only after checking the identity, never by trusting the path.
+ */
+export interface NamespaceRef {
+  id: NetnsId;
+  /** A path that reopens it (/var/run/netns/x, /proc/<pid>/ns/net), or null. */
+  path: string | null;
+  pid: number | null;
+  /** True when this is the initial namespace (that of pid 1). */
+  initial: boolean;
 }
 
 export type VlanProto = '802.1Q' | '802.1ad';
@@ -194,14 +210,4 @@ export interface Rtnl {
   driverInfo(name: string): { driver: string; busInfo: string } | null;
   /** Best-effort gratuitous ARP for `ipv4` from the link (packet socket in this namespace). */
   sendGratuitousArp(index: number, ipv4: string): void;
-
-  readonly async: RtnlAsync;
 }
-
-type Promisified<T> = {
-  [K in keyof T]: T[K] extends (...args: infer A) => infer R ? (...args: A) => Promise<R> : never;
-};
-
-export type RtnlAsync = Promisified<
-  Omit<Rtnl, 'ns' | 'close' | 'async'>
->;

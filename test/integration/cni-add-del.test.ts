@@ -4,7 +4,7 @@ import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ledgerRecords, netnsPath, runCni, type CniRoots } from '../helpers/cni-run';
+import { expectErrorShape, ledgerRecords, netnsPath, runCni, type CniRoots } from '../helpers/cni-run';
 import { ip, ipIn, ipJson, Scratch } from '../helpers/kernel';
 import { nicState, standInNic, type NicState } from '../helpers/lend-fixture';
 import { deviceConf, useCniPodWorld } from '../helpers/cni-world';
@@ -143,12 +143,30 @@ describe('choosing the NIC (host-device fields) and its MAC', () => {
     expect(nicState(nic.name)).toEqual(nic);
   });
 
-  it('kernelpath selects the NIC under its device directory (simulated sysfs)', () => {
-    roots.sim.addPciDevice({ bdf: '0000:00:05.0', driver: 'virtio-pci', netdev: { name: nic.name, mac: nic.mac } });
-    const config = conf({ device: undefined, kernelpath: '/sys/devices/pci0000:00/0000:00:05.0' });
+  /** ADD of the test's NIC as the simulated PCI device `bdf`, selected by its kernelpath. */
+  function addByKernelpath(bdf: string) {
+    roots.sim.addPciDevice({ bdf, driver: 'virtio-pci', netdev: { name: nic.name, mac: nic.mac } });
+    const config = conf({ device: undefined, kernelpath: `/sys/devices/pci0000:00/${bdf}` });
     const add = call('ADD', config);
     expect(add.status, add.stdout).toBe(0);
+    return { config, add };
+  }
+
+  it('kernelpath selects the NIC under its device directory (simulated sysfs)', () => {
+    const { config, add } = addByKernelpath('0000:00:05.0');
     expect(add.json.interfaces[0]).toMatchObject({ name: 'net1', pciID: '0000:00:05.0' });
+    expect(call('DEL', config).status).toBe(0);
+    expect(nicState(nic.name)).toEqual(nic);
+  });
+
+  it('kernelpath of a device whose netdev has left (sysfs shows our namespace only): CHECK finds it, another ADD is told who has it (11)', () => {
+    const { config, add } = addByKernelpath('0000:00:08.0');
+    roots.sim.removeNetdev(nic.name); // what the kernel shows once the netdev is in the pod
+    const check = call('CHECK', { ...config, prevResult: add.json });
+    expect(check.status, check.stdout + check.stderr).toBe(0);
+    const second = call('ADD', config, { containerId: `other-${s.prefix}`, ifname: 'net2' });
+    expect(expectErrorShape(second).code).toBe(11);
+    expect(second.json.msg).toContain(`ctr-${s.prefix}`);
     expect(call('DEL', config).status).toBe(0);
     expect(nicState(nic.name)).toEqual(nic);
   });

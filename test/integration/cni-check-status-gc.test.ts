@@ -81,6 +81,14 @@ describe('CHECK', () => {
     expect(err.msg).toContain('ipam host-local CHECK');
   });
 
+  it('fails (108) when the config names another device than the one attached, and the attachment stays', () => {
+    const result = added();
+    const other = standInNic(s, 'k9');
+    const bad = check(result, { config: { ...conf({ device: other.name }), prevResult: result } });
+    expect(expectErrorShape(bad).code).toBe(108);
+    expect(check(result).status).toBe(0);
+  });
+
   it('needs prevResult (7) and a record of the attachment (108)', () => {
     added();
     expect(expectErrorShape(call('CHECK')).code).toBe(7);

@@ -8,7 +8,6 @@ import {
   connect,
   createAnonymousNetns,
   currentNetns,
-  initialNetns,
   lockFd,
   openNetns,
   openNetnsOfPid,
@@ -16,6 +15,7 @@ import {
   unlockFd,
   type Rtnl,
 } from '../../src/net';
+import { initialRef } from '../../src/lend/namespaces';
 import { Scratch, ipJson, linkJson, waitFor } from '../helpers/kernel';
 
 let scratch: Scratch;
@@ -44,7 +44,7 @@ describe('namespaces', () => {
     expect(ns.id).toEqual({ dev: st.dev, ino: st.ino });
     const self = openNetnsOfPid(process.pid);
     const current = currentNetns();
-    const initial = initialNetns();
+    const initial = openNetns(initialRef().path!); // as the engine reaches it
     const stSelf = statSync('/proc/self/ns/net');
     expect(sameNetns(self.id, current.id)).toBe(true);
     expect(current.id).toEqual({ dev: stSelf.dev, ino: stSelf.ino });

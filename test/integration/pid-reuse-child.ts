@@ -39,7 +39,7 @@ async function main(): Promise<void> {
   }
   if (b?.pid !== pid) throw new Error(`pid ${pid} was not reused (last got ${b?.pid})`);
   const opened = openSpec(target);
-  const report = { pid, idA, own, idNow: idOf(pid), resolved: namespaceIdOf(target), opened: opened.netns.id };
+  const report = { pid, idA, own, idNow: idOf(pid), resolved: namespaceIdOf(target), opened: opened.id };
   opened.close();
   releaseTarget(target);
   b.kill('SIGKILL');

@@ -69,11 +69,6 @@ describe('Rtnl argument validation', () => {
     expect((thrown as Error).message).toContain(mention);
   });
 
-  it('async variants reject with the same TypeError (no native call made)', async () => {
-    await expect(rtnl.async.setVf(1, 0, { vlan: 4095, qos: 0, proto: '802.1Q' })).rejects.toThrow(TypeError);
-    await expect(rtnl.async.setLink(2.5, { up: true })).rejects.toThrow('2.5');
-  });
-
   it('connect rejects a closed namespace and a bad timeout', () => {
     expect(() => connect(null, { timeoutMs: 0 })).toThrow(TypeError);
     expect(() => connect({ fd: -1, id: { dev: 0, ino: 0 }, path: '/x', close() {} })).toThrow('already closed');

@@ -26,6 +26,8 @@ function session(ctx) {
   ctx.defer(() => s.close());
   return s;
 }
+/** How the engine finds namespaces (src/lend/namespaces): the initial one among them. */
+const namespaces = load('lend/namespaces');
 
 /** An rtnetlink connection (to `ns`, default the caller's namespace) closed after the scenario. */
 function rtnl(ctx, ns = null) {
@@ -43,6 +45,13 @@ function openNamedNetns(ctx, name) {
   return { ns, close };
 }
 
+/** The initial namespace, opened the way the engine reaches it (initialRef); closed after the scenario. */
+function openInitialNetns(ctx) {
+  const ns = net().openNetns(namespaces().initialRef().path);
+  ctx.defer(() => ns.close());
+  return ns;
+}
+
 /** Set environment variables for the rest of the scenario; the old values come back afterwards. */
 function withEnv(ctx, vars) {
   const saved = Object.fromEntries(Object.keys(vars).map((k) => [k, process.env[k]]));
@@ -55,4 +64,4 @@ function withEnv(ctx, vars) {
   });
 }
 
-module.exports = { DIST, net, sriov, sriovSim, errors, sysfs, session, rtnl, openNamedNetns, withEnv };
+module.exports = { DIST, net, sriov, sriovSim, errors, sysfs, session, rtnl, openNamedNetns, openInitialNetns, withEnv };

@@ -8,7 +8,7 @@ const { iproute2VfTable, iproute2SetVfs } = require('../lib/iproute2-vf');
 const { vfMac } = require('../lib/vf-settings');
 const { ip, linkJson, tempNetns, poll } = require('../lib/shell');
 const { expect, expectEqual } = require('../lib/expect');
-const { net, rtnl, openNamedNetns } = require('../lib/project');
+const { net, rtnl, openNamedNetns, openInitialNetns } = require('../lib/project');
 
 /** A netdevsim PF with 4 VFs carrying settings, a non-default MAC and MTU, admin up. */
 async function configuredPf(ctx, tag) {
@@ -66,8 +66,7 @@ module.exports = [
 
       // used there (admin up), then given back: down on arrival again, set up as a give-back does
       away.setLink(there.index, { up: true });
-      const initial = net().initialNetns();
-      ctx.defer(() => initial.close());
+      const initial = openInitialNetns(ctx);
       away.moveLink(there.index, initial);
       const back = home.getLink({ name: pf.name }, { vfs: true });
       expectEqual(identity(back), identity(before), 'PF back home (addon)');

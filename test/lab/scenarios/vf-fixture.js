@@ -8,7 +8,7 @@ const { iproute2VfTable } = require('../lib/iproute2-vf');
 const { vfMac } = require('../lib/vf-settings');
 const { tempNetns, linkJson } = require('../lib/shell');
 const { expect, expectEqual } = require('../lib/expect');
-const { net, rtnl, sriov, sysfs, withEnv, openNamedNetns } = require('../lib/project');
+const { rtnl, sriov, sysfs, withEnv, openNamedNetns, openInitialNetns } = require('../lib/project');
 
 module.exports = [
   {
@@ -68,8 +68,7 @@ module.exports = [
       expectEqual(conn.getVfs(fx.pf.index), table, 'PF-side VF table while the VF netdev is away');
 
       const moved = away.getLink({ name: 'eth7' });
-      const initial = net().initialNetns();
-      ctx.defer(() => initial.close());
+      const initial = openInitialNetns(ctx);
       away.moveLink(moved.index, initial, { name: v.netdev });
       const back = conn.getLink({ name: v.netdev });
       expect(back.mac === v.mac, `VF netdev MAC after the round trip ${back.mac}, expected ${v.mac}`);

@@ -1,0 +1,72 @@
+// The proof that no long-lived thread ever changes namespace: every thread that exists before a burst of
+// cross-namespace work (sockets made inside other namespaces, sysctls and ethtool there, anonymous
+// namespaces) is still home after it. The work runs on short-lived native threads that enter the namespace.
+import { readdirSync, readlinkSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { connect, createAnonymousNetns, readSysctl } from '../../src/net';
+import { Scratch } from '../helpers/kernel';
+
+let scratch: Scratch;
+beforeEach(() => {
+  scratch = new Scratch();
+});
+afterEach(() => scratch.cleanup());
+
+const scratchNs = (suffix: string) => scratch.netnsWithRtnl(suffix);
+
+/** tid → 'net:[inode]' for every thread of this process (threads may exit while we look). */
+function threadNamespaces(): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const tid of readdirSync('/proc/self/task')) {
+    try {
+      out.set(tid, readlinkSync(`/proc/self/task/${tid}/ns/net`));
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return out;
+}
+
+describe('threads never change namespace', () => {
+  it('all threads that existed before a burst of cross-namespace work stay in our namespace', async () => {
+    const home = readlinkSync('/proc/self/ns/net');
+    const one = scratchNs('t1');
+    const two = scratchNs('t2');
+    const [a] = scratch.veth('a', 'b', one.name);
+    const [c] = scratch.veth('c', 'd', two.name);
+    // bring up the libuv pool first, so its threads are among those watched
+    await Promise.all(Array.from({ length: 8 }, () => readFile('/proc/self/status')));
+    const before = threadNamespaces();
+    expect([...before.values()].every((n) => n === home)).toBe(true);
+
+    const watched: string[] = [];
+    const check = () => {
+      const now = threadNamespaces();
+      for (const [tid, n] of before) if (now.has(tid) && now.get(tid) !== home) watched.push(`${tid} in ${n}`);
+    };
+    for (let round = 0; round < 20; round++) {
+      for (const side of [one, two]) {
+        const dev = side === one ? a : c;
+        const index = side.rtnl.getLink({ name: dev }).index;
+        side.rtnl.setLink(index, { alias: `r${round}` });
+        readSysctl(side.ns, 'net/ipv4/ip_forward');
+        expect(side.rtnl.driverInfo(dev)).toEqual({ driver: 'veth', busInfo: '' });
+        const extra = connect(side.ns);
+        extra.listLinks();
+        extra.close();
+        check();
+      }
+      const anon = createAnonymousNetns();
+      const inAnon = connect(anon);
+      inAnon.getLink({ name: 'lo' });
+      inAnon.close();
+      anon.close();
+      check();
+    }
+    const after = threadNamespaces();
+    expect(watched).toEqual([]);
+    expect([...after.entries()].filter(([, n]) => n !== home)).toEqual([]);
+    expect([...before.keys()].filter((tid) => !after.has(tid))).toEqual([]); // main + pool threads all still there
+  });
+});
