@@ -118,6 +118,7 @@ bool parseLinkMessage(const nlmsghdr* h, LinkInfo& out) {
   readAttr(tb[IFLA_OPERSTATE], out.operstate);
   out.alias = optionalString(tb[IFLA_IFALIAS]);
   out.parentIndex = optionalValue<int32_t>(tb[IFLA_LINK]);
+  out.masterIndex = optionalValue<int32_t>(tb[IFLA_MASTER]);
   out.linkNetnsId = optionalValue<int32_t>(tb[IFLA_LINK_NETNSID]);
   out.numVfs = optionalValue<uint32_t>(tb[IFLA_NUM_VF]);
   if (const rtattr* info = tb[IFLA_LINKINFO]) {

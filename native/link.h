@@ -25,6 +25,7 @@ struct LinkInfo {
   std::optional<std::string> alias;
   std::vector<std::string> altnames;
   std::optional<int> parentIndex;     // IFLA_LINK
+  std::optional<int> masterIndex;     // IFLA_MASTER (the bridge or bond it is a port of)
   std::optional<int> linkNetnsId;     // IFLA_LINK_NETNSID: the parent/peer lives in another namespace
   std::optional<uint32_t> numVfs;     // IFLA_NUM_VF
   std::optional<std::vector<VfInfo>> vfs;  // only when the reply carried IFLA_VFINFO_LIST

@@ -73,6 +73,7 @@ Napi::Object linkToJs(Napi::Env env, const LinkInfo& l) {
   for (uint32_t i = 0; i < l.altnames.size(); ++i) alt.Set(i, l.altnames[i]);
   o.Set("altnames", alt);
   o.Set("parentIndex", orNull(env, l.parentIndex));
+  o.Set("masterIndex", orNull(env, l.masterIndex));
   if (l.linkNetnsId) o.Set("linkNetnsId", *l.linkNetnsId);
   if (l.numVfs) o.Set("numVfs", *l.numVfs);
   if (l.vfs) {
@@ -120,6 +121,7 @@ Napi::Array routesToJs(Napi::Env env, const std::vector<RouteInfo>& routes) {
                                : r.dst.value_or("") + "/" + std::to_string(r.dstLen));
     o.Set("gateway", orNull(env, r.gateway));
     o.Set("index", orNull(env, r.oif));
+    o.Set("nexthopIndexes", arrayToJs(env, r.nexthopOifs, [&](int i) { return Napi::Number::New(env, i); }));
     o.Set("table", r.table);
     o.Set("metric", orNull(env, r.metric));
     o.Set("scope", r.scope);

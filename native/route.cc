@@ -3,6 +3,8 @@
 #include <linux/rtnetlink.h>
 #include <sys/socket.h>
 
+#include <cstring>
+
 namespace sriovctl {
 
 namespace {
@@ -32,6 +34,24 @@ NlRequest routeRequest(uint16_t type, uint16_t flags, const RouteSpec& r) {
   return req;
 }
 
+// Each rtnexthop's own length is checked against what is left before it is read, and must at least cover its
+// header (a zero length would loop forever); nexthop attributes are not needed, only the ifindex.
+std::vector<int> multipathOifs(const void* data, size_t len) {
+  std::vector<int> out;
+  const auto* p = static_cast<const unsigned char*>(data);
+  while (len >= sizeof(rtnexthop)) {
+    rtnexthop nh;
+    std::memcpy(&nh, p, sizeof nh);
+    if (nh.rtnh_len < sizeof(rtnexthop) || nh.rtnh_len > len) break;
+    if (nh.rtnh_ifindex > 0) out.push_back(nh.rtnh_ifindex);
+    const size_t step = RTNH_ALIGN(nh.rtnh_len);
+    if (step >= len) break;
+    p += step;
+    len -= step;
+  }
+  return out;
+}
+
 }  // namespace
 
 bool parseRouteMessage(const nlmsghdr* h, RouteInfo& r) {
@@ -51,6 +71,7 @@ bool parseRouteMessage(const nlmsghdr* h, RouteInfo& r) {
   uint32_t u = 0;
   if (readAttr(tb[RTA_OIF], u)) r.oif = static_cast<int>(u);
   if (readAttr(tb[RTA_PRIORITY], u)) r.metric = u;
+  if (tb[RTA_MULTIPATH]) r.nexthopOifs = multipathOifs(attrData(tb[RTA_MULTIPATH]), attrLen(tb[RTA_MULTIPATH]));
   r.scope = rtm->rtm_scope;
   r.protocol = rtm->rtm_protocol;
   r.type = rtm->rtm_type;

@@ -17,6 +17,8 @@ struct RouteInfo {
   uint8_t dstLen = 0;
   std::optional<std::string> gateway;
   std::optional<int> oif;
+  // The output ifindexes of an RTA_MULTIPATH (ECMP) route's nexthops.
+  std::vector<int> nexthopOifs;
   uint32_t table = 0;
   std::optional<uint32_t> metric;
   uint8_t scope = 0;

@@ -11,6 +11,7 @@ import Module from 'node:module';
 import { basename, dirname, join } from 'node:path';
 import { Script } from 'node:vm';
 import { ensureTrustedDir, untrustedReason } from './secure-dir';
+import { readStateFile } from './state-file';
 
 /** One bundle to load: its source, the file name it reports in stack traces, and how it resolves require(). */
 export interface BundleSource {
@@ -57,7 +58,7 @@ export function cacheName(file: string, source: string): string {
 
 function readOrUndefined(file: string): Buffer | undefined {
   try {
-    return readFileSync(file);
+    return readStateFile(file);
   } catch {
     return undefined;
   }

@@ -3,7 +3,8 @@
 // ancestor is a real directory (not a symlink), owned by root or by us, and not writable by group or others —
 // except a sticky ancestor (/tmp), whose entries only their owner may rename, as long as the entry below it is
 // ours. The same rule as the kernel's protected-path checks, without following a single symlink.
-import { lstatSync, type Stats } from 'node:fs';
+import { chmodSync, existsSync, lstatSync, type Stats } from 'node:fs';
+import { SysError } from './errors';
 import { makeDirs } from './make-dirs';
 import { dirname, isAbsolute, resolve } from 'node:path';
 
@@ -48,4 +49,30 @@ export function ensureTrustedDir(dir: string): void {
   if (reason) throw new Error(reason);
   const st = lstatSync(dir);
   if ((st.mode & 0o077) !== 0) throw new Error(`${dir} is open to group or others (mode ${(st.mode & 0o777).toString(8)}), not 0700`);
+}
+
+/**
+ * The state directory (ledger records, locks, caches, cluster state): created 0700 when missing, refused with
+ * SysError 'UNTRUSTED' unless trusted along its whole path (a sticky root-owned ancestor such as /tmp is accepted
+ * when the entry below it is root's, as systemd and sshd accept it), then set to 0700 — only once the check
+ * passed, so the chmod never follows a planted link nor leaves an attacker's directory in use.
+ */
+export function ensureTrustedStateDir(dir: string): void {
+  try {
+    makeDirs(dir, 0o700);
+  } catch {
+    // reported below, by the check, with the path that is wrong
+  }
+  assertTrustedStateDir(dir);
+  chmodSync(dir, 0o700);
+}
+
+/** Throws SysError 'UNTRUSTED' when `dir` exists and is not trusted; a missing `dir` passes (nothing to read). */
+export function assertTrustedStateDirIfPresent(dir: string): void {
+  if (existsSync(dir)) assertTrustedStateDir(dir);
+}
+
+function assertTrustedStateDir(dir: string): void {
+  const reason = untrustedReason(dir);
+  if (reason) throw new SysError(`state directory ${dir} is not trusted: ${reason}`, { code: 'UNTRUSTED', op: 'state dir' });
 }

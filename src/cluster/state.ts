@@ -5,7 +5,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { removeFileDurably, writeFileAtomic } from '../ledger/atomic-file';
 import type { NodeRole, ProviderName } from './types';
-import { makeDirs } from '../make-dirs';
+import { assertTrustedStateDirIfPresent, ensureTrustedStateDir } from '../secure-dir';
+import { readStateFile } from '../state-file';
 
 export const CLUSTER_STATE_SCHEMA = 1;
 
@@ -61,7 +62,8 @@ function stateFile(stateDir: string, name: string): string {
 export function readClusterState(stateDir: string, name: string): ClusterState | null {
   let text: string;
   try {
-    text = fs.readFileSync(stateFile(stateDir, name), 'utf8');
+    assertTrustedStateDirIfPresent(clusterDir(stateDir, name));
+    text = readStateFile(stateFile(stateDir, name)).toString('utf8');
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
     throw err;
@@ -75,7 +77,7 @@ export function readClusterState(stateDir: string, name: string): ClusterState |
 
 export function writeClusterState(stateDir: string, state: ClusterState): void {
   const dir = clusterDir(stateDir, state.name);
-  makeDirs(dir, 0o700);
+  for (const d of [stateDir, path.dirname(dir), dir]) ensureTrustedStateDir(d);
   state.updatedAt = new Date().toISOString();
   writeFileAtomic(stateFile(stateDir, state.name), JSON.stringify(state, null, 2) + '\n', 0o600);
 }

@@ -1,18 +1,24 @@
 // STATUS: ready when the state directory (the ledger) is writable, sysfs readable, and the IPAM plugin agrees.
-import { readdirSync, unlinkSync, writeFileSync } from 'node:fs';
+import { closeSync, constants, openSync, readdirSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { CNI_ERR, CniError } from './errors';
 import { ipamOfCall, type Ipam } from './ipam';
 import type { VerbHandler } from './verb';
-import { makeDirs } from '../make-dirs';
+import { isSysError } from '../errors';
+import { ensureTrustedStateDir } from '../secure-dir';
+import { stateFileFlags } from '../state-file';
 
 export const cmdStatus: VerbHandler = (call) => {
   const { config } = call;
   const dir = config.stateDir;
   try {
-    makeDirs(dir, 0o700);
+    ensureTrustedStateDir(dir);
+  } catch (err) {
+    throw new CniError(CNI_ERR.NOT_READY, isSysError(err, 'UNTRUSTED') ? err.message : `state directory ${dir} is not usable`, (err as Error).message);
+  }
+  try {
     const probe = join(dir, `.status-${process.pid}`);
-    writeFileSync(probe, '', { mode: 0o600 });
+    closeSync(openSync(probe, stateFileFlags(constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL), 0o600));
     unlinkSync(probe);
   } catch (err) {
     throw new CniError(CNI_ERR.NOT_READY, `state directory ${dir} is not writable`, (err as Error).message);

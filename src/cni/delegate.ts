@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { isSysError } from '../errors';
 import { runProgram, type ProgramOutcome } from '../proc/run-program';
 import { CNI_ERR, CniError, invalidEnv } from './errors';
+import { pluginNameProblem } from './plugin-name';
 
 /**
  * DHCP can take a while; a plugin that is wedged must not hang the pod forever. SRIOVCTL_IPAM_TIMEOUT (whole
@@ -23,6 +24,9 @@ function delegateTimeoutMs(): number {
 
 /** The first executable regular file named `type` in the CNI_PATH directories. */
 export function findPlugin(type: string, cniPath: readonly string[]): string {
+  // whatever the name came from (a config, a record), it is only ever looked up in CNI_PATH
+  const bad = pluginNameProblem(type);
+  if (bad) throw new CniError(CNI_ERR.IPAM_EXEC_FAILED, `failed to find plugin: ${bad}`, type);
   for (const dir of cniPath) {
     const candidate = join(dir, type);
     try {

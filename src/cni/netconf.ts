@@ -18,6 +18,7 @@ import { parseDns, parseResult, ResultFormatError, type CniDns, type CniResult }
 import { DEFAULT_CONFIG_VERSION, requireSupported, type CniVersion } from './versions';
 import type { VfRequest } from '../ledger/types';
 import type { NicSelector } from '../lend/types';
+import { pluginNameProblem } from './plugin-name';
 
 export const LOG_LEVELS = ['panic', 'error', 'warning', 'info', 'debug'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -143,9 +144,8 @@ function parseIpam(raw: Json): IpamConf | null {
   const type = optString(ipam, 'type', 'ipam.type');
   // sriov-cni and host-device: an ipam section without a type means "no IPAM"
   if (type === null || type === '') return null;
-  if (type === '.' || type === '..' || type.includes('/') || type.includes('\0')) {
-    throw invalidConfig('ipam.type', `${JSON.stringify(type)} must be a plugin file name, not a path`);
-  }
+  const bad = pluginNameProblem(type);
+  if (bad) throw invalidConfig('ipam.type', bad);
   return { type };
 }
 

@@ -1,12 +1,14 @@
 // Which CNI versions a delegate plugin speaks, asked once (its VERSION verb) and remembered in the state
 // directory, keyed by the binary's path, inode, size and mtime: an upgraded plugin is asked again, and an ADD
 // does not pay an extra exec every time.
-import { readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { join } from 'node:path';
 import { execDelegate } from './delegate';
 import { CNI_ERR, CniError } from './errors';
 import { LATEST_VERSION, isVersionString } from './versions';
-import { makeDirs } from '../make-dirs';
+import { writeFileAtomic } from '../ledger/atomic-file';
+import { ensureTrustedStateDir, untrustedReason } from '../secure-dir';
+import { readStateFile } from '../state-file';
 
 interface CacheFile {
   /** key → supported versions */
@@ -53,7 +55,9 @@ function askVersions(path: string, label: string): string[] {
 
 function readCache(stateDir: string): CacheFile {
   try {
-    const parsed = JSON.parse(readFileSync(cacheFile(stateDir), 'utf8')) as CacheFile;
+    // a cache anyone else could have written is not read
+    if (untrustedReason(join(stateDir, 'cni')) !== null) return { plugins: {} };
+    const parsed = JSON.parse(readStateFile(cacheFile(stateDir)).toString('utf8')) as CacheFile;
     if (parsed && typeof parsed.plugins === 'object' && parsed.plugins !== null) return parsed;
   } catch {
     // absent or unreadable: start afresh (it is only a cache)
@@ -64,10 +68,9 @@ function readCache(stateDir: string): CacheFile {
 function writeCache(stateDir: string, cache: CacheFile): void {
   const file = cacheFile(stateDir);
   try {
-    makeDirs(join(stateDir, 'cni'), 0o700);
-    const tmp = `${file}.${process.pid}.tmp`;
-    writeFileSync(tmp, JSON.stringify(cache), { mode: 0o600 });
-    renameSync(tmp, file);
+    ensureTrustedStateDir(stateDir);
+    ensureTrustedStateDir(join(stateDir, 'cni'));
+    writeFileAtomic(file, JSON.stringify(cache), 0o600, { durable: false });
   } catch {
     // a cache that cannot be written only costs an exec next time
   }

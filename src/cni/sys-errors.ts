@@ -11,6 +11,8 @@ const NOT_FOUND = new Set(['NOT_FOUND', 'ENODEV', 'ENOENT']);
 export function cniErrorFrom(err: unknown, fallbackCode: number, what: string): CniError | Error {
   if (err instanceof CniError) return err;
   if (!isSysError(err)) return err instanceof Error ? err : new Error(String(err));
+  // an untrusted state directory is the node's fault, not the call's: the plugin is not ready (50)
+  if (err.code === 'UNTRUSTED') return new CniError(CNI_ERR.NOT_READY, `${what}: ${err.describe()}`, err.code);
   const code = err.code === 'BUSY' ? CNI_ERR.TRY_AGAIN_LATER : NOT_FOUND.has(err.code) && fallbackCode === CNI_ERR.LEND_FAILED ? CNI_ERR.DEVICE_NOT_FOUND : fallbackCode;
   return new CniError(code, `${what}: ${err.describe()}`, err.code);
 }

@@ -5,6 +5,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { SysError } from '../errors';
 import { lockFd, unlockFd } from '../net';
+import { assertRegularFile, stateFileFlags } from '../state-file';
 import { assertRecordKey } from './keys';
 import { locksDir, type Ledger } from './store';
 
@@ -36,7 +37,7 @@ export function lockNic(l: Ledger, key: string, opts: LockOptions = {}): NicLock
   const timeoutMs = opts.timeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS;
   if (!Number.isInteger(timeoutMs) || timeoutMs < 0) throw new TypeError(`invalid lock timeout ${timeoutMs}`);
   const exclusive = !opts.shared;
-  const fd = fs.openSync(file, fs.constants.O_RDWR | fs.constants.O_CREAT, 0o600);
+  const fd = openLockFile(file);
   let locked = false;
   try {
     const started = Date.now();
@@ -68,6 +69,25 @@ export function lockNic(l: Ledger, key: string, opts: LockOptions = {}): NicLock
       }
     },
   };
+}
+
+/** The lock file, never through a symbolic link (it is truncated: a link must not reach another file). */
+function openLockFile(file: string): number {
+  let fd: number;
+  try {
+    fd = fs.openSync(file, stateFileFlags(fs.constants.O_RDWR | fs.constants.O_CREAT), 0o600);
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException;
+    if (e.code !== 'ELOOP') throw err;
+    throw new SysError(`lock file ${file} is a symbolic link (not followed)`, { code: 'UNTRUSTED', op: 'ledger lock' });
+  }
+  try {
+    assertRegularFile(fd, file);
+  } catch {
+    fs.closeSync(fd);
+    throw new SysError(`lock file ${file} is not a regular file`, { code: 'UNTRUSTED', op: 'ledger lock' });
+  }
+  return fd;
 }
 
 /** Best effort: the holder line for a "busy" message. */

@@ -6,10 +6,9 @@ import { isTempFileName, removeFileDurably, tempFileWriter, writeFileAtomic, typ
 import { assertRecordKey } from './keys';
 import type { LendRecord } from './types';
 import { recordProblem } from './validate';
-import { makeDirs } from '../make-dirs';
+import { ensureTrustedStateDir } from '../secure-dir';
+import { readStateFile } from '../state-file';
 
-/** The state directory is private: records name namespaces, owners and MACs. */
-const DIR_MODE = 0o700;
 const FILE_MODE = 0o600;
 const RECORD_SUFFIX = '.json';
 
@@ -20,11 +19,9 @@ export interface Ledger {
 /** Open (creating if needed) the ledger at `dir` (the state directory). */
 export function openLedger(dir: string): Ledger {
   const root = path.resolve(dir);
-  for (const d of [root, recordsDir(root), locksDir(root)]) {
-    makeDirs(d, DIR_MODE);
-    // mkdir honours the umask and leaves an existing directory as it was: set the mode exactly
-    fs.chmodSync(d, DIR_MODE);
-  }
+  // each is checked trusted along its whole path before it is used, and set to 0700 exactly (records name namespaces, owners and MACs) (mkdir honours
+  // the umask and leaves an existing directory as it was)
+  for (const d of [root, recordsDir(root), locksDir(root)]) ensureTrustedStateDir(d);
   return { dir: root };
 }
 
@@ -46,11 +43,13 @@ export function readRecord(l: Ledger, key: string): LendRecord | null {
   const file = recordPath(l, key);
   let text: string;
   try {
-    text = fs.readFileSync(file, 'utf8');
+    text = readStateFile(file).toString('utf8');
   } catch (err) {
     const e = err as NodeJS.ErrnoException;
     if (e.code === 'ENOENT') return null;
-    throw corrupt(file, `cannot be read: ${e.message}`, e.code);
+    // the code only: a message could quote the path's target
+    const why = e.code === 'ELOOP' ? 'is a symbolic link (not followed)' : e.code === 'EFTYPE' ? 'is not a regular file' : 'cannot be read';
+    throw corrupt(file, why, e.code);
   }
   return parseRecord(file, key, text);
 }
@@ -60,7 +59,9 @@ function parseRecord(file: string, key: string, text: string): LendRecord {
   try {
     value = JSON.parse(text);
   } catch (err) {
-    throw corrupt(file, `is not valid JSON: ${(err as Error).message}`);
+    // not JSON.parse's message: it quotes the text, and a record must never echo a file's content
+    const at = /position (\d+)/.exec((err as Error).message);
+    throw corrupt(file, `is not valid JSON${at ? ` (at byte ${at[1]})` : ''}`);
   }
   const problem = recordProblem(value);
   if (problem) throw corrupt(file, problem);
@@ -136,7 +137,7 @@ function removeIfAbandoned(file: string): void {
   if (pid === null || isAlive(pid)) return;
   try {
     // the age check guards against a writer in another pid namespace that we cannot see
-    if (Date.now() - fs.statSync(file).mtimeMs < ABANDONED_AFTER_MS) return;
+    if (Date.now() - fs.lstatSync(file).mtimeMs < ABANDONED_AFTER_MS) return;
     fs.unlinkSync(file);
   } catch {
     // someone else cleaned it up, or we may not: it is ignored either way

@@ -1,4 +1,5 @@
 // The shape check applied to every record read from disk (and to every record before it is written).
+import { recordFieldsProblem } from './record-fields';
 import { RECORD_SCHEMA, type LendRecord, type RecordPhase } from './types';
 
 const PHASES: readonly RecordPhase[] = ['lending', 'lent', 'returning', 'rolling-back'];
@@ -30,7 +31,7 @@ export function recordProblem(value: unknown): string | null {
   for (const ns of ['home', 'target'] as const) {
     if (!isObject((value[ns] as Record<string, unknown>).id)) return `field '${ns}.id' is not an object`;
   }
-  return null;
+  return recordFieldsProblem(value);
 }
 
 /** Narrowing form of recordProblem. */

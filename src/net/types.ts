@@ -76,6 +76,8 @@ export interface Link {
   altnames: string[];
   /** IFLA_LINK (the peer/parent ifindex, as seen from its own namespace), or null. */
   parentIndex: number | null;
+  /** IFLA_MASTER: the bridge or bond this link is a port of, or null. */
+  masterIndex: number | null;
   /** IFLA_LINK_NETNSID: present when the parent/peer lives in another namespace (its id as seen from here). */
   linkNetnsId?: number;
   /** Number of VFs the kernel reports (IFLA_NUM_VF), when asked for VF info. */
@@ -137,6 +139,8 @@ export interface Route {
   gateway: string | null;
   /** Output ifindex, or null. */
   index: number | null;
+  /** The output ifindexes of an ECMP route's nexthops (RTA_MULTIPATH); empty for a single-path route. */
+  nexthopIndexes: number[];
   table: number;
   metric: number | null;
   scope: number;

@@ -33,7 +33,7 @@ void parseOne(const nlmsghdr* h) {
   AddressInfo addr;
   if (parseAddressMessage(h, addr)) sink = sink + addr.address.size();
   RouteInfo route;
-  if (parseRouteMessage(h, route)) sink = sink + (route.dst ? route.dst->size() : 0) + (route.gateway ? 1 : 0);
+  if (parseRouteMessage(h, route)) sink = sink + (route.dst ? route.dst->size() : 0) + (route.gateway ? 1 : 0) + route.nexthopOifs.size();
   if (h->nlmsg_type == NLMSG_ERROR) {
     if (auto f = failureFromError(h, "fuzz")) sink = sink + f->kernelMessage.size();
   } else if (h->nlmsg_type == NLMSG_DONE) {

@@ -180,4 +180,52 @@ describe('refusals that need the kernel to decide', () => {
     expect(del.status, del.stdout).toBe(0);
     expect(nicState(uplink.name, home)).toEqual({ ...uplink, up: true });
   });
+
+  let m1Cases = 0;
+  // issue 13 M1: the guard sees every way the NIC can carry the host's traffic, not only a main-table default out
+  // of the NIC itself (each of these was lent before)
+  it.each([
+    ['an ECMP default with one nexthop via the NIC', (up: string) => [
+      ['link', 'add', 'm1b', 'type', 'veth', 'peer', 'name', 'm1c'],
+      ['link', 'set', 'm1b', 'up'],
+      ['addr', 'add', '10.67.0.2/24', 'dev', 'm1b'],
+      ['route', 'add', 'default', 'nexthop', 'via', '10.67.0.1', 'dev', 'm1b', 'nexthop', 'via', '10.66.0.1', 'dev', up],
+    ]],
+    ['the split 0.0.0.0/1 + 128.0.0.0/1', (up: string) => [
+      ['route', 'add', '0.0.0.0/1', 'via', '10.66.0.1', 'dev', up],
+      ['route', 'add', '128.0.0.0/1', 'via', '10.66.0.1', 'dev', up],
+    ]],
+    ['the split ::/1 + 8000::/1', (up: string) => [
+      ['-6', 'route', 'add', '::/1', 'dev', up],
+      ['-6', 'route', 'add', '8000::/1', 'dev', up],
+    ]],
+    ['a default in table 100 chosen by ip rule', (up: string) => [
+      ['route', 'add', 'default', 'via', '10.66.0.1', 'dev', up, 'table', '100'],
+      ['rule', 'add', 'from', 'all', 'lookup', '100', 'priority', '100'],
+    ]],
+    ['a bridge port whose bridge carries the default', (up: string) => [
+      ['link', 'add', 'm1br', 'type', 'bridge'],
+      ['link', 'set', up, 'master', 'm1br'],
+      ['link', 'set', 'm1br', 'up'],
+      ['addr', 'add', '10.68.0.2/24', 'dev', 'm1br'],
+      ['route', 'add', 'default', 'via', '10.68.0.1', 'dev', 'm1br'],
+    ]],
+    ['a lower device whose upper (macvlan, as a VLAN) carries the default', (up: string) => [
+      ['link', 'add', 'link', up, 'name', 'm1mv', 'type', 'macvlan'],
+      ['link', 'set', 'm1mv', 'up'],
+      ['addr', 'add', '10.69.0.2/24', 'dev', 'm1mv'],
+      ['route', 'add', 'default', 'via', '10.69.0.1', 'dev', 'm1mv'],
+    ]],
+  ] as [string, (up: string) => string[][]][])('refuses (101) a NIC when %s', (_what, setup) => {
+    const n = ++m1Cases;
+    const home = s.netns(`m1h${n}`);
+    const uplink = standInNic(s, `m1n${n}`, home);
+    ipIn(home, 'link', 'set', uplink.name, 'up');
+    ipIn(home, 'addr', 'add', '10.66.0.2/24', 'dev', uplink.name);
+    for (const cmd of setup(uplink.name)) ipIn(home, ...cmd);
+    const config = conf({ device: uplink.name, ipam: undefined });
+    const refused = runCni({ command: 'ADD', containerId: 'm1', netns: netnsPath(pod), ifname: 'net1', config, inNetns: home }, roots);
+    expectRefused(refused, 101, 'allowDefaultRouteLink');
+    expect(nicState(uplink.name, home)?.mac).toBe(uplink.mac);
+  });
 });

@@ -36,7 +36,7 @@ describe('the CLI code cache (issue 13 H1)', () => {
   afterEach(() => rmSync(root, { recursive: true, force: true }));
 
   /** A state dir owned by `uid` holding a planted cache under the name the CLI looks for; runs `status`. */
-  async function statusWithPlantedCache(uid: number): Promise<{ ran: boolean; code: number | null; stdout: string }> {
+  async function statusWithPlantedCache(uid: number): Promise<{ ran: boolean; code: number | null; stdout: string; stderr: string }> {
     const state = join(root, `state-${uid}`);
     const cacheDir = join(state, 'cli', 'code-cache');
     mkdirSync(cacheDir, { recursive: true, mode: 0o755 });
@@ -44,13 +44,14 @@ describe('the CLI code cache (issue 13 H1)', () => {
     writeFileSync(join(cacheDir, cacheName(BUNDLE, readFileSync(BUNDLE, 'utf8'))), plantedCache(marker));
     for (const d of [state, join(state, 'cli'), cacheDir]) chownSync(d, uid, uid);
     const r = await sriovctl({ stateDir: state, sysfsRoot: root }, ['status', '--json']);
-    return { ran: existsSync(marker), code: r.code, stdout: r.stdout };
+    return { ran: existsSync(marker), code: r.code, stdout: r.stdout, stderr: r.stderr };
   }
 
-  it('never runs a cache planted in a state dir another user owns', async () => {
+  it('never runs a cache planted in a state dir another user owns (and refuses that state dir)', async () => {
     const r = await statusWithPlantedCache(NOBODY);
     expect(r.ran).toBe(false);
-    expect(r).toMatchObject({ code: 0, stdout: '[]\n' });
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toMatch(/is not trusted/);
   });
 
   it('(control) the same planted cache in a root-owned dir is run: the attack is real, ownership is the guard', async () => {

@@ -64,7 +64,7 @@ const addr = (index: number, address: string, prefixLen: number): Address => ({
   cidr: `${address}/${prefixLen}`,
   flags: 0,
 });
-const route = (dst: string, gateway: string | null, family: 4 | 6 = 4): Route => ({ family, dst, gateway, index: 5, table: 254, metric: null, scope: 0, protocol: 4 });
+const route = (dst: string, gateway: string | null, family: 4 | 6 = 4): Route => ({ family, dst, gateway, index: 5, nexthopIndexes: [], table: 254, metric: null, scope: 0, protocol: 4 });
 
 describe('podDifferences', () => {
   const prev = {

@@ -102,9 +102,9 @@ describe('records', () => {
     expectCorrupt(/holds key 'pci-0000_03_00_1', not 'mac-020000000001'/);
   });
 
-  it('readRecord: CORRUPT (not a crash) for a file that cannot be read', () => {
+  it('readRecord: CORRUPT (not a crash) for a record that is not a regular file', () => {
     fs.mkdirSync(recordPath(ledger, 'mac-020000000001'));
-    expect(() => readRecord(ledger, 'mac-020000000001')).toThrow(/cannot be read.*EISDIR/);
+    expect(() => readRecord(ledger, 'mac-020000000001')).toThrow(/is not a regular file/);
   });
 
   it('writeRecord refuses an invalid record and leaves the old one', () => {
@@ -168,7 +168,7 @@ describe('scanRecords', () => {
     ]);
     expect(corrupt[1].error).toMatch(/not valid JSON/);
     expect(corrupt[2].error).toMatch(/schema 0/);
-    expect(corrupt[3].error).toMatch(/EISDIR/);
+    expect(corrupt[3].error).toMatch(/not a regular file/);
   });
 
   it('removes a stale temp file of a dead writer; keeps one of a live writer or a fresh one', () => {

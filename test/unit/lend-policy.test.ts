@@ -34,6 +34,7 @@ const link = (over: Partial<Link>): Link => ({
   alias: null,
   altnames: [],
   parentIndex: null,
+  masterIndex: null,
   ...over,
 });
 

@@ -1,0 +1,21 @@
+// The shape of the CNI front door's part of a lend record (`meta`, see ./attachment.ts), checked whenever a
+// record is read: its IPAM type is run as root on DEL and GC, so a record whose meta is not this shape is
+// reported and never acted upon.
+import { pluginNameProblem } from './plugin-name';
+
+/** Why `meta` is not (a part of) a CNI meta, or null when it is. */
+export function cniMetaProblem(meta: Record<string, unknown>): string | null {
+  // a record written before its meta (the lend's first step) has none yet
+  for (const k of ['network', 'cniVersion'] as const) {
+    if (meta[k] !== undefined && typeof meta[k] !== 'string') return `field 'meta.${k}' is not a string`;
+  }
+  const ipam = meta.ipam;
+  if (ipam === null || ipam === undefined) return null;
+  if (!isObject(ipam) || typeof ipam.type !== 'string' || !isObject(ipam.conf)) return `field 'meta.ipam' is not { type, conf }`;
+  const bad = pluginNameProblem(ipam.type);
+  return bad ? `field 'meta.ipam.type': ${bad}` : null;
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
