@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { isSysError } from '../errors';
 import { runProgram, type ProgramOutcome } from '../proc/run-program';
 import { CNI_ERR, CniError, invalidEnv } from './errors';
-import { pluginNameProblem } from './plugin-name';
+import { pluginNameProblem } from '../ledger/plugin-name';
 
 /**
  * DHCP can take a while; a plugin that is wedged must not hang the pod forever. SRIOVCTL_IPAM_TIMEOUT (whole

@@ -1,8 +1,8 @@
 // The values a give-back acts on — names it renames to and looks for, MACs it sets, ifindexes and namespace
 // paths it opens, sysfs names it writes under, the IPAM plugin DEL runs — checked with the project's one rule for
 // each, whenever a record is read: a record planted or damaged on disk is reported and never acted upon.
-import { cniMetaProblem } from '../cni/meta-check';
-import { ownerOfKey } from '../lend/owner';
+import { cniMetaProblem } from './cni-meta';
+import { ownerOfKey } from './owner';
 import { assertAltname, assertIfName, assertIndex, assertInteger, assertMtu, isMacText } from '../net/validate';
 import { assertSysfsName } from '../sriov/paths';
 
@@ -43,7 +43,7 @@ function checkFields(r: Obj): void {
   if (snapshot.vf !== null && snapshot.vf !== undefined) field('snapshot.vf', () => vfSnapshot(snapshot.vf as Obj));
   if (r.vfCount) field('vfCount.pf', () => assertSysfsName('PF', (r.vfCount as Obj).pf as string));
   if (ownerOfKey(r.owner as string)?.kind === 'pod') {
-    const bad = cniMetaProblem(r.meta as Obj);
+    const bad = cniMetaProblem(r.meta);
     if (bad) throw new Error(bad);
   }
 }

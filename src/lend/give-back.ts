@@ -4,7 +4,7 @@ import { SysError } from '../errors';
 import { advanceRecord, deleteRecord, lockNic, readRecord, scanRecords, writeRecord } from '../ledger';
 import type { LendRecord } from '../ledger/types';
 import { failpoint } from './failpoint';
-import { ownerKey, ownerMatches, type Owner, type OwnerMatch } from './owner';
+import { ownerKey, ownerMatches, type Owner, type OwnerMatch } from '../ledger/owner';
 import { restoreFromRecord } from './restore';
 import type { LendSession } from './session';
 import type { GiveBackOptions, GiveBackResult, RecoverReport } from './types';

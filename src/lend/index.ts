@@ -2,7 +2,7 @@
 // LendSession from their configuration and call it; the functions below are what the session runs.
 export type { RecordFilter } from './give-back';
 export { isRefusal, type LendPlan, type Refusal } from './prepare';
-export { ownerKey, ownerOfKey, ownerMatches, type Owner, type OwnerMatch } from './owner';
+export { ownerKey, ownerOfKey, ownerMatches, type Owner, type OwnerMatch } from '../ledger/owner';
 export type { VfCountRequest } from './vf-count';
 export type { StrayNic } from './stray';
 export { LendSession, openSession, type SessionOptions } from './session';

@@ -8,7 +8,7 @@ import { failpoint } from './failpoint';
 import { describeNamespace, refOf } from './namespaces';
 import { nameInUse } from './names';
 import { identityOf, refreshUnderLock, snapshotOf, type ResolvedNic } from './nic';
-import { ownerKey } from './owner';
+import { ownerKey } from '../ledger/owner';
 import { restoreFromRecord } from './restore';
 import type { LendSession } from './session';
 import type { LendRequest, LendResult, LendSettings } from './types';

@@ -10,7 +10,7 @@ import { assertIfName, sameNetns, type Link, type Netns, type Rtnl } from '../ne
 import { deviceDir, driverOf, getVf, isDeviceAddress, isUserspaceDriver, type SriovVf } from '../sriov';
 import { describeNamespace, openCurrent, openSpec, refOf } from './namespaces';
 import { identityOf, resolveNic, type ResolvedNic } from './nic';
-import { assertOwner } from './owner';
+import { assertOwner } from '../ledger/owner';
 import { isAbandoned } from './abandoned';
 import type { LendSession } from './session';
 import type { NicSelector, PrepareRequest } from './types';

@@ -9,7 +9,7 @@ import type { LendRecord } from '../ledger/types';
 import * as giveBacks from './give-back';
 import { commit, lend } from './lend';
 import { prepare, type LendPlan, type Refusal } from './prepare';
-import type { Owner } from './owner';
+import type { Owner } from '../ledger/owner';
 import { setLentVfCount, type VfCountRequest } from './vf-count';
 import { returnStray, type StrayNic } from './stray';
 import type { GiveBackOptions, GiveBackResult, LendRequest, LendResult, LendSettings, PrepareRequest, RecoverReport } from './types';

@@ -3,7 +3,7 @@ import { SysError } from '../errors';
 import { deleteRecord, lockNic, newRecord, readRecord, recordKeyFor, writeRecord } from '../ledger';
 import { initialRef, openSpec, refOf } from './namespaces';
 import { identityOfLink } from './nic';
-import { ownerKey } from './owner';
+import { ownerKey } from '../ledger/owner';
 import { restoreFromRecord } from './restore';
 import type { LendSession } from './session';
 import type { GiveBackResult, NamespaceSpec } from './types';

@@ -2,7 +2,7 @@
 import type { Link, Mac, Netns } from '../net/types';
 import type { LendRecord, VfRequest } from '../ledger/types';
 import type { SetNumVfsOptions } from '../sriov';
-import type { Owner } from './owner';
+import type { Owner } from '../ledger/owner';
 
 /** Where a namespace is: a path to a namespace file, a pid, or an already-open namespace (not closed by us). */
 export type NamespaceSpec = { path: string } | { pid: number } | { netns: Netns };

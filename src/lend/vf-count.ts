@@ -6,7 +6,7 @@ import { advanceRecord, lockNic, readRecord } from '../ledger';
 import type { LendRecord } from '../ledger/types';
 import { getPf, setNumVfs, type SetNumVfsOptions, type SriovVf } from '../sriov';
 import { failpoint } from './failpoint';
-import { ownerKey, type Owner } from './owner';
+import { ownerKey, type Owner } from '../ledger/owner';
 import type { LendSession } from './session';
 
 export interface VfCountRequest {

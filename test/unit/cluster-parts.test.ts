@@ -6,7 +6,7 @@ import { detectContainerRuntime } from '../../src/cluster/container-runtime';
 import { allocatableOf } from '../../src/cluster/kube';
 import { localNodeNames, parseLocalNodes } from '../../src/cluster/providers/local';
 import { simNicPlan, vfPeerName } from '../../src/cluster/sim-lab';
-import { ownerKey, ownerMatches } from '../../src/lend/owner';
+import { ownerKey, ownerMatches } from '../../src/ledger/owner';
 import { runTool, shellQuote } from '../../src/cluster/tools';
 import { assertClusterName, clusterOwner, ofCluster } from '../../src/cluster/types';
 import { isBdf } from '../../src/sriov';

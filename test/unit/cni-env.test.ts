@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ifNameProblem, ownerOf, parseCniArgs, parseCommand, parseEnv } from '../../src/cni/env';
-import { ownerKey, ownerOfKey } from '../../src/lend/owner';
+import { ownerKey, ownerOfKey } from '../../src/ledger/owner';
 import { failure } from '../helpers/cni-failure';
 
 

@@ -1,6 +1,6 @@
 // Owners as the engine takes them (a typed union) and as records store them (the key every version wrote).
 import { describe, expect, it } from 'vitest';
-import { assertOwner, ownerKey, ownerMatches, ownerOfKey, type Owner } from '../../src/lend/owner';
+import { assertOwner, ownerKey, ownerMatches, ownerOfKey, type Owner } from '../../src/ledger/owner';
 import { recordProblem } from '../../src/ledger';
 import { sampleRecord } from '../helpers/ledger-record';
 

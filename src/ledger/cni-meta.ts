@@ -1,10 +1,11 @@
-// The shape of the CNI front door's part of a lend record (`meta`, see ./attachment.ts), checked whenever a
+// The shape of the CNI front door's part of a lend record (`meta`, see src/cni/attachment.ts), checked whenever a
 // record is read: its IPAM type is run as root on DEL and GC, so a record whose meta is not this shape is
 // reported and never acted upon.
 import { pluginNameProblem } from './plugin-name';
 
 /** Why `meta` is not (a part of) a CNI meta, or null when it is. */
-export function cniMetaProblem(meta: Record<string, unknown>): string | null {
+export function cniMetaProblem(meta: unknown): string | null {
+  if (!isObject(meta)) return `field 'meta' is not an object`;
   // a record written before its meta (the lend's first step) has none yet
   for (const k of ['network', 'cniVersion'] as const) {
     if (meta[k] !== undefined && typeof meta[k] !== 'string') return `field 'meta.${k}' is not a string`;
