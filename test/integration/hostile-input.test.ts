@@ -17,9 +17,9 @@ import { ipJson, Scratch } from '../helpers/kernel';
 import { nicState, standInNic, type NicState } from '../helpers/lend-fixture';
 
 const SEED = Number(process.env.SRIOVCTL_HOSTILE_SEED ?? Math.floor(Math.random() * 2 ** 31));
-const CNI_CASES = Number(process.env.HOSTILE_N ?? 10_000);
+const CNI_CASES = 10_000;
 const BATCHES = 10;
-const PROCESS_CASES = 240;
+const PROCESS_CASES = 200;
 const CLI_CASES = 120;
 const CONCURRENCY = 3;
 /** The bound on one call: a hang guard, far above any honest call even on a loaded machine. */
@@ -206,12 +206,7 @@ describe(`hostile inputs (seed ${SEED})`, () => {
     const r = prng(SEED ^ 0x5eed);
     const b = openBatch();
     try {
-      // an environment cannot hold a NUL (execve takes C strings): such cases are for the in-process run only
-      const cases: CniCase[] = [];
-      for (let n = 0; cases.length < PROCESS_CASES; n++) {
-        const c = cniCase(r, b, n);
-        if (!Object.values(c.env).some((v) => v.includes('\u0000'))) cases.push(c);
-      }
+      const cases = Array.from({ length: PROCESS_CASES }, (_, n) => cniCase(r, b, n));
       // first in-process, one at a time; the ones that lend are replayed alone (two lends of one NIC would race)
       const expected: number[] = [];
       const answers: string[] = [];
