@@ -20,8 +20,10 @@ export class Logger {
   private fd: number | 'stderr' | null = null;
   private toStderr: (text: string) => void = writeStderr;
 
-  /** `allowedDirs`: where `conf.file` may be (see log-file.ts allowedLogDirs). */
-  /** `toStderr`: where stderr lines go (the process's stderr unless a test runs the plugin in-process). */
+  /**
+   * `allowedDirs`: where `conf.file` may be (see log-file.ts allowedLogDirs); `toStderr`: where stderr lines go (the
+   * process's stderr unless a caller runs the plugin in-process).
+   */
   configure(conf: LogConf, context: string, allowedDirs: readonly string[], toStderr: (text: string) => void = writeStderr): void {
     this.conf = conf;
     this.toStderr = toStderr;
