@@ -150,17 +150,28 @@ function closeBatch(b: Batch | null): void {
   b?.s.cleanup();
 }
 
-/** Runs `fn` on every item with at most `n` running at once. */
+/**
+ * Runs `fn` on every item with at most `n` running at once. After a failure no new item starts, and the first
+ * error is thrown only once the running ones have ended: the batch's cleanup must not race a live child.
+ */
 async function pool<T>(items: T[], n: number, fn: (item: T, i: number) => Promise<void>): Promise<void> {
   let next = 0;
-  await Promise.all(
+  let failed = false;
+  const workers = await Promise.allSettled(
     Array.from({ length: n }, async () => {
-      while (next < items.length) {
+      while (!failed && next < items.length) {
         const i = next++;
-        await fn(items[i], i);
+        try {
+          await fn(items[i], i);
+        } catch (err) {
+          failed = true;
+          throw err;
+        }
       }
     }),
   );
+  const rejected = workers.find((w): w is PromiseRejectedResult => w.status === 'rejected');
+  if (rejected) throw rejected.reason;
 }
 
 describe(`hostile inputs (seed ${SEED})`, () => {
