@@ -13,8 +13,19 @@ import { pluginNameProblem } from '../ledger/plugin-name';
  */
 const DEFAULT_DELEGATE_TIMEOUT_S = 120;
 
+/**
+ * The environment a delegated plugin inherits (libcni passes the runtime's through, CNI_* included): the call's —
+ * process.env for the executable, the caller's own when runCni runs a call in-process.
+ */
+let inherited: NodeJS.ProcessEnv = process.env;
+
+/** Set by runCni at the start of every call. */
+export function inheritEnv(env: NodeJS.ProcessEnv): void {
+  inherited = env;
+}
+
 function delegateTimeoutMs(): number {
-  const raw = process.env.SRIOVCTL_IPAM_TIMEOUT;
+  const raw = inherited.SRIOVCTL_IPAM_TIMEOUT;
   if (raw === undefined || raw === '') return DEFAULT_DELEGATE_TIMEOUT_S * 1000;
   if (!/^[1-9]\d{0,3}$/.test(raw) || Number(raw) > 3600) {
     throw invalidEnv('SRIOVCTL_IPAM_TIMEOUT', `${JSON.stringify(raw)}: want whole seconds from 1 to 3600`);
@@ -59,7 +70,7 @@ export function execDelegate(call: DelegateCall): { stdout: string; stderr: stri
     res = runProgram({
       path: call.path,
       stdin: call.stdin,
-      env: { ...process.env, ...call.env, CNI_COMMAND: call.command },
+      env: { ...inherited, ...call.env, CNI_COMMAND: call.command },
       timeoutMs,
       maxOutput: 16 * 1024 * 1024,
     });

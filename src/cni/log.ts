@@ -2,25 +2,35 @@
 // Never stdout: that carries the result or the error object and nothing else.
 // The config is not trusted (see log-file.ts): the file is opened only where allowed and only if it is a regular
 // file, and every line is escaped so that a value in it (a network name, a device, an error) stays one line.
-import { writeSync } from 'node:fs';
+import { closeSync, writeSync } from 'node:fs';
 import { escapeControl, LogFileRefused, openLogFile } from './log-file';
 import type { LogConf, LogLevel } from './netconf';
 import { writeStderr } from './stdio';
 
+/** Before a call's config is read: info and above, to stderr. */
+export const DEFAULT_LOG_CONF: LogConf = { level: 'info', file: null };
+
 const RANK: Record<LogLevel, number> = { panic: 0, error: 1, warning: 2, info: 3, debug: 4 };
 
 export class Logger {
-  private conf: LogConf = { level: 'info', file: null };
+  private conf: LogConf = DEFAULT_LOG_CONF;
   private context = '';
   private allowedDirs: readonly string[] = [];
   /** The open log file, null before the first line, 'stderr' once it was refused or failed. */
   private fd: number | 'stderr' | null = null;
+  private toStderr: (text: string) => void = writeStderr;
 
-  /** `allowedDirs`: where `conf.file` may be (see log-file.ts allowedLogDirs). */
-  configure(conf: LogConf, context: string, allowedDirs: readonly string[]): void {
+  /**
+   * `allowedDirs`: where `conf.file` may be (see log-file.ts allowedLogDirs); `toStderr`: where stderr lines go (the
+   * process's stderr unless a caller runs the plugin in-process).
+   */
+  configure(conf: LogConf, context: string, allowedDirs: readonly string[], toStderr: (text: string) => void = writeStderr): void {
     this.conf = conf;
+    this.toStderr = toStderr;
     this.context = context;
     this.allowedDirs = allowedDirs;
+    // a process runs one call, but an in-process caller runs many: never keep an earlier call's file open
+    if (typeof this.fd === 'number') closeSync(this.fd);
     this.fd = null;
   }
 
@@ -53,10 +63,10 @@ export class Logger {
       } catch (err) {
         // an unwritable log file must not fail the attachment (a full disk): stderr from now on
         this.fd = 'stderr';
-        writeStderr(this.format('warning', `logFile ${this.conf.file}: ${(err as Error).message}; logging to stderr`));
+        this.toStderr(this.format('warning', `logFile ${this.conf.file}: ${(err as Error).message}; logging to stderr`));
       }
     }
-    writeStderr(line);
+    this.toStderr(line);
   }
 
   private format(level: LogLevel, msg: string): string {
@@ -74,7 +84,7 @@ export class Logger {
     } catch (err) {
       if (!(err instanceof LogFileRefused)) throw err;
       this.fd = 'stderr';
-      writeStderr(this.format('warning', `logFile ${JSON.stringify(this.conf.file)} refused: ${err.message}; logging to stderr`));
+      this.toStderr(this.format('warning', `logFile ${JSON.stringify(this.conf.file)} refused: ${err.message}; logging to stderr`));
     }
     return this.fd;
   }

@@ -1,13 +1,14 @@
 // Every verb but VERSION: environment, stdin and config parsed and checked, the verb run, its result or one
 // error object printed. Loaded by main.ts only when needed.
 import { readConfig } from '../config';
+import { inheritEnv } from './delegate';
 import { CNI_ERR, CniError, errorObject, invalidConfig } from './errors';
 import { parseEnv, type Verb } from './env';
-import { log } from './log';
+import { DEFAULT_LOG_CONF, log } from './log';
 import { allowedLogDirs, logFileProblem } from './log-file';
 import { configVersionOf, decodeStdin, parseLogConf, parseNetConf } from './netconf';
 import { formatResult, lostInConversion } from './result';
-import { readStdin, writeStdout } from './stdio';
+import { readStdin, writeStderr, writeStdout } from './stdio';
 import { isSupported, LATEST_VERSION, requireVerbAllowed, versionReply } from './versions';
 import type { VerbHandler } from './verb';
 
@@ -28,23 +29,39 @@ function loadVerb(verb: Exclude<Verb, 'VERSION'>): VerbHandler {
 }
 /* eslint-enable @typescript-eslint/no-require-imports */
 
-export async function run(): Promise<number> {
+/** What one call reads and writes: the process's own (run) or a test's (the hostile-input suite runs thousands). */
+export interface CniIo {
+  env: NodeJS.ProcessEnv;
+  readStdin(): string;
+  writeStdout(value: unknown): void;
+  writeStderr(text: string): void;
+}
+
+export function run(): Promise<number> {
+  return runCni({ env: process.env, readStdin: () => readStdin(), writeStdout, writeStderr });
+}
+
+/** One plugin call on `io`; returns the exit code. */
+export async function runCni(io: CniIo): Promise<number> {
   let replyVersion: string = LATEST_VERSION;
+  // a fresh logger per call: nothing of an earlier call's config (its logFile) applies to this one's early errors
+  log.configure(DEFAULT_LOG_CONF, '', [], io.writeStderr);
+  inheritEnv(io.env);
   try {
-    const env = parseEnv(process.env);
+    const env = parseEnv(io.env);
     const verb = env.command;
     if (verb === 'VERSION') {
-      writeStdout(versionReply());
+      io.writeStdout(versionReply());
       return 0;
     }
-    const raw = decodeStdin(readStdin());
+    const raw = decodeStdin(io.readStdin());
     const asked = configVersionOf(raw);
     // never echo a version we do not speak: the runtime could not read the error in it (libcni answers in its own)
     if (isSupported(asked)) replyVersion = asked;
     const target = env.containerId ? ` ${env.containerId}/${env.ifname ?? ''}` : '';
     const logConf = parseLogConf(raw);
-    const logDirs = allowedLogDirs(process.env);
-    log.configure(logConf, `${verb}${target}: `, logDirs);
+    const logDirs = allowedLogDirs(io.env);
+    log.configure(logConf, `${verb}${target}: `, logDirs, io.writeStderr);
     if (logConf.warning) log.warning(logConf.warning);
     const conf = parseNetConf(raw, verb);
     // a logFile where none may be is a config error — but never a reason for DEL to leave a NIC lent
@@ -53,18 +70,18 @@ export async function run(): Promise<number> {
     requireVerbAllowed(verb, conf.cniVersion);
     log.debug(`network ${JSON.stringify(conf.name)}, CNI ${conf.cniVersion}`);
     const handler = loadVerb(verb);
-    const result = await handler({ env, conf, config: readConfig(process.env) });
+    const result = await handler({ env, conf, config: readConfig(io.env) });
     if (result) {
       const lost = lostInConversion(result, conf.cniVersion);
       if (lost.length) log.debug(`not representable in CNI ${conf.cniVersion}: ${lost.join(', ')}`);
-      writeStdout(formatResult(result, conf.cniVersion));
+      io.writeStdout(formatResult(result, conf.cniVersion));
     }
     log.info('done');
     return 0;
   } catch (err) {
     const cniErr = toCniError(err);
     log.error(`code ${cniErr.code}: ${cniErr.message}${cniErr.details ? ` (${cniErr.details})` : ''}`);
-    writeStdout(errorObject(replyVersion, cniErr));
+    io.writeStdout(errorObject(replyVersion, cniErr));
     return 1;
   }
 }

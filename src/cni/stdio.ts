@@ -18,13 +18,16 @@ export const MAX_STDIN_BYTES = 1 << 20;
  */
 const STDIN_TIMEOUT_MS = 30_000;
 
-/** stdin, whole; code 7 naming the limit when it is larger than `limit` bytes (never more than that is read). */
-export function readStdin(limit = MAX_STDIN_BYTES): string {
+/**
+ * stdin (or `fd`: a test's stand-in for it), whole; code 7 naming the limit when it is larger than `limit` bytes
+ * (never more than that is read).
+ */
+export function readStdin(limit = MAX_STDIN_BYTES, fd = 0): string {
   // loaded here, not at the top: VERSION answers without reading stdin, and without loading the addon
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { native } = require('../native') as typeof import('../native');
   try {
-    return native.readFd(0, STDIN_TIMEOUT_MS, limit).toString('utf8');
+    return native.readFd(fd, STDIN_TIMEOUT_MS, limit).toString('utf8');
   } catch (err) {
     if (isSysError(err, 'ETIMEDOUT')) throw new CniError(CNI_ERR.IO_FAILURE, `stdin: no end of input within ${STDIN_TIMEOUT_MS / 1000} s`);
     if (isSysError(err, 'EFBIG')) {
