@@ -30,6 +30,8 @@ export interface Sandbox {
 export class CriNode {
   /** sriovctl's ledger for this node (SRIOVCTL_STATE_DIR of the plugin). */
   readonly stateDir = mkdtempSync(join(tmpdir(), 'sriovctl-cri-state-'));
+  /** The packaged plugin's addon and code cache (SRIOVCTL_CACHE_DIR): without it, it would fill the host's /var/cache/sriovctl. */
+  readonly cacheDir = mkdtempSync(join(tmpdir(), 'sriovctl-cri-cache-'));
   /** host-local's dataDir for every conflist of this node. */
   readonly hostLocalDir = mkdtempSync(join(tmpdir(), 'sriovctl-cri-ipam-'));
   readonly sim = SimSysfs.create();
@@ -41,7 +43,7 @@ export class CriNode {
     try {
       this.containerd = new Containerd({
         sandboxImage,
-        env: { SRIOVCTL_STATE_DIR: this.stateDir, SRIOVCTL_SYSFS_ROOT: this.sim.root },
+        env: { SRIOVCTL_STATE_DIR: this.stateDir, SRIOVCTL_SYSFS_ROOT: this.sim.root, SRIOVCTL_CACHE_DIR: this.cacheDir },
       });
     } catch (err) {
       this.removeFiles();
@@ -119,6 +121,7 @@ export class CriNode {
     this.sim.remove();
     rmSync(this.stateDir, { recursive: true, force: true });
     rmSync(this.hostLocalDir, { recursive: true, force: true });
+    rmSync(this.cacheDir, { recursive: true, force: true });
   }
 }
 
