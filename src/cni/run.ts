@@ -41,6 +41,11 @@ export function run(): Promise<number> {
   return runCni({ env: process.env, readStdin: () => readStdin(), writeStdout, writeStderr });
 }
 
+function answerVersion(io: CniIo): number {
+  io.writeStdout(versionReply());
+  return 0;
+}
+
 /** One plugin call on `io`; returns the exit code. */
 export async function runCni(io: CniIo): Promise<number> {
   let replyVersion: string = LATEST_VERSION;
@@ -48,12 +53,12 @@ export async function runCni(io: CniIo): Promise<number> {
   log.configure(DEFAULT_LOG_CONF, '', [], io.writeStderr);
   inheritEnv(io.env);
   try {
+    // VERSION needs nothing but CNI_COMMAND, and is answered before anything else is read — as main.ts answers it
+    // without loading this module at all, so both paths give the same reply whatever else the environment holds
+    if (io.env.CNI_COMMAND === 'VERSION') return answerVersion(io);
     const env = parseEnv(io.env);
     const verb = env.command;
-    if (verb === 'VERSION') {
-      io.writeStdout(versionReply());
-      return 0;
-    }
+    if (verb === 'VERSION') return answerVersion(io); // answered above; this narrows the verb
     const raw = decodeStdin(io.readStdin());
     const asked = configVersionOf(raw);
     // never echo a version we do not speak: the runtime could not read the error in it (libcni answers in its own)
