@@ -3,7 +3,7 @@
 // stand-in NIC changes only for a valid input (and comes home on its DEL), and the ledger ends empty.
 // The bulk runs the plugin in-process through runCni (a process spawn costs ~50 ms, ten thousand of them minutes);
 // a few hundred run through the real executable too, proving the in-process path answers the same.
-// The seed is printed; SRIOVCTL_HOSTILE_SEED=<n> replays a run.
+// The seed is printed; SRIOVCTL_HOSTILE_SEED=<n> replays a run, SRIOVCTL_HOSTILE_SEED=random draws a new one.
 import { spawn, spawnSync } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, rmSync, writeFileSync, chmodSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -16,7 +16,11 @@ import { cliCase, cniCase, prng, type CniCase, type HostileWorld } from '../help
 import { ipJson, Scratch } from '../helpers/kernel';
 import { nicState, standInNic, type NicState } from '../helpers/lend-fixture';
 
-const SEED = Number(process.env.SRIOVCTL_HOSTILE_SEED ?? Math.floor(Math.random() * 2 ** 31));
+// A fixed default, so CI is the same run every time (it is the seed that found the VERSION parity bug);
+// SRIOVCTL_HOSTILE_SEED=random explores new inputs, and a failing seed is kept by changing this default.
+const DEFAULT_SEED = 1770674306;
+const seedVar = process.env.SRIOVCTL_HOSTILE_SEED;
+const SEED = seedVar === 'random' ? Math.floor(Math.random() * 2 ** 31) : Number(seedVar ?? DEFAULT_SEED);
 const CNI_CASES = 10_000;
 const BATCHES = 10;
 const PROCESS_CASES = 200;
