@@ -2,6 +2,7 @@
 // and each distinct /proc/<pid>/ns/net, deduplicated by identity) except the initial one, our own and the homes
 // of recorded NICs. A link counts only when sysfs says its device is an SR-IOV PF or VF — never a node's eth0.
 // Read-only: the moves are src/lend's (returnStray).
+import { isZeroMac } from '../net/validate';
 import { connect, openNetns, type Link, type NetnsId, type Rtnl } from '../net';
 import { initialNetnsId, namespacePaths } from '../lend/namespaces';
 import type { LendSession } from '../lend';
@@ -24,7 +25,6 @@ export interface StrayScan {
   problems: string[];
 }
 
-const ZERO_MAC = '00:00:00:00:00:00';
 
 /** `exclude`: namespaces never scanned besides the initial one and ours (the homes of recorded NICs). */
 export function scanForStrays(s: LendSession, exclude: NetnsId[] = []): StrayScan {
@@ -77,8 +77,8 @@ function identify(sys: Sysfs, rtnl: Rtnl, link: Link, byMac: Map<string, SysfsNe
     const address = busInfoOf(sys, rtnl, link.name);
     if (address && isSriovDevice(sys, address)) return { pciAddress: address, originalName: null };
   }
-  const mac = link.permMac && link.permMac !== ZERO_MAC ? link.permMac : link.mac;
-  const netdev = mac && mac !== ZERO_MAC ? byMac.get(mac) : undefined;
+  const mac = link.permMac && !isZeroMac(link.permMac) ? link.permMac : link.mac;
+  const netdev = mac && !isZeroMac(mac) ? byMac.get(mac) : undefined;
   if (!netdev) return null;
   return { pciAddress: netdev.address, originalName: netdev.name !== link.name ? netdev.name : null };
 }
@@ -118,7 +118,7 @@ function homelessSysfsNetdevs(s: LendSession): Map<string, SysfsNetdev> {
   const byMac = new Map<string, SysfsNetdev>();
   const add = (address: string, netdevs: SysNetdev[]) => {
     for (const n of netdevs) {
-      if (!n.mac || n.mac === ZERO_MAC || rtnl.findLink({ name: n.name })) continue;
+      if (!n.mac || isZeroMac(n.mac) || rtnl.findLink({ name: n.name })) continue;
       byMac.set(n.mac.toLowerCase(), { address, name: n.name });
     }
   };

@@ -1,6 +1,7 @@
 // Finding a lent NIC by identity in one namespace. A name alone is never trusted: a NIC is matched by its PCI
 // address (ethtool bus-info) or permanent MAC when it has one, else by two of {ifindex, name, MAC} hints among
 // links of the same kind — enough to tell it apart from a newcomer that took its old name.
+import { isZeroMac } from '../net/validate';
 import type { Link, Mac, Rtnl } from '../net';
 import type { LendRecord, NicIdentity } from '../ledger/types';
 
@@ -21,10 +22,9 @@ export function hintsFor(record: LendRecord): LocateHints {
   };
 }
 
-const ZERO_MAC = '00:00:00:00:00:00';
 
 function strongMatch(rtnl: Rtnl, link: Link, id: NicIdentity): boolean {
-  if (id.permMac && id.permMac !== ZERO_MAC && link.permMac === id.permMac) return true;
+  if (id.permMac && !isZeroMac(id.permMac) && link.permMac === id.permMac) return true;
   if (id.pciAddress && link.kind === null) {
     const info = safeDriverInfo(rtnl, link.name);
     if (info && info.busInfo === id.pciAddress) return true;

@@ -1,5 +1,6 @@
 // Resolving what a caller named (a PCI address, or a name in a namespace) to a NIC: where it is, its identity,
 // and — for a VF — its PF and VF number. Nothing here changes anything.
+import { isZeroMac } from '../net/validate';
 import { statSync } from 'node:fs';
 import { SysError } from '../errors';
 import { sameNetns, type Link, type Netns, type Rtnl } from '../net';
@@ -73,7 +74,7 @@ export function identityOf(nic: ResolvedNic): NicIdentity {
 export function identityOfLink(l: Link | null, pciAddress: string | null): NicIdentity {
   return {
     pciAddress,
-    permMac: l?.permMac && l.permMac !== '00:00:00:00:00:00' ? l.permMac : null,
+    permMac: l?.permMac && !isZeroMac(l.permMac) ? l.permMac : null,
     mac: l?.mac ?? null,
     ifindex: l?.index ?? 0,
     name: l?.name ?? '',
