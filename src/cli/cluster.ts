@@ -14,6 +14,7 @@ import { clusterStatus } from '../cluster/status';
 import { toolRunner } from '../cluster/tools';
 import { assertClusterName, PROVIDER_NAMES, type ProviderContext, type ProviderName } from '../cluster/types';
 import { clusterUp, UP_DEFAULTS, UpFailed, type UpSummary } from '../cluster/up';
+import { pluginAliasProblem } from '../install/plugin-name';
 import { parseCount, parseSeconds } from './arguments';
 import type { CommandIo, CommandKit } from './command-kit';
 import { ExitCode } from './exit-codes';
@@ -44,6 +45,7 @@ interface UpOpts extends CommonOpts {
   vfTimeout: number;
   waitTimeout: number;
   keepOnFailure?: boolean;
+  sriovCniName?: string;
 }
 
 function parseName(value: string): string {
@@ -52,6 +54,12 @@ function parseName(value: string): string {
   } catch (err) {
     throw new InvalidArgumentError((err as Error).message);
   }
+  return value;
+}
+
+function parsePluginAlias(value: string): string {
+  const problem = pluginAliasProblem(value);
+  if (problem) throw new InvalidArgumentError(problem);
   return value;
 }
 
@@ -103,8 +111,9 @@ export function registerClusterCommands(program: Command, kit: CommandKit): void
       .option('--simulate', 'local: use simulated NICs even when real SR-IOV PFs exist')
       .option('--no-simulate', 'local: never simulate NICs (fail when there are no PFs)')
       .option('--vf-timeout <seconds>', 'bound for creating and binding VFs on each agent', parseSeconds, UP_DEFAULTS.vfTimeoutMs / 1000)
-      .option('--wait-timeout <seconds>', 'k3d/kind: bound for the VFs to become allocatable', parseSeconds, UP_DEFAULTS.waitTimeoutMs / 1000)
-      .option('--keep-on-failure', 'leave what was made when up fails (default: roll everything back)'),
+      .option('--wait-timeout <seconds>', 'k3d/kind: bound for the component pods to be Ready and the VFs allocatable', parseSeconds, UP_DEFAULTS.waitTimeoutMs / 1000)
+      .option('--keep-on-failure', 'leave what was made when up fails (default: roll everything back)')
+      .option('--sriov-cni-name <name>', "k3d/kind: install sriovctl-cni under this name too and use it in the attachment (e.g. sriov, sriov-cni's)", parsePluginAlias),
     true,
   ).action(kit.action<UpOpts>((_a, o) => `cluster up ${o.name}`, (io, _a, o) => up(io, kit, o)));
 
@@ -147,6 +156,7 @@ async function up(io: CommandIo, kit: CommandKit, o: UpOpts): Promise<ExitCode> 
         vfTimeoutMs: Math.round(o.vfTimeout * 1000),
         waitTimeoutMs: Math.round(o.waitTimeout * 1000),
         keepOnFailure: !!o.keepOnFailure,
+        sriovCniName: o.sriovCniName ?? null,
         runtime: o.runtime ?? null,
       },
       provider,

@@ -1,33 +1,68 @@
 // `sriovctl install-cni --to <dir>`: the installer image's entry point. Copies this self-contained executable into a
-// CNI bin dir as `sriovctl-cni` (the name that makes it the plugin), atomically and only when it changed.
+// CNI bin dir as `sriovctl-cni` (the name that makes it the plugin), and with `--also-as <name>` under a second
+// name (sriov-cni's `sriov`), atomically and only when it changed. `--then-wait` then idles until SIGTERM/SIGINT:
+// the installer DaemonSet's main container, so the pod needs no other image.
 import type { Command } from 'commander';
 import { installExecutable, InstallError } from '../install/install-executable';
+import { PLUGIN_NAME, pluginAliasProblem } from '../install/plugin-name';
 import { selfExecutable } from '../self-executable';
 import type { CommandIo, CommandKit } from './command-kit';
 import { CliError, ExitCode, usageError } from './exit-codes';
 
-export const PLUGIN_NAME = 'sriovctl-cni';
+interface InstallCniOpts {
+  to: string;
+  alsoAs?: string;
+  thenWait?: boolean;
+}
 
 export function registerInstallCniCommand(program: Command, kit: CommandKit): void {
   program
     .command('install-cni')
     .description(`copy this executable into a CNI bin dir as ${PLUGIN_NAME} (atomic; nothing written when it is already there)`)
     .requiredOption('--to <dir>', 'the CNI bin dir (e.g. /opt/cni/bin); must exist and be writable by root only')
-    .action(kit.action<{ to: string }>((_args, opts) => `install-cni --to ${opts.to}`, (io, _args, opts) => installCni(io, opts.to)));
+    .option('--also-as <name>', "install the plugin under this name too (e.g. sriov, sriov-cni's name)")
+    .option('--then-wait', 'after installing, wait until SIGTERM or SIGINT (a DaemonSet container that stays Ready)')
+    .action(
+      kit.action<InstallCniOpts>(
+        (_args, opts) => `install-cni --to ${opts.to}`,
+        (io, _args, opts) => installCni(io, opts, selfExecutable()),
+      ),
+    );
 }
 
-function installCni(io: CommandIo, dir: string): ExitCode {
-  if (dir === '') throw usageError('--to needs a directory');
-  const self = selfExecutable();
+/** `self`: the executable to install (null when sriovctl runs on a Node.js installation). */
+export async function installCni(io: CommandIo, opts: InstallCniOpts, self: string | null): Promise<ExitCode> {
+  if (opts.to === '') throw usageError('--to needs a directory');
+  if (opts.alsoAs !== undefined) {
+    const problem = pluginAliasProblem(opts.alsoAs);
+    if (problem) throw usageError(`--also-as: ${problem}`);
+  }
   if (!self) {
     throw new CliError(`install-cni copies the self-contained executable (npm run package: dist/pkg/sriovctl-linux-<arch>); this sriovctl runs on ${process.execPath}`);
   }
-  try {
-    const outcome = installExecutable(self, dir, PLUGIN_NAME);
-    io.out.line(outcome === 'installed' ? `installed ${dir}/${PLUGIN_NAME}` : `${dir}/${PLUGIN_NAME} is up to date`);
-  } catch (err) {
-    if (err instanceof InstallError) throw new CliError(err.message);
-    throw err;
+  for (const name of opts.alsoAs ? [PLUGIN_NAME, opts.alsoAs] : [PLUGIN_NAME]) {
+    try {
+      const outcome = installExecutable(self, opts.to, name);
+      io.out.line(outcome === 'installed' ? `installed ${opts.to}/${name}` : `${opts.to}/${name} is up to date`);
+    } catch (err) {
+      if (err instanceof InstallError) throw new CliError(err.message);
+      throw err;
+    }
   }
+  if (opts.thenWait) await untilStopped();
   return ExitCode.ok;
+}
+
+/** Resolves at the first SIGTERM or SIGINT (a pod being stopped); keeps the process alive meanwhile. */
+export function untilStopped(signals: NodeJS.Signals[] = ['SIGTERM', 'SIGINT']): Promise<NodeJS.Signals> {
+  return new Promise((resolve) => {
+    // a signal listener alone does not keep Node's event loop alive
+    const alive = setInterval(() => undefined, 1 << 30);
+    const stop = (signal: NodeJS.Signals) => {
+      clearInterval(alive);
+      for (const s of signals) process.off(s, stop);
+      resolve(signal);
+    };
+    for (const s of signals) process.on(s, stop);
+  });
 }

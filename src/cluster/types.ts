@@ -2,6 +2,7 @@
 import type { NamespaceSpec } from '../lend/types';
 import type { LendSession, Owner, OwnerMatch } from '../lend';
 import type { Progress } from './progress';
+import type { PodJson } from './pod-status';
 import type { ToolRunner } from './tools';
 
 export const PROVIDER_NAMES = ['local', 'k3d', 'kind'] as const;
@@ -48,6 +49,8 @@ export interface KubeAccess {
   waitForCrd(name: string, timeoutMs: number): Promise<void>;
   /** The node's allocatable count of `resource` (0 when absent). */
   allocatable(node: string, resource: string): Promise<number>;
+  /** The pods of `namespace` matching the label `selector` (kubectl's `-l` syntax), as the API returns them. */
+  pods(namespace: string, selector: string): Promise<PodJson[]>;
 }
 
 export interface Provider {

@@ -1,12 +1,13 @@
 // `cluster up`: preflight (nothing changes until everything needed is there), create the cluster, lend one PF to
 // each agent and create its VFs, label the agents whose VFs are ready, render (and apply) the manifests, and wait
-// until the VFs are allocatable. A failure after the first change rolls everything back through `down`.
+// until the component pods are Ready and the VFs allocatable. A failure after the first change rolls everything back through `down`.
 import { resolve } from 'node:path';
 import { SysError } from '../errors';
 import type { ContainerRuntime } from './container-runtime';
 import { clusterDown, type DownSummary } from './down';
 import { defaultRouteLinks, existingLinks, pfCandidates } from './host-facts';
-import { NAD_CRD, renderManifests, SRIOV_NODE_LABEL, SRIOV_RESOURCE, writeManifests, type DEFAULT_IMAGES } from './manifests';
+import type { ComponentImages } from './component-images';
+import { NAD_CRD, renderManifests, SRIOV_NODE_LABEL, writeManifests } from './manifests';
 import { ineligibility, missingTools, planPfs, preflightError, type PfCandidate } from './preflight';
 import type { Progress } from './progress';
 import { createSimNics, simNicPlan, simSysfsRoot, SimLab } from './sim-lab';
@@ -14,6 +15,7 @@ import { sriovStage } from './sriov-stage';
 import { clusterDir, readClusterState, writeClusterState, type ClusterState, type NodeState } from './state';
 import type { ClusterNode, CreateSpec, KubeAccess, Provider, ProviderContext } from './types';
 import { makeDirs } from '../make-dirs';
+import { waitComponentsReady } from './wait-ready';
 
 export interface UpOptions {
   name: string;
@@ -36,7 +38,9 @@ export interface UpOptions {
   waitTimeoutMs: number;
   /** Keep what was made when up fails (for debugging) instead of rolling back. */
   keepOnFailure: boolean;
-  images?: Partial<typeof DEFAULT_IMAGES>;
+  images?: Partial<ComponentImages>;
+  /** A second name for sriovctl-cni that the attachment uses (e.g. `sriov`, sriov-cni's); null = none. */
+  sriovCniName?: string | null;
   runtime?: ContainerRuntime | null;
 }
 
@@ -175,7 +179,7 @@ export async function clusterUp(opts: UpOptions, provider: Provider, ctx: Provid
     }
     if (kube) {
       const tWait = performance.now();
-      await waitAllocatable(kube, ready, opts.waitTimeoutMs, progress);
+      await waitComponentsReady(kube, ready, opts.waitTimeoutMs, progress);
       timings.waitMs = performance.now() - tWait;
     }
 
@@ -278,6 +282,7 @@ async function renderAndApply(
     driver: opts.driver,
     cni: provider.cni,
     images: opts.images,
+    sriovCniName: opts.sriovCniName ?? null,
   });
   const paths = await writeManifests(dir, files);
   progress.step(`manifests rendered into ${dir} (${paths.length} files)`);
@@ -291,32 +296,4 @@ async function renderAndApply(
     progress.step(`manifests applied (context ${kube.context})`);
   }
   return paths;
-}
-
-/** Until each ready agent offers as many `kubevirt.io/sriov_net` as it has VFs, within the bound. */
-async function waitAllocatable(kube: KubeAccess, ready: NodeState[], timeoutMs: number, progress: Progress): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  const have = new Map<string, number>();
-  for (;;) {
-    for (const node of ready) {
-      try {
-        have.set(node.name, await kube.allocatable(node.name, SRIOV_RESOURCE));
-      } catch (err) {
-        progress.detail(`allocatable of ${node.name}: ${(err as Error).message}`);
-      }
-    }
-    const missing = ready.filter((n) => (have.get(n.name) ?? 0) !== n.vfs!.ready);
-    if (missing.length === 0) {
-      progress.step(`allocatable ${SRIOV_RESOURCE}: ${ready.map((n) => `${n.name}=${have.get(n.name)}`).join(', ')}`);
-      return;
-    }
-    if (Date.now() >= deadline) {
-      const detail = missing.map((n) => `${n.name} has ${have.get(n.name) ?? 0} of ${n.vfs!.ready}`).join(', ');
-      throw new SysError(`timed out after ${Math.round(timeoutMs / 1000)} s waiting for ${SRIOV_RESOURCE} to be allocatable: ${detail}`, {
-        code: 'TIMEOUT',
-        op: 'cluster up wait',
-      });
-    }
-    await new Promise((r) => setTimeout(r, Math.min(2000, Math.max(0, deadline - Date.now()))));
-  }
 }

@@ -22,10 +22,18 @@ function loadEmbedded<T>(asset: string): T {
   return loadWithCodeCache({ source: seaAssetText(asset), filename: asset, require }, seaCacheDir()) as T;
 }
 
+/**
+ * The CNI plugin: run as `sriovctl-cni`, or under the second name `install-cni --also-as` gave it (sriov-cni's
+ * `sriov`) by a CNI runtime, which always sets CNI_COMMAND.
+ */
+function isPlugin(name: string): boolean {
+  return name === CNI_NAME || (!CLI_NAMES.has(name) && name !== SYSFS_WRITER_NAME && process.env.CNI_COMMAND !== undefined);
+}
+
 function start(): void {
   // process.argv0 is the name we were run under (argv[0] is the resolved executable)
   const name = basename(process.argv0);
-  if (name === CNI_NAME) {
+  if (isPlugin(name)) {
     const { main: cniMain } = require('../cni/main') as typeof import('../cni/main');
     // a verb is async only where a give-back waits on a driver for a recorded VF count
     void Promise.resolve(cniMain(() => loadEmbedded<typeof import('../cni/run')>(ASSET.cniRun))).then((code) => process.exit(code));

@@ -91,11 +91,21 @@ export class Standins {
   }
 }
 
-/** A bin directory with only some of the stand-ins (e.g. podman but no docker). */
+/** What the stand-ins run besides themselves: linked into a partial bin dir, so PATH can leave out /usr/bin. */
+const STANDIN_UTILITIES = ['sh', 'awk', 'basename', 'cat', 'cut', 'date', 'dirname', 'grep', 'head', 'ip', 'kill', 'ls', 'mkdir', 'nsenter', 'readlink', 'rm', 'sed', 'sleep', 'tar', 'tr', 'unshare'];
+
+/**
+ * A bin directory with only some of the stand-ins (e.g. podman but no docker) and the utilities they run: with
+ * PATH set to it alone, a real docker or kubectl the machine has in /usr/bin is never found.
+ */
 export function partialBin(tools: string[]): { dir: string; cleanup(): void } {
   const dir = mkdtempSync(join(tmpdir(), 'sriovctl-bin-'));
   for (const t of [...tools, '_standin.sh']) {
     execFileSync('ln', ['-s', join(FIXTURE_BIN, t === 'podman' ? 'docker' : t), join(dir, t)]);
+  }
+  for (const u of STANDIN_UTILITIES) {
+    const found = execFileSync('sh', ['-c', `command -v ${u}`], { encoding: 'utf8', env: { PATH: SYSTEM_PATH } }).trim();
+    execFileSync('ln', ['-s', found, join(dir, u)]);
   }
   return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
 }

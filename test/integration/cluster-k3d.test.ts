@@ -93,7 +93,9 @@ describe('k3d provider', () => {
     const waitCrd = kubectl.findIndex((a) => a[3] === 'wait');
     expect(kubectl[waitCrd]).toEqual([...ctx, 'wait', '--for', 'condition=established', '--timeout=60s', 'crd/network-attachment-definitions.k8s.cni.cncf.io']);
     expect(waitCrd).toBeLessThan(kubectl.findIndex((a) => a[5]?.endsWith('40-network-attachment.yaml')));
+    // up waits for the component pods (one request over their labels) and the VFs of each agent
     expect(kubectl.filter((a) => a[3] === 'get').map((a) => a.slice(3))).toEqual([
+      ['get', 'pods', '--namespace', 'kube-system', '--selector', 'app in (multus,sriovdp,sriovctl-cni-installer)', '--output', 'json'],
       ['get', 'node', `k3d-${name}-agent-0`, '-o', 'json'],
       ['get', 'node', `k3d-${name}-agent-1`, '-o', 'json'],
     ]);
@@ -146,7 +148,7 @@ describe('k3d provider', () => {
     expect(up.stderr).toMatch(new RegExp(`warning: agent k3d-${name}-agent-1: ${short} \\(0000:3b:00.2\\): .*asked for 3 VFs, obtained 1`));
     const labels = standins.calls('kubectl').filter((c) => c.args[3] === 'label').map((c) => c.args[5]);
     expect(labels).toEqual([`k3d-${name}-agent-0`]);
-    expect(standins.calls('kubectl').filter((c) => c.args[3] === 'get').map((c) => c.args[5])).toEqual([`k3d-${name}-agent-0`]);
+    expect(standins.calls('kubectl').filter((c) => c.args[3] === 'get' && c.args[4] === 'node').map((c) => c.args[5])).toEqual([`k3d-${name}-agent-0`]);
     const dp = objectsOf(join(work, 'm', '20-sriov-device-plugin.yaml'));
     expect(JSON.parse(dp.find((o) => o.kind === 'ConfigMap').data['config.json']).resourceList[0].selectors.pfNames).toEqual([pfs[0].name]);
     const st = JSON.parse((await sriovctl('cluster', 'status', '--name', name, '--json')).stdout);
@@ -177,7 +179,7 @@ describe('k3d provider', () => {
     process.env.STANDIN_ALLOCATABLE = '1';
     const up = await sriovctl(...upArgs('--wait-timeout', '1'));
     expect(up.code).toBe(1);
-    expect(up.stderr).toMatch(/timed out after 1 s waiting for kubevirt\.io\/sriov_net to be allocatable: k3d-\S+-agent-0 has 1 of 3, k3d-\S+-agent-1 has 1 of 3/);
+    expect(up.stderr).toMatch(/timed out after 1 s waiting for the SR-IOV components: kubevirt\.io\/sriov_net not allocatable: k3d-\S+-agent-0 has 1 of 3, k3d-\S+-agent-1 has 1 of 3/);
     expect(up.stderr).toContain('(rolled back)');
     const del = standins.calls('k3d').find((c) => c.args[1] === 'delete' && c.args[0] === 'cluster')!;
     expect(del.recordsAtDelete).toBe(0);
@@ -216,7 +218,8 @@ describe('k3d provider', () => {
 
   it('podman when docker is absent', async () => {
     const bin = partialBin(['k3d', 'kubectl', 'podman']);
-    process.env.PATH = `${bin.dir}:/usr/sbin:/usr/bin:/sbin:/bin`;
+    // the bin dir alone: a real docker in /usr/bin must not be found either
+    process.env.PATH = bin.dir;
     process.env.STANDIN_ALLOCATABLE = '3';
     try {
       const up = await sriovctl(...upArgs('-q'));
@@ -235,8 +238,8 @@ describe('k3d provider', () => {
 
   it('preflight names missing tools and a missing primary CNI manifest together', async () => {
     const bin = partialBin(['k3d']);
-    // /usr/bin has a real kubectl on some machines (and /bin is /usr/bin): only our bin dir and /usr/sbin (ip)
-    process.env.PATH = `${bin.dir}:/usr/sbin`;
+    // /usr/bin has a real kubectl or docker on some machines: only our bin dir
+    process.env.PATH = bin.dir;
     try {
       const up = await sriovctl('cluster', 'up', '--provider', 'k3d', '--name', name, '--primary-cni', join(work, 'nope.yaml'));
       expect(up.code).toBe(1);
