@@ -36,6 +36,8 @@ describe('kind provider', () => {
     expect(config.apiVersion).toBe('kind.x-k8s.io/v1alpha4');
     expect(config.name).toBe(name);
     expect(config.nodes.map((n: any) => n.role)).toEqual(['control-plane', 'worker', 'worker']);
+    // kind v0.29.0's node image, pinned whatever kind is installed: the Kubernetes the manifests are validated for
+    for (const node of config.nodes) expect(node.image).toBe('kindest/node:v1.33.1@sha256:050072256b9a903bd914c0b2866828150cb229cea0efe5892e2b644d5dd3b34f');
     for (const worker of config.nodes.slice(1)) {
       expect(parse(worker.kubeadmConfigPatches[0])).toEqual({
         kind: 'JoinConfiguration',

@@ -6,6 +6,7 @@ import type { NamespaceSpec } from '../../lend/types';
 import { containerPid, detectContainerRuntime, type ContainerRuntime } from '../container-runtime';
 import { installerArchive } from '../../install/installer-image';
 import { kubectlAccess } from '../kube';
+import { DEFAULT_K3S_IMAGE } from '../kubernetes-version';
 import { adaptCalicoForK3s, DEFAULT_PRIMARY_CNI, loadManifestSource } from '../primary-cni';
 import type { ClusterNode, CreateSpec, Provider, ProviderContext } from '../types';
 
@@ -50,7 +51,7 @@ export function k3dClusterCreateArgs(spec: CreateSpec, opts: Pick<K3dOptions, 'r
     '--volume', `${join(spec.manifestsDir, PRIMARY_CNI_FILE)}:${K3S_AUTO_DEPLOY_DIR}/sriovctl-primary-cni.yaml@server:0`,
   ];
   if (spec.driver === 'vfio-pci') args.push('--volume', '/dev/vfio:/dev/vfio@agent:*');
-  if (spec.image) args.push('--image', spec.image);
+  args.push('--image', spec.image ?? DEFAULT_K3S_IMAGE);
   args.push('--wait', '--timeout', '300s');
   return args;
 }

@@ -6,6 +6,7 @@ import type { NamespaceSpec } from '../../lend/types';
 import { containerPid, detectContainerRuntime, type ContainerRuntime } from '../container-runtime';
 import { installerArchive } from '../../install/installer-image';
 import { kubectlAccess } from '../kube';
+import { DEFAULT_KIND_NODE_IMAGE } from '../kubernetes-version';
 import type { ClusterNode, CreateSpec, Provider, ProviderContext } from '../types';
 import { yaml } from '../yaml';
 
@@ -27,9 +28,9 @@ export function kindClusterConfig(spec: CreateSpec): Record<string, unknown> {
   });
   const worker: Record<string, unknown> = { role: 'worker', kubeadmConfigPatches: [joinPatch] };
   if (spec.driver === 'vfio-pci') worker.extraMounts = [{ hostPath: '/dev/vfio', containerPath: '/dev/vfio' }];
-  if (spec.image) worker.image = spec.image;
-  const controlPlane: Record<string, unknown> = { role: 'control-plane' };
-  if (spec.image) controlPlane.image = spec.image;
+  const image = spec.image ?? DEFAULT_KIND_NODE_IMAGE;
+  worker.image = image;
+  const controlPlane: Record<string, unknown> = { role: 'control-plane', image };
   return {
     kind: 'Cluster',
     apiVersion: 'kind.x-k8s.io/v1alpha4',
