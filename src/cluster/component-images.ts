@@ -22,6 +22,8 @@ export interface ImageEntryPoints {
   cmd: string[];
   /** Absolute paths of the executables a container may name in `command`. */
   executables: string[];
+  /** The options each executable the manifests run takes (`--name`; a value follows or is joined with '='). */
+  options: Record<string, string[]>;
   /** Where the record comes from. */
   source: string;
 }
@@ -43,6 +45,17 @@ export const IMAGE_ENTRY_POINTS: Record<keyof ComponentImages, ImageEntryPoints>
       '/usr/src/multus-cni/bin/multus-daemon',
       '/usr/src/multus-cni/bin/multus-shim',
     ],
+    options: {
+      '/install_multus': ['--type', '-t', '--dest-dir', '-d', '--help', '-h'],
+      // cmd/thin_entrypoint/main.go, Options.addFlags
+      '/thin_entrypoint': [
+        '--cni-bin-dir', '--cni-conf-dir', '--cni-version', '--multus-conf-file', '--multus-bin-file', '--multus-cni-conf-dir',
+        '--skip-multus-binary-copy', '--multus-kubeconfig-file-host', '--multus-master-cni-file-name', '--namespace-isolation',
+        '--global-namespaces', '--multus-autoconfig-dir', '--multus-log-to-stderr', '--multus-log-level', '--multus-log-file',
+        '--override-network-name', '--cleanup-config-on-exit', '--skip-config-watch', '--rename-conf-file',
+        '--readiness-indicator-file', '--additional-bin-dir', '--skip-tls-verify', '--force-cni-version', '--help', '-h',
+      ],
+    },
     source: 'github.com/k8snetworkplumbingwg/multus-cni v4.1.4 images/Dockerfile, hack/build-go.sh',
   },
   // sriov-network-device-plugin v3.9.0, images/Dockerfile: FROM alpine:3; COPY sriovdp, ddptool to /usr/bin/;
@@ -52,6 +65,7 @@ export const IMAGE_ENTRY_POINTS: Record<keyof ComponentImages, ImageEntryPoints>
     entrypoint: ['/entrypoint.sh'],
     cmd: [],
     executables: ['/entrypoint.sh', '/usr/bin/sriovdp', '/usr/bin/ddptool'],
+    options: { '/entrypoint.sh': ['--log-dir', '--log-level', '--resource-prefix', '--config-file', '--use-cdi', '--help', '-h'] },
     source: 'github.com/k8snetworkplumbingwg/sriov-network-device-plugin v3.9.0 images/Dockerfile, images/entrypoint.sh',
   },
   // scripts/package/image.mjs: FROM scratch, /sriovctl and the C runtime it links; ENTRYPOINT as below.
@@ -59,9 +73,8 @@ export const IMAGE_ENTRY_POINTS: Record<keyof ComponentImages, ImageEntryPoints>
     entrypoint: ['/sriovctl', 'install-cni', '--to', INSTALLER_CNI_BIN],
     cmd: [],
     executables: ['/sriovctl'],
+    // src/cli/install-cni.ts (the test parses the manifests' arguments with the real command)
+    options: { '/sriovctl': ['--to', '--also-as', '--then-wait'] },
     source: 'scripts/package/image.mjs',
   },
 };
-
-/** The device plugin entry point's options (images/entrypoint.sh at v3.9.0), each `--name=value` or a flag. */
-export const DEVICE_PLUGIN_ENTRYPOINT_OPTIONS = ['--log-dir', '--log-level', '--resource-prefix', '--config-file', '--use-cdi'];
