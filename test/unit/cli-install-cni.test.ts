@@ -1,0 +1,94 @@
+// `install-cni`'s options for the cluster's installer DaemonSet, on a stand-in executable (the packaged one is the
+// field tier's, test/field/install-cni.test.ts): `--also-as <name>` installs the plugin under a second name (sriov-cni's
+// `sriov`), `--then-wait` keeps the container alive until the pod is stopped.
+import { spawn } from 'node:child_process';
+import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { installCni, untilStopped } from '../../src/cli/install-cni';
+import type { CommandIo } from '../../src/cli/command-kit';
+import { CliError, ExitCode } from '../../src/cli/exit-codes';
+import { Output } from '../../src/cli/output';
+
+const DIST = resolve(__dirname, '..', '..', 'dist');
+
+describe('install-cni --also-as / --then-wait', () => {
+  let dir: string;
+  let bin: string;
+  let self: string;
+  let printed: string;
+  let io: CommandIo;
+
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'sriovctl-install-cni-'));
+    bin = join(dir, 'opt-cni-bin');
+    mkdirSync(bin);
+    chmodSync(bin, 0o755);
+    self = join(dir, 'sriovctl');
+    copyFileSync('/bin/true', self);
+    printed = '';
+    io = { out: new Output({ quiet: false, verbose: false }, { write: (s: string) => (printed += s) }, { write: () => undefined }) } as CommandIo;
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('installs the plugin as sriovctl-cni and under the second name, both whole copies, 0755', async () => {
+    expect(await installCni(io, { to: bin, alsoAs: 'sriov' }, self)).toBe(ExitCode.ok);
+    expect(readdirSync(bin).sort()).toEqual(['sriov', 'sriovctl-cni']);
+    for (const f of ['sriov', 'sriovctl-cni']) {
+      expect(readFileSync(join(bin, f)).equals(readFileSync(self))).toBe(true);
+      expect(statSync(join(bin, f)).mode & 0o7777).toBe(0o755);
+    }
+    expect(printed).toBe(`installed ${bin}/sriovctl-cni\ninstalled ${bin}/sriov\n`);
+    printed = '';
+    expect(await installCni(io, { to: bin, alsoAs: 'sriov' }, self)).toBe(ExitCode.ok);
+    expect(printed).toBe(`${bin}/sriovctl-cni is up to date\n${bin}/sriov is up to date\n`);
+  });
+
+  const refused: [string, RegExp][] = [
+    ['sriovctl', /is a name the executable already answers to/],
+    ['sriovctl-cni', /is a name the executable already answers to/],
+    ['sriovctl-sysfs-write', /is a name the executable already answers to/],
+    ['../sriov', /is not a plugin name/],
+    ['', /is not a plugin name/],
+    ['-sriov', /is not a plugin name/],
+  ];
+  for (const [name, why] of refused) {
+    it(`refuses --also-as ${JSON.stringify(name)} (usage error) and writes nothing`, async () => {
+      const err = await installCni(io, { to: bin, alsoAs: name }, self).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(CliError);
+      expect((err as CliError).exitCode).toBe(ExitCode.usage);
+      expect((err as CliError).message).toMatch(why);
+      expect(readdirSync(bin)).toEqual([]);
+    });
+  }
+
+  it('--then-wait installs first, then returns only when the pod is stopped (SIGTERM)', async () => {
+    let done = false;
+    const listeners = process.listenerCount('SIGTERM');
+    const waiting = installCni(io, { to: bin, thenWait: true }, self).then((code) => ((done = true), code));
+    for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
+    expect(readdirSync(bin)).toEqual(['sriovctl-cni']);
+    expect(done).toBe(false);
+    process.emit('SIGTERM', 'SIGTERM');
+    expect(await waiting).toBe(ExitCode.ok);
+    expect(process.listenerCount('SIGTERM')).toBe(listeners);
+  });
+
+  it('a real process waiting stays alive on its own and ends at SIGTERM with status 0', async () => {
+    // the built module, in a process of its own: nothing but the wait keeps its event loop alive
+    const child = spawn(process.execPath, ['-e', `require(${JSON.stringify(join(DIST, 'cli', 'install-cni.js'))}).untilStopped().then((s) => console.log('stopped by', s)); console.log('waiting')`]);
+    let out = '';
+    const exited = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
+    await new Promise<void>((r) => child.stdout.on('data', (b: Buffer) => ((out += b.toString()), out.includes('waiting') && r())));
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    expect(out).toBe('waiting\nstopped by SIGTERM\n');
+  });
+
+  it('untilStopped resolves with the signal that came (SIGINT too)', async () => {
+    const stopped = untilStopped();
+    process.emit('SIGINT', 'SIGINT');
+    expect(await stopped).toBe('SIGINT');
+  });
+});
