@@ -1,7 +1,7 @@
 // `cluster up/down --provider k3d` with stand-in k3d/kubectl/docker on PATH (they record their arguments; node
 // "containers" are processes in their own network namespaces) and veth stand-in PFs known to a sysfs tree.
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
@@ -185,6 +185,62 @@ describe('k3d provider', () => {
     expect(up.stderr).toContain('(rolled back)');
     const del = standins.calls('k3d').find((c) => c.args[1] === 'delete' && c.args[0] === 'cluster')!;
     expect(del.recordsAtDelete).toBe(0);
+    for (const pf of pfs) expect(nicState(pf.name)).toEqual(pf.before);
+    expect(findRecords()).toEqual([]);
+    expect(existsSync(clusterDir(stateDirOfTest(), name))).toBe(false);
+  });
+
+  it('component pods not Ready: up fails naming each pod and its status as kubectl shows it, and rolls back', async () => {
+    // the VFs are allocatable, but Multus crash-loops in its init container and the installer image is missing
+    process.env.STANDIN_ALLOCATABLE = '3';
+    const node = `k3d-${name}-agent-0`;
+    const pods = {
+      apiVersion: 'v1',
+      kind: 'List',
+      items: [
+        {
+          metadata: { name: 'kube-multus-ds-x7k2p', labels: { app: 'multus' } },
+          spec: { nodeName: node, initContainers: [{ name: 'install-multus-binary' }] },
+          status: {
+            phase: 'Pending',
+            conditions: [{ type: 'Initialized', status: 'False' }, { type: 'Ready', status: 'False' }],
+            initContainerStatuses: [{ name: 'install-multus-binary', state: { waiting: { reason: 'CrashLoopBackOff', message: 'back-off 40s restarting failed container' } } }],
+            containerStatuses: [{ name: 'kube-multus', state: { waiting: { reason: 'PodInitializing' } } }],
+          },
+        },
+        {
+          metadata: { name: 'kube-sriov-device-plugin-m2d9q', labels: { app: 'sriovdp' } },
+          spec: { nodeName: node },
+          status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }], containerStatuses: [{ name: 'kube-sriovdp', ready: true, state: { running: {} } }] },
+        },
+        {
+          metadata: { name: 'sriovctl-cni-installer-4kq8z', labels: { app: 'sriovctl-cni-installer' } },
+          spec: { nodeName: node, initContainers: [{ name: 'install-sriovctl-cni' }] },
+          status: {
+            phase: 'Pending',
+            conditions: [{ type: 'Initialized', status: 'False' }, { type: 'Ready', status: 'False' }],
+            initContainerStatuses: [{ name: 'install-sriovctl-cni', state: { waiting: { reason: 'ImagePullBackOff', message: 'Back-off pulling image "docker.io/sriovctl/sriovctl-cni:0.1.0"' } } }],
+            containerStatuses: [{ name: 'keep-sriovctl-cni', state: { waiting: { reason: 'PodInitializing' } } }],
+          },
+        },
+      ],
+    };
+    process.env.STANDIN_PODS = join(work, 'pods.json');
+    writeFileSync(process.env.STANDIN_PODS, JSON.stringify(pods));
+    let up;
+    try {
+      up = await sriovctl(...upArgs('--wait-timeout', '1'));
+    } finally {
+      restoreEnv('STANDIN_PODS', undefined);
+    }
+    expect(up.code).toBe(1);
+    const line = up.stderr.split('\n').find((l) => l.startsWith('sriovctl: '))!;
+    expect(line).toBe(
+      `sriovctl: cluster up ${name}: timed out after 1 s waiting for the SR-IOV components: ` +
+        `pod kube-system/kube-multus-ds-x7k2p on node ${node}: Init:CrashLoopBackOff (back-off 40s restarting failed container); ` +
+        `pod kube-system/sriovctl-cni-installer-4kq8z on node ${node}: Init:ImagePullBackOff (Back-off pulling image "docker.io/sriovctl/sriovctl-cni:0.1.0")` +
+        ' (rolled back)',
+    );
     for (const pf of pfs) expect(nicState(pf.name)).toEqual(pf.before);
     expect(findRecords()).toEqual([]);
     expect(existsSync(clusterDir(stateDirOfTest(), name))).toBe(false);
