@@ -279,6 +279,8 @@ export function cniInstallerObjects(input: ManifestInput): Record<string, unknow
   });
   return [
     daemonSet('sriovctl-cni-installer', 'sriovctl-cni-installer', {
+      // it must run before any pod network works (it installs part of it): no sandbox network of its own
+      hostNetwork: true,
       initContainers: [container('install-sriovctl-cni', alias)],
       containers: [container('keep-sriovctl-cni', [...alias, '--then-wait'])],
       volumes: [hostPath('cnibin', input.cni.binDir, 'DirectoryOrCreate')],

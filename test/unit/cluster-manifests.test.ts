@@ -111,6 +111,8 @@ describe('rendered manifests', () => {
     expect(init.args).toEqual([]);
     expect(main.args).toEqual(['--then-wait']);
     expect(pod.containers).toHaveLength(1);
+    // no dependency on the pod network it helps to build
+    expect(pod.hostNetwork).toBe(true);
   });
 
   it('--sriov-cni-name: the installer installs the plugin under that name too, and the attachment uses it', () => {
