@@ -198,31 +198,16 @@ describe('k3d provider', () => {
       apiVersion: 'v1',
       kind: 'List',
       items: [
-        {
-          metadata: { name: 'kube-multus-ds-x7k2p', labels: { app: 'multus' } },
-          spec: { nodeName: node, initContainers: [{ name: 'install-multus-binary' }] },
-          status: {
-            phase: 'Pending',
-            conditions: [{ type: 'Initialized', status: 'False' }, { type: 'Ready', status: 'False' }],
-            initContainerStatuses: [{ name: 'install-multus-binary', state: { waiting: { reason: 'CrashLoopBackOff', message: 'back-off 40s restarting failed container' } } }],
-            containerStatuses: [{ name: 'kube-multus', state: { waiting: { reason: 'PodInitializing' } } }],
-          },
-        },
+        initStuck('kube-multus-ds-x7k2p', 'multus', node, ['install-multus-binary', 'kube-multus'], { reason: 'CrashLoopBackOff', message: 'back-off 40s restarting failed container' }),
         {
           metadata: { name: 'kube-sriov-device-plugin-m2d9q', labels: { app: 'sriovdp' } },
           spec: { nodeName: node },
           status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }], containerStatuses: [{ name: 'kube-sriovdp', ready: true, state: { running: {} } }] },
         },
-        {
-          metadata: { name: 'sriovctl-cni-installer-4kq8z', labels: { app: 'sriovctl-cni-installer' } },
-          spec: { nodeName: node, initContainers: [{ name: 'install-sriovctl-cni' }] },
-          status: {
-            phase: 'Pending',
-            conditions: [{ type: 'Initialized', status: 'False' }, { type: 'Ready', status: 'False' }],
-            initContainerStatuses: [{ name: 'install-sriovctl-cni', state: { waiting: { reason: 'ImagePullBackOff', message: 'Back-off pulling image "docker.io/sriovctl/sriovctl-cni:0.1.0"' } } }],
-            containerStatuses: [{ name: 'keep-sriovctl-cni', state: { waiting: { reason: 'PodInitializing' } } }],
-          },
-        },
+        initStuck('sriovctl-cni-installer-4kq8z', 'sriovctl-cni-installer', node, ['install-sriovctl-cni', 'keep-sriovctl-cni'], {
+          reason: 'ImagePullBackOff',
+          message: 'Back-off pulling image "docker.io/sriovctl/sriovctl-cni:0.1.0"',
+        }),
       ],
     };
     process.env.STANDIN_PODS = join(work, 'pods.json');
@@ -311,6 +296,20 @@ describe('k3d provider', () => {
     }
   });
 });
+
+/** A pod as the API shows it while its init container waits (`waiting`), the main one not started yet. */
+function initStuck(name: string, app: string, node: string, [init, main]: string[], waiting: { reason: string; message: string }) {
+  return {
+    metadata: { name, labels: { app } },
+    spec: { nodeName: node, initContainers: [{ name: init }] },
+    status: {
+      phase: 'Pending',
+      conditions: [{ type: 'Initialized', status: 'False' }, { type: 'Ready', status: 'False' }],
+      initContainerStatuses: [{ name: init, state: { waiting } }],
+      containerStatuses: [{ name: main, state: { waiting: { reason: 'PodInitializing' } } }],
+    },
+  };
+}
 
 /** The state dir this test gave its sriovctl processes (through the environment). */
 function stateDirOfTest(): string {

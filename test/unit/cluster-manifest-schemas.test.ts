@@ -41,7 +41,8 @@ function problems(obj: K8sObject, crds: K8sObject[]): string[] {
   const served = crd?.spec.versions.find((v: any) => v.name === version && v.served);
   if (!served) return [`${key}: neither a built-in kind nor one of the CRDs applied`];
   const validate = new Ajv({ strict: false, allErrors: true }).compile(served.schema.openAPIV3Schema);
-  return validate(obj) ? [] : [`${key} ${obj.metadata?.name}: ${new Ajv().errorsText(validate.errors)}`];
+  const name = obj.metadata?.name;
+  return validate(obj) ? [] : [`${key} ${name}: ${new Ajv().errorsText(validate.errors)}`];
 }
 
 /** The objects as kubectl reads them: the YAML text written to the files, parsed back. */
