@@ -1,9 +1,9 @@
 // `sriovctl install-cni --to <dir>`: the installer image's entry point. Copies this self-contained executable into a
 // CNI bin dir as `sriovctl-cni` (the name that makes it the plugin), and with `--also-as <name>` under a second
-// name (sriov-cni's `sriov`), atomically and only when it changed. `--then-wait` then idles until SIGTERM/SIGINT:
+// name (sriov-cni's `sriov`: a hard link of it), atomically and only when it changed. `--then-wait` then idles until SIGTERM/SIGINT:
 // the installer DaemonSet's main container, so the pod needs no other image.
 import type { Command } from 'commander';
-import { installExecutable, InstallError } from '../install/install-executable';
+import { installExecutable, InstallError, linkAlias } from '../install/install-executable';
 import { PLUGIN_NAME, pluginAliasProblem } from '../install/plugin-name';
 import { selfExecutable } from '../self-executable';
 import type { CommandIo, CommandKit } from './command-kit';
@@ -20,7 +20,7 @@ export function registerInstallCniCommand(program: Command, kit: CommandKit): vo
     .command('install-cni')
     .description(`copy this executable into a CNI bin dir as ${PLUGIN_NAME} (atomic; nothing written when it is already there)`)
     .requiredOption('--to <dir>', 'the CNI bin dir (e.g. /opt/cni/bin); must exist and be writable by root only')
-    .option('--also-as <name>', "install the plugin under this name too (e.g. sriov, sriov-cni's name)")
+    .option('--also-as <name>', "install the plugin under this name too, as a hard link (e.g. sriov, sriov-cni's name)")
     .option('--then-wait', 'after installing, wait until SIGTERM or SIGINT (a DaemonSet container that stays Ready)')
     .action(
       kit.action<InstallCniOpts>(
@@ -40,10 +40,12 @@ export async function installCni(io: CommandIo, opts: InstallCniOpts, self: stri
   if (!self) {
     throw new CliError(`install-cni copies the self-contained executable (npm run package: dist/pkg/sriovctl-linux-<arch>); this sriovctl runs on ${process.execPath}`);
   }
-  for (const name of opts.alsoAs ? [PLUGIN_NAME, opts.alsoAs] : [PLUGIN_NAME]) {
+  const installs: [string, () => 'installed' | 'unchanged'][] = [[PLUGIN_NAME, () => installExecutable(self, opts.to, PLUGIN_NAME)]];
+  const alias = opts.alsoAs;
+  if (alias !== undefined) installs.push([alias, () => linkAlias(opts.to, PLUGIN_NAME, alias)]);
+  for (const [name, install] of installs) {
     try {
-      const outcome = installExecutable(self, opts.to, name);
-      io.out.line(outcome === 'installed' ? `installed ${opts.to}/${name}` : `${opts.to}/${name} is up to date`);
+      io.out.line(install() === 'installed' ? `installed ${opts.to}/${name}` : `${opts.to}/${name} is up to date`);
     } catch (err) {
       if (err instanceof InstallError) throw new CliError(err.message);
       throw err;

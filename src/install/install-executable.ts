@@ -2,9 +2,9 @@
 // /opt/cni/bin): the directory is checked before anything is written, the file appears whole or not at all
 // (temp file in the same directory, fsync, rename: a kubelet never runs half a file), and installing the same
 // content again writes nothing.
-import { closeSync, constants, lstatSync, openSync, readSync, realpathSync, statSync, writeSync } from 'node:fs';
+import { closeSync, constants, linkSync, lstatSync, openSync, readSync, realpathSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import { writeFileAtomic } from '../ledger/atomic-file';
+import { fsyncDir, TEMP_MARKER, writeFileAtomic } from '../ledger/atomic-file';
 import { untrustedReason } from '../secure-dir';
 
 export const INSTALLED_MODE = 0o755;
@@ -25,6 +25,39 @@ export function installExecutable(source: string, dir: string, name: string): In
     throw new InstallError(`cannot write ${target}: ${(err as Error).message}`);
   }
   return 'installed';
+}
+
+/**
+ * Makes `<dir>/<alias>` a hard link of `<dir>/<name>`, replacing whatever had that name by rename (a reader never
+ * finds it missing or half-written); writes nothing when it already is one. A hard link, not a copy: the
+ * executable answers as the plugin under another name only when it is the same file as its `sriovctl-cni`.
+ */
+export function linkAlias(dir: string, name: string, alias: string): InstallOutcome {
+  checkTargetDir(dir);
+  const target = join(dir, name);
+  const link = join(dir, alias);
+  if (sameFile(target, link)) return 'unchanged';
+  const temp = join(dir, `.${alias}${TEMP_MARKER}${process.pid}-link`);
+  try {
+    rmSync(temp, { force: true });
+    linkSync(target, temp);
+    renameSync(temp, link);
+    fsyncDir(dir);
+  } catch (err) {
+    rmSync(temp, { force: true });
+    throw new InstallError(`cannot link ${link} to ${target}: ${(err as Error).message}`);
+  }
+  return 'installed';
+}
+
+/** Both are the same regular file (one inode), neither a symlink. */
+function sameFile(a: string, b: string): boolean {
+  try {
+    const [sa, sb] = [lstatSync(a), lstatSync(b)];
+    return sa.isFile() && sb.isFile() && sa.dev === sb.dev && sa.ino === sb.ino;
+  } catch {
+    return false;
+  }
 }
 
 function checkTargetDir(dir: string): void {

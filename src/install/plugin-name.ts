@@ -1,7 +1,7 @@
 // The names the CNI plugin is installed under. kubelet (through Multus) runs a plugin by the `type` of its
 // network config, which is the plugin's file name: `sriovctl-cni`, and optionally one more name — sriov-cni's
-// `sriov` — so NetworkAttachmentDefinitions written for sriov-cni work unchanged. The executable is the plugin
-// under any name but the CLI's (src/sea/main.ts decides by the name it was run under).
+// `sriov` — so NetworkAttachmentDefinitions written for sriov-cni work unchanged. The second name is a hard link of
+// `sriovctl-cni`; src/sea/main.ts answers as the plugin under it because it is that same file.
 
 export const PLUGIN_NAME = 'sriovctl-cni';
 

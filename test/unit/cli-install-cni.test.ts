@@ -2,7 +2,7 @@
 // field tier's, test/field/install-cni.test.ts): `--also-as <name>` installs the plugin under a second name (sriov-cni's
 // `sriov`), `--then-wait` keeps the container alive until the pod is stopped.
 import { spawn } from 'node:child_process';
-import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -32,17 +32,30 @@ describe('install-cni --also-as / --then-wait', () => {
   });
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('installs the plugin as sriovctl-cni and under the second name, both whole copies, 0755', async () => {
+  it('installs the plugin as sriovctl-cni and the second name as a hard link of it; again, writes nothing', async () => {
     expect(await installCni(io, { to: bin, alsoAs: 'sriov' }, self)).toBe(ExitCode.ok);
     expect(readdirSync(bin).sort()).toEqual(['sriov', 'sriovctl-cni']);
-    for (const f of ['sriov', 'sriovctl-cni']) {
-      expect(readFileSync(join(bin, f)).equals(readFileSync(self))).toBe(true);
-      expect(statSync(join(bin, f)).mode & 0o7777).toBe(0o755);
-    }
+    const [plugin, alias] = [statSync(join(bin, 'sriovctl-cni')), statSync(join(bin, 'sriov'))];
+    expect(readFileSync(join(bin, 'sriovctl-cni')).equals(readFileSync(self))).toBe(true);
+    expect(plugin.mode & 0o7777).toBe(0o755);
+    expect([alias.dev, alias.ino]).toEqual([plugin.dev, plugin.ino]);
     expect(printed).toBe(`installed ${bin}/sriovctl-cni\ninstalled ${bin}/sriov\n`);
     printed = '';
     expect(await installCni(io, { to: bin, alsoAs: 'sriov' }, self)).toBe(ExitCode.ok);
     expect(printed).toBe(`${bin}/sriovctl-cni is up to date\n${bin}/sriov is up to date\n`);
+    expect(statSync(join(bin, 'sriov')).ino).toBe(plugin.ino);
+  });
+
+  it('a new version replaces both names: the alias follows the new sriovctl-cni, whatever held the name before', async () => {
+    writeFileSync(join(bin, 'sriov'), 'sriov-cni, the other plugin', { mode: 0o755 });
+    expect(await installCni(io, { to: bin, alsoAs: 'sriov' }, self)).toBe(ExitCode.ok);
+    const newer = join(dir, 'sriovctl-newer');
+    copyFileSync('/bin/false', newer);
+    expect(await installCni(io, { to: bin, alsoAs: 'sriov' }, newer)).toBe(ExitCode.ok);
+    const [plugin, alias] = [statSync(join(bin, 'sriovctl-cni')), statSync(join(bin, 'sriov'))];
+    expect(readFileSync(join(bin, 'sriov')).equals(readFileSync(newer))).toBe(true);
+    expect([alias.dev, alias.ino]).toEqual([plugin.dev, plugin.ino]);
+    expect(readdirSync(bin).sort()).toEqual(['sriov', 'sriovctl-cni']);
   });
 
   const refused: [string, RegExp][] = [
