@@ -6,6 +6,8 @@ import { execFileSync } from 'node:child_process';
 import { chmodSync, closeSync, existsSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, readlinkSync, readSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { loaderArgs, privateLoaderOf } from '../../src/payload-layout';
+import { Scratch } from '../helpers/kernel';
 import { expectInstalledPlugin } from './installed-plugin';
 import { modeDir, runPackaged, tempDir } from './run-packaged';
 import { sriovctl } from '../helpers/cli-process';
@@ -55,6 +57,24 @@ describe('sriovctl install-cni', () => {
     const args = ['--library-path', join(payload, 'lib'), '--argv0', 'sriovctl', join(payload, 'sriovctl'), 'install-cni', '--to', second];
     expect(await runPackaged(args, { name: loader, file: loader, env })).toEqual({ code: 0, stdout: `installed ${second}/sriovctl-cni\n`, stderr: '' });
     expectInstalledPlugin(second, 'amd64');
+  });
+
+  it('run from the payload, it runs itself again as the bounded sysfs writer through the same loader (src/self-executable.ts)', async () => {
+    const dir = binDir();
+    expect((await install(dir)).code).toBe(0);
+    const p = privateLoaderOf(join(dir, readlinkSync(join(dir, 'sriovctl.d')), 'lib', 'ld-linux-x86-64.so.2'))!;
+    const s = new Scratch();
+    try {
+      const [nic] = s.veth('w', 'x');
+      const attr = `/sys/class/net/${nic}/tx_queue_len`;
+      const write = (file: string, value: string) => runPackaged([...loaderArgs(p, 'sriovctl-sysfs-write'), file, value], { name: p.loader, file: p.loader, env: {} });
+      expect(await write(attr, '777')).toEqual({ code: 0, stdout: '', stderr: '' });
+      expect(readFileSync(attr, 'utf8')).toBe('777\n');
+      // the exit status is the errno: ENOENT for a missing attribute
+      expect((await write(`/sys/class/net/${nic}/no-such-attribute`, '1')).code).toBe(2);
+    } finally {
+      s.cleanup();
+    }
   });
 
   it('a launcher without its payload answers a CNI error (110) naming what is missing, on stdout and stderr', async () => {
