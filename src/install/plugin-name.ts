@@ -1,11 +1,11 @@
 // The names the CNI plugin is installed under. kubelet (through Multus) runs a plugin by the `type` of its
 // network config, which is the plugin's file name: `sriovctl-cni`, and optionally one more name — sriov-cni's
 // `sriov` — so NetworkAttachmentDefinitions written for sriov-cni work unchanged. The second name is a hard link of
-// `sriovctl-cni`; src/sea/main.ts answers as the plugin under it because it is that same file.
+// the plugin's launcher, which runs the executable as `sriovctl-cni` whatever name it was called by.
 
 export const PLUGIN_NAME = 'sriovctl-cni';
 
-/** Names the executable answers as something else than the plugin (src/sea/main.ts). */
+/** Names the executable itself answers to (src/sea/main.ts): never a plugin's second name. */
 const RESERVED = new Set(['sriovctl', 'sriovctl-linux-amd64', 'sriovctl-linux-arm64', 'sriovctl-sysfs-write', PLUGIN_NAME]);
 
 /** A CNI `type`: a plain file name in the CNI bin dir. */

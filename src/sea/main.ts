@@ -4,8 +4,7 @@
 // embedded bundle, loaded through a V8 code cache in the root-only cache dir (./cache-dir.ts).
 // Everything past the name check is required where it is used, not imported: a CNI VERSION call loads nothing
 // it does not need (the bundler keeps such a require lazy).
-import { lstatSync } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
+import { basename } from 'node:path';
 import { ASSET } from './build-info';
 
 const CLI_NAMES = new Set(['sriovctl', 'sriovctl-linux-amd64', 'sriovctl-linux-arm64']);
@@ -23,26 +22,10 @@ function loadEmbedded<T>(asset: string): T {
   return loadWithCodeCache({ source: seaAssetText(asset), filename: asset, require }, seaCacheDir()) as T;
 }
 
-/**
- * The CNI plugin: run as `sriovctl-cni`, or — by a CNI runtime, which always sets CNI_COMMAND — under the second
- * name `install-cni --also-as` gave it (sriov-cni's `sriov`), which is a hard link of the `sriovctl-cni` beside it.
- * A stray copy or a renamed old version under another name is not the plugin.
- */
-function isPlugin(name: string): boolean {
-  if (name === CNI_NAME) return true;
-  if (CLI_NAMES.has(name) || name === SYSFS_WRITER_NAME || process.env.CNI_COMMAND === undefined) return false;
-  try {
-    const [self, plugin] = [lstatSync(process.execPath), lstatSync(join(dirname(process.execPath), CNI_NAME))];
-    return self.isFile() && plugin.isFile() && self.dev === plugin.dev && self.ino === plugin.ino;
-  } catch {
-    return false;
-  }
-}
-
 function start(): void {
   // process.argv0 is the name we were run under (argv[0] is the resolved executable)
   const name = basename(process.argv0);
-  if (isPlugin(name)) {
+  if (name === CNI_NAME) {
     const { main: cniMain } = require('../cni/main') as typeof import('../cni/main');
     // a verb is async only where a give-back waits on a driver for a recorded VF count
     void Promise.resolve(cniMain(() => loadEmbedded<typeof import('../cni/run')>(ASSET.cniRun))).then((code) => process.exit(code));

@@ -1,16 +1,16 @@
 // The installer image archive `npm run package` built, read as a runtime reads it: every platform's config has the
 // entry point the manifests rely on (src/cluster/component-images.ts), its layers carry the executables the
-// manifests call, and the DaemonSet's arguments work in a real container: `--also-as sriov` links the plugin
-// under sriov-cni's name too, and that link runs as the CNI plugin when a runtime calls it by that name.
+// manifests call, and the DaemonSet's arguments work in a real container: `--also-as sriov` links the plugin's
+// launcher under sriov-cni's name too, and a runtime calling that name gets the CNI plugin.
 import { execFileSync, spawn } from 'node:child_process';
-import { chmodSync, copyFileSync, mkdirSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { chmodSync, mkdirSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IMAGE_ENTRY_POINTS } from '../../src/cluster/component-images';
 import { cniInstallerObjects } from '../../src/cluster/manifests';
 import { installerImage } from '../../src/install/installer-image';
 import { startContainerd, which, type Containerd } from './containerd';
-import { executable, IMAGE_ARCHIVE } from './packaged';
+import { IMAGE_ARCHIVE } from './packaged';
 import { runPackaged } from './run-packaged';
 
 interface Descriptor {
@@ -77,23 +77,13 @@ describe('the installer image carries what the manifests call', () => {
       const out = c.ctrIn(NS, 'run', '--rm', '--runc-root', c.runcRoot, '--cgroup', `${c.cgroupParent}/${id}`, '--net-host',
         '--mount', `type=bind,src=${bin},dst=/host/opt/cni/bin,options=rbind:rw`, init.image, id, ...entrypoint, ...init.args);
       expect(out).toBe('installed /host/opt/cni/bin/sriovctl-cni\ninstalled /host/opt/cni/bin/sriov\n');
-      expect(readdirSync(bin).sort()).toEqual(['sriov', 'sriovctl-cni']);
-      expect(readFileSync(join(bin, 'sriov')).equals(readFileSync(executable('amd64')))).toBe(true);
+      expect(readdirSync(bin).filter((f) => !f.startsWith('sriovctl.d')).sort()).toEqual(['sriov', 'sriovctl-cni']);
       expect(statSync(join(bin, 'sriov')).ino).toBe(statSync(join(bin, 'sriovctl-cni')).ino);
 
       const env = { SRIOVCTL_CACHE_DIR: join(c.dir, 'cache'), SRIOVCTL_STATE_DIR: join(c.dir, 'state') };
       const version = await runPackaged([], { name: 'sriov', file: join(bin, 'sriov'), env: { ...env, CNI_COMMAND: 'VERSION' } });
       expect(version.code).toBe(0);
       expect(JSON.parse(version.stdout).supportedVersions).toContain('1.1.0');
-      // outside a CNI runtime, that name is neither the CLI nor the plugin
-      const bare = await runPackaged(['--version'], { name: 'sriov', file: join(bin, 'sriov'), env });
-      expect(bare.code).toBe(2);
-      expect(bare.stderr).toMatch(/^sriovctl: run as 'sriov': /);
-      // a copy under another name (a renamed old version, a stray file) is not the plugin, even called by a runtime
-      copyFileSync(join(bin, 'sriovctl-cni'), join(bin, 'sriovctl-cni.old'));
-      const stray = await runPackaged([], { name: 'sriovctl-cni.old', file: join(bin, 'sriovctl-cni.old'), env: { ...env, CNI_COMMAND: 'VERSION' } });
-      expect(stray.code).toBe(2);
-      expect(stray.stdout).toBe('');
     });
 
     it("the main container's arguments (--then-wait) keep it running as PID 1 until SIGTERM, then it exits 0", async () => {
