@@ -79,7 +79,9 @@ describe('kind provider', () => {
     expect(up.stderr).toBe('');
     expect(up.code).toBe(0);
     expect(standins.calls('kind').every((c) => c.provider === 'podman')).toBe(true);
-    expect(standins.calls('podman').map((c) => c.args.at(-1))).toEqual([`${name}-worker`]);
+    expect(standins.calls('podman').filter((c) => c.args[0] === 'inspect').map((c) => c.args.at(-1))).toEqual([`${name}-worker`]);
+    // the images were pulled and saved by podman too (a docker-archive: what kind loads)
+    expect(standins.calls('podman').filter((c) => c.args[0] === 'save').every((c) => c.args.includes('docker-archive'))).toBe(true);
     expect(standins.calls('docker')).toEqual([]);
     const down = await sriovctl('cluster', 'down', '--name', name, '--runtime', 'podman', '-q');
     expect(down.code).toBe(0);

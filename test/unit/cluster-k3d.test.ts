@@ -18,8 +18,27 @@ const spec: CreateSpec = {
 };
 
 describe('k3d cluster create arguments', () => {
-  it('is one server, n agents, no load balancer, the registry, flannel off, static CPU manager on agents', () => {
+  it("keeps k3s's flannel by default: nothing to download, no image beyond the node's", () => {
     expect(k3dClusterCreateArgs(spec, { registryPort: 5000 })).toEqual([
+      'cluster', 'create', 'lab',
+      '--servers', '1',
+      '--agents', '2',
+      '--no-lb',
+      '--registry-use', 'k3d-lab-registry:5000',
+      '--k3s-arg', '--kubelet-arg=cpu-manager-policy=static@agent:*',
+      '--k3s-arg', '--kubelet-arg=reserved-cpus=0@agent:*',
+      '--wait', '--timeout', '300s',
+    ]);
+  });
+
+  it('airgap: no registry (its image would be pulled); a pass-through config goes first, the flags override it', () => {
+    const args = k3dClusterCreateArgs({ ...spec, airgap: true, providerConfig: { apiVersion: 'k3d.io/v1alpha5', kind: 'Simple' } }, { registryPort: 5000 });
+    expect(args.slice(0, 5)).toEqual(['cluster', 'create', 'lab', '--config', '/tmp/m/k3d-config.yaml']);
+    expect(args.join(' ')).not.toContain('registry');
+  });
+
+  it('with --primary-cni: one server, n agents, no load balancer, the registry, flannel off, the manifest auto-deployed', () => {
+    expect(k3dClusterCreateArgs({ ...spec, primaryCniFile: join('/tmp/m', PRIMARY_CNI_FILE) }, { registryPort: 5000 })).toEqual([
       'cluster', 'create', 'lab',
       '--servers', '1',
       '--agents', '2',
