@@ -224,7 +224,8 @@ async function down(io: CommandIo, kit: CommandKit, o: CommonOpts): Promise<Exit
   if (state && o.provider && o.provider !== state.provider) {
     io.out.warn(`cluster ${o.name} was made with ${state.provider}, deleting it with ${o.provider} as asked`);
   }
-  const provider = makeProvider(providerName, providerOptions(o));
+  // the runtime the cluster was made on, unless asked otherwise: k3d on podman is reached only through its socket
+  const provider = makeProvider(providerName, providerOptions({ runtime: o.runtime ?? state?.runtime ?? undefined }));
   const summary = await clusterDown({ name: o.name, provider, ctx: contextFor(io, kit), state });
   if (o.json) io.out.json(summary);
   else printDown(io, summary, true);

@@ -125,6 +125,7 @@ export async function clusterUp(opts: UpOptions, provider: Provider, ctx: Provid
     createdAt: new Date().toISOString(),
     updatedAt: '',
     manifestsDir: plan.manifestsDir,
+    runtime: provider.kube(opts.name, ctx) ? detectContainerRuntime(opts.runtime ?? null) : null,
     sim: plan.simulated ? { sysfsRoot: simSysfsRoot(stateDir, opts.name), nics: simNicPlan(opts.name, opts.agents) } : null,
     nodes: [],
   };

@@ -42,6 +42,8 @@ export interface Call {
   args: string[];
   at: number;
   provider?: string;
+  /** k3d: DOCKER_HOST as the call saw it. */
+  dockerHost?: string;
   linksAtDelete?: Record<string, string[]>;
   recordsAtDelete?: number;
 }

@@ -160,7 +160,9 @@ spec:
     const calico = (parseAllDocuments(readFileSync(applies[0], 'utf8')) as any[]).map((d) => d.toJS());
     expect(calico[1].spec.template.spec.containers[0].env).toContainEqual({ name: 'CALICO_IPV4POOL_CIDR', value: '10.244.0.0/16' });
 
-    expect((await sriovctl('cluster', 'down', '--name', name, '--runtime', 'podman', '-q')).code).toBe(0);
+    // down asks the runtime the cluster was made on (docker is on PATH too, and would be found first)
+    expect((await sriovctl('cluster', 'down', '--name', name, '-q')).code).toBe(0);
+    expect(standins.calls('kind').at(-1)).toMatchObject({ args: ['delete', 'cluster', '--name', name], provider: 'podman' });
     expect(nicState(pfs[0].name)).toEqual(pfs[0].before);
     expect(findRecords()).toEqual([]);
   });
