@@ -116,7 +116,7 @@ export async function cacheImages(
   refs: string[],
   ctx: { run: ToolRunner; runtime: ContainerRuntime; cacheDir: string; progress: Progress },
 ): Promise<{ ref: string; archive: string }[]> {
-  makeDirs(ctx.cacheDir);
+  makeDirs(ctx.cacheDir, 0o700);
   const saved: { ref: string; archive: string }[] = [];
   for (const ref of refs) {
     if (!(await runtimeHasImage(ctx.run, ctx.runtime, ref))) {

@@ -66,7 +66,7 @@ describe('k3d provider', () => {
     expect(k3d.findIndex((a) => a[0] === 'registry' && a[1] === 'create')).toBeLessThan(k3d.findIndex((a) => a[0] === 'cluster' && a[1] === 'create'));
     // the installer image is imported into the nodes right after the cluster exists (airgap)
     const created = k3d.findIndex((a) => a[0] === 'cluster' && a[1] === 'create');
-    expect(k3d[created + 1]).toEqual(['image', 'import', standins.archive, '--cluster', name]);
+    expect(k3d[created + 1]).toEqual(['image', 'import', standins.archive, '--cluster', name, '--mode', 'direct']);
 
     // the primary CNI handed to k3s: Calico on k3s's pod network
     const calico = objectsOf(join(manifests, '00-primary-cni.yaml'));

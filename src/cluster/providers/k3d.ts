@@ -61,9 +61,12 @@ export function k3dClusterCreateArgs(spec: CreateSpec, opts: Pick<K3dOptions, 'r
   return args;
 }
 
-/** Imports an image archive into every node of the cluster (airgap: nothing is pulled by the nodes). */
+/**
+ * Imports an image archive into every node of the cluster (airgap: nothing is pulled by the nodes). `--mode direct`
+ * streams it into each node's containerd: the default tools-node mode would need k3d's own tools image.
+ */
 export function k3dImageImportArgs(archive: string, cluster: string): string[] {
-  return ['image', 'import', archive, '--cluster', cluster];
+  return ['image', 'import', archive, '--cluster', cluster, '--mode', 'direct'];
 }
 
 interface K3dNodeJson {
