@@ -33,6 +33,8 @@ export interface CreateSpec {
   airgap?: boolean;
   /** Image archives imported into every node right after create (src/cluster/images.ts). */
   imageArchives?: string[];
+  /** Directories of image archives, in the order they are searched (--images, then the cache). */
+  imageDirs?: string[];
   /** The tool's own cluster config from cluster.yaml (k3d Simple, kind Cluster), merged with what sriovctl needs. */
   providerConfig?: Record<string, unknown> | null;
 }

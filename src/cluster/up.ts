@@ -232,6 +232,7 @@ function createSpec(stateDir: string, opts: UpOptions, manifestsDir: string | nu
     primaryCniFile,
     airgap: !!opts.airgap,
     providerConfig: opts.providerConfig ?? null,
+    imageDirs: [...(opts.imagesDir ? [opts.imagesDir] : []), imageCacheDir(stateDir)],
   };
 }
 

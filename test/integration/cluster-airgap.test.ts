@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { archiveFileName, imagesOf } from '../../src/cluster/images';
 import { renderManifests } from '../../src/cluster/manifests';
+import { k3sAirgapImagesNames } from '../../src/cluster/providers/k3d';
 import { installerImage } from '../../src/install/installer-image';
 import { readConfig } from '../../src/config';
 import { findRecords } from '../helpers/engine';
@@ -42,6 +43,18 @@ function archiveIn(dir: string, ref: string): string {
   return file;
 }
 
+/** k3s's release tarball of its own images, as the user puts it beside the archives (its content is k3s's business). */
+function k3sTarball(dir: string): string {
+  const file = join(dir, k3sAirgapImagesNames()[2]);
+  writeFileSync(file, '');
+  return file;
+}
+
+/** The --volume that hands k3s its own images on every node. */
+function k3sVolume(file: string): string {
+  return `${file}:/var/lib/rancher/k3s/agent/images/${k3sAirgapImagesNames()[2]}@server:*;agent:*`;
+}
+
 function imports(from = 0): string[] {
   return standins.calls('k3d').slice(from).filter((c) => c.args[0] === 'image' && c.args[1] === 'import').map((c) => c.args[2]);
 }
@@ -72,7 +85,8 @@ describe('airgap images (k3d)', () => {
     for (const [i, c] of calls.entries()) if (c.tool === 'k3d' && c.args[1] === 'import') expect(i > created && i < firstApply).toBe(true);
     expect((await sriovctl('cluster', 'down', '--name', name, '-q')).code).toBe(0);
 
-    // offline now: a pull would fail, and none is made
+    // offline now: a pull would fail, and none is made; k3s's own images are put beside the cache by hand
+    const tarball = k3sTarball(cacheDir());
     const before = standins.calls().length;
     process.env.STANDIN_OFFLINE = '1';
     try {
@@ -91,6 +105,7 @@ describe('airgap images (k3d)', () => {
     expect(after.filter((c) => c.tool === 'k3d' && c.args[0] === 'registry' && c.args[1] === 'create')).toEqual([]);
     const create = after.find((c) => c.tool === 'k3d' && c.args[1] === 'create')!;
     expect(create.args).not.toContain('--registry-use');
+    expect(create.args).toContain(k3sVolume(tarball));
     expect((await sriovctl('cluster', 'down', '--name', name, '-q')).code).toBe(0);
     for (const pf of pfs) expect(nicState(pf.name)).toEqual(pf.before);
   });
@@ -111,6 +126,8 @@ describe('airgap images (k3d)', () => {
     }
     expect(up.stderr).not.toContain(`image ${given}:`);
     expect(up.stderr).toContain(`  - node image ${node} is not in docker's image store (--airgap pulls nothing: \`docker load -i <archive>\` it first)`);
+    const names = k3sAirgapImagesNames();
+    expect(up.stderr).toContain(`  - k3s's own images (pause, coredns, …): no ${names.join(' or ')} in ${dir}, ${cacheDir()} (--airgap pulls nothing`);
     // nothing was pulled, created or lent
     expect(standins.calls('docker').filter((c) => c.args[0] !== 'image')).toEqual([]);
     expect(standins.calls('k3d').filter((c) => c.args[1] === 'create' || c.args[1] === 'import')).toEqual([]);
@@ -124,6 +141,7 @@ describe('airgap images (k3d)', () => {
     mkdirSync(dir);
     const calico = 'docker.io/calico/node:v3.28.2';
     const archives = [...componentImages(), calico].map((ref) => archiveIn(dir, ref));
+    const tarball = k3sTarball(dir);
     const node = 'docker.io/rancher/k3s:v1.31.5-k3s1';
     execFileSync('docker', ['pull', node], { env: process.env }); // in the stand-in's store, as `docker load` would put it
     process.env.STANDIN_OFFLINE = '1';
@@ -138,6 +156,7 @@ describe('airgap images (k3d)', () => {
     expect(existsSync(cacheDir())).toBe(false);
     const create = standins.calls('k3d').find((c) => c.args[1] === 'create')!.args;
     expect(create).toContain('--flannel-backend=none@server:*');
+    expect(create).toContain(k3sVolume(tarball));
     expect(create[create.indexOf('--image') + 1]).toBe(node);
     expect((await sriovctl('cluster', 'down', '--name', name, '-q')).code).toBe(0);
   });

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import {
   k3dClusterCreateArgs,
   k3dRegistryCreateArgs,
+  k3sAirgapImagesNames,
   parseK3dNodes,
   PRIMARY_CNI_FILE,
 } from '../../src/cluster/providers/k3d';
@@ -35,6 +36,15 @@ describe('k3d cluster create arguments', () => {
     const args = k3dClusterCreateArgs({ ...spec, airgap: true, providerConfig: { apiVersion: 'k3d.io/v1alpha5', kind: 'Simple' } }, { registryPort: 5000 });
     expect(args.slice(0, 5)).toEqual(['cluster', 'create', 'lab', '--config', '/tmp/m/k3d-config.yaml']);
     expect(args.join(' ')).not.toContain('registry');
+    const withImages = k3dClusterCreateArgs({ ...spec, airgap: true }, { registryPort: 5000, k3sImages: '/i/k3s-airgap-images-arm64.tar.zst' });
+    expect(withImages[withImages.indexOf('--volume') + 1]).toBe(
+      '/i/k3s-airgap-images-arm64.tar.zst:/var/lib/rancher/k3s/agent/images/k3s-airgap-images-arm64.tar.zst@server:*;agent:*',
+    );
+  });
+
+  it("names k3s's own images tarball after the nodes' architecture", () => {
+    expect(k3sAirgapImagesNames('x64')).toEqual(['k3s-airgap-images-amd64.tar.zst', 'k3s-airgap-images-amd64.tar.gz', 'k3s-airgap-images-amd64.tar']);
+    expect(k3sAirgapImagesNames('arm64')[0]).toBe('k3s-airgap-images-arm64.tar.zst');
   });
 
   it('with --primary-cni: one server, n agents, no load balancer, the registry, flannel off, the manifest auto-deployed', () => {

@@ -1,8 +1,9 @@
 // k3d: k3s nodes in containers, driven through the real `k3d` CLI. One server, n agents, a registry (none with
 // --airgap), no load balancer, k3s's own flannel as the primary network unless --primary-cni replaces it (Multus
 // wraps either), the static CPU manager on agents. On podman, k3d talks to podman's Docker API socket.
+import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import type { NamespaceSpec } from '../../lend/types';
 import { containerPid, detectContainerRuntime, dockerApiProblem, podmanDockerHost, type ContainerRuntime } from '../container-runtime';
 import { kubectlAccess } from '../kube';
@@ -29,6 +30,20 @@ const K3S_AUTO_DEPLOY_DIR = '/var/lib/rancher/k3s/server/manifests';
 /** With its flannel, k3s keeps CNI files in its own dirs (fixed since the October 2024 releases, k3d v5.8's default). */
 const K3S_FLANNEL_CNI = { binDir: '/var/lib/rancher/k3s/data/cni', confDir: '/var/lib/rancher/k3s/agent/etc/cni/net.d' };
 const STANDARD_CNI = { binDir: '/opt/cni/bin', confDir: '/etc/cni/net.d' };
+/** k3s imports every tarball it finds here at start: its own images (pause, coredns, …) in an airgap. */
+const K3S_AGENT_IMAGES_DIR = '/var/lib/rancher/k3s/agent/images';
+
+/** The names of k3s's release tarball of its own images for this machine's architecture (the nodes' own). */
+export function k3sAirgapImagesNames(arch: string = process.arch): string[] {
+  const k3sArch = arch === 'x64' ? 'amd64' : arch;
+  return ['.tar.zst', '.tar.gz', '.tar'].map((ext) => `k3s-airgap-images-${k3sArch}${ext}`);
+}
+
+/** The first k3s airgap images tarball in `dirs`, or null. */
+export function findK3sAirgapImages(dirs: string[], arch?: string): string | null {
+  for (const dir of dirs) for (const name of k3sAirgapImagesNames(arch)) if (existsSync(join(dir, name))) return join(dir, name);
+  return null;
+}
 
 /** k3d prefixes every registry and node container with 'k3d-'. */
 export function k3dRegistryName(cluster: string): string {
@@ -40,7 +55,7 @@ export function k3dRegistryCreateArgs(cluster: string, port: number): string[] {
 }
 
 /** `k3d cluster create` exactly as `up` runs it (the contract the stand-in tests pin down). */
-export function k3dClusterCreateArgs(spec: CreateSpec, opts: Pick<K3dOptions, 'registryPort'>): string[] {
+export function k3dClusterCreateArgs(spec: CreateSpec, opts: Pick<K3dOptions, 'registryPort'> & { k3sImages?: string | null }): string[] {
   const args = ['cluster', 'create', spec.name];
   // the user's own k3d config first: the flags below are k3d's documented overrides of it
   if (spec.providerConfig) args.push('--config', join(spec.manifestsDir, K3D_CONFIG_FILE));
@@ -55,6 +70,8 @@ export function k3dClusterCreateArgs(spec: CreateSpec, opts: Pick<K3dOptions, 'r
   args.push('--k3s-arg', '--kubelet-arg=cpu-manager-policy=static@agent:*');
   args.push('--k3s-arg', `--kubelet-arg=reserved-cpus=${spec.reservedCpus}@agent:*`);
   if (spec.primaryCniFile) args.push('--volume', `${spec.primaryCniFile}:${K3S_AUTO_DEPLOY_DIR}/sriovctl-primary-cni.yaml@server:0`);
+  // airgap: k3s's own images (pause, coredns, …) are not in its node image; k3s imports this tarball at start
+  if (opts.k3sImages) args.push('--volume', `${opts.k3sImages}:${K3S_AGENT_IMAGES_DIR}/${basename(opts.k3sImages)}@server:*;agent:*`);
   if (spec.driver === 'vfio-pci') args.push('--volume', '/dev/vfio:/dev/vfio@agent:*');
   if (spec.image) args.push('--image', spec.image);
   args.push('--wait', '--timeout', '300s');
@@ -87,6 +104,8 @@ export function parseK3dNodes(json: string, cluster: string): ClusterNode[] {
 export function k3dProvider(options: Partial<K3dOptions> = {}): Provider {
   const opts: K3dOptions = { ...K3D_DEFAULTS, ...options };
   const runtime = () => detectContainerRuntime(opts.runtime);
+  /** Found in preflight (airgap only), mounted at create. */
+  let k3sImages: string | null = null;
 
   // k3d speaks the Docker API only: on podman it is pointed at podman's socket (k3d's documented podman support)
   const k3dEnv = (): Record<string, string> | undefined => (runtime() === 'podman' ? { DOCKER_HOST: podmanDockerHost() } : undefined);
@@ -108,11 +127,22 @@ export function k3dProvider(options: Partial<K3dOptions> = {}): Provider {
     podCidr: K3S_POD_CIDR,
     requiredTools: () => ['k3d', 'kubectl', runtime() ?? 'docker'],
 
-    async preflight() {
+    async preflight(spec) {
+      const problems: string[] = [];
+      if (spec.airgap) {
+        const dirs = spec.imageDirs ?? [];
+        k3sImages = findK3sAirgapImages(dirs);
+        if (!k3sImages) {
+          problems.push(
+            `k3s's own images (pause, coredns, …): no ${k3sAirgapImagesNames().join(' or ')} in ${dirs.join(', ')} ` +
+              `(--airgap pulls nothing: take it from the k3s release of the node image)`,
+          );
+        }
+      }
       const rt = runtime();
-      if (!rt) return ['no container runtime: neither docker nor podman is on PATH'];
+      if (!rt) return [...problems, 'no container runtime: neither docker nor podman is on PATH'];
       const problem = rt === 'podman' ? await dockerApiProblem(podmanDockerHost()) : null;
-      return problem ? [problem] : [];
+      return problem ? [...problems, problem] : problems;
     },
 
     async create(spec, ctx) {
@@ -120,7 +150,7 @@ export function k3dProvider(options: Partial<K3dOptions> = {}): Provider {
         await writeFile(join(spec.manifestsDir, K3D_CONFIG_FILE), yaml().stringify({ ...spec.providerConfig, metadata: { name: spec.name } }));
       }
       if (!spec.airgap && !(await registryExists(spec.name, ctx))) await k3d(ctx, k3dRegistryCreateArgs(spec.name, opts.registryPort));
-      await k3d(ctx, k3dClusterCreateArgs(spec, opts), 600_000);
+      await k3d(ctx, k3dClusterCreateArgs(spec, { ...opts, k3sImages: spec.airgap ? k3sImages : null }), 600_000);
       for (const archive of spec.imageArchives ?? []) await k3d(ctx, k3dImageImportArgs(archive, spec.name), 300_000);
     },
 
