@@ -24,9 +24,18 @@ export async function fetchText(url: string, opts: { timeoutMs: number; op: stri
   }
 }
 
-/** For messages only: the proxy the environment names for this URL's scheme (NO_PROXY is undici's to apply). */
+/**
+ * For messages only: the proxy the environment names for this URL, null when none or when NO_PROXY lists its host
+ * (exactly, as a domain suffix, or `*`) — the routing itself is undici's.
+ */
 export function proxyFor(url: string, env: NodeJS.ProcessEnv = process.env): string | null {
-  const https = url.startsWith('https:');
-  const value = https ? (env.https_proxy ?? env.HTTPS_PROXY) : (env.http_proxy ?? env.HTTP_PROXY);
-  return value ? value : null;
+  const { protocol, hostname } = new URL(url);
+  const value = protocol === 'https:' ? (env.https_proxy ?? env.HTTPS_PROXY) : (env.http_proxy ?? env.HTTP_PROXY);
+  if (!value) return null;
+  const noProxy = (env.no_proxy ?? env.NO_PROXY ?? '').split(/[,\s]+/).filter(Boolean);
+  const bypassed = noProxy.some((entry) => {
+    const host = entry.replace(/^\*?\./, '').replace(/:\d+$/, '');
+    return entry === '*' || hostname === host || hostname.endsWith(`.${host}`);
+  });
+  return bypassed ? null : value;
 }
