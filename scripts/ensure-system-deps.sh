@@ -13,6 +13,7 @@ case "${1:-host}" in
     command -v ip >/dev/null || need+=(iproute2)
     command -v unshare >/dev/null || need+=(util-linux)
     command -v python3 >/dev/null || need+=(python3)
+    command -v openssl >/dev/null || need+=(openssl)   # a self-signed origin for the proxy test
     ;;
   fuzz)
     command -v clang++-14 >/dev/null || need+=(clang-14)
