@@ -1,22 +1,24 @@
 // Issue 14's VF-mode rows on the real /sys of the lab VM, with REAL VFs (QEMU's 82576: igb PF, igbvf VFs):
 // - row 12: a VF whose carrier comes after link-up (the VF follows its PF's link) still gets its gratuitous ARP,
 //   once carrier is up, and the kernel's unsolicited NA after DAD; witnessed by packet sockets in the pod and at
-//   the PF (the NIC's internal switch delivers the VF's broadcasts there);
+//   the PF (the NIC's internal switch delivers the VF's broadcasts there); with the default bound (200 ms) a
+//   carrier that comes later is not waited for, as documented;
 // - row 15: a VF on vfio-pci that nobody gave a MAC (igb shows 00:00:00:00:00:00 for it) is reported without one;
-// - row 5: as far as this machine goes. The kernel's auxiliary bus is there but holds no device (no emulated NIC
-//   has Scalable Functions; netdevsim registers none) and QEMU's q35 has only PCI segment 0 (no VMD), so on the
-//   real /sys an SF ID and a 5-digit domain are accepted by the parser and looked up, and answered "no such
-//   device" (100) — not refused as malformed (7); lending them is proven on the host tier's simulated sysfs
-//   (test/integration/cni-conform-devices.test.ts), the layout this walk reads.
+// - row 5: on the kernel's real auxiliary bus. No NIC QEMU emulates has Scalable Functions and netdevsim
+//   registers no auxiliary device, so the lab loads its own (modules/lab_sf: lab_sf.sf.4 with a netdev under it,
+//   what mlx5 makes of an SF as far as sriovctl looks); it is lent by its ID and given back, also after its pod
+//   died. A 5-digit PCI domain (VMD) cannot exist here (q35 has PCI segment 0 only): it is parsed and looked up,
+//   100 — not refused as malformed (7); lending one stays on the host tier's simulated sysfs
+//   (test/integration/cni-conform-devices.test.ts).
 'use strict';
 
 const fs = require('node:fs');
 const { performance } = require('node:perf_hooks');
 const { takeIgbPf, waitForVfNetdevs } = require('../lib/igb');
-const { pluginFor, ok } = require('../lib/cni-plugin');
+const { pluginFor, ok, STATIC_IPAM } = require('../lib/cni-plugin');
 const { captureAnnouncements } = require('../lib/announce-capture');
 const { iproute2VfTable } = require('../lib/iproute2-vf');
-const { ip, ipJson, linkJson, looks, poll, tempNetns } = require('../lib/shell');
+const { ip, ipJson, linkJson, looks, poll, sh, tempNetns } = require('../lib/shell');
 const { expect, expectEqual } = require('../lib/expect');
 
 const V4 = '10.150.0.7';
@@ -50,45 +52,46 @@ async function untilUp(name, netns, pending, what) {
 const isGarp = (dir) => (a) => a.kind === 'garp' && a.ip === V4 && (dir ? a.dir === dir : a.dir !== 'outgoing');
 
 /**
- * An igb VF lent to a pod by a running ADD (dual-stack static IPAM, carrier wait `waitMs` or the default) while
- * its PF's link is down: returned once ADD has brought net1 up in the pod without carrier. Packet sockets watch
- * the pod and the PF from before the ADD.
+ * The lab's stand-in for a Scalable Function (modules/lab_sf, built by setup.sh): lab_sf.sf.4 on the kernel's
+ * auxiliary bus with an Ethernet netdev under it; removed after the scenario.
  */
-async function addWithoutCarrier(ctx, waitMs) {
-  const { pf, vf } = await igbVf(ctx);
-  // the VF's carrier follows the PF's link: with the PF down, the VF comes up in the pod without carrier
-  ip('link', 'set', 'dev', pf.name, 'down');
-  const pod = tempNetns(ctx, ctx.ifname('pod'));
-  const inPod = await captureAnnouncements(ctx, { netns: pod });
-  const atPf = await captureAnnouncements(ctx, { ifname: pf.name });
-  const plugin = pluginFor(ctx, '/sys', waitMs === undefined ? {} : { SRIOVCTL_CNI_CARRIER_WAIT_MS: String(waitMs) });
-  const config = { cniVersion: '1.1.0', name: 'lab-announce', type: 'sriovctl-cni', deviceID: vf.bdf, ipam: DUAL_STACK_IPAM };
-  const adding = plugin.start('ADD', { pod, config });
-  const atLinkUp = await untilUp('net1', pod, adding, 'ADD');
-  expect(atLinkUp.flags.includes('NO-CARRIER'), `net1 had carrier at link-up although its PF is down: ${atLinkUp.flags}`);
-  // the kernel's own gratuitous ARP (arp_notify, at link-up) went nowhere: without carrier a frame never reaches
-  // the driver (nor a packet socket)
-  expectEqual(inPod.seen().filter(isGarp('outgoing')), [], 'announcements sent before carrier');
-  return { pf, vf, pod, inPod, atPf, plugin, config, adding };
-}
-
-/** The kernel's unsolicited NA for V6 from net1 (ndisc_notify, when DAD completes after carrier came). */
-async function kernelAdvertised(inPod) {
-  const na = await inPod.waitFor((a) => a.kind === 'na' && a.ip === V6 && a.dir === 'outgoing', `unsolicited NA for ${V6} from net1`, 30_000);
-  expectEqual([na.dst, na.solicited, na.override], ['ff02::1', false, true], 'the NA is unsolicited, to all nodes, overriding');
-}
-
-async function delAndHome(plugin, pod, config, vf) {
-  ok(plugin.run('DEL', { pod, config }), 'DEL');
-  expectEqual(looks(vf.netdev)?.name, vf.netdev, 'the igbvf netdev back home under its name');
-  expectEqual(plugin.records(), [], 'records left');
+async function labSf(ctx) {
+  sh('modprobe', ['lab_sf']);
+  ctx.defer(() => sh('modprobe', ['-r', 'lab_sf']));
+  const id = 'lab_sf.sf.4';
+  const dir = `/sys/bus/auxiliary/devices/${id}`;
+  const netdev = fs.readdirSync(`${dir}/net`)[0];
+  expect(netdev, `${dir} has no netdev`);
+  ip('link', 'set', 'dev', netdev, 'mtu', '1400', 'up'); // not the defaults, so a restore that forgets shows
+  return { id, dir, netdev, before: looks(netdev) };
 }
 
 module.exports = [
   {
-    name: 'igb-cni-conform: row 12, carrier after link-up (igbvf follows its PF): the gratuitous ARP goes out once carrier is up',
+    name: 'igb-cni-conform: row 12, carrier after link-up (igbvf follows its PF): ADD waits for it, bounded, then sends the gratuitous ARP',
     async run(ctx) {
-      const { pf, vf, pod, inPod, atPf, plugin, config, adding } = await addWithoutCarrier(ctx, CARRIER_WAIT_MS);
+      const { pf, vf } = await igbVf(ctx);
+      // the VF's carrier follows the PF's link: with the PF down, the VF comes up in the pod without carrier
+      ip('link', 'set', 'dev', pf.name, 'down');
+      const pod = tempNetns(ctx, ctx.ifname('pod'));
+      const inPod = await captureAnnouncements(ctx, { netns: pod });
+      const atPf = await captureAnnouncements(ctx, { ifname: pf.name });
+      const config = { cniVersion: '1.1.0', name: 'lab-announce', type: 'sriovctl-cni', deviceID: vf.bdf, ipam: DUAL_STACK_IPAM };
+
+      // the default bound (200 ms, sriov-cni's; README): a carrier that comes later is not waited for
+      const hurried = pluginFor(ctx, '/sys');
+      ok(hurried.run('ADD', { pod, config }), 'ADD with the default carrier wait');
+      expect(linkJson('net1', pod).flags.includes('NO-CARRIER'), 'ADD returned before the carrier came');
+      ok(hurried.run('DEL', { pod, config }), 'DEL');
+
+      // a wait long enough for igbvf: ADD brings net1 up without carrier and waits
+      const plugin = pluginFor(ctx, '/sys', { SRIOVCTL_CNI_CARRIER_WAIT_MS: String(CARRIER_WAIT_MS) });
+      const adding = plugin.start('ADD', { pod, config });
+      const atLinkUp = await untilUp('net1', pod, adding, 'ADD');
+      expect(atLinkUp.flags.includes('NO-CARRIER'), `net1 had carrier at link-up although its PF is down: ${atLinkUp.flags}`);
+      // the kernel's own gratuitous ARP (arp_notify, at link-up) went nowhere: without carrier a frame never
+      // reaches the driver (nor a packet socket), and the kernel sends none when carrier comes
+      expectEqual(inPod.seen().filter(isGarp('outgoing')), [], 'announcements sent before carrier');
       const t0 = performance.now();
       ip('link', 'set', 'dev', pf.name, 'up');
       const result = ok(await adding, 'ADD');
@@ -100,25 +103,16 @@ module.exports = [
       expectEqual([sent.mac, sent.src], [mac, mac], 'the gratuitous ARP names the VF MAC');
       const received = await atPf.waitFor(isGarp(), `the VF's gratuitous ARP for ${V4} at the PF`);
       expectEqual([received.dir, received.mac], ['broadcast', mac], 'at the PF: a broadcast from the VF');
-      // IPv6: DAD ran once carrier came, and the kernel (ndisc_notify) advertised the address when it completed
-      await kernelAdvertised(inPod);
+      // IPv6 needs nothing from us: DAD ran once carrier came, and the kernel (ndisc_notify) advertised the
+      // address when it completed
+      const na = await inPod.waitFor((a) => a.kind === 'na' && a.ip === V6 && a.dir === 'outgoing', `unsolicited NA for ${V6} from net1`);
+      expectEqual([na.dst, na.solicited, na.override], ['ff02::1', false, true], 'the NA is unsolicited, to all nodes, overriding');
       const v6 = ipJson('-n', pod, '-6', 'addr', 'show', 'dev', 'net1')[0].addr_info.find((a) => a.local === V6);
       expect(v6 && !v6.tentative, `${V6} still tentative after ADD: ${JSON.stringify(v6)}`);
-      await delAndHome(plugin, pod, config, vf);
-    },
-  },
-  {
-    name: 'igb-cni-conform: row 12, carrier later than the wait (200 ms): ADD returns, the kernel advertises IPv6 once carrier comes, IPv4 is not announced',
-    async run(ctx) {
-      // the documented bound (README, "A NIC still without carrier after 200 ms"): as sriov-cni, ADD does not
-      // wait longer; the kernel still sends the unsolicited NA after DAD, but nobody sends the gratuitous ARP
-      const { pf, vf, pod, inPod, plugin, config, adding } = await addWithoutCarrier(ctx);
-      ok(await adding, 'ADD');
-      expect(linkJson('net1', pod).flags.includes('NO-CARRIER'), 'ADD returned without waiting for the carrier');
-      ip('link', 'set', 'dev', pf.name, 'up');
-      await kernelAdvertised(inPod);
-      expectEqual(inPod.seen().filter(isGarp('outgoing')), [], 'gratuitous ARPs sent (the kernel sends none on carrier-on)');
-      await delAndHome(plugin, pod, config, vf);
+
+      ok(plugin.run('DEL', { pod, config }), 'DEL');
+      expectEqual(looks(vf.netdev)?.name, vf.netdev, 'the igbvf netdev back home under its name');
+      expectEqual([...hurried.records(), ...plugin.records()], [], 'records left');
     },
   },
   {
@@ -142,34 +136,44 @@ module.exports = [
     },
   },
   {
-    name: 'igb-cni-conform: row 5 on the real /sys, an SF ID and a 5-digit PCI domain are parsed and looked up: 100, not 7',
+    name: 'igb-cni-conform: row 5, a device on the real auxiliary bus (lab_sf.sf.4) lent by its ID and back, also after its pod died; deviceID alone 7; absent IDs and a 5-digit domain: 100',
     async run(ctx) {
-      // the kernel's auxiliary bus exists here but has no device on it, and there is no PCI domain but 0000
-      const aux = '/sys/bus/auxiliary/devices';
-      expect(fs.existsSync(aux), `${aux} is missing: the kernel has no auxiliary bus`);
-      ctx.figure('auxiliary devices in the VM', fs.readdirSync(aux).length);
-      const domains = new Set(fs.readdirSync('/sys/bus/pci/devices').map((bdf) => bdf.split(':')[0]));
-      ctx.figure('PCI domains in the VM', [...domains].join(' '));
-      const sf = 'mlx5_core.sf.4';
-      const vmd = '10000:3B:02.1';
-      expect(!fs.existsSync(`${aux}/${sf}`) && !domains.has('10000'), 'the VM unexpectedly has the devices this scenario asks for');
-
+      const sf = await labSf(ctx);
       const plugin = pluginFor(ctx, '/sys');
       const pod = tempNetns(ctx, ctx.ifname('pod'));
-      const base = { cniVersion: '1.1.0', name: 'lab-row5', type: 'sriovctl-cni', ipam: { type: 'static', addresses: [{ address: `${V4}/24` }] } };
-      for (const [device, names] of [
-        [{ pciBusID: sf }, `no device ${sf} on the auxiliary bus`],
-        [{ pciBusID: vmd }, `no PCI device ${vmd.toLowerCase()}`],
+      const config = { cniVersion: '1.1.0', name: 'lab-row5', type: 'sriovctl-cni', pciBusID: sf.id, ipam: STATIC_IPAM };
+      const result = ok(plugin.run('ADD', { pod, config }), 'ADD by pciBusID');
+      expectEqual(result.interfaces, [{ name: 'net1', mac: sf.before.mac, mtu: sf.before.mtu, sandbox: `/run/netns/${pod}`, pciID: sf.id }], 'ADD result interfaces');
+      expectEqual(fs.readdirSync(`${sf.dir}/net`), [], `the netdev left ${sf.dir}/net (it is in the pod)`);
+      expect(ipJson('-n', pod, 'addr', 'show', 'dev', 'net1')[0].addr_info.some((a) => a.local === '10.150.0.7'), 'address in the pod');
+      ok(plugin.run('CHECK', { pod, config: { ...config, prevResult: result } }), 'CHECK');
+      // the pod dies without DEL: the kernel hands the netdev back to the initial namespace (DOWN; as
+      // dev<ifindex> if its name is taken), as it does a physical NIC, and the late DEL restores it from the ledger
+      ip('netns', 'del', pod);
+      const refunded = await poll(() => fs.readdirSync(`${sf.dir}/net`)[0], { timeoutMs: 10_000, intervalMs: 10 });
+      expect(refunded, 'the kernel did not hand the netdev back when its namespace died');
+      ok(plugin.run('DEL', { pod, config }), 'DEL after the pod died');
+      expectEqual(looks(sf.netdev), sf.before, `the netdev restored from the ledger: name, MAC, MTU, state (the kernel returned it as ${refunded})`);
+      expectEqual(plugin.records(), [], 'records left');
+
+      // Multus's deviceID alone means VF mode: an auxiliary device is no VF
+      const other = tempNetns(ctx, ctx.ifname('pd2'));
+      const vfMode = plugin.run('ADD', { pod: other, config: { ...config, pciBusID: undefined, deviceID: sf.id } });
+      expect(/not a VF/.test(vfMode.json?.msg), `deviceID alone: the error says it is not a VF: ${vfMode.json?.msg}`);
+      expectEqual([vfMode.status, vfMode.json?.code], [1, 7], `deviceID alone: ${vfMode.stdout.trim()}`);
+      // absent: no other auxiliary device, and no PCI domain but 0000 (q35 has only segment 0; no VMD)
+      const domains = new Set(fs.readdirSync('/sys/bus/pci/devices').map((bdf) => bdf.split(':')[0]));
+      ctx.figure('PCI domains in the VM', [...domains].join(' '));
+      for (const [pciBusID, says] of [
+        ['lab_sf.sf.5', 'no device lab_sf.sf.5 on the auxiliary bus'],
+        ['10000:3B:02.1', 'no PCI device 10000:3b:02.1'],
       ]) {
-        const config = { ...base, ...device };
-        const what = JSON.stringify(device);
-        const add = plugin.run('ADD', { pod, config });
-        expectEqual([add.status, add.json?.code], [1, 100], `ADD with ${what}: ${add.stdout.trim()}`);
-        expect(add.json.msg.includes(names), `ADD with ${what}: the error says ${names}: ${add.json.msg}`);
-        // DEL never fails on input ADD had to accept
-        ok(plugin.run('DEL', { pod, config }), `DEL with ${what}`);
+        const add = plugin.run('ADD', { pod: other, config: { ...config, pciBusID } });
+        expectEqual([add.status, add.json?.code], [1, 100], `ADD with pciBusID ${pciBusID}: ${add.stdout.trim()}`);
+        expect(add.json.msg.includes(says), `ADD with pciBusID ${pciBusID}: the error says "${says}": ${add.json.msg}`);
       }
-      expectEqual(ipJson('-n', pod, 'link', 'show').map((l) => l.ifname), ['lo'], 'nothing in the pod');
+      expectEqual(ipJson('-n', other, 'link', 'show').map((l) => l.ifname), ['lo'], 'nothing in the pod');
+      expectEqual(looks(sf.netdev), sf.before, 'the netdev untouched by the refused ADDs');
       expectEqual(plugin.records(), [], 'records left');
     },
   },
