@@ -14,7 +14,7 @@
 
 const fs = require('node:fs');
 const { performance } = require('node:perf_hooks');
-const { takeIgbPf, waitForVfNetdevs } = require('../lib/igb');
+const { takeIgbPf, waitForVfNetdevs, bindToVfioPci } = require('../lib/igb');
 const { pluginFor, ok, STATIC_IPAM } = require('../lib/cni-plugin');
 const { captureAnnouncements } = require('../lib/announce-capture');
 const { iproute2VfTable } = require('../lib/iproute2-vf');
@@ -119,10 +119,7 @@ module.exports = [
     name: 'igb-cni-conform: row 15, a VF on vfio-pci that nobody gave a MAC is reported without one (igb shows zeros)',
     async run(ctx) {
       const { pf, vf } = await igbVf(ctx);
-      fs.writeFileSync('/sys/bus/pci/drivers/igbvf/unbind', vf.bdf);
-      fs.writeFileSync(`/sys/bus/pci/devices/${vf.bdf}/driver_override`, 'vfio-pci');
-      fs.writeFileSync('/sys/bus/pci/drivers/vfio-pci/bind', vf.bdf);
-      fs.writeFileSync(`/sys/bus/pci/devices/${vf.bdf}/driver_override`, '\n');
+      bindToVfioPci(vf.bdf);
       const tableBefore = iproute2VfTable(pf.name);
       expectEqual(tableBefore[0].mac, '00:00:00:00:00:00', 'igb has no MAC for the new VF');
       const plugin = pluginFor(ctx, '/sys');
