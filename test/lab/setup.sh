@@ -57,14 +57,32 @@ lab_sf_ready() {
     && modinfo -k "$1" lab_sf >/dev/null 2>&1
 }
 
-ready() {
+# Builds lab_sf.ko for kernel $1 against its headers (installed) and installs it beside netdevsim.ko.
+build_lab_sf() {
+  local b
+  say "building lab_sf.ko ($LAB_SF_SRC) for $1"
+  b=$(mktemp -d)
+  cp "$LAB_SF_SRC"/Kbuild "$LAB_SF_SRC"/*.c "$b/"
+  # (no vmlinux with BTF in linux-headers: kbuild says so for every module, harmlessly)
+  make -s -C "/lib/modules/$1/build" M="$b" modules -j"$(nproc)" 2>&1 | grep -v '^Skipping BTF generation' >&2 || true
+  [ -f "$b/lab_sf.ko" ] || { rm -rf "$b"; say "lab_sf.ko did not build"; exit 1; }
+  strip --strip-debug "$b/lab_sf.ko"
+  install -D -m644 "$b/lab_sf.ko" "/lib/modules/$1/updates/lab_sf.ko"
+  lab_sf_stamp > "/lib/modules/$1/updates/lab_sf.stamp"
+  rm -rf "$b"
+  depmod -a "$1"
+}
+
+# everything from packages and netdevsim.ko; lab_sf.ko is checked apart (it needs no apt once headers are there)
+base_ready() {
   local k
   qemu_ready && [ -x /bin/busybox ] && command -v cpio >/dev/null \
     && command -v xz >/dev/null || return 1
   k=$(newest_kernel); [ -n "$k" ] || return 1
-  modinfo -k "$k" netdevsim >/dev/null 2>&1 && modinfo -k "$k" igb igbvf vfio-pci >/dev/null 2>&1 \
-    && lab_sf_ready "$k"
+  modinfo -k "$k" netdevsim >/dev/null 2>&1 && modinfo -k "$k" igb igbvf vfio-pci >/dev/null 2>&1
 }
+
+ready() { base_ready && lab_sf_ready "$(newest_kernel)"; }
 
 if ready; then
   k=$(newest_kernel)
@@ -77,6 +95,11 @@ mkdir -p /var/lock
 exec 9>/var/lock/sriovctl-lab-setup.lock
 flock 9
 if ready; then say "ready (set up by a concurrent run)"; exit 0; fi
+# only lab_sf.ko missing or out of date (its source changed): rebuilt without apt
+if base_ready && [ -f "/lib/modules/$(newest_kernel)/build/Makefile" ]; then
+  build_lab_sf "$(newest_kernel)"
+  ready && { say "ready: kernel $(newest_kernel), lab_sf.ko rebuilt"; exit 0; }
+fi
 
 command -v apt-get >/dev/null || { say "apt-get not found: this lab needs Debian 12 (bookworm) packages"; exit 3; }
 export DEBIAN_FRONTEND=noninteractive
@@ -146,18 +169,8 @@ if ! modinfo -k "$KVER" netdevsim >/dev/null 2>&1; then
   apt_locked purge -y -qq "linux-source-$SERIES" >/dev/null || true
 fi
 if ! lab_sf_ready "$KVER"; then
-  say "building lab_sf.ko ($LAB_SF_SRC)"
   apt_install "linux-headers-$KVER"
-  SFB=$(mktemp -d)
-  trap 'rm -rf "${B:-}" "$SFB"' EXIT
-  cp "$LAB_SF_SRC"/Kbuild "$LAB_SF_SRC"/*.c "$SFB/"
-  # (no vmlinux with BTF in linux-headers: kbuild says so for every module, harmlessly)
-  make -s -C "/lib/modules/$KVER/build" M="$SFB" modules -j"$(nproc)" 2>&1 | grep -v '^Skipping BTF generation' >&2 || true
-  [ -f "$SFB/lab_sf.ko" ] || { say "lab_sf.ko did not build"; exit 1; }
-  strip --strip-debug "$SFB/lab_sf.ko"
-  install -D -m644 "$SFB/lab_sf.ko" "/lib/modules/$KVER/updates/lab_sf.ko"
-  lab_sf_stamp > "/lib/modules/$KVER/updates/lab_sf.stamp"
-  depmod -a "$KVER"
+  build_lab_sf "$KVER"
 fi
 ready || { say "setup finished but the lab is still not usable"; exit 1; }
 say "ready: kernel $KVER, $(modinfo -k "$KVER" -n netdevsim), $(modinfo -k "$KVER" -n lab_sf)"

@@ -49,6 +49,7 @@ async function untilUp(name, netns, pending, what) {
   return seen.link;
 }
 
+/** A gratuitous ARP for V4: in direction `dir` ('outgoing', 'broadcast', …), or without one, any received. */
 const isGarp = (dir) => (a) => a.kind === 'garp' && a.ip === V4 && (dir ? a.dir === dir : a.dir !== 'outgoing');
 
 /**
