@@ -7,7 +7,7 @@ import { isSysError, SysError } from '../errors';
 import { readRecord, recordKeyFor, scanRecords } from '../ledger';
 import type { LendRecord, NicIdentity } from '../ledger/types';
 import { assertIfName, sameNetns, type Netns, type Rtnl } from '../net';
-import { deviceDir, driverOf, getVf, isDeviceAddress, isUserspaceDriver, type SriovVf } from '../sriov';
+import { deviceDir, driverOf, getVf, isBdf, isDeviceAddress, isUserspaceDriver, type SriovVf } from '../sriov';
 import { describeNamespace, openCurrent, openSpec, refOf } from './namespaces';
 import { identityOf, resolveNic, type ResolvedNic } from './nic';
 import { carriesDefaultRoute } from './uplink';
@@ -133,7 +133,10 @@ function findNic(s: LendSession, host: Rtnl, sel: NicSelector): Found | Refusal 
     return byName(s, host, name, undefined, `device ${name} (kernelpath ${sel.kernelPath})`);
   }
   if ('name' in sel) return byName(s, host, sel.name, sel.in, `device ${sel.name}`);
-  if (!deviceDir(s.sysfs, sel.pci)) return notFound(`no PCI device ${sel.pci}`);
+  if (!deviceDir(s.sysfs, sel.pci)) {
+    // an auxiliary device ID (a Scalable Function) is looked for on the other buses, not on PCI: say so
+    return notFound(isBdf(sel.pci) ? `no PCI device ${sel.pci}` : `no device ${sel.pci} on the auxiliary bus (nor any other)`);
+  }
   const sysVf = getVf(s.sysfs, sel.pci);
   if (sysVf?.userspace) return { selector: sel, label: `VF ${sel.pci} (${sysVf.driver})`, sysVf, userspace: true };
   const driver = sysVf ? null : driverOf(s.sysfs, sel.pci);
