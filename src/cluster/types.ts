@@ -27,6 +27,8 @@ export interface CreateSpec {
   reservedCpus: string;
   /** Node image (k3s / kindest/node), provider default when null. */
   image: string | null;
+  /** The host's state dir: mounted into every node at the same path, so the CNI plugin there writes the host's ledger. */
+  stateDir: string;
 }
 
 /** Shared by every provider call: where progress goes and how external tools run. */

@@ -209,6 +209,7 @@ function createSpec(stateDir: string, opts: UpOptions, manifestsDir: string | nu
     driver: opts.driver,
     reservedCpus: opts.reservedCpus,
     image: opts.image,
+    stateDir,
   };
 }
 

@@ -2,7 +2,7 @@
 // the simulated drivers and the orchestrator share one process, as in a real run), and the stand-in
 // k3d/kind/kubectl/docker/podman executables of test/fixtures/bin on PATH.
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { main } from '../../src/cli/main';
@@ -97,6 +97,16 @@ export function partialBin(tools: string[]): { dir: string; cleanup(): void } {
   for (const t of [...tools, '_standin.sh']) {
     execFileSync('ln', ['-s', join(FIXTURE_BIN, t === 'podman' ? 'docker' : t), join(dir, t)]);
   }
+  return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/**
+ * /usr/bin without some tools (links to everything else), for a PATH where e.g. docker is absent on a machine that
+ * has Debian's docker.io (installed for the real-container tests) — the stand-ins still need the coreutils there.
+ */
+export function systemBinWithout(hidden: string[]): { dir: string; cleanup(): void } {
+  const dir = mkdtempSync(join(tmpdir(), 'sriovctl-usrbin-'));
+  for (const t of readdirSync('/usr/bin')) if (!hidden.includes(t)) symlinkSync(join('/usr/bin', t), join(dir, t));
   return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
 }
 

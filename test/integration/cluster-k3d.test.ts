@@ -12,7 +12,7 @@ import { findRecords } from '../helpers/engine';
 import { type FakeSysfs } from '../helpers/fake-sysfs';
 import { ip, Scratch } from '../helpers/kernel';
 import { nicState } from '../helpers/lend-fixture';
-import { calicoFixture, linksOfPid, partialBin, useProviderWorld, restoreEnv, sriovctl, Standins, type StandInPf } from './cluster-fixture';
+import { calicoFixture, linksOfPid, partialBin, systemBinWithout, useProviderWorld, restoreEnv, sriovctl, Standins, type StandInPf } from './cluster-fixture';
 
 let s: Scratch;
 let sys: FakeSysfs;
@@ -60,6 +60,7 @@ describe('k3d provider', () => {
       '--k3s-arg', '--kubelet-arg=cpu-manager-policy=static@agent:*',
       '--k3s-arg', '--kubelet-arg=reserved-cpus=0@agent:*',
       '--volume', `${manifests}/00-primary-cni.yaml:/var/lib/rancher/k3s/server/manifests/sriovctl-primary-cni.yaml@server:0`,
+      '--volume', `${stateDirOfTest()}:${stateDirOfTest()}@all`,
       '--wait', '--timeout', '300s',
     ]);
     expect(k3d.findIndex((a) => a[0] === 'registry' && a[1] === 'create')).toBeLessThan(k3d.findIndex((a) => a[0] === 'cluster' && a[1] === 'create'));
@@ -216,7 +217,8 @@ describe('k3d provider', () => {
 
   it('podman when docker is absent', async () => {
     const bin = partialBin(['k3d', 'kubectl', 'podman']);
-    process.env.PATH = `${bin.dir}:/usr/sbin:/usr/bin:/sbin:/bin`;
+    const usrBin = systemBinWithout(['docker']);
+    process.env.PATH = `${bin.dir}:/usr/sbin:${usrBin.dir}`;
     process.env.STANDIN_ALLOCATABLE = '3';
     try {
       const up = await sriovctl(...upArgs('-q'));
@@ -230,6 +232,7 @@ describe('k3d provider', () => {
       expect((await sriovctl('cluster', 'down', '--name', name, '-q')).code).toBe(0);
     } finally {
       bin.cleanup();
+      usrBin.cleanup();
     }
   });
 

@@ -48,6 +48,8 @@ export function k3dClusterCreateArgs(spec: CreateSpec, opts: Pick<K3dOptions, 'r
     '--k3s-arg', '--kubelet-arg=cpu-manager-policy=static@agent:*',
     '--k3s-arg', `--kubelet-arg=reserved-cpus=${spec.reservedCpus}@agent:*`,
     '--volume', `${join(spec.manifestsDir, PRIMARY_CNI_FILE)}:${K3S_AUTO_DEPLOY_DIR}/sriovctl-primary-cni.yaml@server:0`,
+    // one ledger: the plugin on every node writes its records where the host's status/down/cleanup read them
+    '--volume', `${spec.stateDir}:${spec.stateDir}@all`,
   ];
   if (spec.driver === 'vfio-pci') args.push('--volume', '/dev/vfio:/dev/vfio@agent:*');
   if (spec.image) args.push('--image', spec.image);
