@@ -42,3 +42,8 @@ export function nestedKeys(ledger: Ledger, key: string): string[] {
 export function nestingDepth(key: string): number {
   return key.split('_in_').length - 1;
 }
+
+/** The records not nested in another of them: giving those back gives back the rest (one NIC, one answer). */
+export function outermostOf<R extends { key: string }>(records: R[]): R[] {
+  return records.filter((r) => !records.some((o) => o !== r && r.key.startsWith(nestedPrefix(o.key))));
+}
