@@ -33,7 +33,7 @@ export interface RealRuntime {
   exec(name: string, argv: string[], opts?: { env?: Record<string, string>; input?: string }): RunResult;
   /** SIGKILL the container's init and wait until the runtime saw it stop. */
   kill(name: string): void;
-  teardown(): void;
+  teardown(): Promise<void>;
 }
 
 const DOCKER = '/usr/bin/docker';
@@ -126,11 +126,11 @@ export async function startDocker(prefix: string): Promise<RealRuntime> {
       must(cli[0], [...cli.slice(1), 'kill', '--signal', 'KILL', name]);
       must(cli[0], [...cli.slice(1), 'wait', name]);
     },
-    teardown() {
+    async teardown() {
       try {
         for (const n of names) run(cli[0], [...cli.slice(1), 'rm', '--force', n]);
       } finally {
-        if (daemon) stopDaemon(daemon, dir);
+        if (daemon) await stopDaemon(daemon, dir);
         daemon = null;
         removeTree(dir);
       }
@@ -144,20 +144,23 @@ export async function startDocker(prefix: string): Promise<RealRuntime> {
     must(cli[0], [...cli.slice(1), 'import', join(dir, 'rootfs.tar'), IMAGE]);
     return rt;
   } catch (err) {
-    rt.teardown();
+    await rt.teardown();
     throw err;
   }
 }
 
 /** SIGTERM, bounded wait, then SIGKILL: dockerd stops its containerd and unmounts its layers on SIGTERM. */
-function stopDaemon(daemon: ChildProcess, dir: string): void {
+async function stopDaemon(daemon: ChildProcess, dir: string): Promise<void> {
+  const running = () => daemon.exitCode === null && daemon.signalCode === null;
+  const exited = new Promise<void>((r) => (running() ? daemon.once('exit', () => r()) : r()));
   daemon.kill('SIGTERM');
-  const end = Date.now() + 30_000;
-  while (daemon.exitCode === null && daemon.signalCode === null && Date.now() < end) {
-    if (spawnSync('kill', ['-0', String(daemon.pid)]).status !== 0) break;
-    spawnSync('sleep', ['0.1']);
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([exited, new Promise<void>((r) => (timer = setTimeout(r, 30_000)))]);
+  clearTimeout(timer);
+  if (running()) {
+    daemon.kill('SIGKILL');
+    await exited;
   }
-  if (spawnSync('kill', ['-0', String(daemon.pid)]).status === 0) daemon.kill('SIGKILL');
   // its containerd, when dockerd died before stopping it
   try {
     const pid = Number(readFileSync(join(dir, 'exec', 'containerd', 'containerd.pid'), 'utf8'));
@@ -205,7 +208,7 @@ export async function startPodman(prefix: string): Promise<RealRuntime> {
       must(cli[0], [...cli.slice(1), 'kill', '--signal', 'KILL', name]);
       must(cli[0], [...cli.slice(1), 'wait', name]);
     },
-    teardown() {
+    async teardown() {
       try {
         for (const n of names) run(cli[0], [...cli.slice(1), 'rm', '--force', '--time', '0', n]);
       } finally {

@@ -32,7 +32,9 @@ describe.each([
     rt = await start(`ledger${process.pid}`);
   });
 
-  afterAll(() => rt?.teardown());
+  afterAll(async () => {
+    await rt?.teardown();
+  });
 
   const cli = (...args: string[]): Promise<CliResult> => sriovctl({ ...w.env, pathPrefix: rt.binDir }, args);
 
