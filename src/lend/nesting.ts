@@ -5,18 +5,20 @@
 // lender can give it back.
 import { nestedKey, nestedPrefix, readRecord, recordKeyFor, scanRecords, type Ledger } from '../ledger';
 import type { NicIdentity } from '../ledger/types';
-import { sameNetns, type NetnsId } from '../net';
+import { ownNetnsId, sameNetns, type NetnsId } from '../net';
 
 /** More than any real stack (host → node → pod → nested sandbox) and a bound on a hostile ledger. */
 const MAX_DEPTH = 8;
 
 /**
  * The record key for lending this NIC from namespace `from`: its own key, or — when a chain of lent records ends
- * with one whose target is `from` — the key nested under that one. A NIC lent elsewhere keeps its own key, so
- * prepare() reports the lend that holds it.
+ * with one whose target is `from` and the caller is in `from` itself (the borrower lends on: a node's plugin) — the
+ * key nested under that one. Anyone else asking for a lent NIC keeps its own key, so prepare() reports the lend
+ * that holds it. `own`: the caller's namespace (tests name one).
  */
-export function lendKeyFor(ledger: Ledger, identity: NicIdentity, from: NetnsId): string {
+export function lendKeyFor(ledger: Ledger, identity: NicIdentity, from: NetnsId, own: NetnsId = ownNetnsId()): string {
   const base = recordKeyFor(identity);
+  if (!sameNetns(from, own)) return base;
   let key = base;
   for (let depth = 0; depth < MAX_DEPTH; depth++) {
     const holder = readRecord(ledger, key);

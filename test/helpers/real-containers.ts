@@ -87,12 +87,51 @@ function containerPid(cli: string[], name: string): number {
   return pid;
 }
 
-async function waitFor(what: string, ok: () => boolean): Promise<void> {
+async function waitFor(what: () => string, ok: () => boolean): Promise<void> {
   const end = Date.now() + CALL_TIMEOUT_MS;
   while (!ok()) {
-    if (Date.now() > end) throw new Error(`${what}: not ready after ${CALL_TIMEOUT_MS / 1000} s`);
+    if (Date.now() > end) throw new Error(`${what()}: not ready after ${CALL_TIMEOUT_MS / 1000} s`);
     await new Promise((r) => setTimeout(r, 100));
   }
+}
+
+interface RuntimeSpec {
+  name: RuntimeName;
+  /** The CLI and its global flags for this private runtime. */
+  cli: string[];
+  binDir: string;
+  /** What names the container's root in `run`, after the common flags (the image, or podman's --rootfs). */
+  imageArgs(container: string): string[];
+  rmFlags: string[];
+  /** After every container is removed: stop the daemon, remove the runtime's files. */
+  stop(): Promise<void>;
+}
+
+/** The calls both runtimes' CLIs spell alike (docker and podman share run/exec/kill/wait/rm). */
+function runtimeOver(spec: RuntimeSpec): RealRuntime {
+  const [cmd, ...global] = spec.cli;
+  const names: string[] = [];
+  return {
+    name: spec.name,
+    binDir: spec.binDir,
+    runNode(name, shared) {
+      names.push(name);
+      must(cmd, [...global, 'run', '-d', '--name', name, ...NODE_PRIVILEGES, ...sharedMounts(shared), ...spec.imageArgs(name), '/usr/bin/sleep', 'infinity']);
+      return { name, pid: containerPid(spec.cli, name) };
+    },
+    exec: (name, argv, opts = {}) => run(cmd, [...global, ...execArgs(name, argv, opts.env ?? {})], { input: opts.input }),
+    kill(name) {
+      must(cmd, [...global, 'kill', '--signal', 'KILL', name]);
+      must(cmd, [...global, 'wait', name]);
+    },
+    async teardown() {
+      try {
+        for (const n of names) run(cmd, [...global, 'rm', '--force', ...spec.rmFlags, n]);
+      } finally {
+        await spec.stop();
+      }
+    },
+  };
 }
 
 /** A dockerd of our own; resolves once it answers. */
@@ -112,32 +151,20 @@ export async function startDocker(prefix: string): Promise<RealRuntime> {
   );
   let log = '';
   daemon.stderr!.on('data', (d: Buffer) => (log = (log + d.toString()).slice(-4000)));
-  const names: string[] = [];
-  const rt: RealRuntime = {
+  const rt = runtimeOver({
     name: 'docker',
+    cli,
     binDir,
-    runNode(name, shared) {
-      names.push(name);
-      must(cli[0], [...cli.slice(1), 'run', '-d', '--name', name, ...NODE_PRIVILEGES, ...sharedMounts(shared), IMAGE, '/usr/bin/sleep', 'infinity']);
-      return { name, pid: containerPid(cli, name) };
+    imageArgs: () => [IMAGE],
+    rmFlags: [],
+    async stop() {
+      if (daemon) await stopDaemon(daemon, dir);
+      daemon = null;
+      removeTree(dir);
     },
-    exec: (name, argv, opts = {}) => run(cli[0], [...cli.slice(1), ...execArgs(name, argv, opts.env ?? {})], { input: opts.input }),
-    kill(name) {
-      must(cli[0], [...cli.slice(1), 'kill', '--signal', 'KILL', name]);
-      must(cli[0], [...cli.slice(1), 'wait', name]);
-    },
-    async teardown() {
-      try {
-        for (const n of names) run(cli[0], [...cli.slice(1), 'rm', '--force', n]);
-      } finally {
-        if (daemon) await stopDaemon(daemon, dir);
-        daemon = null;
-        removeTree(dir);
-      }
-    },
-  };
+  });
   try {
-    await waitFor(`dockerd (${log})`, () => run(cli[0], [...cli.slice(1), 'version']).status === 0);
+    await waitFor(() => `dockerd (${log})`, () => run(cli[0], [...cli.slice(1), 'version']).status === 0);
     const rootfs = join(dir, 'rootfs');
     makeRootfs(rootfs);
     must('tar', ['-C', rootfs, '-cf', join(dir, 'rootfs.tar'), '.']);
@@ -190,30 +217,17 @@ export async function startPodman(prefix: string): Promise<RealRuntime> {
   writeWrapper(binDir, 'podman', cli);
   const rootfs = join(dir, 'rootfs');
   makeRootfs(rootfs);
-  const names: string[] = [];
-  return {
+  return runtimeOver({
     name: 'podman',
+    cli,
     binDir,
-    runNode(name, shared) {
-      names.push(name);
+    imageArgs(name) {
       const own = join(dir, `rootfs-${name}`);
       cpSync(rootfs, own, { recursive: true, verbatimSymlinks: true });
       // its default rlimits exceed this machine's hard limits ("error setting rlimit type 7")
-      const limits = ['--ulimit', 'nofile=1024:1024', '--ulimit', 'nproc=1024:1024'];
-      must(cli[0], [...cli.slice(1), 'run', '-d', '--name', name, ...limits, ...NODE_PRIVILEGES, ...sharedMounts(shared), '--rootfs', own, '/usr/bin/sleep', 'infinity']);
-      return { name, pid: containerPid(cli, name) };
+      return ['--ulimit', 'nofile=1024:1024', '--ulimit', 'nproc=1024:1024', '--rootfs', own];
     },
-    exec: (name, argv, opts = {}) => run(cli[0], [...cli.slice(1), ...execArgs(name, argv, opts.env ?? {})], { input: opts.input }),
-    kill(name) {
-      must(cli[0], [...cli.slice(1), 'kill', '--signal', 'KILL', name]);
-      must(cli[0], [...cli.slice(1), 'wait', name]);
-    },
-    async teardown() {
-      try {
-        for (const n of names) run(cli[0], [...cli.slice(1), 'rm', '--force', '--time', '0', n]);
-      } finally {
-        removeTree(dir);
-      }
-    },
-  };
+    rmFlags: ['--time', '0'],
+    stop: async () => removeTree(dir),
+  });
 }

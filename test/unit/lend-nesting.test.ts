@@ -33,27 +33,32 @@ function lent(key: string, from: { ino: number }, to: { ino: number }): void {
 
 describe('lendKeyFor', () => {
   it('is the NIC\'s own key when nothing holds it', () => {
-    expect(lendKeyFor(ledger, identity, HOST)).toBe(BASE);
+    expect(lendKeyFor(ledger, identity, HOST, HOST)).toBe(BASE);
   });
 
   it('nests a lend made from the namespace a lent record put the NIC in, one level per lend', () => {
     lent(BASE, HOST, NODE);
     const inNode = nestedKey(BASE, NODE);
-    expect(lendKeyFor(ledger, identity, NODE)).toBe(inNode);
+    expect(lendKeyFor(ledger, identity, NODE, NODE)).toBe(inNode);
     expect(inNode).toBe(`${BASE}_in_${NODE.ino.toString(16)}`);
     lent(inNode, NODE, POD);
-    expect(lendKeyFor(ledger, identity, POD)).toBe(nestedKey(inNode, POD));
+    expect(lendKeyFor(ledger, identity, POD, POD)).toBe(nestedKey(inNode, POD));
   });
 
   it('keeps the own key (so the holder is reported) when the NIC is asked for from anywhere else', () => {
     lent(BASE, HOST, NODE);
-    expect(lendKeyFor(ledger, identity, SANDBOX)).toBe(BASE);
-    expect(lendKeyFor(ledger, identity, HOST)).toBe(BASE);
+    expect(lendKeyFor(ledger, identity, SANDBOX, SANDBOX)).toBe(BASE);
+    expect(lendKeyFor(ledger, identity, HOST, HOST)).toBe(BASE);
+  });
+
+  it('nests only for a caller inside that namespace: the host naming the NIC in the node does not lend it on', () => {
+    lent(BASE, HOST, NODE);
+    expect(lendKeyFor(ledger, identity, NODE, HOST)).toBe(BASE);
   });
 
   it('does not nest under a record that is not lent (a crashed lend is finished under its own key)', () => {
     writeRecord(ledger, sampleRecord({ key: BASE, phase: 'lending', home: ns(HOST.ino), target: ns(NODE.ino) }));
-    expect(lendKeyFor(ledger, identity, NODE)).toBe(BASE);
+    expect(lendKeyFor(ledger, identity, NODE, NODE)).toBe(BASE);
   });
 });
 
