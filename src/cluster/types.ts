@@ -37,6 +37,8 @@ export interface CreateSpec {
   imageDirs?: string[];
   /** The tool's own cluster config from cluster.yaml (k3d Simple, kind Cluster), merged with what sriovctl needs. */
   providerConfig?: Record<string, unknown> | null;
+  /** The host's state dir: mounted into every node at the same path, so the CNI plugin there writes the host's ledger. */
+  stateDir: string;
 }
 
 /** Shared by every provider call: where progress goes and how external tools run. */

@@ -233,6 +233,7 @@ function createSpec(stateDir: string, opts: UpOptions, manifestsDir: string | nu
     airgap: !!opts.airgap,
     providerConfig: opts.providerConfig ?? null,
     imageDirs: [...(opts.imagesDir ? [opts.imagesDir] : []), imageCacheDir(stateDir)],
+    stateDir,
   };
 }
 

@@ -4,7 +4,7 @@
 import { readdirSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { isSysError, SysError } from '../errors';
-import { readRecord, recordKeyFor, scanRecords } from '../ledger';
+import { readRecord, scanRecords } from '../ledger';
 import type { LendRecord, NicIdentity } from '../ledger/types';
 import { assertIfName, sameNetns, type Netns, type Rtnl } from '../net';
 import { deviceDir, driverOf, getVf, isBdf, isDeviceAddress, isUserspaceDriver, type SriovVf } from '../sriov';
@@ -13,6 +13,7 @@ import { identityOf, resolveNic, type ResolvedNic } from './nic';
 import { carriesDefaultRoute } from './uplink';
 import { assertOwner } from '../ledger/owner';
 import { isAbandoned } from './abandoned';
+import { lendKeyFor } from './nesting';
 import type { LendSession } from './session';
 import type { NicSelector, PrepareRequest } from './types';
 
@@ -67,7 +68,8 @@ export function prepare(s: LendSession, req: PrepareRequest): LendPlan | Refusal
   try {
     nic = resolveNic(s, found.selector);
     const identity = identityOf(nic);
-    const key = recordKeyFor(identity);
+    // nested under the lend that put it here, when one did (a node's CNI lending on a VF the host lent the node)
+    const key = lendKeyFor(s.ledger, identity, nic.home.id);
     const move = req.move === 'unless-userspace' ? !found.userspace : req.move !== false;
     const refusal = refusalFor(s, req, nic, target, key, found.label, move);
     if (refusal) {

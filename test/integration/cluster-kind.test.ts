@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
 import { findRecords } from '../helpers/engine';
+import { readConfig } from '../../src/config';
 import { type FakeSysfs } from '../helpers/fake-sysfs';
 import { nicState } from '../helpers/lend-fixture';
 import { archiveFileName, imagesOf } from '../../src/cluster/images';
@@ -36,6 +37,9 @@ describe('kind provider', () => {
     const kindCalls = standins.calls('kind').map((c) => c.args);
     expect(kindCalls[kindCalls.findIndex((a) => a[0] === 'create') + 1]).toEqual(['load', 'image-archive', standins.archive, '--name', name]);
     const config = parse(readFileSync(join(manifests, 'kind-config.yaml'), 'utf8'));
+    // one ledger: the host's state dir at the same path in every node
+    const stateDir = readConfig(process.env).stateDir;
+    const ledgerMount = { hostPath: stateDir, containerPath: stateDir };
     expect(config.kind).toBe('Cluster');
     expect(config.apiVersion).toBe('kind.x-k8s.io/v1alpha4');
     expect(config.name).toBe(name);
@@ -45,8 +49,9 @@ describe('kind provider', () => {
         kind: 'JoinConfiguration',
         nodeRegistration: { kubeletExtraArgs: { 'cpu-manager-policy': 'static', 'reserved-cpus': '0' } },
       });
-      expect(worker.extraMounts).toEqual([{ hostPath: '/dev/vfio', containerPath: '/dev/vfio' }]);
+      expect(worker.extraMounts).toEqual([ledgerMount, { hostPath: '/dev/vfio', containerPath: '/dev/vfio' }]);
     }
+    expect(config.nodes[0].extraMounts).toEqual([ledgerMount]);
 
     const containers = standins.containers();
     for (const [i, pf] of pfs.entries()) {

@@ -16,6 +16,7 @@ const spec: CreateSpec = {
   driver: null,
   reservedCpus: '0',
   image: null,
+  stateDir: '/var/lib/sriovctl',
 };
 
 describe('k3d cluster create arguments', () => {
@@ -59,6 +60,7 @@ describe('k3d cluster create arguments', () => {
       '--k3s-arg', '--kubelet-arg=cpu-manager-policy=static@agent:*',
       '--k3s-arg', '--kubelet-arg=reserved-cpus=0@agent:*',
       '--volume', `${join('/tmp/m', PRIMARY_CNI_FILE)}:/var/lib/rancher/k3s/server/manifests/sriovctl-primary-cni.yaml@server:0`,
+      '--volume', '/var/lib/sriovctl:/var/lib/sriovctl@all',
       '--wait', '--timeout', '300s',
     ]);
   });

@@ -27,10 +27,12 @@ export function kindClusterConfig(spec: CreateSpec): Record<string, unknown> {
       kubeletExtraArgs: { 'cpu-manager-policy': 'static', 'reserved-cpus': spec.reservedCpus },
     },
   });
-  const worker: Record<string, unknown> = { role: 'worker', kubeadmConfigPatches: [joinPatch] };
-  if (spec.driver === 'vfio-pci') worker.extraMounts = [{ hostPath: '/dev/vfio', containerPath: '/dev/vfio' }];
+  // one ledger: the plugin on every node writes its records where the host's status/down/cleanup read them
+  const ledgerMount = { hostPath: spec.stateDir, containerPath: spec.stateDir };
+  const worker: Record<string, unknown> = { role: 'worker', kubeadmConfigPatches: [joinPatch], extraMounts: [ledgerMount] };
+  if (spec.driver === 'vfio-pci') worker.extraMounts = [ledgerMount, { hostPath: '/dev/vfio', containerPath: '/dev/vfio' }];
   if (spec.image) worker.image = spec.image;
-  const controlPlane: Record<string, unknown> = { role: 'control-plane' };
+  const controlPlane: Record<string, unknown> = { role: 'control-plane', extraMounts: [ledgerMount] };
   if (spec.image) controlPlane.image = spec.image;
   const own = spec.providerConfig ?? {};
   const config: Record<string, unknown> = {
