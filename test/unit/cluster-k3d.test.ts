@@ -29,6 +29,7 @@ describe('k3d cluster create arguments', () => {
       '--registry-use', 'k3d-lab-registry:5000',
       '--k3s-arg', '--kubelet-arg=cpu-manager-policy=static@agent:*',
       '--k3s-arg', '--kubelet-arg=reserved-cpus=0@agent:*',
+      '--volume', '/var/lib/sriovctl:/var/lib/sriovctl@all',
       '--wait', '--timeout', '300s',
     ]);
   });
@@ -38,7 +39,7 @@ describe('k3d cluster create arguments', () => {
     expect(args.slice(0, 5)).toEqual(['cluster', 'create', 'lab', '--config', '/tmp/m/k3d-config.yaml']);
     expect(args.join(' ')).not.toContain('registry');
     const withImages = k3dClusterCreateArgs({ ...spec, airgap: true }, { registryPort: 5000, k3sImages: '/i/k3s-airgap-images-arm64.tar.zst' });
-    expect(withImages[withImages.indexOf('--volume') + 1]).toBe(
+    expect(withImages[withImages.lastIndexOf('--volume') + 1]).toBe(
       '/i/k3s-airgap-images-arm64.tar.zst:/var/lib/rancher/k3s/agent/images/k3s-airgap-images-arm64.tar.zst@server:*;agent:*',
     );
   });
