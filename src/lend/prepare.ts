@@ -4,15 +4,16 @@
 import { readdirSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { isSysError, SysError } from '../errors';
-import { readRecord, recordKeyFor, scanRecords } from '../ledger';
+import { readRecord, scanRecords } from '../ledger';
 import type { LendRecord, NicIdentity } from '../ledger/types';
 import { assertIfName, sameNetns, type Netns, type Rtnl } from '../net';
-import { deviceDir, driverOf, getVf, isDeviceAddress, isUserspaceDriver, type SriovVf } from '../sriov';
+import { deviceDir, driverOf, getVf, isBdf, isDeviceAddress, isUserspaceDriver, type SriovVf } from '../sriov';
 import { describeNamespace, openCurrent, openSpec, refOf } from './namespaces';
 import { identityOf, resolveNic, type ResolvedNic } from './nic';
 import { carriesDefaultRoute } from './uplink';
 import { assertOwner } from '../ledger/owner';
 import { isAbandoned } from './abandoned';
+import { lendKeyFor } from './nesting';
 import type { LendSession } from './session';
 import type { NicSelector, PrepareRequest } from './types';
 
@@ -67,7 +68,8 @@ export function prepare(s: LendSession, req: PrepareRequest): LendPlan | Refusal
   try {
     nic = resolveNic(s, found.selector);
     const identity = identityOf(nic);
-    const key = recordKeyFor(identity);
+    // nested under the lend that put it here, when one did (a node's CNI lending on a VF the host lent the node)
+    const key = lendKeyFor(s.ledger, identity, nic.home.id);
     const move = req.move === 'unless-userspace' ? !found.userspace : req.move !== false;
     const refusal = refusalFor(s, req, nic, target, key, found.label, move);
     if (refusal) {
@@ -133,7 +135,10 @@ function findNic(s: LendSession, host: Rtnl, sel: NicSelector): Found | Refusal 
     return byName(s, host, name, undefined, `device ${name} (kernelpath ${sel.kernelPath})`);
   }
   if ('name' in sel) return byName(s, host, sel.name, sel.in, `device ${sel.name}`);
-  if (!deviceDir(s.sysfs, sel.pci)) return notFound(`no PCI device ${sel.pci}`);
+  if (!deviceDir(s.sysfs, sel.pci)) {
+    // an auxiliary device ID (a Scalable Function) is looked for on the other buses, not on PCI: say so
+    return notFound(isBdf(sel.pci) ? `no PCI device ${sel.pci}` : `no device ${sel.pci} on the auxiliary bus (nor any other)`);
+  }
   const sysVf = getVf(s.sysfs, sel.pci);
   if (sysVf?.userspace) return { selector: sel, label: `VF ${sel.pci} (${sysVf.driver})`, sysVf, userspace: true };
   const driver = sysVf ? null : driverOf(s.sysfs, sel.pci);

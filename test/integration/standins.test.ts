@@ -83,7 +83,7 @@ describe('stand-ins refuse what their real tool refuses', () => {
 
 describe('the command lines the providers build are accepted as they are', () => {
   it('k3d registry create, cluster create (every option up uses), image import; kind create and load', () => {
-    const spec = { name: 'x', agents: 2, manifestsDir: state, driver: 'vfio-pci', reservedCpus: '0', image: null };
+    const spec = { name: 'x', agents: 2, manifestsDir: state, stateDir: state, driver: 'vfio-pci', reservedCpus: '0', image: null };
     const archive = join(state, 'a.tar');
     writeFileSync(join(state, 'index.json'), '{}');
     spawnSync('tar', ['-cf', archive, '-C', state, 'index.json']);
