@@ -30,6 +30,8 @@ describe('k3d cluster create arguments', () => {
       '--k3s-arg', '--kubelet-arg=cpu-manager-policy=static@agent:*',
       '--k3s-arg', '--kubelet-arg=reserved-cpus=0@agent:*',
       '--volume', '/var/lib/sriovctl:/var/lib/sriovctl@all',
+      // pinned, not k3d's own default: the Kubernetes the manifests are validated for
+      '--image', 'docker.io/rancher/k3s:v1.33.1-k3s1',
       '--wait', '--timeout', '300s',
     ]);
   });
