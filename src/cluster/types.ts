@@ -67,6 +67,8 @@ export interface KubeAccess {
 
 export interface Provider {
   readonly name: ProviderName;
+  /** The node image used when none is given (the pinned Kubernetes version's); null: no node containers (local). */
+  readonly defaultNodeImage: string | null;
   /** Executables that must be on PATH before anything changes. */
   requiredTools(): string[];
   /** Provider-specific checks before anything changes (a container runtime, a fetchable manifest, …). */

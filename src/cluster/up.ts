@@ -271,8 +271,10 @@ async function planClusterImages(opts: UpOptions, provider: Provider, ctx: Provi
   if (opts.airgap) {
     problems.push(...missingArchiveProblems(plan.missing, '--airgap pulls nothing'));
     const runtime = detectContainerRuntime(opts.runtime ?? null);
-    if (opts.image && runtime && !(await runtimeHasImage(ctx.run, runtime, opts.image).catch(() => false))) {
-      problems.push(`node image ${opts.image} is not in ${runtime}'s image store (--airgap pulls nothing: \`${runtime} load -i <archive>\` it first)`);
+    // the provider's default too: k3d and kind pull a node image they do not find
+    const nodeImage = opts.image ?? provider.defaultNodeImage;
+    if (nodeImage && runtime && !(await runtimeHasImage(ctx.run, runtime, nodeImage).catch(() => false))) {
+      problems.push(`node image ${nodeImage} is not in ${runtime}'s image store (--airgap pulls nothing: \`${runtime} load -i <archive>\` it first)`);
     }
   } else {
     // the installer image is published nowhere: its archive is the only way to a node

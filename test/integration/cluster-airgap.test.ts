@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { archiveFileName, imagesOf } from '../../src/cluster/images';
 import { renderManifests } from '../../src/cluster/manifests';
 import { k3sAirgapImagesNames } from '../../src/cluster/providers/k3d';
+import { DEFAULT_K3S_IMAGE } from '../../src/cluster/kubernetes-version';
 import { installerImage } from '../../src/install/installer-image';
 import { readConfig } from '../../src/config';
 import { findRecords } from '../helpers/engine';
@@ -134,6 +135,30 @@ describe('airgap images (k3d)', () => {
     expect(nicState(pfs[0].name)).toEqual(pfs[0].before);
     expect(findRecords()).toEqual([]);
     expect(existsSync(cacheDir())).toBe(false);
+  });
+
+  it('--airgap without --image: the provider\'s default node image must be in the store too, or preflight names it', async () => {
+    const dir = join(work, 'images');
+    mkdirSync(dir);
+    for (const ref of componentImages()) archiveIn(dir, ref);
+    k3sTarball(dir);
+    const up = await sriovctl(...upArgs('--airgap', '--images', dir));
+    expect(up.code).toBe(1);
+    expect(up.stderr).toContain(`  - node image ${DEFAULT_K3S_IMAGE} is not in docker's image store (--airgap pulls nothing`);
+    expect(standins.calls('k3d').filter((c) => c.args[1] === 'create')).toEqual([]);
+    expect(findRecords()).toEqual([]);
+
+    // once it is there (an earlier online create pulled it), the same airgap run goes through
+    execFileSync('docker', ['pull', DEFAULT_K3S_IMAGE], { env: process.env });
+    process.env.STANDIN_OFFLINE = '1';
+    try {
+      const again = await sriovctl(...upArgs('--airgap', '--images', dir, '-q'));
+      expect(again.stderr).toBe('');
+      expect(again.code).toBe(0);
+    } finally {
+      restoreEnv('STANDIN_OFFLINE', undefined);
+    }
+    expect((await sriovctl('cluster', 'down', '--name', name, '-q')).code).toBe(0);
   });
 
   it('--images supplies every archive, the primary CNI\'s images too; the node image is taken from the runtime', async () => {

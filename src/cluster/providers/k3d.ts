@@ -127,6 +127,7 @@ export function k3dProvider(options: Partial<K3dOptions> = {}): Provider {
 
   return {
     name: 'k3d',
+    defaultNodeImage: DEFAULT_K3S_IMAGE,
     cni: opts.primaryCni ? STANDARD_CNI : K3S_FLANNEL_CNI,
     podCidr: K3S_POD_CIDR,
     requiredTools: () => ['k3d', 'kubectl', runtime() ?? 'docker'],

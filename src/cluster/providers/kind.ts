@@ -89,6 +89,7 @@ export function kindProvider(options: Partial<KindOptions> = {}): Provider {
 
   return {
     name: 'kind',
+    defaultNodeImage: DEFAULT_KIND_NODE_IMAGE,
     cni: { binDir: '/opt/cni/bin', confDir: '/etc/cni/net.d' },
     podCidr: KIND_POD_CIDR,
     requiredTools: () => ['kind', 'kubectl', runtime() ?? 'docker'],
