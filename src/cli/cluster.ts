@@ -173,7 +173,7 @@ export function upOptionsOf(o: UpOpts, file: ClusterFile | null): { provider: Pr
     vfTimeoutMs: o.vfTimeout !== undefined ? Math.round(o.vfTimeout * 1000) : UP_DEFAULTS.vfTimeoutMs,
     waitTimeoutMs: o.waitTimeout !== undefined ? Math.round(o.waitTimeout * 1000) : UP_DEFAULTS.waitTimeoutMs,
     keepOnFailure: !!o.keepOnFailure,
-    sriovCniName: o.sriovCniName ?? null,
+    sriovCniName: o.sriovCniName ?? f.sriovCniName ?? null,
     runtime,
     primaryCni,
     imagesDir: o.images ? resolve(o.images) : (f.imagesDir ?? null),

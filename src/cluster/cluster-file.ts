@@ -2,6 +2,7 @@
 // provider tool's own cluster config (k3d `k3d.io/v1alpha5` Simple, kind `kind.x-k8s.io/v1alpha4` Cluster),
 // which sriovctl merges under what it needs. Strict: an unknown key, a wrong type or a key sriovctl owns is an
 // error naming the key's path (`cluster.yaml: spec.agnets: unknown key`). Flags override the file (src/cli).
+import { pluginAliasProblem } from '../install/plugin-name';
 import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { SysError } from '../errors';
@@ -26,6 +27,8 @@ export interface ClusterFile {
   primaryCni?: string;
   imagesDir?: string;
   airgap?: boolean;
+  /** spec.sriovCniName: sriovctl-cni installed under this name too (sriov-cni's `sriov`), as --sriov-cni-name. */
+  sriovCniName?: string;
   /** The tools' own configs, by provider. */
   providerConfig: { k3d?: Record<string, unknown>; kind?: Record<string, unknown> };
 }
@@ -162,7 +165,7 @@ export function parseClusterFile(text: string, shown: string, baseDir: string): 
     }
   }
   const spec = top.spec === undefined ? {} : r.object(top.spec, 'spec');
-  r.keys(spec, 'spec', ['provider', 'runtime', 'agents', 'vfs', 'pfs', 'exclude', 'driver', 'nodeImage', 'reservedCpus', 'primaryCni', 'images', 'k3d', 'kind']);
+  r.keys(spec, 'spec', ['provider', 'runtime', 'agents', 'vfs', 'pfs', 'exclude', 'driver', 'nodeImage', 'reservedCpus', 'primaryCni', 'images', 'sriovCniName', 'k3d', 'kind']);
   const at = (k: string) => `spec.${k}`;
   if (spec.provider !== undefined) out.provider = r.oneOf(spec.provider, at('provider'), PROVIDER_NAMES);
   if (spec.runtime !== undefined) out.runtime = r.oneOf(spec.runtime, at('runtime'), CONTAINER_RUNTIMES);
@@ -174,6 +177,11 @@ export function parseClusterFile(text: string, shown: string, baseDir: string): 
   if (spec.nodeImage !== undefined) out.image = r.string(spec.nodeImage, at('nodeImage'));
   if (spec.reservedCpus !== undefined) out.reservedCpus = r.string(typeof spec.reservedCpus === 'number' ? String(spec.reservedCpus) : spec.reservedCpus, at('reservedCpus'));
   if (spec.primaryCni !== undefined) out.primaryCni = r.location(spec.primaryCni, at('primaryCni'), true);
+  if (spec.sriovCniName !== undefined) {
+    out.sriovCniName = r.string(spec.sriovCniName, at('sriovCniName'));
+    const problem = pluginAliasProblem(out.sriovCniName);
+    if (problem) r.fail(at('sriovCniName'), problem);
+  }
   if (spec.images !== undefined) {
     const images = r.object(spec.images, at('images'));
     r.keys(images, at('images'), ['archives', 'airgap']);

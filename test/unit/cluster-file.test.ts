@@ -21,6 +21,7 @@ spec:
   images:
     archives: images
     airgap: true
+  sriovCniName: sriov
   k3d:
     apiVersion: k3d.io/v1alpha5
     kind: Simple
@@ -58,6 +59,7 @@ describe('cluster.yaml', () => {
       primaryCni: '/srv/lab/manifests/calico.yaml',
       imagesDir: '/srv/lab/images',
       airgap: true,
+      sriovCniName: 'sriov',
       providerConfig: {
         k3d: {
           apiVersion: 'k3d.io/v1alpha5',
@@ -89,6 +91,7 @@ describe('cluster.yaml', () => {
     expect(errorOf('apiVersion: v1\nkind: Cluster\n')).toBe('cluster.yaml: apiVersion: must be sriovctl/v1alpha1, not "v1"');
     expect(errorOf('apiVersion: sriovctl/v1alpha1\nkind: Pod\n')).toBe('cluster.yaml: kind: must be Cluster, not "Pod"');
     expect(errorOf('- a\n')).toBe('cluster.yaml: must be a mapping, not a list');
+    expect(errorOf(withSpec('  sriovCniName: ../sriov\n'))).toMatch(/^cluster\.yaml: spec\.sriovCniName: /);
   });
 
   it('is one valid YAML document without duplicate keys', () => {
@@ -121,17 +124,17 @@ describe('cluster up: flags over the file over the defaults', () => {
     expect(options).toMatchObject({
       name: 'lab', agents: 3, vfs: 8, pf: ['ens1f0', 'ens1f1', 'ens2f0'], exclude: ['eno1'], driver: 'vfio-pci',
       image: 'docker.io/rancher/k3s:v1.31.5-k3s1', reservedCpus: '0-1', runtime: 'podman', primaryCni: '/srv/lab/manifests/calico.yaml',
-      imagesDir: '/srv/lab/images', airgap: true, providerConfig: file.providerConfig.k3d,
+      imagesDir: '/srv/lab/images', airgap: true, providerConfig: file.providerConfig.k3d, sriovCniName: 'sriov',
     });
     expect(providerOptions).toMatchObject({ runtime: 'podman', primaryCni: '/srv/lab/manifests/calico.yaml' });
   });
 
   it('a flag wins over the file', () => {
     const { options, providerOptions } = upOptionsOf(
-      { file: 'cluster.yaml', name: 'other', agents: 1, vfs: 2, pf: ['ens9'], runtime: 'docker', airgap: false, images: '/x', primaryCni: '/y.yaml' },
+      { file: 'cluster.yaml', name: 'other', agents: 1, vfs: 2, pf: ['ens9'], runtime: 'docker', airgap: false, images: '/x', primaryCni: '/y.yaml', sriovCniName: 'sriov-net' },
       file,
     );
-    expect(options).toMatchObject({ name: 'other', agents: 1, vfs: 2, pf: ['ens9'], runtime: 'docker', airgap: false, imagesDir: '/x', primaryCni: '/y.yaml' });
+    expect(options).toMatchObject({ name: 'other', agents: 1, vfs: 2, pf: ['ens9'], runtime: 'docker', airgap: false, imagesDir: '/x', primaryCni: '/y.yaml', sriovCniName: 'sriov-net' });
     expect(providerOptions.runtime).toBe('docker');
   });
 
