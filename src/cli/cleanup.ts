@@ -13,6 +13,7 @@ import { ExitCode } from './exit-codes';
 import { giveBackRecord, worst } from './give-back';
 import { reasonOf } from './output';
 import { scanForStrays, type Stray } from './stray-scan';
+import { isNodeRecordKey } from '../ledger';
 
 export type CleanupOutcome = GiveBackResult['outcome'] | 'failed' | 'busy' | 'would-give-back' | 'would-return';
 
@@ -76,7 +77,8 @@ async function act(io: CommandIo): Promise<CleanupEntry[]> {
 
   // 2. give back every NIC still lent
   const failedKeys = new Set(recovered.failures.map((f) => f.key));
-  const lent = io.session.findRecords().filter((r) => !failedKeys.has(r.key));
+  // a NIC a node lent on (a pod's VF) goes back to the node before the node's own record is given back
+  const lent = io.session.findRecords().filter((r) => !failedKeys.has(r.key)).sort((a, b) => Number(isNodeRecordKey(a.key)) - Number(isNodeRecordKey(b.key)));
   for (const record of lent) {
     try {
       const report = await giveBackRecord(io.session, record);

@@ -27,6 +27,20 @@ export function recordKeyFor(identity: KeySource): string {
   );
 }
 
+/**
+ * The key of a NIC lent to a cluster node: its own key with a 'node' prefix ('nodepci-0000_03_00_1'). A node lends
+ * its NICs on (the plugin inside it gives a VF to a pod, which records the NIC under its own key), so a NIC can have
+ * two records at once — the node's and the pod's — each given back by its own owner, the pod's first.
+ */
+export function nodeRecordKey(key: string): string {
+  return `node${key}`;
+}
+
+/** Whether `key` is a cluster node's (see nodeRecordKey). */
+export function isNodeRecordKey(key: string): boolean {
+  return key.startsWith('nodepci-') || key.startsWith('nodemac-');
+}
+
 /** Throws TypeError unless `key` has the shape recordKeyFor produces (guards every path built from a key). */
 export function assertRecordKey(key: string): void {
   if (typeof key !== 'string' || key.length > 200 || !KEY_PATTERN.test(key)) {

@@ -22,6 +22,7 @@ export async function giveBack(s: LendSession, key: string, opts: GiveBackOption
       return { key, owner: record.owner, outcome: 'not-lent', name: null, warnings: [`owned by ${record.owner}`] };
     }
     const warnings: string[] = [];
+    if (record.vfCount && opts.vfCountLast) return { key, owner: record.owner, ...restoreNic(s, record) };
     if (record.vfCount) record = await restoreVfCount(s, record, warnings, opts.vfCount);
     const result = giveBackLocked(s, record);
     return { ...result, warnings: [...warnings, ...result.warnings] };
@@ -31,13 +32,17 @@ export async function giveBack(s: LendSession, key: string, opts: GiveBackOption
 }
 
 function giveBackLocked(s: LendSession, record: LendRecord): GiveBackResult {
-  const ledger = s.ledger;
-  // not durable: the snapshot already is, and restoring does not depend on the phase (see advanceRecord)
-  const returning = advanceRecord(ledger, { ...record, phase: 'returning' }, 'return:started');
-  failpoint('return:started');
-  const result = restoreFromRecord(s, returning);
-  deleteRecord(ledger, record.key, { durable: false });
+  const result = restoreNic(s, record);
+  deleteRecord(s.ledger, record.key, { durable: false });
   return { key: record.key, owner: record.owner, ...result };
+}
+
+/** The NIC home as in its snapshot; the record stays (phase 'returning'). */
+function restoreNic(s: LendSession, record: LendRecord): ReturnType<typeof restoreFromRecord> {
+  // not durable: the snapshot already is, and restoring does not depend on the phase (see advanceRecord)
+  const returning = advanceRecord(s.ledger, { ...record, phase: 'returning' }, 'return:started');
+  failpoint('return:started');
+  return restoreFromRecord(s, returning);
 }
 
 /**

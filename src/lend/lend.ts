@@ -2,7 +2,7 @@
 // rolled back through the same restore path that give-back uses.
 import { SysError } from '../errors';
 import { assertMtu, normalizeUnicastMac, type Link, type Netns, type Rtnl, type VfSetting } from '../net';
-import { advanceRecord, deleteRecord, lockNic, newRecord, readRecord, recordKeyFor, writeRecord, type Ledger } from '../ledger';
+import { advanceRecord, deleteRecord, lockNic, newRecord, readRecord, writeRecord, type Ledger } from '../ledger';
 import type { LendRecord, VfRequest } from '../ledger/types';
 import { failpoint } from './failpoint';
 import { describeNamespace, refOf } from './namespaces';
@@ -12,7 +12,7 @@ import { ownerKey } from '../ledger/owner';
 import { restoreFromRecord } from './restore';
 import type { LendSession } from './session';
 import type { LendRequest, LendResult, LendSettings } from './types';
-import { isRefusal, prepare, type LendPlan } from './prepare';
+import { isRefusal, ownerRecordKey, prepare, type LendPlan } from './prepare';
 
 /** Both phases at once: a refusal is thrown as its SysError (BUSY, ENODEV, INVALID). */
 export function lend(s: LendSession, req: LendRequest): LendResult {
@@ -33,7 +33,7 @@ export function commit(s: LendSession, plan: LendPlan, asked: LendSettings = {})
     try {
       finishPrevious(s, key);
       checkSettings(plan, settings);
-      refreshUnderLock(nic, key, recordKeyFor);
+      refreshUnderLock(nic, key, (id) => ownerRecordKey(id, plan.request.owner));
       return lendLocked(s, plan, settings);
     } finally {
       lock.release();
@@ -47,7 +47,7 @@ function checkSettings(plan: LendPlan, req: LendSettings): void {
   const { nic } = plan;
   if (req.vf && nic.standInVf) {
     throw new SysError(
-      `${plan.label} is VF ${nic.standInVf.vf} of ${nic.standInVf.pfName}, a stand-in PF without a VF table: PF-side settings need a real driver`,
+      `${plan.label} is VF ${nic.standInVf.vf} of ${nic.standInVf.pfName ?? nic.standInVf.pfPciAddress}, and ${nic.standInVf.why}: PF-side settings need a real driver with its PF here`,
       { code: 'INVALID', op: 'lend' },
     );
   }

@@ -4,13 +4,13 @@
 import { readdirSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { isSysError, SysError } from '../errors';
-import { readRecord, recordKeyFor, scanRecords } from '../ledger';
+import { isNodeRecordKey, nodeRecordKey, readRecord, recordKeyFor, scanRecords } from '../ledger';
 import type { LendRecord, NicIdentity } from '../ledger/types';
 import { assertIfName, sameNetns, type Link, type Netns, type Rtnl } from '../net';
 import { deviceDir, driverOf, getVf, isDeviceAddress, isUserspaceDriver, type SriovVf } from '../sriov';
 import { describeNamespace, openCurrent, openSpec, refOf } from './namespaces';
 import { identityOf, resolveNic, type ResolvedNic } from './nic';
-import { assertOwner } from '../ledger/owner';
+import { assertOwner, type Owner } from '../ledger/owner';
 import { isAbandoned } from './abandoned';
 import type { LendSession } from './session';
 import type { NicSelector, PrepareRequest } from './types';
@@ -66,7 +66,7 @@ export function prepare(s: LendSession, req: PrepareRequest): LendPlan | Refusal
   try {
     nic = resolveNic(s, found.selector);
     const identity = identityOf(nic);
-    const key = recordKeyFor(identity);
+    const key = ownerRecordKey(identity, req.owner);
     const move = req.move === 'unless-userspace' ? !found.userspace : req.move !== false;
     const refusal = refusalFor(s, req, nic, target, key, found.label, move);
     if (refusal) {
@@ -89,9 +89,17 @@ export function prepare(s: LendSession, req: PrepareRequest): LendPlan | Refusal
   }
 }
 
+/** The record key of a lend to `owner`: a cluster node's records have keys of their own (see nodeRecordKey). */
+export function ownerRecordKey(identity: NicIdentity, owner: Owner): string {
+  const key = recordKeyFor(identity);
+  return owner.kind === 'cluster' ? nodeRecordKey(key) : key;
+}
+
 function refusalFor(s: LendSession, req: PrepareRequest, nic: ResolvedNic, target: Netns, key: string, label: string, move: boolean): Refusal | null {
-  // the ledger first: a NIC lent elsewhere is reported as lent, not as whatever its absence looks like
-  const holder = readRecord(s.ledger, key);
+  // the ledger first: a NIC lent elsewhere is reported as lent, not as whatever its absence looks like. A NIC lent
+  // to a node may be lent on from there (to a pod), under a record of its own: not from anywhere else
+  const node = isNodeRecordKey(key) ? null : readRecord(s.ledger, nodeRecordKey(key));
+  const holder = readRecord(s.ledger, key) ?? (node && !sameNetns(node.target.id, nic.home.id) ? node : null);
   if (holder?.phase === 'lent') {
     const abandoned = isAbandoned(s, holder);
     return lentTo(holder, `${label} is lent to ${holder.owner}${abandoned ? ' (its namespace is gone)' : ''}`, abandoned);

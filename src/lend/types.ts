@@ -88,6 +88,12 @@ export interface GiveBackOptions {
   owner?: Owner | string;
   /** Bounds for putting a recorded VF count back. */
   vfCount?: SetNumVfsOptions;
+  /**
+   * A NIC with a recorded VF count: bring the NIC home now and keep its record ('returning') for a second
+   * giveBack, which puts the count back, then the name if a VF netdev held it meanwhile, and drops the record —
+   * so every NIC is home before any VF count change can wait on a driver or a VFIO holder (cluster down).
+   */
+  vfCountLast?: boolean;
 }
 
 export interface RecoverReport {
