@@ -227,7 +227,8 @@ async function resetVfCount(session: LendSession, nic: NicReturn, progress: Prog
   if (!r?.vfCount || nic.outcome === 'failed') return;
   progress.detail(`sriov_numvfs of ${r.vfCount.pf}: back to ${r.vfCount.before}`);
   try {
-    const result = await session.giveBack(r.key, { owner: r.owner, lockTimeoutMs: GIVE_BACK_LOCK_TIMEOUT_MS, vfCount: VF_COUNT_BOUNDS });
+    // a count that cannot be put back keeps its record: `sriovctl cleanup` retries once the holder is gone
+    const result = await session.giveBack(r.key, { owner: r.owner, lockTimeoutMs: GIVE_BACK_LOCK_TIMEOUT_MS, vfCount: VF_COUNT_BOUNDS, keepUnrestoredVfCount: true });
     if (nic.outcome === 'returned-renamed' && result.name === r.snapshot.name) {
       // its name was held by one of its own VF netdevs (the kernel named it so while the PF was away): freed now
       nic.outcome = 'returned';

@@ -24,6 +24,10 @@ export async function giveBack(s: LendSession, key: string, opts: GiveBackOption
     const warnings: string[] = [];
     if (record.vfCount && opts.vfCountLast) return { key, owner: record.owner, ...restoreNic(s, record) };
     if (record.vfCount) record = await restoreVfCount(s, record, warnings, opts.vfCount);
+    if (record.vfCount && opts.keepUnrestoredVfCount) {
+      // the NIC home, and its record kept for the next give-back (cleanup) to put the count back
+      return { key, owner: record.owner, ...withWarnings(restoreNic(s, record), warnings) };
+    }
     const result = giveBackLocked(s, record);
     return { ...result, warnings: [...warnings, ...result.warnings] };
   } finally {
@@ -35,6 +39,10 @@ function giveBackLocked(s: LendSession, record: LendRecord): GiveBackResult {
   const result = restoreNic(s, record);
   deleteRecord(s.ledger, record.key, { durable: false });
   return { key: record.key, owner: record.owner, ...result };
+}
+
+function withWarnings<T extends { warnings: string[] }>(result: T, first: string[]): T {
+  return { ...result, warnings: [...first, ...result.warnings] };
 }
 
 /** The NIC home as in its snapshot; the record stays (phase 'returning'). */

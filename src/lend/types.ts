@@ -94,6 +94,12 @@ export interface GiveBackOptions {
    * so every NIC is home before any VF count change can wait on a driver or a VFIO holder (cluster down).
    */
   vfCountLast?: boolean;
+  /**
+   * When the recorded VF count cannot be put back (a VFIO holder that did not let go, a driver that timed out),
+   * keep the record ('returning', the NIC home) so that the next give-back (cleanup) retries it; by default the
+   * failure is only a warning and the record goes.
+   */
+  keepUnrestoredVfCount?: boolean;
 }
 
 export interface RecoverReport {

@@ -1,14 +1,53 @@
-// Issue 17 (f, in part): `sriovctl cluster up --provider local` on the VM's two REAL igb PFs (no simulated NICs,
-// the real /sys): each agent gets a PF, its VFs are created by the kernel and bound to vfio-pci (kubevirtci's
-// default), and `down` gives everything back — the VF count before the PF. Lending each igbvf VF netdev to the
-// node that holds its PF (issue 15's design: the kernel registers VF netdevs in the initial namespace) is not
-// built yet: with a kernel VF driver the netdevs stay in the initial namespace.
+// Issue 17 (f) and issue 15 ("VFs usable in nodes"): `sriovctl cluster up --provider local` on the VM's two REAL igb
+// PFs (no simulated NICs, the real /sys): each agent gets a PF and its VFs. With vfio-pci (kubevirtci's default) the
+// VFs have no netdev; with igbvf, whose VF netdevs the kernel registers in the INITIAL namespace (not beside the
+// lent PF), each VF netdev is lent to the node that holds its PF, with a record of its own. `down` gives every NIC
+// back (VF netdevs, then PFs) before it puts the VF counts back; so does `sriovctl cleanup` after a node was deleted
+// without `down`, and after `up` was killed (SIGKILL) at seeded random moments. A VF count reset while a vfio-pci VF
+// is held open by a VFIO user is bounded and names the holder.
 'use strict';
 
+const fs = require('node:fs');
+const path = require('node:path');
+const { spawn } = require('node:child_process');
+const { performance } = require('node:perf_hooks');
 const { takeIgbPf } = require('../lib/igb');
-const { sh } = require('../lib/shell');
-const { clusterEnv, sriovctl, records } = require('../lib/sriovctl');
+const { ip, looks, poll, sh } = require('../lib/shell');
+const { BIN, clusterEnv, sriovctl, records } = require('../lib/sriovctl');
 const { expect, expectEqual } = require('../lib/expect');
+
+const HOLDER = path.join(__dirname, '..', 'tools', 'vfio-hold.py');
+const UNSAFE_INTERRUPTS = '/sys/module/vfio_iommu_type1/parameters/allow_unsafe_interrupts';
+
+/** Every NIC home as it was, without VFs, and no record: what `down` and `cleanup` must leave. */
+function expectAllHome(pfs, before, env, what) {
+  expectEqual(pfs.map((p) => [p.numVfs(), p.looks()]), before.map((b) => [0, b]), `${what}: the PFs at home as they were, without VFs`);
+  expectEqual(records(env), [], `${what}: records`);
+}
+
+/** `cluster up` on both PFs with `vfs` VFs on the kernel's igbvf (the VF netdevs lent to the nodes). */
+function upArgs(name, pfs, vfs) {
+  return ['cluster', 'up', '--provider', 'local', '--name', name, '--agents', '2', '--vfs', String(vfs), '--pf', ...pfs.map((p) => p.name), '--no-simulate', '--json'];
+}
+
+/** The cluster's node namespaces, removed (after cleanup, `down` still deletes the nodes and the cluster file). */
+function downQuietly(env, name) {
+  const r = sriovctl(env, 'cluster', 'down', '--name', name, '-q');
+  expect(r.code === 0 || r.code === 3, r.line);
+  expect(!sh('ip', ['netns', 'list']).includes(`${name}-`), 'no node namespace left');
+}
+
+/** A small seeded PRNG (mulberry32): the same delays on every run unless LAB_SEED says otherwise. */
+function seeded(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
 
 module.exports = [
   {
@@ -42,6 +81,134 @@ module.exports = [
       expectEqual(pfs.map((p) => [p.numVfs(), p.looks()]), before.map((b) => [0, b]), 'the PFs at home as they were, without VFs');
       expectEqual(records(env), [], 'records after down');
       expect(!sh('ip', ['netns', 'list']).includes(`${name}-`), 'no node namespace left');
+    },
+  },
+  {
+    name: 'igb-cluster: VF netdevs on igbvf, born in the initial namespace, are lent to the node of their PF; down returns every NIC, then the counts',
+    async run(ctx) {
+      const pfs = [await takeIgbPf(ctx, 0), await takeIgbPf(ctx, 1)];
+      const { env, name } = clusterEnv(ctx);
+      const before = pfs.map((pf) => pf.looks());
+
+      const up = sriovctl(env, ...upArgs(name, pfs, 2));
+      expectEqual(up.code, 0, up.line);
+      const summary = JSON.parse(up.stdout);
+      for (const [i, pf] of pfs.entries()) {
+        const node = `${name}-agent-${i}`;
+        expectEqual(pf.looks(node), { ...before[i], up: true }, `${pf.name} in ${node}`);
+        const vfs = pf.vfs();
+        // the witness: igbvf drives them, and this namespace's sysfs lists no netdev for them (they are in the node)
+        expectEqual(vfs.map((v) => [v.driver, v.netdev]), [['igbvf', null], ['igbvf', null]], `the VFs of ${pf.name} seen from the initial namespace`);
+        for (const v of vfs) {
+          const there = looks(`${pf.name}v${v.index}`, node);
+          expect(there, `VF ${v.index} (${v.bdf}) has no netdev ${pf.name}v${v.index} in ${node}`);
+          // `ip netns exec` mounts a sysfs of the node's namespace: there the netdev leads to the VF's device
+          expectEqual(path.basename(sh('ip', ['netns', 'exec', node, 'readlink', `/sys/class/net/${there.name}/device`]).trim()), v.bdf, `${there.name} in ${node} is VF ${v.bdf}`);
+        }
+        const agent = summary.nodes.find((n) => n.name === node);
+        expectEqual(agent.vfs, { asked: 2, ready: 2, driver: null, netdevs: [`${pf.name}v0`, `${pf.name}v1`] }, `${node}: VFs ready and lent`);
+      }
+      const recs = records(env);
+      expectEqual(recs.length, 6, 'a record per PF and per VF netdev');
+      for (const r of recs.filter((x) => !x.vfCount)) {
+        expect(r.home.initial && r.key.startsWith('nodepci-') && r.owner.startsWith(`cluster:${name}/`), `VF record ${r.key}: home ${JSON.stringify(r.home)}, owner ${r.owner}`);
+      }
+
+      const t0 = performance.now();
+      const down = sriovctl(env, 'cluster', 'down', '--name', name, '--json');
+      ctx.figure('cluster down, 2 PFs + 4 VF netdevs', `${(performance.now() - t0).toFixed(0)} ms`);
+      expectEqual(down.code, 0, down.line);
+      const nics = JSON.parse(down.stdout).nics;
+      // VF netdevs first, then the PFs (a VF netdev born while its PF was away may hold the PF's name: the PF gets it
+      // back once the VF count is reset)
+      expectEqual(nics.slice(4).map((n) => [n.name, n.outcome, n.homeName]), pfs.map((p) => [p.name, 'returned', p.name]), 'the PFs');
+      expectEqual(nics.slice(0, 4).map((n) => n.outcome), ['returned', 'returned', 'returned', 'returned'], 'the VF netdevs');
+      expectAllHome(pfs, before, env, 'after down');
+    },
+  },
+  {
+    name: 'igb-cluster: a node namespace deleted without down, then sriovctl cleanup: every PF, VF netdev and VF count home',
+    async run(ctx) {
+      const pfs = [await takeIgbPf(ctx, 0), await takeIgbPf(ctx, 1)];
+      const { env, name } = clusterEnv(ctx);
+      const before = pfs.map((pf) => pf.looks());
+      const up = sriovctl(env, ...upArgs(name, pfs, 2));
+      expectEqual(up.code, 0, up.line);
+
+      ip('netns', 'del', `${name}-agent-0`);
+      // the kernel pushes the physical NICs of the dead node (the PF and its VF netdevs) to the initial namespace
+      const back = await poll(() => pfs[0].netdevHere(), { timeoutMs: 10_000 });
+      expect(back, `${pfs[0].name} did not come back to the initial namespace`);
+      const c = sriovctl(env, 'cleanup', '--json');
+      expectEqual(c.code, 0, c.line);
+      const entries = JSON.parse(c.stdout);
+      for (const e of entries) expect(['returned', 'already-home', 'gone'].includes(e.outcome), `cleanup: ${e.nic} ${e.outcome} ${e.error ?? ''}`);
+      expectAllHome(pfs, before, env, 'after cleanup');
+      downQuietly(env, name);
+    },
+  },
+  {
+    name: 'igb-cluster: cluster up killed (SIGKILL) at seeded random moments, then sriovctl cleanup: everything home, no records',
+    async run(ctx) {
+      const pfs = [await takeIgbPf(ctx, 0), await takeIgbPf(ctx, 1)];
+      const before = pfs.map((pf) => pf.looks());
+      const seed = Number(process.env.LAB_SEED ?? 1517);
+      const random = seeded(seed);
+      ctx.figure('SIGKILL seed (LAB_SEED)', String(seed));
+      for (let round = 0; round < 3; round++) {
+        const { env, name } = clusterEnv(ctx);
+        // node takes 1–3 s to start in the VM; up itself takes a few seconds more: kill somewhere in between
+        const delay = Math.round(1000 + random() * 7000);
+        const child = spawn(process.execPath, [BIN, ...upArgs(name, pfs, 2)], { env, stdio: 'ignore' });
+        const exited = new Promise((r) => child.on('exit', (code, signal) => r(signal ?? code)));
+        const timer = setTimeout(() => child.kill('SIGKILL'), delay);
+        const how = await exited;
+        clearTimeout(timer);
+        ctx.figure(`round ${round}: up killed after`, `${delay} ms (${how === 'SIGKILL' ? 'killed' : `exited ${how} first`}, ${records(env).length} records)`);
+        const c = sriovctl(env, 'cleanup', '--json');
+        expectEqual(c.code, 0, `round ${round} (kill after ${delay} ms): ${c.line}`);
+        expectAllHome(pfs, before, env, `round ${round} (kill after ${delay} ms)`);
+        downQuietly(env, name);
+      }
+    },
+  },
+  {
+    name: 'igb-cluster: down while a vfio-pci VF is held by a VFIO user — NICs home, the count reset bounded and naming the holder; cleanup finishes',
+    async run(ctx) {
+      const pfs = [await takeIgbPf(ctx, 0), await takeIgbPf(ctx, 1)];
+      const { env, name } = clusterEnv(ctx);
+      const before = pfs.map((pf) => pf.looks());
+      const up = sriovctl(env, ...upArgs(name, pfs, 1), '--driver', 'vfio-pci');
+      expectEqual(up.code, 0, up.line);
+      const [vf] = pfs[0].vfs();
+      const saved = fs.readFileSync(UNSAFE_INTERRUPTS, 'utf8').trim();
+      fs.writeFileSync(UNSAFE_INTERRUPTS, '1');
+      ctx.defer(() => fs.writeFileSync(UNSAFE_INTERRUPTS, saved === 'Y' ? '1' : '0'));
+      const holder = spawn('python3', [HOLDER, `/dev/vfio/${vf.group}`, vf.bdf], { stdio: ['ignore', 'pipe', 'pipe'] });
+      const gone = new Promise((r) => holder.on('exit', r));
+      const stop = async () => {
+        if (holder.exitCode === null && holder.signalCode === null) holder.kill('SIGKILL');
+        await gone;
+      };
+      ctx.defer(stop);
+      let out = '';
+      holder.stdout.on('data', (d) => (out += d));
+      holder.stderr.on('data', (d) => (out += d));
+      expect(await poll(() => out.includes('holding') || holder.exitCode !== null, { timeoutMs: 20_000, intervalMs: 20 }) && out.includes('holding'), `the VFIO holder did not start: ${out}`);
+
+      const t0 = performance.now();
+      const down = sriovctl(env, 'cluster', 'down', '--name', name);
+      ctx.figure('cluster down with a held vfio VF', `${(performance.now() - t0).toFixed(0)} ms`);
+      expectEqual(down.code, 3, down.line);
+      for (const part of [`pid ${holder.pid} (python3)`, `/dev/vfio/${vf.group}`, vf.bdf]) expect(down.stderr.includes(part), `down names ${part}: ${down.line}`);
+      expectEqual(pfs.map((p) => p.looks()), before, 'both PFs home even so');
+      expectEqual([pfs[0].numVfs(), pfs[1].numVfs()], [1, 0], 'only the held PF keeps its VF');
+      expectEqual(records(env).map((r) => [r.identity.pciAddress, r.phase]), [[pfs[0].bdf, 'returning']], 'its record kept for cleanup');
+
+      await stop();
+      const c = sriovctl(env, 'cleanup');
+      expectEqual(c.code, 0, c.line);
+      expectAllHome(pfs, before, env, 'after cleanup');
     },
   },
 ];
