@@ -1,7 +1,7 @@
 // The SR-IOV stage of one agent: lend its PF to the node (through the lending engine), create the VFs (0 first,
 // poll, read back — src/sriov), bind them to the driver asked for, lend each VF netdev to the node too (a kernel
 // VF driver registers them in the initial namespace, wherever the PF is), and read back what is ready.
-import { describeSpec, isRefusal, type LendResult, type LendSession, type LendSettings, type NamespaceSpec, type PrepareRequest } from '../lend';
+import { describeSpec, isRefusal, type LendResult, type LendSession, type NamespaceSpec, type PrepareRequest } from '../lend';
 import { bindDriver, getPf, isBdf, listVfs, type SriovVf, type Sysfs } from '../sriov';
 import type { Owner } from '../ledger/owner';
 import type { PfCandidate } from './preflight';
@@ -48,11 +48,11 @@ function readyVfs(sys: Sysfs, address: string, driver: string | null): number {
  * The engine's two phases, in one engine call (the plan's handles live until commit): a refusal (the PF is lent
  * to someone else, or gone) is the agent's error, in the engine's words.
  */
-function lendNic(session: LendSession, req: PrepareRequest, settings: LendSettings = {}): LendResult {
+function lendNic(session: LendSession, req: PrepareRequest): LendResult {
   return session.run(() => {
     const plan = session.prepare(req);
     if (isRefusal(plan)) throw plan.error;
-    return session.commit(plan, settings);
+    return session.commit(plan);
   });
 }
 
@@ -70,12 +70,21 @@ function lendVfNetdevs(session: LendSession, vfs: SriovVf[], target: NamespaceSp
   for (const vf of vfs) {
     if (vf.userspace || vf.netdevs.length === 0) continue;
     const wanted = `${pfNodeName}v${vf.index}`;
-    const { record, link } = lendNic(
-      session,
-      { nic: { pci: vf.address }, target, owner, lockTimeoutMs: 5_000, ...(wanted.length <= MAX_IFNAME ? { name: wanted } : {}) },
+    const req: PrepareRequest = { nic: { pci: vf.address }, target, owner, lockTimeoutMs: 5_000, ...(wanted.length <= MAX_IFNAME ? { name: wanted } : {}) };
+    const lent = session.run(() => {
+      const plan = session.prepare(req);
+      // sysfs lists only netdevs of our namespace: one it lists but we cannot find here is not ours to lend (a
+      // test's tree without links behind its netdevs)
+      if (isRefusal(plan) && plan.refused === 'NotFound') return plan.error.message;
+      if (isRefusal(plan)) throw plan.error;
       // the node's plugin configures it for a pod: only moved here
-      { up: false },
-    );
+      return session.commit(plan, { up: false });
+    });
+    if (typeof lent === 'string') {
+      progress.detail(`VF ${vf.index} (${vf.address}): not lent: ${lent}`);
+      continue;
+    }
+    const { record, link } = lent;
     const there = link?.name ?? record.targetName;
     progress.detail(`VF ${vf.index} (${vf.address}): netdev ${record.snapshot.name} lent to the node as ${there}`);
     names.push(there);

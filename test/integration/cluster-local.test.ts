@@ -1,7 +1,7 @@
 // `sriovctl cluster up/down/status` on the local provider: nodes are real network namespaces, NICs are veth
 // stand-ins known to a simulated sysfs tree (the lab's own, or a test's), VFs come from the tree's drivers.
 import { randomBytes } from 'node:crypto';
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
@@ -253,11 +253,14 @@ describe('local provider on SR-IOV PFs of the sysfs tree', () => {
     const [a, b, c] = pfs();
     // a node of that name made by someone else (afterEach removes it)
     ip('netns', 'add', `${name}-server-0`);
-    const r = await sriovctl('cluster', 'up', '--name', name, '--agents', '3', '--exclude', b.name, '--no-simulate', '--vfs', '9');
+    // and VFs asked on vfio-pci, whose driver the tree does not have
+    rmSync(sys!.sim.p('bus/pci/drivers/vfio-pci'), { recursive: true });
+    const r = await sriovctl('cluster', 'up', '--name', name, '--agents', '3', '--exclude', b.name, '--no-simulate', '--vfs', '9', '--driver', 'vfio-pci');
     expect(r.code).toBe(1);
     const lines = r.stderr.trim().split('\n');
     expect(lines[0]).toBe(`sriovctl: cluster up ${name}: preflight failed, nothing was changed:`);
     expect(lines).toContain(`  - a local cluster ${name} exists already (nodes ${name}-server-0)`);
+    expect(lines).toContain(`  - --driver vfio-pci: the vfio-pci driver is not loaded (no ${sys!.sim.p('bus/pci/drivers/vfio-pci')}): run modprobe vfio-pci`);
     const pfLine = lines.find((l) => l.includes('3 agents need 3 SR-IOV PFs'))!;
     expect(pfLine).toContain('0 eligible of 3 found');
     expect(pfLine).toContain(`${b.name} (${b.bdf}) is excluded`);
