@@ -23,7 +23,7 @@ export async function giveBack(s: LendSession, key: string, opts: GiveBackOption
     }
     const warnings: string[] = [];
     if (record.vfCount && opts.vfCountLast) return { key, owner: record.owner, ...restoreNic(s, record) };
-    if (record.vfCount) record = await restoreVfCount(s, record, warnings, opts.vfCount);
+    if (record.vfCount) record = await restoreVfCount(s, record, warnings, { ...opts.vfCount, holdFds: [lock.fd] });
     if (record.vfCount && opts.keepUnrestoredVfCount) {
       // the NIC home, and its record kept for the next give-back (cleanup) to put the count back
       return { key, owner: record.owner, ...withWarnings(restoreNic(s, record), warnings) };

@@ -21,6 +21,8 @@ export interface SetNumVfsOptions {
    * refuse at once. Never longer: the kernel would block the write until they let go.
    */
   holderWaitMs?: number;
+  /** Descriptors each sriov_numvfs writer inherits (see WriteOptions.holdFds). */
+  holdFds?: number[];
 }
 
 export const DEFAULT_NUMVFS_TIMEOUT_MS = 120_000;
@@ -48,7 +50,7 @@ export async function setNumVfs(sys: Sysfs, pfAddress: string, count: number, op
   const write = async (n: number) => {
     const started = Date.now();
     try {
-      await writeSysfs(numvfsFile, String(n), { timeoutMs: poll.timeoutMs });
+      await writeSysfs(numvfsFile, String(n), { timeoutMs: poll.timeoutMs, holdFds: opts.holdFds });
     } catch (err) {
       if (!(err instanceof SysError)) throw err;
       throw new SysError(`PF ${pf.address}: writing ${n} to sriov_numvfs failed after ${Date.now() - started} ms (${count} VFs asked, ${describe(state())}): ${err.message}`, {

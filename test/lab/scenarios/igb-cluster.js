@@ -7,17 +7,15 @@
 // is held open by a VFIO user is bounded and names the holder.
 'use strict';
 
-const fs = require('node:fs');
 const path = require('node:path');
+const { createHash } = require('node:crypto');
 const { spawn } = require('node:child_process');
 const { performance } = require('node:perf_hooks');
 const { takeIgbPf } = require('../lib/igb');
+const { holdVf } = require('../lib/vfio');
 const { ip, looks, poll, sh } = require('../lib/shell');
-const { BIN, clusterEnv, sriovctl, records } = require('../lib/sriovctl');
+const { BIN, clusterEnv, sriovctl, records, recordFiles } = require('../lib/sriovctl');
 const { expect, expectEqual } = require('../lib/expect');
-
-const HOLDER = path.join(__dirname, '..', 'tools', 'vfio-hold.py');
-const UNSAFE_INTERRUPTS = '/sys/module/vfio_iommu_type1/parameters/allow_unsafe_interrupts';
 
 /** Every NIC home as it was, without VFs, and no record: what `down` and `cleanup` must leave. */
 function expectAllHome(pfs, before, env, what) {
@@ -37,29 +35,27 @@ function downQuietly(env, name) {
   expect(!sh('ip', ['netns', 'list']).includes(`${name}-`), 'no node namespace left');
 }
 
-/** A small seeded PRNG (mulberry32): the same delays on every run unless LAB_SEED says otherwise. */
-function seeded(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+/** A fraction in [0, 1) from a seed and a round: the same on every run unless LAB_SEED says otherwise. */
+function seededFraction(seed, round) {
+  return createHash('sha256').update(`${seed}:${round}`).digest().readUInt32BE(0) / 2 ** 32;
+}
+
+/** Both igb PFs taken, a cluster environment, how the PFs looked, and `cluster up` run on them. */
+async function upOnBothPfs(ctx, vfs, ...extra) {
+  const pfs = [await takeIgbPf(ctx, 0), await takeIgbPf(ctx, 1)];
+  // after the PFs: the cluster's own cleanup (down) then runs before theirs
+  const { env, name } = clusterEnv(ctx);
+  const before = pfs.map((pf) => pf.looks());
+  const up = sriovctl(env, ...upArgs(name, pfs, vfs), ...extra);
+  expectEqual(up.code, 0, up.line);
+  return { pfs, env, name, before, up };
 }
 
 module.exports = [
   {
     name: 'igb-cluster: cluster up --provider local on both igb PFs, VFs on vfio-pci; down gives everything back',
     async run(ctx) {
-      const pfs = [await takeIgbPf(ctx, 0), await takeIgbPf(ctx, 1)];
-      // after the PFs: its own cleanup (cluster down) then runs before theirs
-      const { env, name } = clusterEnv(ctx);
-      const before = pfs.map((pf) => pf.looks());
-
-      const up = sriovctl(env, 'cluster', 'up', '--provider', 'local', '--name', name, '--agents', '2', '--vfs', '2', '--driver', 'vfio-pci', '--pf', ...pfs.map((p) => p.name), '--no-simulate', '--json');
-      expectEqual(up.code, 0, up.line);
+      const { pfs, env, name, before, up } = await upOnBothPfs(ctx, 2, '--driver', 'vfio-pci');
       const summary = JSON.parse(up.stdout);
       expectEqual(summary.simulated, false, 'real PFs, not simulated ones');
       for (const [i, pf] of pfs.entries()) {
@@ -78,20 +74,14 @@ module.exports = [
       const down = sriovctl(env, 'cluster', 'down', '--name', name, '--json');
       expectEqual(down.code, 0, down.line);
       expectEqual(JSON.parse(down.stdout).nics.map((n) => [n.name, n.outcome]), pfs.map((p) => [p.name, 'returned']), 'give-back outcomes');
-      expectEqual(pfs.map((p) => [p.numVfs(), p.looks()]), before.map((b) => [0, b]), 'the PFs at home as they were, without VFs');
-      expectEqual(records(env), [], 'records after down');
+      expectAllHome(pfs, before, env, 'after down');
       expect(!sh('ip', ['netns', 'list']).includes(`${name}-`), 'no node namespace left');
     },
   },
   {
     name: 'igb-cluster: VF netdevs on igbvf, born in the initial namespace, are lent to the node of their PF; down returns every NIC, then the counts',
     async run(ctx) {
-      const pfs = [await takeIgbPf(ctx, 0), await takeIgbPf(ctx, 1)];
-      const { env, name } = clusterEnv(ctx);
-      const before = pfs.map((pf) => pf.looks());
-
-      const up = sriovctl(env, ...upArgs(name, pfs, 2));
-      expectEqual(up.code, 0, up.line);
+      const { pfs, env, name, before, up } = await upOnBothPfs(ctx, 2);
       const summary = JSON.parse(up.stdout);
       for (const [i, pf] of pfs.entries()) {
         const node = `${name}-agent-${i}`;
@@ -131,12 +121,7 @@ module.exports = [
   {
     name: 'igb-cluster: a node namespace deleted without down, then sriovctl cleanup: every PF, VF netdev and VF count home',
     async run(ctx) {
-      const pfs = [await takeIgbPf(ctx, 0), await takeIgbPf(ctx, 1)];
-      const { env, name } = clusterEnv(ctx);
-      const before = pfs.map((pf) => pf.looks());
-      const up = sriovctl(env, ...upArgs(name, pfs, 2));
-      expectEqual(up.code, 0, up.line);
-
+      const { pfs, env, name, before } = await upOnBothPfs(ctx, 1);
       ip('netns', 'del', `${name}-agent-0`);
       // the kernel pushes the physical NICs of the dead node (the PF and its VF netdevs) to the initial namespace
       const back = await poll(() => pfs[0].netdevHere(), { timeoutMs: 10_000 });
@@ -155,21 +140,23 @@ module.exports = [
       const pfs = [await takeIgbPf(ctx, 0), await takeIgbPf(ctx, 1)];
       const before = pfs.map((pf) => pf.looks());
       const seed = Number(process.env.LAB_SEED ?? 1517);
-      const random = seeded(seed);
       ctx.figure('SIGKILL seed (LAB_SEED)', String(seed));
       for (let round = 0; round < 3; round++) {
         const { env, name } = clusterEnv(ctx);
-        // node takes 1–3 s to start in the VM; up itself takes a few seconds more: kill somewhere in between
-        const delay = Math.round(1500 + random() * 5500);
-        const child = spawn(process.execPath, [BIN, ...upArgs(name, pfs, 2)], { env, stdio: 'ignore' });
+        // node takes seconds to start in the VM, so the clock starts at the first change (the first record): the kill
+        // lands somewhere in the lends, the VF creation (its sysfs write in flight) or the VF netdev lends
+        const delay = Math.round(seededFraction(seed, round) * 4000);
+        const child = spawn(process.execPath, [BIN, ...upArgs(name, pfs, 1)], { env, stdio: 'ignore' });
         const exited = new Promise((r) => child.on('exit', (code, signal) => r(signal ?? code)));
+        await poll(() => recordFiles(env).length > 0 || child.exitCode !== null, { timeoutMs: 60_000, intervalMs: 5 });
         const timer = setTimeout(() => child.kill('SIGKILL'), delay);
         const how = await exited;
         clearTimeout(timer);
-        ctx.figure(`round ${round}: up killed after`, `${delay} ms (${how === 'SIGKILL' ? 'killed' : `exited ${how} first`}, ${records(env).length} records)`);
+        const steps = records(env).map((r) => `${r.identity.pciAddress}@${r.step}`).join(' ');
+        ctx.figure(`round ${round}: up killed`, `${delay} ms after its first record (${how === 'SIGKILL' ? 'killed' : `exited ${how} first`}; records: ${steps || 'none'})`);
         const c = sriovctl(env, 'cleanup', '--json');
-        expectEqual(c.code, 0, `round ${round} (kill after ${delay} ms): ${c.line}`);
-        expectAllHome(pfs, before, env, `round ${round} (kill after ${delay} ms)`);
+        expectEqual(c.code, 0, `round ${round} (killed ${delay} ms after its first record): ${c.line}`);
+        expectAllHome(pfs, before, env, `round ${round} (killed ${delay} ms after its first record)`);
         downQuietly(env, name);
       }
     },
@@ -177,26 +164,9 @@ module.exports = [
   {
     name: 'igb-cluster: down while a vfio-pci VF is held by a VFIO user — NICs home, the count reset bounded and naming the holder; cleanup finishes',
     async run(ctx) {
-      const pfs = [await takeIgbPf(ctx, 0), await takeIgbPf(ctx, 1)];
-      const { env, name } = clusterEnv(ctx);
-      const before = pfs.map((pf) => pf.looks());
-      const up = sriovctl(env, ...upArgs(name, pfs, 1), '--driver', 'vfio-pci');
-      expectEqual(up.code, 0, up.line);
+      const { pfs, env, name, before } = await upOnBothPfs(ctx, 1, '--driver', 'vfio-pci');
       const [vf] = pfs[0].vfs();
-      const saved = fs.readFileSync(UNSAFE_INTERRUPTS, 'utf8').trim();
-      fs.writeFileSync(UNSAFE_INTERRUPTS, '1');
-      ctx.defer(() => fs.writeFileSync(UNSAFE_INTERRUPTS, saved === 'Y' ? '1' : '0'));
-      const holder = spawn('python3', [HOLDER, `/dev/vfio/${vf.group}`, vf.bdf], { stdio: ['ignore', 'pipe', 'pipe'] });
-      const gone = new Promise((r) => holder.on('exit', r));
-      const stop = async () => {
-        if (holder.exitCode === null && holder.signalCode === null) holder.kill('SIGKILL');
-        await gone;
-      };
-      ctx.defer(stop);
-      let out = '';
-      holder.stdout.on('data', (d) => (out += d));
-      holder.stderr.on('data', (d) => (out += d));
-      expect(await poll(() => out.includes('holding') || holder.exitCode !== null, { timeoutMs: 20_000, intervalMs: 20 }) && out.includes('holding'), `the VFIO holder did not start: ${out}`);
+      const holder = await holdVf(ctx, vf);
 
       const t0 = performance.now();
       const down = sriovctl(env, 'cluster', 'down', '--name', name);
@@ -207,7 +177,7 @@ module.exports = [
       expectEqual([pfs[0].numVfs(), pfs[1].numVfs()], [1, 0], 'only the held PF keeps its VF');
       expectEqual(records(env).map((r) => [r.identity.pciAddress, r.phase]), [[pfs[0].bdf, 'returning']], 'its record kept for cleanup');
 
-      await stop();
+      await holder.stop();
       const c = sriovctl(env, 'cleanup');
       expectEqual(c.code, 0, c.line);
       expectAllHome(pfs, before, env, 'after cleanup');
