@@ -27,6 +27,18 @@ export interface CreateSpec {
   reservedCpus: string;
   /** Node image (k3s / kindest/node), provider default when null. */
   image: string | null;
+  /** The adapted --primary-cni manifest, replacing the provider's built-in network; absent/null = built-in. */
+  primaryCniFile?: string | null;
+  /** --airgap: the provider makes nothing that pulls (k3d: no registry). */
+  airgap?: boolean;
+  /** Image archives imported into every node right after create (src/cluster/images.ts). */
+  imageArchives?: string[];
+  /** Directories of image archives, in the order they are searched (--images, then the cache). */
+  imageDirs?: string[];
+  /** The tool's own cluster config from cluster.yaml (k3d Simple, kind Cluster), merged with what sriovctl needs. */
+  providerConfig?: Record<string, unknown> | null;
+  /** The host's state dir: mounted into every node at the same path, so the CNI plugin there writes the host's ledger. */
+  stateDir: string;
 }
 
 /** Shared by every provider call: where progress goes and how external tools run. */
@@ -67,6 +79,8 @@ export interface Provider {
   kube(name: string, ctx: ProviderContext): KubeAccess | null;
   /** Where the CNI plugins live on a node (for the manifests). */
   readonly cni: { binDir: string; confDir: string };
+  /** The pod network a --primary-cni manifest is adapted to (k3d/kind). */
+  readonly podCidr?: string;
 }
 
 /** The owner of every NIC lent to a node of a cluster. */

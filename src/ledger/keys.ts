@@ -27,20 +27,6 @@ export function recordKeyFor(identity: KeySource): string {
   );
 }
 
-/**
- * The key of a NIC lent to a cluster node: its own key with a 'node' prefix ('nodepci-0000_03_00_1'). A node lends
- * its NICs on (the plugin inside it gives a VF to a pod, which records the NIC under its own key), so a NIC can have
- * two records at once — the node's and the pod's — each given back by its own owner, the pod's first.
- */
-export function nodeRecordKey(key: string): string {
-  return `node${key}`;
-}
-
-/** Whether `key` is a cluster node's (see nodeRecordKey). */
-export function isNodeRecordKey(key: string): boolean {
-  return key.startsWith('nodepci-') || key.startsWith('nodemac-');
-}
-
 /** Throws TypeError unless `key` has the shape recordKeyFor produces (guards every path built from a key). */
 export function assertRecordKey(key: string): void {
   if (typeof key !== 'string' || key.length > 200 || !KEY_PATTERN.test(key)) {
@@ -54,4 +40,17 @@ function macHex(mac: string | null): string | null {
   const hex = mac.toLowerCase().replace(/[^0-9a-f]/g, '');
   if (!hex || /^0+$/.test(hex)) return null;
   return hex;
+}
+
+/**
+ * The key of a lend made from the target of record `key` (a VF the host lent to a node, lent on by the node's CNI
+ * to a pod): `key` + '_in_' + the hex inode of that namespace. The lends of one NIC form a chain of keys, one
+ * per namespace it was lent from, all in one ledger; a key's nested ones are the keys it prefixes (nestedPrefix).
+ */
+export function nestedKey(key: string, from: { ino: number }): string {
+  return `${nestedPrefix(key)}${from.ino.toString(16)}`;
+}
+
+export function nestedPrefix(key: string): string {
+  return `${key}_in_`;
 }

@@ -5,6 +5,7 @@ import { advanceRecord, deleteRecord, lockNic, readRecord, scanRecords, writeRec
 import type { LendRecord } from '../ledger/types';
 import { failpoint } from './failpoint';
 import { ownerKey, ownerMatches, type Owner, type OwnerMatch } from '../ledger/owner';
+import { nestedKeys } from './nesting';
 import { restoreFromRecord } from './restore';
 import type { LendSession } from './session';
 import type { GiveBackOptions, GiveBackResult, RecoverReport } from './types';
@@ -22,7 +23,12 @@ export async function giveBack(s: LendSession, key: string, opts: GiveBackOption
       return { key, owner: record.owner, outcome: 'not-lent', name: null, warnings: [`owned by ${record.owner}`] };
     }
     const warnings: string[] = [];
-    if (record.vfCount && opts.vfCountLast) return { key, owner: record.owner, ...restoreNic(s, record) };
+    // lent on from where this record put it (a pod inside a node): back into that namespace first
+    for (const inner of nestedKeys(ledger, key)) {
+      const back = await giveBack(s, inner, { lockTimeoutMs: opts.lockTimeoutMs, vfCount: opts.vfCount });
+      if (back.outcome !== 'not-lent') warnings.push(...back.warnings.map((w) => `${back.owner}: ${w}`));
+    }
+    if (record.vfCount && opts.vfCountLast) return { key, owner: record.owner, ...withWarnings(restoreNic(s, record), warnings) };
     if (record.vfCount) record = await restoreVfCount(s, record, warnings, { ...opts.vfCount, holdFds: [lock.fd] });
     if (record.vfCount && opts.keepUnrestoredVfCount) {
       // the NIC home, and its record kept for the next give-back (cleanup) to put the count back

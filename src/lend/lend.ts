@@ -6,13 +6,14 @@ import { advanceRecord, deleteRecord, lockNic, newRecord, readRecord, writeRecor
 import type { LendRecord, VfRequest } from '../ledger/types';
 import { failpoint } from './failpoint';
 import { describeNamespace, refOf } from './namespaces';
+import { lendKeyFor } from './nesting';
 import { nameInUse } from './names';
 import { identityOf, refreshUnderLock, snapshotOf, type ResolvedNic } from './nic';
 import { ownerKey } from '../ledger/owner';
 import { restoreFromRecord } from './restore';
 import type { LendSession } from './session';
 import type { LendRequest, LendResult, LendSettings } from './types';
-import { isRefusal, ownerRecordKey, prepare, type LendPlan } from './prepare';
+import { isRefusal, prepare, type LendPlan } from './prepare';
 
 /** Both phases at once: a refusal is thrown as its SysError (BUSY, ENODEV, INVALID). */
 export function lend(s: LendSession, req: LendRequest): LendResult {
@@ -33,7 +34,7 @@ export function commit(s: LendSession, plan: LendPlan, asked: LendSettings = {})
     try {
       finishPrevious(s, key);
       checkSettings(plan, settings);
-      refreshUnderLock(nic, key, (id) => ownerRecordKey(id, plan.request.owner));
+      refreshUnderLock(nic, key, (id) => lendKeyFor(s.ledger, id, nic.home.id));
       return lendLocked(s, plan, settings);
     } finally {
       lock.release();
@@ -47,7 +48,7 @@ function checkSettings(plan: LendPlan, req: LendSettings): void {
   const { nic } = plan;
   if (req.vf && nic.standInVf) {
     throw new SysError(
-      `${plan.label} is VF ${nic.standInVf.vf} of ${nic.standInVf.pfName ?? nic.standInVf.pfPciAddress}, and ${nic.standInVf.why}: PF-side settings need a real driver with its PF here`,
+      `${plan.label} is VF ${nic.standInVf.vf} of ${nic.standInVf.pfName}, a stand-in PF without a VF table: PF-side settings need a real driver`,
       { code: 'INVALID', op: 'lend' },
     );
   }

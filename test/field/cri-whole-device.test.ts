@@ -56,10 +56,11 @@ function expectAllHome(): void {
 }
 
 describe('the plugin containerd runs', () => {
-  it('is the packaged executable, put in the CNI bin dir by the installer image, with no Node on containerd\'s PATH', () => {
+  it('is the packaged executable\'s launcher and payload, put in the CNI bin dir by the installer image, with no Node on containerd\'s PATH', () => {
     expect(node.installOutput).toContain('sriovctl-cni');
-    const installed = join(node.containerd.binDir, 'sriovctl-cni');
-    expect(readFileSync(installed).equals(readFileSync(executable('amd64')))).toBe(true);
+    const bin = node.containerd.binDir;
+    expect(readFileSync(join(bin, 'sriovctl.d', 'sriovctl')).equals(readFileSync(executable('amd64')))).toBe(true);
+    expect(readFileSync(join(bin, 'sriovctl-cni')).equals(readFileSync(join(bin, 'sriovctl.d', 'oneshot')))).toBe(true);
     for (const dir of node.containerd.path.split(':')) expect(readdirSync(dir)).not.toContain('node');
   });
 });

@@ -12,6 +12,7 @@ import { findRecords } from '../helpers/engine';
 import { type FakeSysfs } from '../helpers/fake-sysfs';
 import { ip, Scratch } from '../helpers/kernel';
 import { nicState } from '../helpers/lend-fixture';
+import { dockerApiStandIn } from '../helpers/docker-api';
 import { calicoFixture, linksOfPid, partialBin, useProviderWorld, restoreEnv, sriovctl, Standins, type StandInPf } from './cluster-fixture';
 
 let s: Scratch;
@@ -60,12 +61,13 @@ describe('k3d provider', () => {
       '--k3s-arg', '--kubelet-arg=cpu-manager-policy=static@agent:*',
       '--k3s-arg', '--kubelet-arg=reserved-cpus=0@agent:*',
       '--volume', `${manifests}/00-primary-cni.yaml:/var/lib/rancher/k3s/server/manifests/sriovctl-primary-cni.yaml@server:0`,
+      '--volume', `${stateDirOfTest()}:${stateDirOfTest()}@all`,
       '--wait', '--timeout', '300s',
     ]);
     expect(k3d.findIndex((a) => a[0] === 'registry' && a[1] === 'create')).toBeLessThan(k3d.findIndex((a) => a[0] === 'cluster' && a[1] === 'create'));
     // the installer image is imported into the nodes right after the cluster exists (airgap)
     const created = k3d.findIndex((a) => a[0] === 'cluster' && a[1] === 'create');
-    expect(k3d[created + 1]).toEqual(['image', 'import', standins.archive, '--cluster', name]);
+    expect(k3d[created + 1]).toEqual(['image', 'import', standins.archive, '--cluster', name, '--mode', 'direct']);
 
     // the primary CNI handed to k3s: Calico on k3s's pod network
     const calico = objectsOf(join(manifests, '00-primary-cni.yaml'));
@@ -73,7 +75,7 @@ describe('k3d provider', () => {
 
     // nodes resolved to their container's pid through docker (auto-detected)
     const containers = standins.containers();
-    expect(standins.calls('docker').map((c) => c.args.at(-1)).sort()).toEqual([`k3d-${name}-agent-0`, `k3d-${name}-agent-1`]);
+    expect(standins.calls('docker').filter((c) => c.args[0] === 'inspect').map((c) => c.args.at(-1)).sort()).toEqual([`k3d-${name}-agent-0`, `k3d-${name}-agent-1`]);
     for (const [i, pf] of pfs.entries()) {
       const pid = containers[`k3d-${name}-agent-${i}`];
       expect(linksOfPid(pid)).toEqual([pf.name]);
@@ -214,21 +216,47 @@ describe('k3d provider', () => {
     execFileSync('k3d', ['cluster', 'delete', name], { env: process.env });
   });
 
-  it('podman when docker is absent', async () => {
+  it('podman when docker is absent: k3d is pointed at the Docker API socket of podman', async () => {
     const bin = partialBin(['k3d', 'kubectl', 'podman']);
-    process.env.PATH = `${bin.dir}:/usr/sbin:/usr/bin:/sbin:/bin`;
+    process.env.PATH = bin.path;
     process.env.STANDIN_ALLOCATABLE = '3';
+    const api = await dockerApiStandIn(work);
+    process.env.DOCKER_HOST = api.host;
     try {
       const up = await sriovctl(...upArgs('-q'));
       expect(up.stderr).toBe('');
       expect(up.code).toBe(0);
-      expect(standins.calls('podman').map((c) => c.args.slice(0, 4))).toEqual([
+      // preflight asked the socket; every k3d call got DOCKER_HOST; the images went through podman
+      expect(api.requests).toContain('GET /_ping');
+      expect(standins.calls('k3d').length).toBeGreaterThan(0);
+      expect(standins.calls('k3d').every((c) => c.dockerHost === api.host)).toBe(true);
+      expect(standins.calls('podman').some((c) => c.args[0] === 'save')).toBe(true);
+      expect(standins.calls('podman').filter((c) => c.args[0] === 'inspect').map((c) => c.args.slice(0, 4))).toEqual([
         ['inspect', '--type', 'container', '--format'],
         ['inspect', '--type', 'container', '--format'],
       ]);
       expect(standins.calls('docker')).toEqual([]);
       expect((await sriovctl('cluster', 'down', '--name', name, '-q')).code).toBe(0);
     } finally {
+      restoreEnv('DOCKER_HOST', undefined);
+      await api.close();
+      bin.cleanup();
+    }
+  });
+
+  it('podman without its Docker API socket: preflight says how to start it, nothing changes', async () => {
+    const bin = partialBin(['k3d', 'kubectl', 'podman']);
+    process.env.PATH = bin.path;
+    process.env.DOCKER_HOST = `unix://${join(work, 'no-such.sock')}`;
+    try {
+      const up = await sriovctl(...upArgs('--runtime', 'podman'));
+      expect(up.code).toBe(1);
+      expect(up.stderr).toContain(`  - podman's Docker API socket ${join(work, 'no-such.sock')} does not exist: k3d reaches podman through it (start it with \`systemctl start podman.socket\``);
+      expect(standins.calls('k3d').filter((c) => c.args[1] === 'create')).toEqual([]);
+      for (const pf of pfs) expect(nicState(pf.name)).toEqual(pf.before);
+      expect(findRecords()).toEqual([]);
+    } finally {
+      restoreEnv('DOCKER_HOST', undefined);
       bin.cleanup();
     }
   });

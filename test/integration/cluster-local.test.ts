@@ -85,7 +85,7 @@ describe('local provider, simulated NICs', () => {
       const records = findRecords({ owner: { kind: 'cluster', cluster: name, node } });
       expect(records.map((r) => r.identity.pciAddress)).toEqual([nic.pciAddress, ...vfAddresses]);
       for (const [v, r] of records.slice(1).entries()) {
-        expect([r.key.startsWith('nodepci-'), r.phase, r.snapshot.name, r.targetName, r.home.initial]).toEqual([true, 'lent', `${nic.name}v${v}`, `${nic.name}v${v}`, true]);
+        expect([r.key === `pci-${r.identity.pciAddress!.replace(/[:.]/g, '_')}`, r.phase, r.snapshot.name, r.targetName, r.home.initial]).toEqual([true, 'lent', `${nic.name}v${v}`, `${nic.name}v${v}`, true]);
         expect(r.target.path).toBe(`/var/run/netns/${node}`);
       }
       for (const v of vfs) expect(nicState(v)).toBeNull();
@@ -193,7 +193,7 @@ describe('local provider, simulated NICs', () => {
     // every NIC home (the VF netdev, then its PF) before the VF count goes back
     const steps = down.stderr.split('\n').map((l) => l.trim());
     const pf = simNicPlan(name, 1)[0];
-    const order = [`give back ${pf.name}v0 (nodepci-`, `give back ${pf.name} (nodepci-`, `sriov_numvfs of ${pf.pciAddress}: back to 0`].map((p) => steps.findIndex((l) => l.startsWith(p)));
+    const order = [`give back ${pf.name}v0 (pci-`, `give back ${pf.name} (pci-`, `sriov_numvfs of ${pf.pciAddress}: back to 0`].map((p) => steps.findIndex((l) => l.startsWith(p)));
     expect(order.every((i, k) => i >= 0 && (k === 0 || i > order[k - 1]))).toBe(true);
     const again = await sriovctl('cluster', 'down', '--name', name);
     expect(again.code).toBe(0);

@@ -103,7 +103,7 @@ module.exports = [
       // igbvf names a VF netdev with the first free ethN of the initial namespace: the lent PF's own name is free
       ctx.figure('VF netdev names at home (born while their PF was in the node)', recs.filter((r) => !r.vfCount).map((r) => r.snapshot.name).join(', '));
       for (const r of recs.filter((x) => !x.vfCount)) {
-        expect(r.home.initial && r.key.startsWith('nodepci-') && r.owner.startsWith(`cluster:${name}/`), `VF record ${r.key}: home ${JSON.stringify(r.home)}, owner ${r.owner}`);
+        expect(r.home.initial && r.key === `pci-${r.identity.pciAddress.replace(/[:.]/g, '_')}` && r.owner.startsWith(`cluster:${name}/`), `VF record ${r.key}: home ${JSON.stringify(r.home)}, owner ${r.owner}`);
       }
 
       const t0 = performance.now();
