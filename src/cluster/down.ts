@@ -6,7 +6,7 @@
 // stop the others; each gets one summary line.
 import { ownerOfKey, type GiveBackOutcome, type LendSession } from '../lend';
 import type { LendRecord } from '../ledger/types';
-import { listVfs } from '../sriov';
+import { deviceDir, isBdf, listVfs } from '../sriov';
 import type { Progress } from './progress';
 import { SimLab, removeSimNics } from './sim-lab';
 import { readClusterState, removeClusterState, writeClusterState, type ClusterState } from './state';
@@ -35,6 +35,11 @@ export interface NicReturn {
   homeAt: string | null;
   error: string | null;
   warnings: string[];
+  /**
+   * A VF netdev whose VF went away when its PF's VF count was put back (the cluster made it): its netdev is gone,
+   * and with it whatever name it came home under.
+   */
+  removedWithVfs?: boolean;
 }
 
 export interface DownSummary {
@@ -93,6 +98,7 @@ export async function clusterDown(input: DownInput): Promise<DownSummary> {
     summary.nics.push(...pfReturns);
     // every NIC is home: now the VF counts (bounded, naming what holds a VF)
     await Promise.all(pfReturns.map((nic) => resetVfCount(session, nic, progress, t0)));
+    settleRemovedVfs(session, summary.nics.filter((n) => vfNetdevs.some((r) => r.key === n.key)));
     input.onGivenBack?.(summary.nics);
 
     progress.step(`deleting cluster ${name} (${provider.name})`);
@@ -240,5 +246,21 @@ async function resetVfCount(session: LendSession, nic: NicReturn, progress: Prog
     nic.warnings.push(...result.warnings);
   } catch (err) {
     nic.warnings.push(`VF count of ${r.vfCount.pf} not restored to ${r.vfCount.before}: ${(err as Error).message}`);
+  }
+}
+
+/**
+ * VF netdevs whose VFs the count reset removed. A kernel VF driver names a new netdev with the first free ethN of
+ * the initial namespace, so two VFs born while the names were free (one lent away before the next was born) can
+ * share a home name, and only one of them gets it back; the other came home under a fallback name, which went
+ * with its VF: not a difference left on the machine.
+ */
+function settleRemovedVfs(session: LendSession, vfNics: NicReturn[]): void {
+  for (const nic of vfNics) {
+    if (!nic.pciAddress || !isBdf(nic.pciAddress) || deviceDir(session.sysfs, nic.pciAddress) !== null) continue;
+    nic.removedWithVfs = true;
+    if (nic.outcome !== 'returned-renamed') continue;
+    nic.outcome = 'returned';
+    nic.warnings = nic.warnings.filter((w) => !w.includes(`name ${nic.name} is taken`));
   }
 }

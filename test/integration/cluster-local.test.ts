@@ -158,6 +158,28 @@ describe('local provider, simulated NICs', () => {
     expect(existsSync(clusterDir(stateDirOfTest(), name))).toBe(false);
   });
 
+  it('a VF netdev whose home name was taken meanwhile comes home under a fallback name, and goes with its VF: exit 0', async () => {
+    const up = await sriovctl('cluster', 'up', '--name', name, '--agents', '1', '--vfs', '2', '-q');
+    expect(up.code).toBe(0);
+    const [pf] = simNicPlan(name, 1);
+    // what igbvf's ethN naming does on a real kernel: another VF netdev born later took the first one's home name
+    const [squatter] = s.veth(`${pf.name.slice(-4)}q`, `${pf.name.slice(-4)}r`);
+    ip('link', 'set', squatter, 'name', `${pf.name}v0`);
+    try {
+      const down = await sriovctl('cluster', 'down', '--name', name, '--json');
+      const nics = (JSON.parse(down.stdout) as DownSummary).nics;
+      const vf0 = nics.find((n) => n.name === `${pf.name}v0`)!;
+      expect([vf0.outcome, vf0.homeName === `${pf.name}v0`, vf0.removedWithVfs, vf0.warnings]).toEqual(['returned', false, true, []]);
+      expect(nics.find((n) => n.name === `${pf.name}v1`)).toMatchObject({ outcome: 'returned', homeName: `${pf.name}v1`, removedWithVfs: true });
+      expect(down.code).toBe(0);
+      // the fallback-named VF netdev went with its VF; the squatter is untouched
+      expect(nicState(vf0.homeName!)).toBeNull();
+      expect(nicState(`${pf.name}v0`)).not.toBeNull();
+    } finally {
+      deleteLinkAnywhere(`${pf.name}v0`);
+    }
+  });
+
   it('down deletes the PF stand-ins in one request, and never a foreign link that joined their group', async () => {
     const up = await sriovctl('cluster', 'up', '--name', name, '--agents', '2', '--vfs', '1');
     expect(up.code).toBe(0);

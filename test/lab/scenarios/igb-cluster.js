@@ -109,8 +109,8 @@ module.exports = [
       const t0 = performance.now();
       const down = sriovctl(env, 'cluster', 'down', '--name', name, '--json');
       ctx.figure('cluster down, 2 PFs + 4 VF netdevs', `${(performance.now() - t0).toFixed(0)} ms`);
-      expectEqual(down.code, 0, down.line);
       const nics = JSON.parse(down.stdout).nics;
+      expectEqual(down.code, 0, `cluster down: ${JSON.stringify(nics.map((n) => [n.name, n.outcome, n.homeName, n.warnings, n.error]))} ${down.stderr.trim()}`);
       // VF netdevs first, then the PFs (a VF netdev born while its PF was away may hold the PF's name: the PF gets it
       // back once the VF count is reset)
       expectEqual(nics.slice(4).map((n) => [n.name, n.outcome, n.homeName]), pfs.map((p) => [p.name, 'returned', p.name]), 'the PFs');
