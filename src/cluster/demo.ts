@@ -10,7 +10,7 @@ import { configEnv } from '../config';
 import { ownerMatches, ownerOfKey, type LendSession } from '../lend';
 import { connect, createNamedNetns, deleteNamedNetns, openNetns, type Link } from '../net';
 import { listVfs, netdevsOf, type Sysfs } from '../sriov';
-import { clusterDown, nodeOf, restored, type NicReturn } from './down';
+import { clusterDown, nodeOf, recordsOf, restored, type NicReturn } from './down';
 import { localProvider, NETNS_DIR } from './providers/local';
 import { simNicPlan, simSysfsRoot } from './sim-lab';
 import { clusterDir, readClusterState } from './state';
@@ -75,7 +75,11 @@ export async function runDemo(ctx: ProviderContext): Promise<DemoReport> {
     mark('cluster up', t);
     for (const n of up.nodes) if (n.sriovStageMs !== null) report.timings[`SR-IOV stage ${n.name}`] = n.sriovStageMs;
 
-    for (const r of ctx.session.findRecords({ owner: ofCluster(name) })) {
+    const state = readClusterState(stateDir, name)!;
+    const lab = ctx.session.withSysfsRoot(state.sim!.sysfsRoot);
+    // the PFs (the VF netdevs lent beside them are checked through the pod's VF below)
+    const { own, vfNetdevs } = recordsOf(lab, name);
+    for (const r of own.filter((x) => !vfNetdevs.includes(x))) {
       report.nics.push({
         name: r.snapshot.name,
         pciAddress: r.identity.pciAddress,
@@ -89,10 +93,8 @@ export async function runDemo(ctx: ProviderContext): Promise<DemoReport> {
     }
 
     // a pod on agent 0 gets VF 0 of that agent's PF, through the CNI plugin as kubelet (in the node) would run it
-    const state = readClusterState(stateDir, name)!;
     const agent = state.nodes.find((n) => n.role === 'agent' && n.pf && !n.error);
     if (!agent) throw new Error('no agent is ready');
-    const lab = ctx.session.withSysfsRoot(state.sim!.sysfsRoot);
     const vfAddress = listVfs(lab.sysfs, agent.pf!.address)[0]?.address;
     if (!vfAddress) throw new Error(`no VF on ${agent.pf!.address}`);
     const nodePath = join(NETNS_DIR, agent.name);

@@ -1,9 +1,12 @@
 // `cluster down`: give back every NIC the ledger holds for the cluster — found from the ledger (and the cluster's
 // own file), never from the Kubernetes API, so it works when the API is already gone — and only then delete the
-// cluster. A NIC that fails does not stop the others; each gets one summary line.
+// cluster. Every NIC goes home first (attachments inside the cluster, the VF netdevs lent to the nodes, then the
+// PFs), and only then are the VF counts put back: that write can wait on a driver or on a process holding a VF
+// through VFIO, and waits only so long (naming the holder), with every NIC already home. A NIC that fails does not
+// stop the others; each gets one summary line.
 import { ownerOfKey, type GiveBackOutcome, type LendSession } from '../lend';
 import type { LendRecord } from '../ledger/types';
-import { listVfs } from '../sriov';
+import { deviceDir, isBdf, listVfs } from '../sriov';
 import type { Progress } from './progress';
 import { SimLab, removeSimNics } from './sim-lab';
 import { readClusterState, removeClusterState, writeClusterState, type ClusterState } from './state';
@@ -12,6 +15,8 @@ import { ofCluster, type Provider, type ProviderContext } from './types';
 /** A NIC's lock may be held for a moment by a CNI DEL or an attach. */
 const GIVE_BACK_LOCK_TIMEOUT_MS = 10_000;
 const VF_RESET_TIMEOUT_MS = 60_000;
+/** How long a VF count reset waits for processes holding a VF through VFIO (a VM, DPDK) before naming them. */
+const VFIO_HOLDER_WAIT_MS = 10_000;
 
 export interface NicReturn {
   key: string;
@@ -30,6 +35,11 @@ export interface NicReturn {
   homeAt: string | null;
   error: string | null;
   warnings: string[];
+  /**
+   * A VF netdev whose VF went away when its PF's VF count was put back (the cluster made it): its netdev is gone,
+   * and with it whatever name it came home under.
+   */
+  removedWithVfs?: boolean;
 }
 
 export interface DownSummary {
@@ -73,13 +83,22 @@ export async function clusterDown(input: DownInput): Promise<DownSummary> {
   // the lab's NICs are in its own tree: give-back and the VF counts read that one
   const session = lab ? ctx.session.withSysfsRoot(lab.sysfs.root) : ctx.session;
   try {
-    const { own, borrowed } = recordsOf(session, name);
-    progress.step(`down ${name}: ${own.length} NIC${own.length === 1 ? '' : 's'} lent to its nodes${borrowed.length ? `, ${borrowed.length} attached inside it` : ''}`);
+    const { own, borrowed, vfNetdevs } = recordsOf(session, name);
+    const pfs = own.filter((r) => !vfNetdevs.includes(r));
+    progress.step(
+      `down ${name}: ${pfs.length} NIC${pfs.length === 1 ? '' : 's'} lent to its nodes${vfNetdevs.length ? ` with ${vfNetdevs.length} VF netdev${vfNetdevs.length === 1 ? '' : 's'}` : ''}${borrowed.length ? `, ${borrowed.length} attached inside it` : ''}`,
+    );
 
     // attachments inside the cluster (a pod's VF) first: their home is a node, which must still be there
-    for (const r of borrowed) summary.nics.push(await returnOne(session, r, lab, progress, t0));
-    // the nodes' own NICs side by side (one's VF removal overlaps another's give-back); one failing stops none
-    summary.nics.push(...(await Promise.all(own.map((r) => returnOne(session, r, lab, progress, t0)))));
+    for (const r of borrowed) summary.nics.push(await returnOne(session, r, progress, t0));
+    // the VF netdevs lent to the nodes, before their PFs (whose names they may have held at home)
+    for (const r of vfNetdevs) summary.nics.push(await returnOne(session, r, progress, t0));
+    // the nodes' PFs side by side, their VF counts kept for the next step; one failing stops none
+    const pfReturns = await Promise.all(pfs.map((r) => returnOne(session, r, progress, t0, { vfCountLast: true })));
+    summary.nics.push(...pfReturns);
+    // every NIC is home: now the VF counts (bounded, naming what holds a VF)
+    await Promise.all(pfReturns.map((nic) => resetVfCount(session, nic, progress, t0)));
+    settleRemovedVfs(session, summary.nics.filter((n) => vfNetdevs.some((r) => r.key === n.key)));
     input.onGivenBack?.(summary.nics);
 
     progress.step(`deleting cluster ${name} (${provider.name})`);
@@ -93,7 +112,7 @@ export async function clusterDown(input: DownInput): Promise<DownSummary> {
     // a physical NIC whose node could not give it back is in the initial namespace now (the kernel put it there):
     // one more try finishes the job from its record
     for (const nic of summary.nics.filter((n) => n.outcome === 'failed')) {
-      const retry = await returnOne(session, session.findRecords({ key: nic.key })[0] ?? null, lab, progress, t0, nic);
+      const retry = await returnOne(session, session.findRecords({ key: nic.key })[0] ?? null, progress, t0, {}, nic);
       Object.assign(nic, retry);
     }
   } finally {
@@ -124,7 +143,7 @@ function openLab(state: ClusterState, progress: Progress, summary: DownSummary):
  * The cluster's own records (its nodes' PFs), and records of NICs attached inside it: VFs of those PFs, or NICs
  * whose home is one of its nodes (a pod attachment the CNI made on a node).
  */
-export function recordsOf(s: LendSession, name: string): { own: LendRecord[]; borrowed: LendRecord[] } {
+export function recordsOf(s: LendSession, name: string): { own: LendRecord[]; borrowed: LendRecord[]; vfNetdevs: LendRecord[] } {
   const all = s.findRecords();
   const own = s.findRecords({ owner: ofCluster(name) }).sort((a, b) => a.owner.localeCompare(b.owner));
   const nodeIds = own.map((r) => r.target.id);
@@ -139,13 +158,15 @@ export function recordsOf(s: LendSession, name: string): { own: LendRecord[]; bo
     }
   }
   const ownKeys = new Set(own.map((r) => r.key));
+  // the nodes' own VF netdevs: VFs of their PFs (or VFs sysfs no longer has, by the record's own VF snapshot)
+  const vfNetdevs = own.filter((r) => !r.vfCount && ((r.identity.pciAddress !== null && vfAddresses.has(r.identity.pciAddress)) || r.snapshot.vf !== null));
   const borrowed = all.filter(
     (r) =>
       !ownKeys.has(r.key) &&
       ((r.identity.pciAddress !== null && vfAddresses.has(r.identity.pciAddress)) ||
         nodeIds.some((id) => id.dev === r.home.id.dev && id.ino === r.home.id.ino)),
   );
-  return { own, borrowed };
+  return { own, borrowed, vfNetdevs };
 }
 
 /** The node a cluster's own NIC is lent to (null for a NIC attached inside the cluster). */
@@ -157,9 +178,9 @@ export function nodeOf(r: LendRecord): string | null {
 async function returnOne(
   session: LendSession,
   r: LendRecord | null,
-  lab: SimLab | null,
   progress: Progress,
   t0: number,
+  opts: { vfCountLast?: boolean } = {},
   previous?: NicReturn,
 ): Promise<NicReturn> {
   if (!r) {
@@ -179,18 +200,14 @@ async function returnOne(
     error: null,
     warnings: previous?.warnings ?? [],
   };
-  if (r.vfCount) {
-    // the engine removes the VFs made after the PF arrived before it leaves: the lab makes their stand-ins go
-    // from where the PF is
-    lab?.placePf(r.vfCount.pf, r.target.path);
-    progress.detail(`sriov_numvfs of ${r.vfCount.pf}: back to ${r.vfCount.before}`);
-  }
+  if (r.vfCount && !opts.vfCountLast) progress.detail(`sriov_numvfs of ${r.vfCount.pf}: back to ${r.vfCount.before}`);
   try {
     progress.detail(`give back ${nic.name} (${r.key}) from ${nic.node}`);
     const result = await session.giveBack(r.key, {
       owner: r.owner,
       lockTimeoutMs: GIVE_BACK_LOCK_TIMEOUT_MS,
-      vfCount: { timeoutMs: VF_RESET_TIMEOUT_MS, pollMs: 5 },
+      vfCount: VF_COUNT_BOUNDS,
+      vfCountLast: opts.vfCountLast,
     });
     nic.outcome = result.outcome;
     nic.homeName = result.name;
@@ -201,4 +218,49 @@ async function returnOne(
     nic.error = (err as Error).message;
   }
   return nic;
+}
+
+const VF_COUNT_BOUNDS = { timeoutMs: VF_RESET_TIMEOUT_MS, pollMs: 5, holderWaitMs: VFIO_HOLDER_WAIT_MS };
+
+/**
+ * The second half of a PF's give-back, once every NIC is home: its VF count back (bounded; a VFIO holder is waited
+ * for, then named), then its name if one of its VF netdevs held it meanwhile; the record goes. A failure is the
+ * NIC's warning (it is home already).
+ */
+async function resetVfCount(session: LendSession, nic: NicReturn, progress: Progress, t0: number): Promise<void> {
+  const r = session.findRecords({ key: nic.key })[0];
+  // a PF that could not be brought home keeps its whole record for the retry after the cluster is deleted
+  if (!r?.vfCount || nic.outcome === 'failed') return;
+  progress.detail(`sriov_numvfs of ${r.vfCount.pf}: back to ${r.vfCount.before}`);
+  try {
+    // a count that cannot be put back keeps its record: `sriovctl cleanup` retries once the holder is gone
+    const result = await session.giveBack(r.key, { owner: r.owner, lockTimeoutMs: GIVE_BACK_LOCK_TIMEOUT_MS, vfCount: VF_COUNT_BOUNDS, keepUnrestoredVfCount: true });
+    if (nic.outcome === 'returned-renamed' && result.name === r.snapshot.name) {
+      // its name was held by one of its own VF netdevs (the kernel named it so while the PF was away): freed now
+      nic.outcome = 'returned';
+      nic.warnings = nic.warnings.filter((w) => !w.includes(`name ${r.snapshot.name} is taken`));
+      nic.homeName = result.name;
+      nic.homeAfterMs = performance.now() - t0;
+      nic.homeAt = new Date().toISOString();
+    }
+    nic.warnings.push(...result.warnings);
+  } catch (err) {
+    nic.warnings.push(`VF count of ${r.vfCount.pf} not restored to ${r.vfCount.before}: ${(err as Error).message}`);
+  }
+}
+
+/**
+ * VF netdevs whose VFs the count reset removed. A kernel VF driver names a new netdev with the first free ethN of
+ * the initial namespace, so two VFs born while the names were free (one lent away before the next was born) can
+ * share a home name, and only one of them gets it back; the other came home under a fallback name, which went
+ * with its VF: not a difference left on the machine.
+ */
+function settleRemovedVfs(session: LendSession, vfNics: NicReturn[]): void {
+  for (const nic of vfNics) {
+    if (!nic.pciAddress || !isBdf(nic.pciAddress) || deviceDir(session.sysfs, nic.pciAddress) !== null) continue;
+    nic.removedWithVfs = true;
+    if (nic.outcome !== 'returned-renamed') continue;
+    nic.outcome = 'returned';
+    nic.warnings = nic.warnings.filter((w) => !w.includes(`name ${nic.name} is taken`));
+  }
 }

@@ -1,13 +1,15 @@
 // Simulated NICs for the local lab, when the machine has no SR-IOV PF: each PF is a veth stand-in registered in a
 // simulated sysfs tree (src/sriov/sim-tree.ts; see simSysfsRoot for where), and the tree's simulated drivers turn
 // sriov_numvfs writes into VFs. This module gives those VFs real stand-in netdevs (veth ends with the tree's names
-// and MACs; the peer end stays beside it as '<name>p') in the namespace where their PF is, and removes them when
-// the VFs go away — the same shapes the tests use, so `up` and `down` run the real code paths on any Linux kernel.
+// and MACs; the peer end stays beside it as '<name>p') where a kernel VF driver registers a VF's netdev — in the
+// initial namespace, wherever the PF is (as igbvf does in the kernel lab) — and removes them wherever they are when
+// the VFs go away: the same shapes the tests use, so `up` and `down` run the real code paths on any Linux kernel.
 import { createHash } from 'node:crypto';
 import { rmdirSync, statfsSync, watch, type FSWatcher } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { isSysError } from '../errors';
-import { connect, currentNetns, openNetns, type Link, type Netns } from '../net';
+import { connect, openNetns, type Link } from '../net';
+import { initialRef } from '../lend/namespaces';
 import { netdevsOf, sysfsAt, type Sysfs } from '../sriov';
 import { SimDriver, SimSysfs, simMac } from '../sriov/sim';
 import type { Progress } from './progress';
@@ -163,27 +165,23 @@ export function vfPeerName(vfName: string): string {
   return `${vfName}p`;
 }
 
-/**
- * A VF stand-in link: its name and MAC (from the tree), its PF, and the namespace it was made in (null: ours;
- * undefined: made by an earlier process, so next to its PF).
- */
+/** A VF stand-in link: its name and MAC at home (from the tree), and its PF. */
 interface VfLink {
   name: string;
   mac: string;
   pf: string;
-  nsPath: string | null | undefined;
 }
 
 /**
- * The running lab: its tree (`sysfs`, what the cluster's lend session reads) and drivers that react to writes. `placePf` tells the lab
- * where a PF went, so the VFs it creates appear there, as they would inside the node.
+ * The running lab: its tree (`sysfs`, what the cluster's lend session reads) and drivers that react to writes. The
+ * VFs they create get their stand-in netdevs in the initial namespace, as a kernel VF driver's netdevs are born
+ * there, however far their PF was lent: whoever wants them next to the PF lends them there (cluster up does).
  */
 export class SimLab {
   private readonly driver: SimDriver;
   private readonly sim: SimSysfs;
   private readonly watchers: FSWatcher[] = [];
   private readonly fallback: NodeJS.Timeout;
-  private readonly pfPlace = new Map<string, string | null>();
   private readonly vfLinks = new Map<string, VfLink>();
   /** The simulated tree, for the session that lends the lab's NICs. */
   readonly sysfs: Sysfs;
@@ -200,7 +198,7 @@ export class SimLab {
     for (const nic of state.nics) {
       for (const vf of sim.vfAddresses(nic.pciAddress).filter(Boolean)) {
         const netdev = netdevsOf(this.sysfs, vf)[0];
-        if (netdev) this.vfLinks.set(vf, { name: netdev.name, mac: netdev.mac ?? simMac(vf), pf: nic.pciAddress, nsPath: undefined });
+        if (netdev) this.vfLinks.set(vf, { name: netdev.name, mac: netdev.mac ?? simMac(vf), pf: nic.pciAddress });
       }
     }
     this.driver = new SimDriver(sim, {
@@ -226,14 +224,9 @@ export class SimLab {
     this.fallback.unref();
   }
 
-  /** The PF at `address` now lives in the namespace at `nsPath` (null: ours). */
-  placePf(address: string, nsPath: string | null): void {
-    this.pfPlace.set(address, nsPath);
-  }
-
   /**
-   * Make the stand-in links match the tree for these VFs: a VF with a netdev in the tree has a link next to its
-   * PF; one without (bound to a userspace driver, or removed) has none.
+   * Make the stand-in links match the tree for these VFs: a VF with a netdev in the tree has a link, born in the
+   * initial namespace; one without (bound to a userspace driver, or removed) has none.
    */
   syncVfLinks(vfAddresses: string[]): void {
     for (const vf of vfAddresses) {
@@ -245,12 +238,11 @@ export class SimLab {
       if (this.vfLinks.has(vf)) continue;
       const pf = this.pfOfVf(vf);
       if (!pf) continue;
-      const nsPath = this.pfPlace.get(pf) ?? null;
       const mac = netdev.mac ?? simMac(vf);
-      this.progress.detail(`sim: VF ${vf} netdev ${netdev.name} (veth, peer ${vfPeerName(netdev.name)}) in ${nsPath ?? 'the host namespace'}`);
+      this.progress.detail(`sim: VF ${vf} netdev ${netdev.name} (veth, peer ${vfPeerName(netdev.name)}) in the initial namespace`);
       const group = vfLinkGroup(pf);
-      this.inNamespace(nsPath, (rtnl) => rtnl.addLink({ kind: 'veth', name: netdev.name, mac, group, peer: { name: vfPeerName(netdev.name) } }));
-      this.vfLinks.set(vf, { name: netdev.name, mac, pf, nsPath });
+      this.inInitial((rtnl) => rtnl.addLink({ kind: 'veth', name: netdev.name, mac, group, peer: { name: vfPeerName(netdev.name) } }));
+      this.vfLinks.set(vf, { name: netdev.name, mac, pf });
     }
   }
 
@@ -261,12 +253,12 @@ export class SimLab {
   }
 
   /**
-   * A PF's VFs went away (its count went to 0): the stand-ins still next to the PF go in one request — a driver
-   * removes its VFs together, and the kernel then pays its unregister wait once, not once per link — and any VF
-   * lent elsewhere is removed where it is.
+   * A PF's VFs went away (its count went to 0): the stand-ins still at home go in one request — a driver removes
+   * its VFs together, and the kernel then pays its unregister wait once, not once per link — and any VF lent
+   * elsewhere is removed where it is.
    */
   private removeVfLinks(pf: string, vfs: string[]): void {
-    this.inNamespace(this.pfPlace.get(pf) ?? null, (rtnl) => {
+    this.inInitial((rtnl) => {
       try {
         rtnl.deleteLinkGroup(vfLinkGroup(pf));
       } catch (err) {
@@ -280,12 +272,9 @@ export class SimLab {
     const known = this.vfLinks.get(vf);
     if (!known) return;
     this.vfLinks.delete(vf);
-    // a VF lent to a pod is not where it was made: the kernel would destroy it with its VF; the lab leaves it to
-    // its borrower's give-back (down gives those back first)
-    const nsPath = known.nsPath !== undefined ? known.nsPath : (this.pfPlace.get(known.pf) ?? null);
-    this.inNamespace(nsPath, (rtnl) => {
-      // the VF end, or — when the VF is lent elsewhere — its peer: deleting either end destroys the pair, as the
-      // kernel destroys a VF's netdev wherever it is
+    this.inInitial((rtnl) => {
+      // the VF end at home, or — when the VF is lent (to a node, a pod) — its peer, which never leaves: deleting
+      // either end destroys the pair, as the kernel destroys a VF's netdev wherever it is
       const link = rtnl.findLink({ name: known.name });
       const end = link && link.mac === known.mac ? link : rtnl.findLink({ name: vfPeerName(known.name) });
       if (end) {
@@ -299,10 +288,9 @@ export class SimLab {
     return this.state.nics.find((nic) => this.sim.vfAddresses(nic.pciAddress).includes(vf))?.pciAddress ?? null;
   }
 
-  private inNamespace(nsPath: string | null, fn: (rtnl: ReturnType<typeof connect>) => void): void {
-    let ns: Netns | null = null;
+  private inInitial(fn: (rtnl: ReturnType<typeof connect>) => void): void {
+    const ns = openNetns(initialRef().path!);
     try {
-      ns = nsPath ? openNetns(nsPath) : currentNetns();
       const rtnl = connect(ns);
       try {
         fn(rtnl);
@@ -310,7 +298,7 @@ export class SimLab {
         rtnl.close();
       }
     } finally {
-      ns?.close();
+      ns.close();
     }
   }
 

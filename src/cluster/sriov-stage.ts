@@ -1,7 +1,9 @@
 // The SR-IOV stage of one agent: lend its PF to the node (through the lending engine), create the VFs (0 first,
-// poll, read back — src/sriov), bind them to the driver asked for, and read back what is ready.
+// poll, read back — src/sriov), bind them to the driver asked for, lend each VF netdev to the node too (a kernel
+// VF driver registers them in the initial namespace, wherever the PF is), and read back what is ready.
 import { describeSpec, isRefusal, type LendResult, type LendSession, type NamespaceSpec, type PrepareRequest } from '../lend';
-import { bindDriver, getPf, isBdf, listVfs, type Sysfs } from '../sriov';
+import { bindDriver, getPf, isBdf, listVfs, type SriovVf, type Sysfs } from '../sriov';
+import type { Owner } from '../ledger/owner';
 import type { PfCandidate } from './preflight';
 import type { Progress } from './progress';
 import type { SimLab } from './sim-lab';
@@ -46,12 +48,48 @@ function readyVfs(sys: Sysfs, address: string, driver: string | null): number {
  * The engine's two phases, in one engine call (the plan's handles live until commit): a refusal (the PF is lent
  * to someone else, or gone) is the agent's error, in the engine's words.
  */
-function lendPf(session: LendSession, req: PrepareRequest): LendResult {
+function lendNic(session: LendSession, req: PrepareRequest): LendResult {
   return session.run(() => {
     const plan = session.prepare(req);
     if (isRefusal(plan)) throw plan.error;
     return session.commit(plan);
   });
+}
+
+/** IFNAMSIZ - 1. */
+const MAX_IFNAME = 15;
+
+/**
+ * Lend each VF netdev (a kernel driver's: a userspace one has none) to the node that holds its PF, named
+ * `<pf>v<index>` there as udev names VFs (its name at home is the kernel's choice: igbvf takes the first free ethN,
+ * which may be the lent PF's own name), kept as it is when that does not fit. Records each, owned by the node, as
+ * the PF's: every give-back path returns them. Returns their names in the node.
+ */
+function lendVfNetdevs(session: LendSession, vfs: SriovVf[], target: NamespaceSpec, owner: Owner, pfNodeName: string, progress: Progress): string[] {
+  const names: string[] = [];
+  for (const vf of vfs) {
+    if (vf.userspace || vf.netdevs.length === 0) continue;
+    const wanted = `${pfNodeName}v${vf.index}`;
+    const req: PrepareRequest = { nic: { pci: vf.address }, target, owner, lockTimeoutMs: 5_000, ...(wanted.length <= MAX_IFNAME ? { name: wanted } : {}) };
+    const lent = session.run(() => {
+      const plan = session.prepare(req);
+      // sysfs lists only netdevs of our namespace: one it lists but we cannot find here is not ours to lend (a
+      // test's tree without links behind its netdevs)
+      if (isRefusal(plan) && plan.refused === 'NotFound') return plan.error.message;
+      if (isRefusal(plan)) throw plan.error;
+      // the node's plugin configures it for a pod: only moved here
+      return session.commit(plan, { up: false });
+    });
+    if (typeof lent === 'string') {
+      progress.detail(`VF ${vf.index} (${vf.address}): not lent: ${lent}`);
+      continue;
+    }
+    const { record, link } = lent;
+    const there = link?.name ?? record.targetName;
+    progress.detail(`VF ${vf.index} (${vf.address}): netdev ${record.snapshot.name} lent to the node as ${there}`);
+    names.push(there);
+  }
+  return names;
 }
 
 /** Lends the agent's PF, creates and binds its VFs. Never throws: a failed agent is reported in its state. */
@@ -69,11 +107,12 @@ export async function sriovStage(input: StageInput): Promise<NodeState> {
     sriovStageMs: null,
   };
   const pfLabel = `${pf.name ?? pf.address} (${pf.address})`;
+  let netdevs: string[] = [];
   try {
     const before = getPf(sys, pf.address).numVfs;
     progress.detail(`lend PF ${pfLabel} to ${node.name} (${describeSpec(input.target)})`);
     const owner = clusterOwner(input.cluster, node.name);
-    const { record, link } = lendPf(session, {
+    const { record, link } = lendNic(session, {
       // by PCI address where it has one (a rename in between cannot fool it); a netdevsim PF by its name
       nic: isBdf(pf.address) || !pf.name ? { pci: pf.address } : { name: pf.name },
       target: input.target,
@@ -82,7 +121,6 @@ export async function sriovStage(input: StageInput): Promise<NodeState> {
     });
     for (const h of record.history) progress.detail(`  ${h.step}${h.note ? `: ${h.note}` : ''}`);
     state.pf = { key: record.key, address: pf.address, homeName: record.snapshot.name, nodeName: link?.name ?? record.targetName };
-    input.lab?.placePf(pf.address, 'path' in input.target ? input.target.path : null);
 
     progress.detail(`sriov_numvfs of ${pf.address}: ${before} -> ${input.vfs}${before > 0 && input.vfs > 0 ? ' (through 0)' : ''}`);
     // recorded first by the engine: whoever gives the PF back (down, cleanup, detach) puts the count back
@@ -96,6 +134,9 @@ export async function sriovStage(input: StageInput): Promise<NodeState> {
       input.lab?.syncVfLinks(vfs.map((v) => v.address));
     }
     if (input.lab && input.lab.errors.length > 0) throw new Error(`simulated VFs: ${input.lab.errors.join('; ')}`);
+    if (getPf(sys, pf.address).bus === 'pci') {
+      netdevs = lendVfNetdevs(session, listVfs(sys, pf.address), input.target, owner, state.pf.nodeName, progress);
+    }
   } catch (err) {
     state.error = `${pfLabel}: ${(err as Error).message}`;
   }
@@ -103,7 +144,7 @@ export async function sriovStage(input: StageInput): Promise<NodeState> {
   if (state.pf) {
     try {
       const ready = readyVfs(sys, pf.address, input.driver);
-      state.vfs = { asked: input.vfs, ready, driver: input.driver };
+      state.vfs = { asked: input.vfs, ready, driver: input.driver, netdevs };
       if (ready !== input.vfs && !state.error) {
         state.error = `${ready} of ${input.vfs} VFs ready on ${pfLabel}${input.driver ? ` (on ${input.driver})` : ''}`;
       }

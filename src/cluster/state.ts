@@ -31,7 +31,11 @@ export interface NodeState {
   role: NodeRole;
   /** The PF lent to this agent. */
   pf: { key: string; address: string; homeName: string; nodeName: string } | null;
-  vfs: { asked: number; ready: number; driver: string | null } | null;
+  /**
+   * VFs asked and ready; `netdevs`: the VF netdevs lent to the node (their names there), since a kernel VF driver
+   * registers them in the initial namespace, not beside the PF (absent in files written before they were lent).
+   */
+  vfs: { asked: number; ready: number; driver: string | null; netdevs?: string[] } | null;
   /** Labels set (local: recorded only; k3d/kind: on the Kubernetes node). */
   labels: Record<string, string>;
   /** Why the agent's SR-IOV stage did not complete. */

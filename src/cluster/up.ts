@@ -19,6 +19,7 @@ import { ineligibility, missingTools, planPfs, preflightError, type PfCandidate 
 import type { Progress } from './progress';
 import { createSimNics, simNicPlan, simSysfsRoot, SimLab } from './sim-lab';
 import { sriovStage } from './sriov-stage';
+import { vfioProblems } from './vfio-preflight';
 import { clusterDir, readClusterState, writeClusterState, type ClusterState, type NodeState } from './state';
 import type { ClusterNode, CreateSpec, KubeAccess, Provider, ProviderContext } from './types';
 import { makeDirs } from '../make-dirs';
@@ -346,6 +347,9 @@ async function preflight(opts: UpOptions, provider: Provider, ctx: ProviderConte
     problems.push(...pfPlan.problems);
     pfs = pfPlan.chosen;
   }
+
+  // the lab's own tree has the driver; a real (or a test's) tree must have it, and the real /dev/vfio must be usable
+  if (opts.driver === 'vfio-pci' && !simulated) problems.push(...vfioProblems({ sysfsRoot: ctx.session.config.sysfsRoot }));
 
   // the provider's own checks run even when others failed: one error lists everything that is missing
   if (manifestsDir) makeDirs(manifestsDir);

@@ -11,6 +11,11 @@ import { locksDir, type Ledger } from './store';
 
 export interface NicLock {
   readonly key: string;
+  /**
+   * The lock file's descriptor: a child given it (a bounded sysfs writer) holds the lock with us, and on past our
+   * death until it exits — so nobody takes the NIC while a write we started is still in flight in the kernel.
+   */
+  readonly fd: number;
   /** Idempotent. */
   release(): void;
 }
@@ -57,6 +62,7 @@ export function lockNic(l: Ledger, key: string, opts: LockOptions = {}): NicLock
   let held = true;
   return {
     key,
+    fd,
     release() {
       if (!held) return;
       held = false;

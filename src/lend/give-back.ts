@@ -28,7 +28,12 @@ export async function giveBack(s: LendSession, key: string, opts: GiveBackOption
       const back = await giveBack(s, inner, { lockTimeoutMs: opts.lockTimeoutMs, vfCount: opts.vfCount });
       if (back.outcome !== 'not-lent') warnings.push(...back.warnings.map((w) => `${back.owner}: ${w}`));
     }
-    if (record.vfCount) record = await restoreVfCount(s, record, warnings, opts.vfCount);
+    if (record.vfCount && opts.vfCountLast) return { key, owner: record.owner, ...withWarnings(restoreNic(s, record), warnings) };
+    if (record.vfCount) record = await restoreVfCount(s, record, warnings, { ...opts.vfCount, holdFds: [lock.fd] });
+    if (record.vfCount && opts.keepUnrestoredVfCount) {
+      // the NIC home, and its record kept for the next give-back (cleanup) to put the count back
+      return { key, owner: record.owner, ...withWarnings(restoreNic(s, record), warnings) };
+    }
     const result = giveBackLocked(s, record);
     return { ...result, warnings: [...warnings, ...result.warnings] };
   } finally {
@@ -37,13 +42,21 @@ export async function giveBack(s: LendSession, key: string, opts: GiveBackOption
 }
 
 function giveBackLocked(s: LendSession, record: LendRecord): GiveBackResult {
-  const ledger = s.ledger;
-  // not durable: the snapshot already is, and restoring does not depend on the phase (see advanceRecord)
-  const returning = advanceRecord(ledger, { ...record, phase: 'returning' }, 'return:started');
-  failpoint('return:started');
-  const result = restoreFromRecord(s, returning);
-  deleteRecord(ledger, record.key, { durable: false });
+  const result = restoreNic(s, record);
+  deleteRecord(s.ledger, record.key, { durable: false });
   return { key: record.key, owner: record.owner, ...result };
+}
+
+function withWarnings<T extends { warnings: string[] }>(result: T, first: string[]): T {
+  return { ...result, warnings: [...first, ...result.warnings] };
+}
+
+/** The NIC home as in its snapshot; the record stays (phase 'returning'). */
+function restoreNic(s: LendSession, record: LendRecord): ReturnType<typeof restoreFromRecord> {
+  // not durable: the snapshot already is, and restoring does not depend on the phase (see advanceRecord)
+  const returning = advanceRecord(s.ledger, { ...record, phase: 'returning' }, 'return:started');
+  failpoint('return:started');
+  return restoreFromRecord(s, returning);
 }
 
 /**

@@ -1,5 +1,4 @@
 // The engine's view of the sysfs model: PCI address <-> netdev, and where a VF's PF is (VF settings go there).
-import { SysError } from '../errors';
 import type { Link, Netns, Rtnl, VfInfo } from '../net';
 import { deviceDir, getPf, getVf, isBdf, netdevsOf, pciAddressOfNetdev } from '../sriov';
 import { openCurrent } from './namespaces';
@@ -14,13 +13,18 @@ export interface VfPlace {
 }
 
 /**
- * A VF whose PF has no driver behind it: the simulated lab's PFs are veth stand-ins (sysfs says PF, rtnetlink has
- * no VF table). Such a VF is lent as a plain NIC; asking for PF-side settings on it is refused by lend().
+ * A VF lent as a plain NIC, without PF-side settings: its PF has no VF table (the simulated lab's PFs are veth
+ * stand-ins: sysfs says PF, rtnetlink has no VF table), or its PF is not in our namespace (lent to a node: the
+ * kernel registers VF netdevs in the initial namespace wherever the PF is, and sysfs then lists no netdev for the
+ * PF here). Asking for PF-side settings on such a VF is refused by lend(), with `why`.
  */
 export interface StandInVf {
   pfPciAddress: string;
   vf: number;
-  pfName: string;
+  /** The PF's netdev name, when we can see it. */
+  pfName: string | null;
+  /** Why it has no PF-side settings ("a stand-in PF without a VF table"). */
+  why: string;
 }
 
 /** The netdev sysfs lists for a PCI device (in our own namespace), or null (none, or a userspace driver). */
@@ -49,20 +53,20 @@ export function vfPlaceOf(s: LendSession, address: string): VfPlace | StandInVf 
   const vf = getVf(s.sysfs, address);
   if (!vf) return null;
   const pfName = getPf(s.sysfs, vf.pfAddress).netdevs[0]?.name;
-  if (!pfName) {
-    throw new SysError(`the PF ${vf.pfAddress} of VF ${address} has no netdev in this namespace`, {
-      code: 'NOT_FOUND',
-      op: 'lend resolve PF',
-    });
-  }
+  const away = { pfPciAddress: vf.pfAddress, vf: vf.index, pfName: null, why: `its PF ${vf.pfAddress} is not in this namespace` };
+  if (!pfName) return away;
   const ns = openCurrent();
   try {
     const rtnl = s.rtnl(ns);
-    const link = rtnl.getLink({ name: pfName });
+    const link = rtnl.findLink({ name: pfName });
+    if (!link) {
+      ns.close();
+      return away;
+    }
     // a virtual PF (the lab's veth stand-in) has no VF table: the VF is then lent as a plain NIC
     if (link.kind !== null && !rtnl.getVfs(link.index).some((v) => v.vf === vf.index)) {
       ns.close();
-      return { pfPciAddress: vf.pfAddress, vf: vf.index, pfName };
+      return { pfPciAddress: vf.pfAddress, vf: vf.index, pfName, why: `${pfName} is a stand-in PF without a VF table` };
     }
     return { pfPciAddress: vf.pfAddress, vf: vf.index, pf: { ns, rtnl, link, table: null }, close: () => ns.close() };
   } catch (err) {

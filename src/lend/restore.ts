@@ -5,6 +5,7 @@ import { SysError } from '../errors';
 import type { Link, Rtnl, VfInfo, VfSetting } from '../net';
 import { advanceRecord } from '../ledger';
 import { sleepSync } from '../sleep-sync';
+import { deviceDir, isBdf } from '../sriov';
 import type { LendSession } from './session';
 import type { LendRecord } from '../ledger/types';
 import { failpoint } from './failpoint';
@@ -36,7 +37,7 @@ export function restoreFromRecord(s: LendSession, record: LendRecord): RestoreRe
     let name: string | null = null;
     if (record.moved) {
       places = openSearchPlaces(s, record, home);
-      const found = findNic(record, places);
+      const found = findNic(s, record, places);
       if (!found) return { outcome: 'gone', name: null, warnings };
       let link = found.link;
       if (found.place !== home) {
@@ -71,12 +72,13 @@ function fallbackHome(s: LendSession, record: LendRecord, warnings: string[]): P
 }
 
 /** Search every place (see where.ts); a physical NIC still on its way back to the initial namespace is waited for. */
-function findNic(record: LendRecord, places: Place[]): { place: Place; link: Link } | null {
+function findNic(s: LendSession, record: LendRecord, places: Place[]): { place: Place; link: Link } | null {
   const search = () => searchPlaces(record, places);
   const hit = search();
-  // A virtual NIC whose namespace died was destroyed with it: gone. A physical one is on its way back to the
-  // initial namespace (asynchronously, tens of ms): wait for it, bounded.
-  if (hit || record.identity.kind !== null) return hit;
+  // A virtual NIC whose namespace died was destroyed with it: gone. So is a physical one whose device is gone
+  // (a VF removed by a VF count change: the kernel destroys its netdev wherever it is). Any other physical one
+  // is on its way back to the initial namespace (asynchronously, tens of ms): wait for it, bounded.
+  if (hit || record.identity.kind !== null || deviceRemoved(s, record)) return hit;
   const end = Date.now() + REAPPEAR_TIMEOUT_MS;
   while (Date.now() < end) {
     sleepSync(20);
@@ -87,6 +89,12 @@ function findNic(record: LendRecord, places: Place[]): { place: Place; link: Lin
     `${record.identity.name} (${record.key}) is not in ${describeNamespace(record.target)}, home or the initial namespace`,
     { code: 'NOT_FOUND', op: 'give back locate' },
   );
+}
+
+/** The record names a PCI device (a VF) that sysfs no longer has. */
+function deviceRemoved(s: LendSession, record: LendRecord): boolean {
+  const address = record.identity.pciAddress;
+  return address !== null && isBdf(address) && deviceDir(s.sysfs, address) === null;
 }
 
 /** Move the NIC home, renamed to its original name in the same request when that name is free there. */

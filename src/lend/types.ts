@@ -88,6 +88,18 @@ export interface GiveBackOptions {
   owner?: Owner | string;
   /** Bounds for putting a recorded VF count back. */
   vfCount?: SetNumVfsOptions;
+  /**
+   * A NIC with a recorded VF count: bring the NIC home now and keep its record ('returning') for a second
+   * giveBack, which puts the count back, then the name if a VF netdev held it meanwhile, and drops the record —
+   * so every NIC is home before any VF count change can wait on a driver or a VFIO holder (cluster down).
+   */
+  vfCountLast?: boolean;
+  /**
+   * When the recorded VF count cannot be put back (a VFIO holder that did not let go, a driver that timed out),
+   * keep the record ('returning', the NIC home) so that the next give-back (cleanup) retries it; by default the
+   * failure is only a warning and the record goes.
+   */
+  keepUnrestoredVfCount?: boolean;
 }
 
 export interface RecoverReport {

@@ -37,14 +37,16 @@ export async function setLentVfCount(s: LendSession, req: VfCountRequest): Promi
       advanceRecord(s.ledger, { ...record, vfCount: { pf: req.pf, before } }, 'vfs:recorded', `${before} VFs at home`);
     }
     failpoint('vfs:recorded');
-    return await setNumVfs(s.sysfs, req.pf, req.count, req.numVfs);
+    // the writer holds the NIC's lock with us: if we die, a cleanup waits for VFs still being made
+    return await setNumVfs(s.sysfs, req.pf, req.count, { ...req.numVfs, holdFds: [lock.fd] });
   } finally {
     lock.release();
   }
 }
 
 /**
- * The PF's VF count back to the one recorded (the caller holds the NIC's lock). A failure is a warning — the
+ * The PF's VF count back to the one recorded (the caller holds the NIC's lock, and gives it to the writer in
+ * `opts.holdFds`). A failure is a warning — the
  * NIC itself still goes home — and the record keeps the change until the NIC is given back.
  */
 export async function restoreVfCount(s: LendSession, record: LendRecord, warnings: string[], opts?: SetNumVfsOptions): Promise<LendRecord> {

@@ -15,6 +15,11 @@ export const DEFAULT_WRITE_TIMEOUT_MS = 30_000;
 export interface WriteOptions {
   /** Bound for the whole write (open + write + close). Default 30 s. */
   timeoutMs?: number;
+  /**
+   * Descriptors the writer inherits (a NIC's lock): held for as long as its write can be in flight, even when this
+   * process is killed meanwhile (the write goes on in the kernel; the next taker of the lock waits for it).
+   */
+  holdFds?: number[];
 }
 
 
@@ -36,7 +41,7 @@ export function writeSysfs(file: string, value: string, opts: WriteOptions = {})
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     const { spawn } = require('node:child_process') as { spawn: typeof Spawn };
     const writer = sysfsWriterCommand();
-    const child = spawn(writer.file, [...writer.args, file, value], { argv0: writer.argv0, stdio: ['ignore', 'ignore', 'pipe'], env: {} });
+    const child = spawn(writer.file, [...writer.args, file, value], { argv0: writer.argv0, stdio: ['ignore', 'ignore', 'pipe', ...(opts.holdFds ?? [])], env: {} });
     let stderr = '';
     let settled = false;
     const settle = (fn: () => void) => {

@@ -16,6 +16,13 @@ export interface SetNumVfsOptions {
   timeoutMs?: number;
   /** Poll interval for links and count. Default 100 ms. */
   pollMs?: number;
+  /**
+   * How long to wait for processes holding a VF through VFIO to let go before refusing (naming them). Default 0:
+   * refuse at once. Never longer: the kernel would block the write until they let go.
+   */
+  holderWaitMs?: number;
+  /** Descriptors each sriov_numvfs writer inherits (see WriteOptions.holdFds). */
+  holdFds?: number[];
 }
 
 export const DEFAULT_NUMVFS_TIMEOUT_MS = 120_000;
@@ -43,7 +50,7 @@ export async function setNumVfs(sys: Sysfs, pfAddress: string, count: number, op
   const write = async (n: number) => {
     const started = Date.now();
     try {
-      await writeSysfs(numvfsFile, String(n), { timeoutMs: poll.timeoutMs });
+      await writeSysfs(numvfsFile, String(n), { timeoutMs: poll.timeoutMs, holdFds: opts.holdFds });
     } catch (err) {
       if (!(err instanceof SysError)) throw err;
       throw new SysError(`PF ${pf.address}: writing ${n} to sriov_numvfs failed after ${Date.now() - started} ms (${count} VFs asked, ${describe(state())}): ${err.message}`, {
@@ -73,19 +80,26 @@ export async function setNumVfs(sys: Sysfs, pfAddress: string, count: number, op
   };
 
   if (reached(count)) return listVfs(sys, pf.address);
-  if (state().numVfs !== 0) refuseWhileVfioHeld(sys, pf.address, pf.vfs, count, op);
+  if (state().numVfs !== 0) await refuseWhileVfioHeld(sys, pf.address, pf.vfs, count, op, { timeoutMs: opts.holderWaitMs ?? 0, pollMs: poll.pollMs });
   if (state().numVfs !== 0 && count !== 0) await write(0);
   await write(count);
   return listVfs(sys, pf.address);
 }
 
-/** Every count change removes the PF's VFs: not while a process holds one through VFIO (see vfio-holders.ts). */
-function refuseWhileVfioHeld(sys: Sysfs, pfAddress: string, vfs: string[], count: number, op: string): void {
-  const holders = vfioHolders(sys, vfs);
+/**
+ * Every count change removes the PF's VFs: not while a process holds one through VFIO (see vfio-holders.ts). The
+ * holders are given `wait.timeoutMs` to let go (0: none), then named in the refusal.
+ */
+async function refuseWhileVfioHeld(sys: Sysfs, pfAddress: string, vfs: string[], count: number, op: string, wait: { timeoutMs: number; pollMs: number }): Promise<void> {
+  let holders = vfioHolders(sys, vfs);
+  if (holders.length > 0 && wait.timeoutMs > 0) {
+    await pollUntil(() => (holders = vfioHolders(sys, vfs)).length === 0, wait);
+  }
   if (holders.length === 0) return;
+  const waited = wait.timeoutMs > 0 ? ` (waited ${Math.round(wait.timeoutMs / 1000)} s for it to let go)` : '';
   throw new SysError(
     `PF ${pfAddress}: not changing its VF count to ${count}: that removes its VFs, and ${describeHolders(holders)} ` +
-      'holds one open (the kernel would block until it lets go); stop that process first',
+      `holds one open${waited}; the kernel would block until it lets go: stop that process first`,
     { code: 'BUSY', op },
   );
 }

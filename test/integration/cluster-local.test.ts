@@ -1,7 +1,7 @@
 // `sriovctl cluster up/down/status` on the local provider: nodes are real network namespaces, NICs are veth
 // stand-ins known to a simulated sysfs tree (the lab's own, or a test's), VFs come from the tree's drivers.
 import { randomBytes } from 'node:crypto';
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
@@ -74,12 +74,21 @@ describe('local provider, simulated NICs', () => {
       const node = `${name}-agent-${i}`;
       expect(nicState(nic.name)).toBeNull();
       expect(nicState(nic.name, node)).toMatchObject({ mac: nic.mac, up: true });
-      // VFs were created inside the node: veth stand-ins named and addressed as the tree says
+      // the VF netdevs are in the node: veth stand-ins named and addressed as the tree says
       const vfs = linksIn(node).filter((l) => /v\d$/.test(l)).sort();
       expect(vfs).toEqual([0, 1, 2].map((v) => `${nic.name}v${v}`));
       const vf0 = nicState(`${nic.name}v0`, node)!;
-      expect(vf0.mac).toBe(simMac(`${nic.pciAddress.slice(0, 8)}02.0`)); // VF 0 at the PF's routing ID + 16
-      expect(findRecords({ owner: { kind: 'cluster', cluster: name, node } }).map((r) => r.identity.pciAddress)).toEqual([nic.pciAddress]);
+      const vfAddresses = [0, 1, 2].map((v) => `${nic.pciAddress.slice(0, 8)}02.${v}`); // VF n at the PF's routing ID + 16 + n
+      expect(vf0.mac).toBe(simMac(vfAddresses[0]));
+      // ... lent there, not born there: born in the initial namespace (as a kernel VF driver registers them), each
+      // has a record of its own, owned by the node like its PF, with the initial namespace as its home
+      const records = findRecords({ owner: { kind: 'cluster', cluster: name, node } });
+      expect(records.map((r) => r.identity.pciAddress)).toEqual([nic.pciAddress, ...vfAddresses]);
+      for (const [v, r] of records.slice(1).entries()) {
+        expect([r.key === `pci-${r.identity.pciAddress!.replace(/[:.]/g, '_')}`, r.phase, r.snapshot.name, r.targetName, r.home.initial]).toEqual([true, 'lent', `${nic.name}v${v}`, `${nic.name}v${v}`, true]);
+        expect(r.target.path).toBe(`/var/run/netns/${node}`);
+      }
+      for (const v of vfs) expect(nicState(v)).toBeNull();
     }
     expect(linksIn(`${name}-server-0`)).toEqual([]);
 
@@ -91,7 +100,9 @@ describe('local provider, simulated NICs', () => {
       [`${name}-agent-1`, 'agent', true, 3],
     ]);
     expect(st.nodes[1].labels).toEqual({ 'node-role.kubernetes.io/worker': '', sriov_capable: 'true' });
-    expect(st.nics.map((n) => [n.name, n.node, n.phase])).toEqual(sims.map((n, i) => [n.name, `${name}-agent-${i}`, 'lent']));
+    expect(st.nics.map((n) => [n.name, n.node, n.phase])).toEqual(
+      sims.flatMap((n, i) => [n.name, ...[0, 1, 2].map((v) => `${n.name}v${v}`)].map((nic) => [nic, `${name}-agent-${i}`, 'lent'])),
+    );
 
     // the device plugin selects the VFs of every attached PF
     expect(readdirSync(manifests).sort()).toEqual([
@@ -111,9 +122,11 @@ describe('local provider, simulated NICs', () => {
     const summary = JSON.parse(down.stdout) as DownSummary;
     expect(summary.ok).toBe(true);
     expect(summary.clusterDeleted).toBe(true);
-    expect(summary.nics.map((n) => [n.name, n.outcome, n.homeName, n.node])).toEqual(
-      sims.map((n, i) => [n.name, 'returned', n.name, `${name}-agent-${i}`]),
-    );
+    // the VF netdevs first (home under the names they were born with), then the PFs; then the VF counts
+    expect(summary.nics.map((n) => [n.name, n.outcome, n.homeName, n.node])).toEqual([
+      ...sims.flatMap((n, i) => [0, 1, 2].map((v) => [`${n.name}v${v}`, 'returned', `${n.name}v${v}`, `${name}-agent-${i}`])),
+      ...sims.map((n, i) => [n.name, 'returned', n.name, `${name}-agent-${i}`]),
+    ]);
     for (const n of summary.nics) expect(n.homeAfterMs).toBeGreaterThan(0);
 
     expect(namespacesWith(`${name}-`)).toEqual([]);
@@ -143,6 +156,28 @@ describe('local provider, simulated NICs', () => {
     expect(nicState(kept.name)).toBeNull(); // the lab removed its stand-ins after giving them back
     expect(findRecords()).toEqual([]);
     expect(existsSync(clusterDir(stateDirOfTest(), name))).toBe(false);
+  });
+
+  it('a VF netdev whose home name was taken meanwhile comes home under a fallback name, and goes with its VF: exit 0', async () => {
+    const up = await sriovctl('cluster', 'up', '--name', name, '--agents', '1', '--vfs', '2', '-q');
+    expect(up.code).toBe(0);
+    const [pf] = simNicPlan(name, 1);
+    // what igbvf's ethN naming does on a real kernel: another VF netdev born later took the first one's home name
+    const [squatter] = s.veth(`${pf.name.slice(-4)}q`, `${pf.name.slice(-4)}r`);
+    ip('link', 'set', squatter, 'name', `${pf.name}v0`);
+    try {
+      const down = await sriovctl('cluster', 'down', '--name', name, '--json');
+      const nics = (JSON.parse(down.stdout) as DownSummary).nics;
+      const vf0 = nics.find((n) => n.name === `${pf.name}v0`)!;
+      expect([vf0.outcome, vf0.homeName === `${pf.name}v0`, vf0.removedWithVfs, vf0.warnings]).toEqual(['returned', false, true, []]);
+      expect(nics.find((n) => n.name === `${pf.name}v1`)).toMatchObject({ outcome: 'returned', homeName: `${pf.name}v1`, removedWithVfs: true });
+      expect(down.code).toBe(0);
+      // the fallback-named VF netdev went with its VF; the squatter is untouched
+      expect(nicState(vf0.homeName!)).toBeNull();
+      expect(nicState(`${pf.name}v0`)).not.toBeNull();
+    } finally {
+      deleteLinkAnywhere(`${pf.name}v0`);
+    }
   });
 
   it('down deletes the PF stand-ins in one request, and never a foreign link that joined their group', async () => {
@@ -177,7 +212,11 @@ describe('local provider, simulated NICs', () => {
     expect(up.stderr).toMatch(/sriov_numvfs of \S+: 0 -> 1/);
     const down = await sriovctl('cluster', 'down', '--name', name, '-v');
     expect(down.code).toBe(0);
-    expect(down.stderr).toMatch(/give back \S+ \(pci-\S+\) from /);
+    // every NIC home (the VF netdev, then its PF) before the VF count goes back
+    const steps = down.stderr.split('\n').map((l) => l.trim());
+    const pf = simNicPlan(name, 1)[0];
+    const order = [`give back ${pf.name}v0 (pci-`, `give back ${pf.name} (pci-`, `sriov_numvfs of ${pf.pciAddress}: back to 0`].map((p) => steps.findIndex((l) => l.startsWith(p)));
+    expect(order.every((i, k) => i >= 0 && (k === 0 || i > order[k - 1]))).toBe(true);
     const again = await sriovctl('cluster', 'down', '--name', name);
     expect(again.code).toBe(0);
     expect(again.stdout).toBe(`cluster ${name}: deleted (${again.stdout.match(/\((\d+) ms\)/)![1]} ms)\n`);
@@ -236,11 +275,14 @@ describe('local provider on SR-IOV PFs of the sysfs tree', () => {
     const [a, b, c] = pfs();
     // a node of that name made by someone else (afterEach removes it)
     ip('netns', 'add', `${name}-server-0`);
-    const r = await sriovctl('cluster', 'up', '--name', name, '--agents', '3', '--exclude', b.name, '--no-simulate', '--vfs', '9');
+    // and VFs asked on vfio-pci, whose driver the tree does not have
+    rmSync(sys!.sim.p('bus/pci/drivers/vfio-pci'), { recursive: true });
+    const r = await sriovctl('cluster', 'up', '--name', name, '--agents', '3', '--exclude', b.name, '--no-simulate', '--vfs', '9', '--driver', 'vfio-pci');
     expect(r.code).toBe(1);
     const lines = r.stderr.trim().split('\n');
     expect(lines[0]).toBe(`sriovctl: cluster up ${name}: preflight failed, nothing was changed:`);
     expect(lines).toContain(`  - a local cluster ${name} exists already (nodes ${name}-server-0)`);
+    expect(lines).toContain(`  - --driver vfio-pci: the vfio-pci driver is not loaded (no ${sys!.sim.p('bus/pci/drivers/vfio-pci')}): run modprobe vfio-pci`);
     const pfLine = lines.find((l) => l.includes('3 agents need 3 SR-IOV PFs'))!;
     expect(pfLine).toContain('0 eligible of 3 found');
     expect(pfLine).toContain(`${b.name} (${b.bdf}) is excluded`);

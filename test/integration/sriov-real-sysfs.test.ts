@@ -7,7 +7,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isSysError } from '../../src/errors';
 import { deviceOfNetdev, getPf, listPfs, netdevsOf, sysfsAt, writeSysfs } from '../../src/sriov';
 import { Scratch } from '../helpers/kernel';
-import { spawnTs, waitForExit } from '../helpers/ts-child';
+import { spawnTs, waitForExit, waitForLine } from '../helpers/ts-child';
+import { lockNic, openLedger } from '../../src/ledger';
 
 /** The machine's own sysfs. */
 const SYS = sysfsAt('/sys');
@@ -70,6 +71,48 @@ describe('a stuck write', () => {
       expect(exit.stdout.trim()).toBe('failed TIMEOUT');
       expect(exit.code).toBe(0);
     } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('a write in flight when its process is killed', () => {
+  it('keeps the NIC locked until the write is done: nobody takes the NIC while the kernel still acts on it', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sriovctl-inflight-'));
+    let child: ReturnType<typeof spawnTs> | null = null;
+    try {
+      const fifo = path.join(dir, 'sriov_numvfs');
+      execFileSync('mkfifo', [fifo]);
+      const stateDir = path.join(dir, 'state');
+      fs.mkdirSync(stateDir, { mode: 0o700 });
+      const key = 'pci-0000_3b_00_0';
+      child = spawnTs(path.join(__dirname, 'sriov-child.ts'), ['locked-write', fifo, stateDir, key]);
+      await waitForLine(child, /^writing$/);
+      child.kill('SIGKILL');
+      await waitForExit(child);
+      // its writer is still blocked in open(2) of the FIFO (a driver still working), and holds the lock
+      const ledger = openLedger(stateDir);
+      expect(() => lockNic(ledger, key, { timeoutMs: 0 }).release()).toThrow(/busy|held|lock/i);
+      // the write completes (a reader comes): the writer exits, and the lock is free
+      const reader = fs.openSync(fifo, fs.constants.O_RDONLY);
+      try {
+        let data = '';
+        const buf = Buffer.alloc(16);
+        for (let n; (n = fs.readSync(reader, buf)) > 0; ) data += buf.subarray(0, n).toString();
+        expect(data).toBe('1');
+      } finally {
+        fs.closeSync(reader);
+      }
+      const lock = lockNic(ledger, key, { timeoutMs: 10_000 });
+      lock.release();
+    } finally {
+      if (child && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      // a writer still blocked in open(2) (the test failed half-way) is released by a reader, and ends
+      try {
+        fs.closeSync(fs.openSync(path.join(dir, 'sriov_numvfs'), fs.constants.O_RDONLY | fs.constants.O_NONBLOCK));
+      } catch {
+        // no FIFO
+      }
       fs.rmSync(dir, { recursive: true, force: true });
     }
   });

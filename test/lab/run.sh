@@ -7,7 +7,8 @@
 #
 #   npm run test:lab [-- filter ...]     only the scenarios whose name contains a filter
 #
-# Knobs: LAB_VERBOSE=1 (scenario logs, stacks, VM timings), LAB_SCENARIO_TIMEOUT_MS, and run-in-vm.sh's
+# Knobs: LAB_VERBOSE=1 (scenario logs, stacks, VM timings), LAB_SCENARIO_TIMEOUT_MS, LAB_SEED (a number: the
+# igb-cluster SIGKILL moments; default fixed), and run-in-vm.sh's
 # SRLAB_* (SRLAB_TIMEOUT, the hang guard for the whole VM, defaults to 900 s here).
 #
 # Output: one `ok <name> (<ms>)` / `FAIL <name>: <reason>` line per scenario, `  # label: value` figures,
@@ -49,7 +50,8 @@ NODE=$(command -v node) || cannot_run "node not found"
 
 # ---- one VM boot for every scenario --------------------------------------------------------------------
 ARGS=""; [ $# -eq 0 ] || ARGS=$(printf ' %q' "$@")
-CMD="LAB_VERBOSE=${LAB_VERBOSE:-0} LAB_SCENARIO_TIMEOUT_MS=${LAB_SCENARIO_TIMEOUT_MS:-120000} \
+[[ ${LAB_SEED:-1517} =~ ^[0-9]{1,9}$ ]] || cannot_run "LAB_SEED must be a number, not ${LAB_SEED}"
+CMD="LAB_VERBOSE=${LAB_VERBOSE:-0} LAB_SCENARIO_TIMEOUT_MS=${LAB_SCENARIO_TIMEOUT_MS:-120000} LAB_SEED=${LAB_SEED:-1517} \
 exec $NODE test/lab/harness.js$ARGS"
 OUT=$(mktemp /tmp/sriovctl-lab.XXXXXX)
 trap 'rm -f "$OUT"' EXIT

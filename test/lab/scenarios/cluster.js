@@ -5,7 +5,7 @@
 
 const { NetdevsimPf } = require('../lib/netdevsim');
 const { ip, poll, sh, looks } = require('../lib/shell');
-const { clusterEnv, sriovctl } = require('../lib/sriovctl');
+const { clusterEnv, records, sriovctl } = require('../lib/sriovctl');
 const { expect, expectEqual } = require('../lib/expect');
 
 async function pf(ctx, suffix) {
@@ -34,6 +34,10 @@ module.exports = [
         expectEqual(p.numVfs(), 4, `sriov_numvfs of ${p.name}`);
       }
       for (const n of summary.nodes.filter((x) => x.role === 'agent')) ctx.figure(`SR-IOV stage ${n.name.replace(name, '<cluster>')}`, `${Math.round(n.sriovStageMs)} ms`);
+      // netdevsim's VFs are entries of the PF's VF table, with no PCI device and no netdev anywhere: unlike igbvf's
+      // (igb-cluster), there is nothing to lend beside the PF, and only the PFs are recorded
+      expectEqual(summary.nodes.filter((x) => x.role === 'agent').map((n) => n.vfs.netdevs), [[], []], 'VF netdevs lent to the nodes');
+      expectEqual(records(env).map((r) => r.identity.name).sort(), [a.name, b.name].sort(), 'records: the PFs only');
 
       const down = sriovctl(env, 'cluster', 'down', '--name', name, '--json');
       expectEqual(down.code, 0, down.line);
