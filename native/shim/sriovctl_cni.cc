@@ -29,6 +29,7 @@ const size_t kMaxStdin = 1 << 20;         // src/cni/stdio.ts MAX_STDIN_BYTES
 const size_t kMaxEnv = 256 * 1024;        // src/daemon/wire.ts MAX_ENV_BYTES
 const size_t kMaxReplyPart = 16u << 20;   // stdout or stderr of one reply
 const int kStdinTimeoutMs = 30 * 1000;    // src/cni/stdio.ts STDIN_TIMEOUT_MS
+// Bounds on the daemon; the environment may shorten them (SRIOVCTL_DAEMON_WAIT_MS, SRIOVCTL_DAEMON_REPLY_MS).
 const int kDefaultGreetingMs = 5 * 1000;  // a daemon greets at accept; longer means wedged or gone
 const int kReplyTimeoutMs = 600 * 1000;   // the longest call (a VF count the driver is slow to reach) and a queue
 enum StdinState : uint8_t { kRead = 0, kTooLarge = 1, kTimedOut = 2, kNotRead = 3 };
@@ -278,7 +279,7 @@ int main(int argc, char** argv) {
   put32(&req, uint32_t(in.size()));
   req += env;
   req += in;
-  int64_t replyDeadline = nowMs() + kReplyTimeoutMs;
+  int64_t replyDeadline = nowMs() + envInt("SRIOVCTL_DAEMON_REPLY_MS", kReplyTimeoutMs, 1, kReplyTimeoutMs);
   if (const char* cause = sendAll(fd, req.data(), req.size(), replyDeadline)) failCni("sending the call to " + path + ": " + cause);
   shutdown(fd, SHUT_WR);
 

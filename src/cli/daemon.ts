@@ -14,12 +14,19 @@ export function registerDaemonCommand(program: Command, kit: CommandKit): void {
     .action(kit.action(() => 'daemon', (io) => serve(io)));
 }
 
+/** How long a connection may take to send its whole request (seconds, 1–600; default 40: stdin may take 30). */
+function requestDeadlineMs(raw: string | undefined): number {
+  if (raw === undefined || raw === '') return 40_000;
+  if (!/^[1-9]\d{0,2}$/.test(raw) || Number(raw) > 600) throw new CliError(`SRIOVCTL_DAEMON_REQUEST_DEADLINE_S ${JSON.stringify(raw)}: want whole seconds from 1 to 600`);
+  return Number(raw) * 1000;
+}
+
 async function serve(_io: CommandIo): Promise<ExitCode> {
   if (process.geteuid?.() !== 0) throw new CliError('the daemon serves root alone and runs as root');
   const log = (line: string) => process.stderr.write(`${new Date().toISOString()} sriovctl daemon[${process.pid}] ${line}\n`);
   let daemon: Daemon;
   try {
-    daemon = await Daemon.start({ socket: socketPath(process.env), log });
+    daemon = await Daemon.start({ socket: socketPath(process.env), log, requestDeadlineMs: requestDeadlineMs(process.env.SRIOVCTL_DAEMON_REQUEST_DEADLINE_S) });
   } catch (err) {
     throw new CliError(`cannot serve: ${(err as Error).message}`);
   }

@@ -38,6 +38,8 @@ export interface DaemonStats {
   /** Connections dropped for a malformed or incomplete request. */
   broken: number;
   inFlight: number;
+  /** Connections greeted and not yet answered (their request still arriving, waiting its turn, or running). */
+  connections: number;
 }
 
 export class Daemon {
@@ -90,6 +92,7 @@ export class Daemon {
       refused: s.refused,
       broken: s.broken,
       inFlight: this.pending,
+      connections: this.open,
     };
   }
 
@@ -179,7 +182,16 @@ export class Daemon {
       return;
     }
     const reply = req.kind === RequestKind.status ? this.statusReply() : await this.enqueue(req);
-    await new Promise<void>((resolve) => sock.end(encodeReply(reply), () => resolve()).once('close', () => resolve()));
+    // closed once the reply is with the kernel — a client still sending a body we refused to read must not keep
+    // the connection — or at the deadline, for one that will not read it
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(() => sock.destroy(), this.opts.requestDeadlineMs);
+      sock.once('close', () => {
+        clearTimeout(timer);
+        resolve();
+      });
+      sock.end(encodeReply(reply), () => sock.destroy());
+    });
   }
 
   private statusReply(): DaemonReply {

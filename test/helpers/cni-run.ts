@@ -85,8 +85,8 @@ export interface CniCall {
   env?: Record<string, string | undefined>;
   /** Run inside this named namespace (`ip netns exec`), making it the plugin's home. */
   inNetns?: string;
-  /** The one-shot plugin whatever the transport under test: the call tests the one-shot's own loading. */
-  oneShot?: boolean;
+  /** This transport whatever the project's (default: the project's; see viaShim). */
+  transport?: 'oneshot' | 'shim';
 }
 
 export interface CniAnswer {
@@ -110,14 +110,18 @@ function envFor(call: CniCall, roots: { stateDir: string; sim: { root: string } 
     CNI_IFNAME: call.ifname,
     CNI_ARGS: call.args,
     CNI_PATH: call.cniPath ?? DEBIAN_CNI,
-    SRIOVCTL_SOCKET: viaShim() ? process.env.SRIOVCTL_SOCKET : undefined,
+    SRIOVCTL_SOCKET: usesShim(call) ? process.env.SRIOVCTL_SOCKET : undefined,
     ...call.env,
   };
   return Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined)) as Record<string, string>;
 }
 
+function usesShim(call: CniCall): boolean {
+  return call.transport ? call.transport === 'shim' : viaShim();
+}
+
 function command(call: CniCall): [string, string[]] {
-  const plugin = viaShim() && !call.oneShot ? [SHIM] : [process.execPath, PLUGIN];
+  const plugin = usesShim(call) ? [SHIM] : [process.execPath, PLUGIN];
   if (call.inNetns) return ['ip', ['netns', 'exec', call.inNetns, ...plugin]];
   return [plugin[0], plugin.slice(1)];
 }
@@ -154,6 +158,7 @@ export function runCniAsync(call: CniCall, roots: { stateDir: string; sim: { roo
     child.stdout.setEncoding('utf8').on('data', (d) => (stdout += d));
     child.stderr.setEncoding('utf8').on('data', (d) => (stderr += d));
     child.on('error', reject);
+    child.stdin.on('error', () => {}); // a plugin that stops reading (stdin over its bound) closes its end
     child.on('close', (status, signal) => resolvePromise(answer(status, signal, stdout, stderr, performance.now() - t0)));
     child.stdin.end(stdinOf(call));
   });
