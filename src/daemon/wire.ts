@@ -68,27 +68,25 @@ export function decodeHello(b: Buffer): Verdict {
   return v as Verdict;
 }
 
+/** A request or reply: the magic, three little-endian u32 fields (16 bytes in all), then the bodies. */
+function frame(magic: string, fields: [number, number, number], bodies: Buffer[]): Buffer {
+  const head = Buffer.alloc(REQUEST_HEADER_BYTES);
+  head.write(magic, 0, 'latin1');
+  fields.forEach((v, i) => head.writeUInt32LE(v, 4 + 4 * i));
+  return Buffer.concat([head, ...bodies]);
+}
+
 export function encodeRequest(req: DaemonRequest): Buffer {
   const env = Buffer.from(Object.entries(req.env).map(([k, v]) => `${k}=${v}\0`).join(''));
   const stdin = Buffer.from(req.stdin);
-  const head = Buffer.alloc(REQUEST_HEADER_BYTES);
-  head.write(REQUEST_MAGIC, 0, 'latin1');
-  head.writeUInt8(req.kind, 4);
-  head.writeUInt8(req.stdinState, 5);
-  head.writeUInt32LE(env.length, 8);
-  head.writeUInt32LE(stdin.length, 12);
-  return Buffer.concat([head, env, stdin]);
+  // the first field's bytes: kind, stdin state, two zero bytes
+  return frame(REQUEST_MAGIC, [req.kind | (req.stdinState << 8), env.length, stdin.length], [env, stdin]);
 }
 
 export function encodeReply(reply: DaemonReply): Buffer {
   const out = Buffer.from(reply.stdout);
   const err = Buffer.from(reply.stderr);
-  const head = Buffer.alloc(REPLY_HEADER_BYTES);
-  head.write(REPLY_MAGIC, 0, 'latin1');
-  head.writeUInt32LE(reply.exitCode, 4);
-  head.writeUInt32LE(out.length, 8);
-  head.writeUInt32LE(err.length, 12);
-  return Buffer.concat([head, out, err]);
+  return frame(REPLY_MAGIC, [reply.exitCode, out.length, err.length], [out, err]);
 }
 
 /** The request header, checked: what follows it and how long it is. Throws naming what is wrong. */
