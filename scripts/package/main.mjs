@@ -42,7 +42,7 @@ const files = [...executables, ...shims, unit, image];
 writeFileSync(join(OUT, 'SHA256SUMS'), files.map((f) => `${sha256(f)}  ${basename(f)}\n`).join(''));
 rmSync(WORK, { recursive: true, force: true });
 
-for (const f of files) console.log(`${basename(f).padEnd(28)} ${(statSync(f).size / 1e6).toFixed(1).padStart(6)} MB`);
+for (const f of files) console.log(`${basename(f).padEnd(32)} ${(statSync(f).size / 1e6).toFixed(1).padStart(6)} MB`);
 const wall = `${(Number(process.hrtime.bigint() - started) / 1e9).toFixed(1)} s`;
 console.log(`package: ${wall}`);
 // for npm run bench (bench/package.bench.mjs)

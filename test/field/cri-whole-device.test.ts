@@ -8,7 +8,7 @@ import { hostLocalAllocations } from '../helpers/cni-run';
 import { ipJson, Scratch } from '../helpers/kernel';
 import { nicState, standInNic, type NicState } from '../helpers/lend-fixture';
 import { useCriNode, type CriNode } from './cri/cri-node';
-import { executable, REPO } from './packaged';
+import { executable, PKG_DIR, REPO } from './packaged';
 
 const cri = useCriNode();
 let node: CriNode;
@@ -58,8 +58,10 @@ function expectAllHome(): void {
 describe('the plugin containerd runs', () => {
   it('is the packaged executable, put in the CNI bin dir by the installer image, with no Node on containerd\'s PATH', () => {
     expect(node.installOutput).toContain('sriovctl-cni');
-    const installed = join(node.containerd.binDir, 'sriovctl-cni');
+    // resident, the shim took its name and the executable runs beside it as the daemon and the shim's fallback
+    const installed = join(node.containerd.binDir, node.resident ? 'sriovctl' : 'sriovctl-cni');
     expect(readFileSync(installed).equals(readFileSync(executable('amd64')))).toBe(true);
+    if (node.resident) expect(readFileSync(join(node.containerd.binDir, 'sriovctl-cni')).equals(readFileSync(join(PKG_DIR, 'sriovctl-cni-shim-linux-amd64')))).toBe(true);
     for (const dir of node.containerd.path.split(':')) expect(readdirSync(dir)).not.toContain('node');
   });
 });

@@ -3,7 +3,7 @@
 // installed beside the packaged executable running it one-shot (as sriovctl-cni) when no daemon serves; the
 // systemd unit shipped beside them.
 import { spawnSync } from 'node:child_process';
-import { copyFileSync, mkdirSync, readFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { queryDaemon } from '../../src/daemon/query';
@@ -24,6 +24,13 @@ function hasInterpreter(file: string): boolean {
   const phnum = b.readUInt16LE(0x38);
   for (let i = 0; i < phnum; i++) if (b.readUInt32LE(phoff + i * phentsize) === 3) return true;
   return false;
+}
+
+/** qemu-user from the test's PATH (the programs under test run with none). */
+function qemu(): string {
+  const found = (process.env.PATH ?? '').split(':').map((d) => join(d, 'qemu-aarch64-static')).find((p) => existsSync(p));
+  if (!found) throw new Error('qemu-aarch64-static is not on PATH (scripts/ensure-package-deps.sh installs it)');
+  return found;
 }
 
 let tmp: ReturnType<typeof tempDir>;
@@ -78,7 +85,7 @@ describe('the packaged shims', () => {
       const add = cni([shimOf('amd64')], 'ADD', config, { pod });
       expect(add.status, add.stdout + add.stderr).toBe(0);
       expect(nicState('net1', pod)?.mac).toBe(nic.mac);
-      const arm = cni(['qemu-aarch64-static', shimOf('arm64')], 'VERSION', {});
+      const arm = cni([qemu(), shimOf('arm64')], 'VERSION', {});
       expect(arm.status, arm.stdout + arm.stderr).toBe(0);
       expect(JSON.parse(arm.stdout).supportedVersions).toContain('1.1.0');
       const del = cni([shimOf('amd64')], 'DEL', config, { pod });

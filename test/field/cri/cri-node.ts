@@ -47,6 +47,8 @@ export class CriNode {
   readonly runDir = mkdtempSync(join(tmpdir(), 'sriovctl-cri-run-'));
   readonly containerd: Containerd;
   private daemon: PackagedDaemon | null = null;
+  /** Resident mode: `sriovctl-cni` is the shim, the installed executable is `sriovctl` beside it (see RESIDENT). */
+  readonly resident = RESIDENT;
   /** What the installer image's entry point printed. */
   installOutput = '';
 
