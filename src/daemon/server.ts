@@ -127,11 +127,12 @@ export class Daemon {
   private accept(sock: Socket): void {
     sock.on('error', () => {}); // a client gone away: its own loss, reported where it is noticed
     const verdict = this.verdictFor(sock);
-    sock.write(encodeHello(verdict));
     if (verdict !== Verdict.go) {
-      sock.end();
+      // closed once the verdict is out, whatever the client does next
+      sock.end(encodeHello(verdict), () => sock.destroy());
       return;
     }
+    sock.write(encodeHello(verdict));
     this.open++;
     void this.serve(sock).finally(() => {
       this.open--;
