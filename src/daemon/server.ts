@@ -40,6 +40,8 @@ export interface DaemonStats {
   inFlight: number;
   /** Connections greeted and not yet answered (their request still arriving, waiting its turn, or running). */
   connections: number;
+  /** The process's resident set and V8 heap in use, MiB. */
+  memory: { rss: number; heapTotal: number; heapUsed: number; external: number };
 }
 
 export class Daemon {
@@ -93,6 +95,7 @@ export class Daemon {
       broken: s.broken,
       inFlight: this.pending,
       connections: this.open,
+      memory: memoryMiB(),
     };
   }
 
@@ -219,6 +222,12 @@ export class Daemon {
     this.opts.log(`${verb}${who}: exit ${reply.exitCode} in ${(performance.now() - t0).toFixed(1)} ms`);
     return reply;
   }
+}
+
+function memoryMiB(): DaemonStats['memory'] {
+  const m = process.memoryUsage();
+  const mib = (n: number) => Math.round((n / 2 ** 20) * 10) / 10;
+  return { rss: mib(m.rss), heapTotal: mib(m.heapTotal), heapUsed: mib(m.heapUsed), external: mib(m.external) };
 }
 
 /** A network namespace's identity (device:inode of its nsfs file) as seen through /proc/<pid>/ns/net. */
