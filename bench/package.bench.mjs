@@ -1,9 +1,11 @@
 // The self-contained executable (npm run package): its CNI VERSION against a bare `node -e 0`, its ADD+DEL against
 // Debian's host-device (the same world as cni.bench.mjs), what its addon cache saves (a first call extracts and
 // verifies the addon and compiles; later calls verify the cached copy's hash and load the code cache), and the
-// sizes and the package wall time. Needs root and `npm run package` (dist/pkg).
+// sizes and the package wall time; the plugin as install-cni installs it (the static launcher running the executable
+// under its private glibc, for nodes without one): the payload's size per architecture, and what the launcher adds
+// to a VERSION call over the plain executable. Needs root and `npm run package` (dist/pkg).
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -53,6 +55,8 @@ export default async function packageBench(ctx) {
   ctx.log(`VERSION median: packaged sriovctl-cni ${mv.toFixed(1)} ms, node -e 0 ${mn.toFixed(1)} ms (${VERSION_ROUNDS} alternated pairs)`);
   ctx.ratio('sriovctl-cni-packaged-version/node-bare', mv / mn, { max: 1.0 }, roundRatios(vt.version, vt.bare));
 
+  installedPluginBench(ctx, runs.version);
+
   // the addon cache: `status` with an empty cache dir each time (extract + hash + compile) against a warm one
   const warmDir = mkdtempSync(join(tmpdir(), 'sriovctl-exe-cache-'));
   try {
@@ -76,6 +80,41 @@ export default async function packageBench(ctx) {
     ctx.log(`packaged sriovctl status median: empty cache dir ${median(st.cold).toFixed(1)} ms, warm ${median(st.warm).toFixed(1)} ms (${ROUNDS} alternated pairs)`);
   } finally {
     rmSync(warmDir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * install-cni of each architecture into a scratch CNI bin dir (arm64 under qemu-user): the payload's size; then
+ * VERSION through the amd64 launcher against the plain executable (`plainVersion`), alternated.
+ */
+function installedPluginBench(ctx, plainVersion) {
+  const scratch = mkdtempSync(join(tmpdir(), 'sriovctl-bench-install-'));
+  try {
+    for (const arch of ['amd64', 'arm64']) {
+      const bin = join(scratch, arch);
+      mkdirSync(bin, { mode: 0o755 });
+      const exe = join(PKG, `sriovctl-linux-${arch}`);
+      const args = ['install-cni', '--to', bin];
+      const [cmd, argv] = arch === 'amd64' ? [exe, args] : ['qemu-aarch64-static', ['-L', '/usr/aarch64-linux-gnu', '-0', 'sriovctl', exe, ...args]];
+      const r = spawnSync(cmd, argv, { argv0: 'sriovctl', env: benchEnv({ SRIOVCTL_CACHE_DIR: join(scratch, `cache-${arch}`) }), encoding: 'utf8' });
+      if (r.status !== 0) throw new Error(`install-cni (${arch}) failed: ${r.stderr}`);
+      const payload = join(bin, 'sriovctl.d');
+      const sizes = (dir) => readdirSync(dir, { recursive: true }).map((f) => statSync(join(dir, String(f)))).filter((st) => st.isFile()).reduce((n, st) => n + st.size, 0);
+      const extra = sizes(payload) - statSync(exe).size;
+      ctx.log(`payload sriovctl.d (${arch}): ${(sizes(payload) / 1e6).toFixed(1)} MB, of which launcher + private glibc ${(extra / 1e6).toFixed(1)} MB`);
+    }
+    const launcher = join(scratch, 'amd64', 'sriovctl-cni');
+    const runs = {
+      launcher: () => spawnSync(launcher, [], { env: benchEnv({ CNI_COMMAND: 'VERSION' }), input: '{"cniVersion":"1.1.0"}' }),
+      plain: plainVersion,
+    };
+    if (runs.launcher().status !== 0) throw new Error('VERSION through the installed launcher failed');
+    const t = alternate(runs, VERSION_ROUNDS);
+    const [ml, mp] = [median(t.launcher), median(t.plain)];
+    ctx.log(`VERSION median: installed launcher + private glibc ${ml.toFixed(1)} ms, plain executable ${mp.toFixed(1)} ms (+${(ml - mp).toFixed(1)} ms, ${VERSION_ROUNDS} alternated pairs)`);
+    ctx.ratio('sriovctl-cni-launcher/plain:version', ml / mp, { max: 1.3 }, roundRatios(t.launcher, t.plain));
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
   }
 }
 

@@ -8,16 +8,16 @@ import { copyFileSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync,
 import { join } from 'node:path';
 import { cacheDir } from './cache.mjs';
 import { NODE_VERSION, runtimeDir } from './runtimes.mjs';
+import { isCross, tool } from './toolchain.mjs';
 
 const ROOT = new URL('../..', import.meta.url).pathname;
 const NODE_GYP = join(ROOT, 'node_modules', '.bin', 'node-gyp');
-const CROSS = { arm64: 'aarch64-linux-gnu' };
 
 /** Writes the stripped addon of `arch` to `out`. */
 export function buildAddon(arch, out) {
-  const built = arch === 'amd64' ? hostAddon() : crossAddon(arch);
+  const built = isCross(arch) ? crossAddon(arch) : hostAddon();
   copyFileSync(built, out);
-  execFileSync(CROSS[arch] ? `${CROSS[arch]}-strip` : 'strip', ['--strip-unneeded', out]);
+  execFileSync(tool(arch, 'strip'), ['--strip-unneeded', out]);
 }
 
 function hostAddon() {
@@ -38,8 +38,7 @@ function nativeSources() {
 }
 
 function crossAddon(arch) {
-  const triple = CROSS[arch];
-  const compiler = execFileSync(`${triple}-g++`, ['--version'], { encoding: 'utf8' }).split('\n')[0];
+  const compiler = execFileSync(tool(arch, 'g++'), ['--version'], { encoding: 'utf8' }).split('\n')[0];
   const key = createHash('sha256');
   for (const f of nativeSources()) key.update(f).update('\0').update(readFileSync(join(ROOT, f))).update('\0');
   key.update(`${arch}\0${NODE_VERSION}\0${compiler}\0${readFileSync(join(ROOT, 'node_modules', 'node-addon-api', 'package.json'))}`);
@@ -52,7 +51,7 @@ function crossAddon(arch) {
   for (const f of nativeSources()) cpSync(join(ROOT, f), join(work, f), { recursive: true });
   // binding.gyp asks node for node-addon-api's include dir, resolved from the build dir
   symlinkSync(join(ROOT, 'node_modules'), join(work, 'node_modules'));
-  const env = { ...process.env, CC: `${triple}-gcc`, CXX: `${triple}-g++`, LINK: `${triple}-g++`, AR: `${triple}-ar` };
+  const env = { ...process.env, CC: tool(arch, 'gcc'), CXX: tool(arch, 'g++'), LINK: tool(arch, 'g++'), AR: tool(arch, 'ar') };
   execFileSync(NODE_GYP, ['rebuild', `--arch=${arch}`, `--nodedir=${runtimeDir(arch)}`, '-j', '2', '--loglevel=warn'], { cwd: work, env, stdio: ['ignore', 'ignore', 'inherit'] });
   const tmp = `${cached}.tmp-${process.pid}`;
   copyFileSync(join(work, 'build', 'Release', 'sriovctl.node'), tmp);

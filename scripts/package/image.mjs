@@ -1,7 +1,7 @@
 // The installer image: multi-arch (linux/amd64 + linux/arm64), built offline with Debian's buildah FROM scratch —
 // the executable itself, whose entry point installs the plugin (`sriovctl install-cni`), so the image needs no
-// shell; and the C runtime it links (Node's official binaries are dynamic: glibc's loader, libc, libstdc++ …),
-// taken from this machine (amd64) and from the cross toolchain's target libraries (arm64) — and written as one OCI archive that `ctr images import --all-platforms`,
+// shell; and the C runtime it links (./c-runtime.mjs: glibc's loader, libc, libstdc++ …) where its loader looks —
+// and written as one OCI archive that `ctr images import --all-platforms`,
 // `k3d image import` and `kind load image-archive` accept. buildah runs with a private, throw-away storage (vfs)
 // so it never touches the machine's own image store.
 import { execFileSync } from 'node:child_process';
@@ -10,30 +10,11 @@ import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, renameS
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { cacheDir } from './cache.mjs';
-import { runtimeDir } from './runtimes.mjs';
+import { cRuntimeFiles } from './c-runtime.mjs';
 
 const ROOT = new URL('../..', import.meta.url).pathname;
 // the name, tag, mount point and file name the cluster code uses (npm run build made dist/ before us)
 const { INSTALLER_ARCHIVE_NAME, INSTALLER_CNI_BIN, installerImage } = createRequire(import.meta.url)(join(ROOT, 'dist', 'install', 'installer-image.js'));
-
-/** Where each architecture's glibc comes from here, and where its loader looks for it in the image. */
-const C_RUNTIME = {
-  amd64: { from: '/lib/x86_64-linux-gnu', to: '/lib/x86_64-linux-gnu' },
-  arm64: { from: '/usr/aarch64-linux-gnu/lib', to: '/lib/aarch64-linux-gnu' },
-};
-
-/** [source, path in the image] for the ELF interpreter and every library the runtime needs (readelf). */
-function cRuntimeFiles(arch) {
-  const node = join(runtimeDir(arch), 'bin', 'node');
-  const headers = execFileSync('readelf', ['-d', '-l', node], { encoding: 'utf8' });
-  const interp = /Requesting program interpreter: (\S+)\]/.exec(headers)[1];
-  const needed = [...headers.matchAll(/\(NEEDED\)\s+Shared library: \[(\S+)\]/g)].map((m) => m[1]);
-  const { from, to } = C_RUNTIME[arch];
-  const loaderName = interp.split('/').pop();
-  const files = [[join(from, loaderName), interp]];
-  for (const lib of needed) if (lib !== loaderName) files.push([join(from, lib), join(to, lib)]);
-  return files;
-}
 
 /**
  * Builds the image from `executables` ({ arch: path }) and returns the archive's path in dist/pkg. The same
@@ -45,7 +26,7 @@ export function buildImage(executables, version, work) {
   const key = createHash('sha256').update(`${installerImage()}\0`).update(readFileSync(new URL(import.meta.url)));
   for (const [arch, exe] of Object.entries(executables)) {
     key.update(`${arch}\0`).update(readFileSync(exe));
-    for (const [src, dst] of cRuntimeFiles(arch)) key.update(`${dst}\0`).update(readFileSync(src));
+    for (const { source, systemPath } of cRuntimeFiles(arch)) key.update(`${systemPath}\0`).update(readFileSync(source));
   }
   const cached = join(cacheDir(), `sriovctl-cni-image-${key.digest('hex').slice(0, 24)}.oci.tar`);
   if (!existsSync(cached)) {
@@ -73,7 +54,7 @@ function build(executables, version, work, out) {
       const ctr = buildah('from', '--arch', arch, '--os', 'linux', '--name', `sriovctl-cni-${arch}-${process.pid}`, 'scratch');
       buildah('copy', '--chmod', '0755', ctr, exe, '/sriovctl');
       // buildah copy follows a symlinked source: each file lands whole under its soname
-      for (const [src, dst] of cRuntimeFiles(arch)) buildah('copy', '--chmod', '0755', ctr, src, dst);
+      for (const { source, systemPath } of cRuntimeFiles(arch)) buildah('copy', '--chmod', '0755', ctr, source, systemPath);
       buildah('config', '--arch', arch, '--os', 'linux', '--entrypoint', JSON.stringify(['/sriovctl', 'install-cni', '--to', INSTALLER_CNI_BIN]), '--cmd', '', '--label', `org.opencontainers.image.version=${version}`, ctr);
       const image = `localhost/sriovctl-cni-${arch}:${version}`;
       buildah('commit', '--format', 'oci', '--rm', ctr, image);

@@ -1,7 +1,9 @@
 // One single executable application per architecture (Node's SEA): the runtime's node binary with a blob
 // injected (postject) that holds the entry script (src/sea/main.ts) with its V8 code cache, and as assets the
-// two program bundles and the addon. The blob is made by the *target* runtime itself (`node
-// --experimental-sea-config`), arm64 under qemu-user: a code cache only fits the V8 build that made it.
+// two program bundles, the addon, and the payload install-cni writes beside the plugin (src/payload-layout.ts:
+// the static launcher and the runtime's C library, so the plugin runs on nodes without glibc). The blob is made
+// by the *target* runtime itself (`node --experimental-sea-config`), arm64 under qemu-user: a code cache only fits
+// the V8 build that made it.
 import { createHash } from 'node:crypto';
 import { execFile } from 'node:child_process';
 import { chmodSync, copyFileSync, existsSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
@@ -11,6 +13,8 @@ import { join } from 'node:path';
 import { build } from 'esbuild';
 import { NODE_VERSION, runtimeDir } from './runtimes.mjs';
 import { runUnder } from './run-under.mjs';
+import { cRuntimeFiles } from './c-runtime.mjs';
+import { buildLauncher } from './launcher.mjs';
 
 const ROOT = new URL('../..', import.meta.url).pathname;
 
@@ -49,18 +53,29 @@ export async function buildExecutable(arch, addon, work, version, out) {
     bundle('src/cni/run.ts', files.cniRun, define),
     bundle('src/cli/main.ts', files.cli, define),
   ]);
+  const payload = payloadFiles(arch, work);
   // the same inputs make the same executable: reuse the last one (blob + injection take ~10 s per arch)
   const key = createHash('sha256').update(`${arch}\0${NODE_VERSION}\0${addonSha}\0`);
   for (const f of [files.main, files.cniRun, files.cli, join(ROOT, 'scripts', 'package', 'sea.mjs')]) key.update(readFileSync(f)).update('\0');
+  for (const [path, source] of Object.entries(payload)) key.update(`${path}\0`).update(readFileSync(source)).update('\0');
   const cached = join(cacheDir(), `sriovctl-linux-${arch}-${key.digest('hex').slice(0, 24)}`);
-  if (!existsSync(cached)) await makeExecutable(arch, addon, files, work, cached);
+  if (!existsSync(cached)) await makeExecutable(arch, addon, files, payload, work, cached);
   copyFileSync(cached, out);
   chmodSync(out, 0o755);
 }
 
-async function makeExecutable(arch, addon, files, work, out) {
+/** { path in the payload: source file }: the launcher, built now, and the C runtime (the loader first). */
+function payloadFiles(arch, work) {
+  const launcher = join(work, 'oneshot');
+  buildLauncher(arch, launcher);
+  return { oneshot: launcher, ...Object.fromEntries(cRuntimeFiles(arch).map((f) => [`lib/${f.name}`, f.source])) };
+}
+
+async function makeExecutable(arch, addon, files, payload, work, out) {
   const blob = join(work, 'sea.blob');
   const config = join(work, 'sea-config.json');
+  const manifest = join(work, 'payload.json');
+  writeFileSync(manifest, JSON.stringify({ files: Object.keys(payload) }));
   writeFileSync(
     config,
     JSON.stringify({
@@ -70,7 +85,13 @@ async function makeExecutable(arch, addon, files, work, out) {
       useCodeCache: true,
       useSnapshot: false,
       // the keys are src/sea/build-info.ts's ASSET
-      assets: { 'sriovctl.node': addon, 'sriovctl-cni-run.js': files.cniRun, 'sriovctl-cli.js': files.cli },
+      assets: {
+        'sriovctl.node': addon,
+        'sriovctl-cni-run.js': files.cniRun,
+        'sriovctl-cli.js': files.cli,
+        'payload.json': manifest,
+        ...Object.fromEntries(Object.entries(payload).map(([path, source]) => [`payload/${path}`, source])),
+      },
     }),
   );
   const node = join(runtimeDir(arch), 'bin', 'node');

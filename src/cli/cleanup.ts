@@ -5,6 +5,7 @@
 // One line per NIC; idempotent; exit 0 when nothing is lost, 3 when any NIC could not be restored.
 import type { Command } from 'commander';
 import { isSysError } from '../errors';
+import { nestingDepth } from '../lend';
 import type { GiveBackResult } from '../lend/types';
 import type { LendRecord } from '../ledger/types';
 import type { CommandIo, CommandKit } from './command-kit';
@@ -76,7 +77,11 @@ async function act(io: CommandIo): Promise<CleanupEntry[]> {
 
   // 2. give back every NIC still lent
   const failedKeys = new Set(recovered.failures.map((f) => f.key));
-  const lent = io.session.findRecords().filter((r) => !failedKeys.has(r.key));
+  // lends nested in others (a pod's VF inside a node) first, so each is reported as its own give-back
+  const lent = io.session
+    .findRecords()
+    .filter((r) => !failedKeys.has(r.key))
+    .sort((a, b) => nestingDepth(b.key) - nestingDepth(a.key));
   for (const record of lent) {
     try {
       const report = await giveBackRecord(io.session, record);

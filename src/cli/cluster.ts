@@ -1,8 +1,10 @@
 // `sriovctl cluster up|down|status` and `sriovctl demo`: commander wiring and output only; the orchestrator is
 // src/cluster. Progress goes to stderr (one line per step, -v each action, -q errors only); results and --json
 // go to stdout.
+import { resolve } from 'node:path';
 import { InvalidArgumentError, Option, type Command } from 'commander';
-import { isSysError } from '../errors';
+import { isSysError, SysError } from '../errors';
+import { readClusterFile, type ClusterFile } from '../cluster/cluster-file';
 import { CONTAINER_RUNTIMES, type ContainerRuntime } from '../cluster/container-runtime';
 import { runDemo, type DemoReport } from '../cluster/demo';
 import { clusterDown, restored, type DownSummary } from '../cluster/down';
@@ -13,7 +15,8 @@ import { readClusterState } from '../cluster/state';
 import { clusterStatus } from '../cluster/status';
 import { toolRunner } from '../cluster/tools';
 import { assertClusterName, PROVIDER_NAMES, type ProviderContext, type ProviderName } from '../cluster/types';
-import { clusterUp, UP_DEFAULTS, UpFailed, type UpSummary } from '../cluster/up';
+import { clusterUp, UP_DEFAULTS, UpFailed, type UpOptions, type UpSummary } from '../cluster/up';
+import { pluginAliasProblem } from '../install/plugin-name';
 import { parseCount, parseSeconds } from './arguments';
 import type { CommandIo, CommandKit } from './command-kit';
 import { ExitCode } from './exit-codes';
@@ -28,22 +31,28 @@ interface CommonOpts {
   json?: boolean;
 }
 
-interface UpOpts extends CommonOpts {
-  agents: number;
-  vfs: number;
+/** Options of `up`: absent = not given, so that a cluster file's value (then the default) applies. */
+interface UpOpts extends Omit<CommonOpts, 'name'> {
+  name?: string;
+  file?: string;
+  agents?: number;
+  vfs?: number;
   pf?: string[];
   exclude?: string[];
   driver?: string;
   manifests?: string;
   image?: string;
-  reservedCpus: string;
-  registryPort: number;
-  primaryCni: string;
+  reservedCpus?: string;
+  registryPort?: number;
+  primaryCni?: string;
+  images?: string;
+  airgap?: boolean;
   /** true: --simulate, false: --no-simulate, absent: auto. */
   simulate?: boolean;
-  vfTimeout: number;
-  waitTimeout: number;
+  vfTimeout?: number;
+  waitTimeout?: number;
   keepOnFailure?: boolean;
+  sriovCniName?: string;
 }
 
 function parseName(value: string): string {
@@ -55,14 +64,21 @@ function parseName(value: string): string {
   return value;
 }
 
+function parsePluginAlias(value: string): string {
+  const problem = pluginAliasProblem(value);
+  if (problem) throw new InvalidArgumentError(problem);
+  return value;
+}
+
 function parsePort(value: string): number {
   const n = parseCount(value);
   if (n < 1 || n > 65535) throw new InvalidArgumentError(`not a port: ${JSON.stringify(value)}`);
   return n;
 }
 
-function commonOptions(cmd: Command, withProvider: boolean): Command {
-  cmd.option('--name <cluster>', 'the cluster name', parseName, DEFAULT_CLUSTER_NAME);
+function commonOptions(cmd: Command, withProvider: boolean, nameDefault = true): Command {
+  if (nameDefault) cmd.option('--name <cluster>', 'the cluster name', parseName, DEFAULT_CLUSTER_NAME);
+  else cmd.option('--name <cluster>', `the cluster name (default: the file's metadata.name, else ${DEFAULT_CLUSTER_NAME})`, parseName);
   if (withProvider) {
     cmd
       .addOption(new Option('--provider <provider>', 'local (network namespaces, the default), k3d or kind').choices([...PROVIDER_NAMES]))
@@ -71,7 +87,7 @@ function commonOptions(cmd: Command, withProvider: boolean): Command {
   return cmd.option('--json', 'print a JSON summary on stdout');
 }
 
-function providerOptions(opts: Partial<UpOpts>): ProviderOptions {
+function providerOptions(opts: Pick<UpOpts, 'runtime' | 'registryPort' | 'primaryCni'>): ProviderOptions {
   return { runtime: opts.runtime ?? null, registryPort: opts.registryPort, primaryCni: opts.primaryCni };
 }
 
@@ -90,23 +106,28 @@ export function registerClusterCommands(program: Command, kit: CommandKit): void
     cluster
       .command('up')
       .description('create a cluster (1 server, n agents), lend one PF to each agent and create its VFs')
-      .option('--agents <n>', 'number of agents (one PF each)', parseCount, UP_DEFAULTS.agents)
-      .option('--vfs <n>', 'VFs to create on each agent', parseCount, UP_DEFAULTS.vfs)
+      .option('-f, --file <cluster.yaml>', 'read the cluster from this file (flags override it; see README)')
+      .option('--agents <n>', `number of agents (one PF each; default: ${UP_DEFAULTS.agents})`, parseCount)
+      .option('--vfs <n>', `VFs to create on each agent (default: ${UP_DEFAULTS.vfs})`, parseCount)
       .option('--pf <nic...>', 'PFs to use, in agent order (names or PCI addresses; default: pick eligible ones)')
       .option('--exclude <nic...>', 'never use these PFs (exact names or PCI addresses)')
       .option('--driver <name>', 'bind the VFs to this driver (e.g. vfio-pci)')
       .option('--manifests <dir>', 'render the manifests into this directory (k3d/kind: default under the state dir)')
       .option('--image <image>', 'node image (k3s or kindest/node)')
-      .option('--reserved-cpus <list>', 'CPUs the kubelet keeps for the system on agents (static CPU manager)', UP_DEFAULTS.reservedCpus)
-      .option('--registry-port <port>', 'host port of the k3d registry', parsePort, K3D_DEFAULTS.registryPort)
-      .option('--primary-cni <url|file>', 'k3d: the primary CNI manifest (Calico by default)', K3D_DEFAULTS.primaryCni)
+      .option('--reserved-cpus <list>', `CPUs the kubelet keeps for the system on agents (static CPU manager; default: ${UP_DEFAULTS.reservedCpus})`)
+      .option('--registry-port <port>', `host port of the k3d registry (default: ${K3D_DEFAULTS.registryPort})`, parsePort)
+      .option('--primary-cni <file|url>', "k3d/kind: a primary CNI manifest instead of the provider's built-in network (flannel, kindnet)")
+      .option('--images <dir>', 'k3d/kind: image archives to import into the nodes (one tar per image, see README)')
+      .option('--airgap', 'k3d/kind: never use the network; every image comes from --images or the cache of an earlier run')
       .option('--simulate', 'local: use simulated NICs even when real SR-IOV PFs exist')
       .option('--no-simulate', 'local: never simulate NICs (fail when there are no PFs)')
-      .option('--vf-timeout <seconds>', 'bound for creating and binding VFs on each agent', parseSeconds, UP_DEFAULTS.vfTimeoutMs / 1000)
-      .option('--wait-timeout <seconds>', 'k3d/kind: bound for the VFs to become allocatable', parseSeconds, UP_DEFAULTS.waitTimeoutMs / 1000)
-      .option('--keep-on-failure', 'leave what was made when up fails (default: roll everything back)'),
+      .option('--vf-timeout <seconds>', `bound for creating and binding VFs on each agent (default: ${UP_DEFAULTS.vfTimeoutMs / 1000})`, parseSeconds)
+      .option('--wait-timeout <seconds>', `k3d/kind: bound for the component pods to be Ready and the VFs allocatable (default: ${UP_DEFAULTS.waitTimeoutMs / 1000})`, parseSeconds)
+      .option('--keep-on-failure', 'leave what was made when up fails (default: roll everything back)')
+      .option('--sriov-cni-name <name>', "k3d/kind: install sriovctl-cni under this name too and use it in the attachment (e.g. sriov, sriov-cni's)", parsePluginAlias),
     true,
-  ).action(kit.action<UpOpts>((_a, o) => `cluster up ${o.name}`, (io, _a, o) => up(io, kit, o)));
+    false,
+  ).action(kit.action<UpOpts>((_a, o) => `cluster up ${o.name ?? ''}`.trimEnd(), (io, _a, o) => up(io, kit, o)));
 
   commonOptions(cluster.command('down').description('give back every NIC of the cluster, then delete it'), true).action(
     kit.action<CommonOpts>((_a, o) => `cluster down ${o.name}`, (io, _a, o) => down(io, kit, o)),
@@ -125,33 +146,52 @@ export function registerDemoCommand(program: Command, kit: CommandKit): void {
     .action(kit.action<{ json?: boolean }>(() => 'demo', (io, _a, o) => demo(io, kit, !!o.json)));
 }
 
-async function up(io: CommandIo, kit: CommandKit, o: UpOpts): Promise<ExitCode> {
-  const providerName = o.provider ?? 'local';
-  const provider = makeProvider(providerName, providerOptions(o));
-  const ctx = contextFor(io, kit);
+/** The options of `up`: each flag over the cluster file's value over the default. */
+export function upOptionsOf(o: UpOpts, file: ClusterFile | null): { provider: ProviderName; options: UpOptions; providerOptions: ProviderOptions } {
+  const f: ClusterFile = file ?? { providerConfig: {} };
+  const provider = o.provider ?? f.provider ?? 'local';
+  for (const other of PROVIDER_NAMES) {
+    if (other !== provider && f.providerConfig[other as 'k3d' | 'kind']) {
+      throw new SysError(`${o.file}: spec.${other}: is for provider ${other}, the cluster is made with ${provider}`, { code: 'INVALID', op: 'cluster file' });
+    }
+  }
+  const runtime = o.runtime ?? f.runtime ?? null;
+  const primaryCni = o.primaryCni ?? f.primaryCni ?? null;
   const simulate = o.simulate === true ? 'always' : o.simulate === false ? 'never' : 'auto';
+  const options: UpOptions = {
+    ...UP_DEFAULTS,
+    name: o.name ?? f.name ?? DEFAULT_CLUSTER_NAME,
+    agents: o.agents ?? f.agents ?? UP_DEFAULTS.agents,
+    vfs: o.vfs ?? f.vfs ?? UP_DEFAULTS.vfs,
+    pf: o.pf ?? f.pf ?? [],
+    exclude: o.exclude ?? f.exclude ?? [],
+    driver: o.driver ?? f.driver ?? null,
+    manifests: o.manifests ?? null,
+    image: o.image ?? f.image ?? null,
+    reservedCpus: o.reservedCpus ?? f.reservedCpus ?? UP_DEFAULTS.reservedCpus,
+    simulate,
+    vfTimeoutMs: o.vfTimeout !== undefined ? Math.round(o.vfTimeout * 1000) : UP_DEFAULTS.vfTimeoutMs,
+    waitTimeoutMs: o.waitTimeout !== undefined ? Math.round(o.waitTimeout * 1000) : UP_DEFAULTS.waitTimeoutMs,
+    keepOnFailure: !!o.keepOnFailure,
+    sriovCniName: o.sriovCniName ?? f.sriovCniName ?? null,
+    runtime,
+    primaryCni,
+    imagesDir: o.images ? resolve(o.images) : (f.imagesDir ?? null),
+    airgap: o.airgap ?? f.airgap ?? false,
+    providerConfig: provider === 'local' ? null : (f.providerConfig[provider] ?? null),
+  };
+  return { provider, options, providerOptions: providerOptions({ runtime: runtime ?? undefined, registryPort: o.registryPort, primaryCni: primaryCni ?? undefined }) };
+}
+
+async function up(io: CommandIo, kit: CommandKit, o: UpOpts): Promise<ExitCode> {
+  const file = o.file ? readClusterFile(o.file) : null;
+  const chosen = upOptionsOf(o, file);
+  const options = chosen.options;
+  const provider = makeProvider(chosen.provider, chosen.providerOptions);
+  const ctx = contextFor(io, kit);
+  o = { ...o, name: options.name };
   try {
-    const summary = await clusterUp(
-      {
-        ...UP_DEFAULTS,
-        name: o.name,
-        agents: o.agents,
-        vfs: o.vfs,
-        pf: o.pf ?? [],
-        exclude: o.exclude ?? [],
-        driver: o.driver ?? null,
-        manifests: o.manifests ?? null,
-        image: o.image ?? null,
-        reservedCpus: o.reservedCpus,
-        simulate,
-        vfTimeoutMs: Math.round(o.vfTimeout * 1000),
-        waitTimeoutMs: Math.round(o.waitTimeout * 1000),
-        keepOnFailure: !!o.keepOnFailure,
-        runtime: o.runtime ?? null,
-      },
-      provider,
-      ctx,
-    );
+    const summary = await clusterUp(options, provider, ctx);
     printUp(io, summary, !!o.json);
     return summary.ok ? ExitCode.ok : ExitCode.warnings;
   } catch (err) {
@@ -194,7 +234,8 @@ async function down(io: CommandIo, kit: CommandKit, o: CommonOpts): Promise<Exit
   if (state && o.provider && o.provider !== state.provider) {
     io.out.warn(`cluster ${o.name} was made with ${state.provider}, deleting it with ${o.provider} as asked`);
   }
-  const provider = makeProvider(providerName, providerOptions(o));
+  // the runtime the cluster was made on, unless asked otherwise: k3d on podman is reached only through its socket
+  const provider = makeProvider(providerName, providerOptions({ runtime: o.runtime ?? state?.runtime ?? undefined }));
   const summary = await clusterDown({ name: o.name, provider, ctx: contextFor(io, kit), state });
   if (o.json) io.out.json(summary);
   else printDown(io, summary, true);

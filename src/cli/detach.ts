@@ -2,7 +2,7 @@
 // attach time (which may be a CI job's namespace), by the record — never by what the caller remembers.
 import type { Command } from 'commander';
 import type { LendRecord } from '../ledger/types';
-import { ownerMatches, ownerOfKey } from '../lend';
+import { outermostOf, ownerMatches, ownerOfKey } from '../lend';
 import { sameNetns, type NetnsId } from '../net';
 import type { CommandIo, CommandKit } from './command-kit';
 import { CliError, ExitCode, usageError } from './exit-codes';
@@ -41,7 +41,8 @@ function detach(io: CommandIo, nicText: string | undefined, opts: DetachOptions)
 
 async function detachOne(io: CommandIo, nicText: string): Promise<ExitCode> {
   const selector = resolveNic(nicText);
-  const matches = recordsForNic(io.session.findRecords(), selector);
+  // a NIC lent on from where it was attached (a pod inside the node) is given back with the attach record
+  const matches = outermostOf(recordsForNic(io.session.findRecords(), selector));
   if (matches.length === 0) {
     // A second detach is a no-op; a NIC that exists nowhere is a mistake worth an error.
     if (!nicExistsHere(io.session, selector)) throw new CliError('no record of it, and no such NIC here');

@@ -1,33 +1,88 @@
-// `sriovctl install-cni --to <dir>`: the installer image's entry point. Copies this self-contained executable into a
-// CNI bin dir as `sriovctl-cni` (the name that makes it the plugin), atomically and only when it changed.
+// `sriovctl install-cni --to <dir>`: the installer image's entry point. Installs this self-contained executable into
+// a CNI bin dir as the plugin `sriovctl-cni`: a static launcher that runs it under a private glibc, both in the
+// payload beside it (src/payload-layout.ts), so it runs on nodes without glibc; atomically, only when it changed.
+// `--also-as <name>` makes a second name for the plugin (sriov-cni's `sriov`): a hard link of the launcher, which
+// runs the payload as `sriovctl-cni` whatever it is called. `--then-wait` then idles until SIGTERM/SIGINT: the
+// installer DaemonSet's main container, so the pod needs no other image.
 import type { Command } from 'commander';
-import { installExecutable, InstallError } from '../install/install-executable';
+import { InstallError, linkAlias, type InstallOutcome } from '../install/install-executable';
+import { installPlugin } from '../install/install-plugin';
+import { packagedPayload } from '../install/packaged-payload';
+import { PLUGIN_NAME, pluginAliasProblem } from '../install/plugin-name';
 import { selfExecutable } from '../self-executable';
 import type { CommandIo, CommandKit } from './command-kit';
 import { CliError, ExitCode, usageError } from './exit-codes';
 
-export const PLUGIN_NAME = 'sriovctl-cni';
+export { PLUGIN_NAME } from '../install/plugin-name';
+
+export interface InstallCniOpts {
+  to: string;
+  alsoAs?: string;
+  thenWait?: boolean;
+}
+
+/** Installs the plugin as `<dir>/sriovctl-cni`. */
+export type PluginInstaller = (dir: string) => InstallOutcome;
 
 export function registerInstallCniCommand(program: Command, kit: CommandKit): void {
   program
     .command('install-cni')
-    .description(`copy this executable into a CNI bin dir as ${PLUGIN_NAME} (atomic; nothing written when it is already there)`)
+    .description(`install this executable into a CNI bin dir as ${PLUGIN_NAME}, with the C runtime it needs (atomic; nothing written when it is already there)`)
     .requiredOption('--to <dir>', 'the CNI bin dir (e.g. /opt/cni/bin); must exist and be writable by root only')
-    .action(kit.action<{ to: string }>((_args, opts) => `install-cni --to ${opts.to}`, (io, _args, opts) => installCni(io, opts.to)));
+    .option('--also-as <name>', "the plugin under this name too, a hard link (e.g. sriov, sriov-cni's name)")
+    .option('--then-wait', 'after installing, wait until SIGTERM or SIGINT (a DaemonSet container that stays Ready)')
+    .action(
+      kit.action<InstallCniOpts>(
+        (_args, opts) => `install-cni --to ${opts.to}`,
+        (io, _args, opts) => installCni(io, opts, packagedInstaller()),
+      ),
+    );
 }
 
-function installCni(io: CommandIo, dir: string): ExitCode {
-  if (dir === '') throw usageError('--to needs a directory');
+/** The running self-contained executable's payload and launcher, or null when sriovctl runs on a Node.js installation. */
+function packagedInstaller(): PluginInstaller | null {
   const self = selfExecutable();
-  if (!self) {
+  if (!self) return null;
+  return (dir) => {
+    const { files, launcher } = packagedPayload(self);
+    return installPlugin(dir, PLUGIN_NAME, files, launcher);
+  };
+}
+
+export async function installCni(io: CommandIo, opts: InstallCniOpts, install: PluginInstaller | null): Promise<ExitCode> {
+  if (opts.to === '') throw usageError('--to needs a directory');
+  const alias = opts.alsoAs;
+  if (alias !== undefined) {
+    const problem = pluginAliasProblem(alias);
+    if (problem) throw usageError(`--also-as: ${problem}`);
+  }
+  if (!install) {
     throw new CliError(`install-cni copies the self-contained executable (npm run package: dist/pkg/sriovctl-linux-<arch>); this sriovctl runs on ${process.execPath}`);
   }
-  try {
-    const outcome = installExecutable(self, dir, PLUGIN_NAME);
-    io.out.line(outcome === 'installed' ? `installed ${dir}/${PLUGIN_NAME}` : `${dir}/${PLUGIN_NAME} is up to date`);
-  } catch (err) {
-    if (err instanceof InstallError) throw new CliError(err.message);
-    throw err;
+  const steps: [string, () => InstallOutcome][] = [[PLUGIN_NAME, () => install(opts.to)]];
+  if (alias !== undefined) steps.push([alias, () => linkAlias(opts.to, PLUGIN_NAME, alias)]);
+  for (const [name, step] of steps) {
+    try {
+      io.out.line(step() === 'installed' ? `installed ${opts.to}/${name}` : `${opts.to}/${name} is up to date`);
+    } catch (err) {
+      if (err instanceof InstallError) throw new CliError(err.message);
+      throw err;
+    }
   }
+  if (opts.thenWait) await untilStopped();
   return ExitCode.ok;
+}
+
+/** Resolves at the first SIGTERM or SIGINT (a pod being stopped); keeps the process alive meanwhile. */
+export function untilStopped(signals: NodeJS.Signals[] = ['SIGTERM', 'SIGINT']): Promise<NodeJS.Signals> {
+  return new Promise((resolve) => {
+    // a signal listener alone does not keep Node's event loop alive
+    const alive = setInterval(() => undefined, 1 << 30);
+    const stop = (signal: NodeJS.Signals) => {
+      clearInterval(alive);
+      for (const s of signals) process.off(s, stop);
+      resolve(signal);
+    };
+    for (const s of signals) process.on(s, stop);
+  });
 }

@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import type { LendRecord } from '../ledger/types';
 import { queryDaemon } from '../daemon/query';
 import { socketPath } from '../daemon/socket-path';
-import { describeNamespace } from '../lend/namespaces';
+import { describeNamespace, verifiedPid } from '../lend/namespaces';
 import type { CommandIo, CommandKit } from './command-kit';
 import { readLedger } from './ledger-view';
 import { ExitCode } from './exit-codes';
@@ -76,7 +76,7 @@ function statusEntry(r: LendRecord, io: CommandIo): StatusEntry {
     phase: r.phase,
     since: r.createdAt,
     home: { namespace: describeNamespace(r.home), path: r.home.path, initial: r.home.initial },
-    target: { namespace: describeNamespace(r.target), path: r.target.path, pid: r.target.pid, name: r.targetName },
+    target: { namespace: describeNamespace(r.target), path: r.target.path, pid: verifiedPid(r.target), name: r.targetName },
     now,
   };
 }

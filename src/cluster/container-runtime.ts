@@ -33,3 +33,41 @@ export async function containerPid(run: ToolRunner, runtime: ContainerRuntime, c
   if (pid === 0) throw new SysError(`container ${container} is not running`, { code: 'NOT_FOUND', op });
   return pid;
 }
+
+/** Podman's system socket, where `systemctl start podman.socket` (as root) puts it. */
+export const PODMAN_SOCKET = '/run/podman/podman.sock';
+
+/**
+ * The Docker-API socket k3d is pointed at when the runtime is podman (k3d speaks only the Docker API; podman
+ * serves it on its socket): $DOCKER_HOST when it names a unix socket, else $CONTAINER_HOST's, else podman's own.
+ */
+export function podmanDockerHost(env: NodeJS.ProcessEnv = process.env): string {
+  for (const v of [env.DOCKER_HOST, env.CONTAINER_HOST]) if (v?.startsWith('unix://')) return v;
+  return `unix://${PODMAN_SOCKET}`;
+}
+
+/**
+ * Why the Docker API at `dockerHost` (unix://…) cannot serve k3d, or null when it answers `GET /_ping` with OK.
+ * Bounded in time: a wedged service is a preflight problem, not a hang.
+ */
+export async function dockerApiProblem(dockerHost: string, timeoutMs = 10_000): Promise<string | null> {
+  const socketPath = dockerHost.replace(/^unix:\/\//, '');
+  const howTo = `start it with \`systemctl start podman.socket\` or \`podman system service --time=0 ${dockerHost} &\``;
+  const { request } = await import('node:http');
+  return new Promise((resolve) => {
+    const req = request({ socketPath, path: '/_ping', method: 'GET', timeout: timeoutMs }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (body += c));
+      res.on('end', () =>
+        resolve(res.statusCode === 200 && body.trim() === 'OK' ? null : `podman's Docker API at ${dockerHost} answered HTTP ${res.statusCode} to /_ping (${howTo})`),
+      );
+    });
+    req.on('timeout', () => req.destroy(new Error(`no answer within ${Math.round(timeoutMs / 1000)} s`)));
+    req.on('error', (err: NodeJS.ErrnoException) => {
+      const what = err.code === 'ENOENT' ? 'does not exist' : err.code === 'ECONNREFUSED' ? 'refuses connections' : err.message;
+      resolve(`podman's Docker API socket ${socketPath} ${what}: k3d reaches podman through it (${howTo})`);
+    });
+    req.end();
+  });
+}

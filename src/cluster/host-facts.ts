@@ -1,6 +1,6 @@
 // What preflight reads from this host, changing nothing: the SR-IOV PFs (sysfs model), which of them are lent
-// already (ledger), and which links carry a default route (never lent: the host would lose its network).
-import type { LendSession } from '../lend';
+// already (ledger), and which links are the host's way out (never lent: the host would lose its network).
+import { uplinkNames, type LendSession } from '../lend';
 import { listPfs } from '../sriov';
 import type { PfCandidate } from './preflight';
 
@@ -18,16 +18,12 @@ export function pfCandidates(s: LendSession): PfCandidate[] {
   });
 }
 
-/** Names of the links that carry an IPv4 or IPv6 default route in our namespace. */
+/**
+ * Names of the links that are this host's way out (an all-traffic route in any table leaves through them or a
+ * device stacked on them): the lend engine's own uplink rule, so preflight never plans a PF that lend would refuse.
+ */
 export function defaultRouteLinks(s: LendSession): string[] {
-  const rtnl = s.rtnl(null);
-  const indexes = new Set<number>();
-  for (const family of [4, 6] as const) {
-    for (const r of rtnl.listRoutes({ family })) {
-      if (r.dst === 'default' && r.index !== null) indexes.add(r.index);
-    }
-  }
-  return [...indexes].map((index) => rtnl.findLink({ index })?.name).filter((n): n is string => !!n);
+  return uplinkNames(s.rtnl(null));
 }
 
 /** Which of `names` already exist as links in our namespace. */

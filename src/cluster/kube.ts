@@ -1,5 +1,6 @@
-// The Kubernetes API through kubectl, used by `up` only: labels, manifests, allocatable counts.
+// The Kubernetes API through kubectl, used by `up` only: labels, manifests, allocatable counts, component pods.
 // `down` never comes here — it must work when the API server is already gone.
+import type { PodJson } from './pod-status';
 import type { ProviderContext, KubeAccess } from './types';
 
 /** kubectl's own bound on each request, so an unreachable API fails in seconds, not minutes. */
@@ -24,6 +25,11 @@ export function kubectlAccess(context: string, ctx: ProviderContext): KubeAccess
     async allocatable(node, resource) {
       const { stdout } = await kubectl(['get', 'node', node, '-o', 'json']);
       return allocatableOf(JSON.parse(stdout), resource);
+    },
+    async pods(namespace, selector) {
+      const { stdout } = await kubectl(['get', 'pods', '--namespace', namespace, '--selector', selector, '--output', 'json']);
+      const items = (JSON.parse(stdout) as { items?: unknown }).items;
+      return Array.isArray(items) ? (items as PodJson[]) : [];
     },
   };
 }

@@ -1,11 +1,17 @@
 // The components that make VFs allocatable and attachable, rendered as plain Kubernetes objects:
 // Multus (thin plugin), the SR-IOV network device plugin and its config, an installer that puts sriovctl-cni on
 // every node, and a NetworkAttachmentDefinition that uses it. Every DaemonSet runs on amd64 and arm64 alike.
+// Each container calls only what its image carries (./component-images.ts); every object is valid for the
+// Kubernetes API we pin (test/unit/cluster-manifest-schemas.test.ts).
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { INSTALLER_CNI_BIN, installerImage } from '../install/installer-image';
+import { INSTALLER_CNI_BIN } from '../install/installer-image';
+import { PLUGIN_NAME } from '../install/plugin-name';
+import { DEFAULT_IMAGES, type ComponentImages } from './component-images';
 import { yaml } from './yaml';
 import { makeDirs } from '../make-dirs';
+
+export { DEFAULT_IMAGES } from './component-images';
 
 export const RESOURCE_PREFIX = 'kubevirt.io';
 export const RESOURCE_NAME = 'sriov_net';
@@ -13,15 +19,18 @@ export const RESOURCE_NAME = 'sriov_net';
 export const SRIOV_RESOURCE = `${RESOURCE_PREFIX}/${RESOURCE_NAME}`;
 export const NAD_CRD = 'network-attachment-definitions.k8s.cni.cncf.io';
 export const SRIOV_NODE_LABEL = 'sriov_capable';
+/** Where every component runs. */
+export const SYSTEM_NS = 'kube-system';
 
-/** Images of the components; each is a multi-arch manifest list (linux/amd64 and linux/arm64). */
-export const DEFAULT_IMAGES = {
-  multus: 'ghcr.io/k8snetworkplumbingwg/multus-cni:v4.1.4',
-  devicePlugin: 'ghcr.io/k8snetworkplumbingwg/sriov-network-device-plugin:v3.9.0',
-  /** `npm run package`'s installer image (the package version): its entry point installs sriovctl-cni. */
-  cniInstaller: installerImage(),
-  pause: 'registry.k8s.io/pause:3.10',
-};
+/** The component DaemonSets and the label (`app=<value>`) their pods carry: what `up` waits for. */
+export const COMPONENTS = [
+  { daemonSet: 'kube-multus-ds', app: 'multus' },
+  { daemonSet: 'kube-sriov-device-plugin', app: 'sriovdp' },
+  { daemonSet: 'sriovctl-cni-installer', app: 'sriovctl-cni-installer' },
+] as const;
+
+/** The executables of the Multus image the DaemonSet runs (./component-images.ts records them). */
+const MULTUS = { install: '/install_multus', thinEntrypoint: '/thin_entrypoint' } as const;
 
 export interface ManifestInput {
   /** PF names as the nodes see them (the device plugin's `pfNames`). */
@@ -29,7 +38,12 @@ export interface ManifestInput {
   /** The VF driver the device plugin selects; null = any. */
   driver: string | null;
   cni: { binDir: string; confDir: string };
-  images?: Partial<typeof DEFAULT_IMAGES>;
+  images?: Partial<ComponentImages>;
+  /**
+   * A second name sriovctl-cni is installed under and the attachment uses (e.g. `sriov`, sriov-cni's), so
+   * NetworkAttachmentDefinitions written for sriov-cni work unchanged; null = only `sriovctl-cni`.
+   */
+  sriovCniName?: string | null;
   /** The attachment's name and namespace. */
   network?: { name: string; namespace: string };
   /** IPAM of the NetworkAttachmentDefinition (default: host-local on 10.56.0.0/16). */
@@ -42,7 +56,6 @@ export interface ManifestFile {
   objects: Record<string, unknown>[];
 }
 
-const SYSTEM_NS = 'kube-system';
 const ARCHES = ['amd64', 'arm64'];
 
 /**
@@ -136,7 +149,7 @@ export function multusObjects(input: ManifestInput): Record<string, unknown>[] {
       metadata: { name: 'multus' },
       rules: [
         { apiGroups: ['k8s.cni.cncf.io'], resources: ['*'], verbs: ['*'] },
-        { apiGroups: [''], resources: ['pods', 'pods/status'], verbs: ['get', 'list', 'update', 'watch'] },
+        { apiGroups: [''], resources: ['pods', 'pods/status'], verbs: ['get', 'update'] },
         { apiGroups: ['', 'events.k8s.io'], resources: ['events'], verbs: ['create', 'patch', 'update'] },
       ],
     },
@@ -151,12 +164,17 @@ export function multusObjects(input: ManifestInput): Record<string, unknown>[] {
     daemonSet('kube-multus-ds', 'multus', {
       hostNetwork: true,
       serviceAccountName: 'multus',
+      terminationGracePeriodSeconds: 10,
       initContainers: [
         {
+          // the image is distroless (no shell, no cp): its own installer copies the thin plugin, atomically
           name: 'install-multus-binary',
           image,
-          command: ['cp', '/usr/src/multus-cni/bin/multus', '/host/opt/cni/bin/multus'],
+          command: [MULTUS.install],
+          args: ['--type', 'thin', '--dest-dir', '/host/opt/cni/bin'],
+          resources: { requests: { cpu: '10m', memory: '15Mi' } },
           securityContext: { privileged: true },
+          terminationMessagePolicy: 'FallbackToLogsOnError',
           volumeMounts: [{ name: 'cnibin', mountPath: '/host/opt/cni/bin' }],
         },
       ],
@@ -164,15 +182,19 @@ export function multusObjects(input: ManifestInput): Record<string, unknown>[] {
         {
           name: 'kube-multus',
           image,
-          command: ['/thin_entrypoint'],
+          command: [MULTUS.thinEntrypoint],
           args: [
             '--multus-conf-file=auto',
             '--multus-autoconfig-dir=/host/etc/cni/net.d',
             '--cni-conf-dir=/host/etc/cni/net.d',
+            '--cni-bin-dir=/host/opt/cni/bin',
+            // the kubeconfig it writes, as the node's kubelet (and so the multus binary) sees it
+            `--multus-kubeconfig-file-host=${input.cni.confDir}/multus.d/multus.kubeconfig`,
             '--cleanup-config-on-exit=true',
           ],
           resources: { requests: { cpu: '100m', memory: '50Mi' }, limits: { cpu: '100m', memory: '50Mi' } },
           securityContext: { privileged: true },
+          terminationMessagePolicy: 'FallbackToLogsOnError',
           volumeMounts: [
             { name: 'cni', mountPath: '/host/etc/cni/net.d' },
             { name: 'cnibin', mountPath: '/host/opt/cni/bin' },
@@ -210,11 +232,14 @@ export function devicePluginObjects(input: ManifestInput): Record<string, unknow
         {
           name: 'kube-sriovdp',
           image,
+          // the image's entry point (/entrypoint.sh), which reads /etc/pcidp/config.json by default
           args: ['--log-dir=sriovdp', '--log-level=10'],
           securityContext: { privileged: true },
           resources: { requests: { cpu: '250m', memory: '40Mi' }, limits: { cpu: '1', memory: '200Mi' } },
           volumeMounts: [
             { name: 'devicesock', mountPath: '/var/lib/kubelet/device-plugins' },
+            // v3.9 registers with kubelet through the plugin watcher's directory (pkg/types SockDir)
+            { name: 'plugins-registry', mountPath: '/var/lib/kubelet/plugins_registry' },
             { name: 'log', mountPath: '/var/log' },
             { name: 'config-volume', mountPath: '/etc/pcidp' },
             { name: 'device-info', mountPath: '/var/run/k8s.cni.cncf.io/devinfo/dp' },
@@ -223,6 +248,7 @@ export function devicePluginObjects(input: ManifestInput): Record<string, unknow
       ],
       volumes: [
         hostPath('devicesock', '/var/lib/kubelet/device-plugins'),
+        hostPath('plugins-registry', '/var/lib/kubelet/plugins_registry'),
         hostPath('log', '/var/log'),
         hostPath('device-info', '/var/run/k8s.cni.cncf.io/devinfo/dp', 'DirectoryOrCreate'),
         { name: 'config-volume', configMap: { name: 'sriovdp-config', items: [{ key: 'config.json', path: 'config.json' }] } },
@@ -234,21 +260,29 @@ export function devicePluginObjects(input: ManifestInput): Record<string, unknow
 /**
  * Installs sriovctl-cni into the CNI bin directory of every node with the image's own entry point (`sriovctl
  * install-cni --to /host/opt/cni/bin`: atomic, so a kubelet never runs a half-copied plugin; the image has no
- * shell), then idles so the DaemonSet stays Ready. The image is imported into the nodes, not pulled.
+ * shell). The init container installs, so the pod is Ready only once the plugin is there; the main container is
+ * the same image and entry point with `--then-wait`: it checks the plugin again (writing nothing when it is
+ * there) and idles until the pod is stopped — no other image (no pause) is needed. The image is imported into
+ * the nodes, not pulled.
  */
 export function cniInstallerObjects(input: ManifestInput): Record<string, unknown>[] {
-  const images = { ...DEFAULT_IMAGES, ...input.images };
+  const image = { ...DEFAULT_IMAGES, ...input.images }.cniInstaller;
+  const alias = input.sriovCniName ? ['--also-as', input.sriovCniName] : [];
+  const container = (name: string, args: string[]) => ({
+    name,
+    image,
+    imagePullPolicy: 'IfNotPresent',
+    args,
+    resources: { requests: { cpu: '1m', memory: '16Mi' } },
+    terminationMessagePolicy: 'FallbackToLogsOnError',
+    volumeMounts: [{ name: 'cnibin', mountPath: INSTALLER_CNI_BIN }],
+  });
   return [
     daemonSet('sriovctl-cni-installer', 'sriovctl-cni-installer', {
-      initContainers: [
-        {
-          name: 'install-sriovctl-cni',
-          image: images.cniInstaller,
-          imagePullPolicy: 'IfNotPresent',
-          volumeMounts: [{ name: 'cnibin', mountPath: INSTALLER_CNI_BIN }],
-        },
-      ],
-      containers: [{ name: 'pause', image: images.pause, resources: { requests: { cpu: '1m', memory: '8Mi' } } }],
+      // it must run before any pod network works (it installs part of it): no sandbox network of its own
+      hostNetwork: true,
+      initContainers: [container('install-sriovctl-cni', alias)],
+      containers: [container('keep-sriovctl-cni', [...alias, '--then-wait'])],
       volumes: [hostPath('cnibin', input.cni.binDir, 'DirectoryOrCreate')],
     }),
   ];
@@ -260,7 +294,7 @@ export function networkConfig(input: ManifestInput): Record<string, unknown> {
   return {
     cniVersion: '1.0.0',
     name: net.name,
-    type: 'sriovctl-cni',
+    type: input.sriovCniName ?? PLUGIN_NAME,
     ipam: input.ipam ?? { type: 'host-local', subnet: '10.56.0.0/16' },
   };
 }

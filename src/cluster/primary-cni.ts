@@ -1,28 +1,27 @@
-// The primary CNI of a k3d cluster (k3s's flannel is off so that Multus has a plain delegate to wrap): Calico,
-// fetched or read once in preflight, adapted to k3s (its pod CIDR, IP forwarding in containers) and handed to
-// k3s's auto-deploy directory at create time.
+// The primary CNI of a cluster. By default the provider's own network (k3s's flannel, kind's kindnet): it is
+// built into the node image, so nothing is downloaded and no image beyond the node's is needed — airgap as is.
+// `--primary-cni <file|url>` replaces it: read (or fetched through the environment's proxy) once in preflight,
+// adapted to k3s when it is Calico, handed to k3s's auto-deploy directory (k3d) or applied after create (kind).
 import { readFile } from 'node:fs/promises';
 import { SysError } from '../errors';
+import { fetchText } from './http-fetch';
 import { yaml } from './yaml';
-
-/** Calico's own single-file manifest, pinned. */
-export const DEFAULT_PRIMARY_CNI = 'https://raw.githubusercontent.com/projectcalico/calico/v3.28.2/manifests/calico.yaml';
 
 /** k3s's default pod network. */
 export const K3S_POD_CIDR = '10.42.0.0/16';
 
-/** The manifest text behind a URL (bounded in time) or a file. */
-export async function loadManifestSource(source: string, timeoutMs = 30_000): Promise<string> {
+export function isUrl(source: string): boolean {
+  return /^https?:\/\//.test(source);
+}
+
+/** The manifest text behind a URL (bounded in time, through the environment's proxy) or a file. */
+export async function loadManifestSource(source: string, opts: { airgap?: boolean; timeoutMs?: number } = {}): Promise<string> {
   const op = 'primary CNI manifest';
-  if (/^https?:\/\//.test(source)) {
-    let res: Response;
-    try {
-      res = await fetch(source, { signal: AbortSignal.timeout(timeoutMs) });
-    } catch (err) {
-      throw new SysError(`cannot fetch ${source}: ${(err as Error).message}`, { code: 'UNREACHABLE', op });
+  if (isUrl(source)) {
+    if (opts.airgap) {
+      throw new SysError(`${source} is a URL and --airgap never uses the network: give a file`, { code: 'INVALID', op });
     }
-    if (!res.ok) throw new SysError(`cannot fetch ${source}: HTTP ${res.status}`, { code: 'UNREACHABLE', op });
-    return res.text();
+    return fetchText(source, { timeoutMs: opts.timeoutMs ?? 30_000, op });
   }
   try {
     return await readFile(source, 'utf8');
@@ -68,4 +67,10 @@ export function adaptCalicoForK3s(text: string, podCidr = K3S_POD_CIDR): string 
     if (obj !== null) out.push(doc.toString().replace(/^---\n/, ''));
   }
   return out.join('---\n');
+}
+
+/** The objects of a manifest (for the images it runs); null documents are skipped. */
+export function manifestObjects(text: string): unknown[] {
+  const docs = yaml().parseAllDocuments(text);
+  return (Array.isArray(docs) ? docs : []).map((d) => d.toJS() as unknown).filter((o) => o !== null);
 }

@@ -4,6 +4,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { removeFileDurably, writeFileAtomic } from '../ledger/atomic-file';
+import type { ContainerRuntime } from './container-runtime';
 import type { NodeRole, ProviderName } from './types';
 import { assertTrustedStateDirIfPresent, ensureTrustedStateDir } from '../secure-dir';
 import { readStateFile } from '../state-file';
@@ -48,6 +49,8 @@ export interface ClusterState {
   manifestsDir: string | null;
   sim: SimState | null;
   nodes: NodeState[];
+  /** The container runtime of k3d/kind nodes (absent in older files): `down` must ask the same one. */
+  runtime?: ContainerRuntime | null;
 }
 
 /** <state dir>/clusters/<name>/ holds the cluster's file and, for the simulated lab, its sysfs tree. */

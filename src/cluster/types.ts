@@ -2,6 +2,7 @@
 import type { NamespaceSpec } from '../lend/types';
 import type { LendSession, Owner, OwnerMatch } from '../lend';
 import type { Progress } from './progress';
+import type { PodJson } from './pod-status';
 import type { ToolRunner } from './tools';
 
 export const PROVIDER_NAMES = ['local', 'k3d', 'kind'] as const;
@@ -27,6 +28,18 @@ export interface CreateSpec {
   reservedCpus: string;
   /** Node image (k3s / kindest/node), provider default when null. */
   image: string | null;
+  /** The adapted --primary-cni manifest, replacing the provider's built-in network; absent/null = built-in. */
+  primaryCniFile?: string | null;
+  /** --airgap: the provider makes nothing that pulls (k3d: no registry). */
+  airgap?: boolean;
+  /** Image archives imported into every node right after create (src/cluster/images.ts). */
+  imageArchives?: string[];
+  /** Directories of image archives, in the order they are searched (--images, then the cache). */
+  imageDirs?: string[];
+  /** The tool's own cluster config from cluster.yaml (k3d Simple, kind Cluster), merged with what sriovctl needs. */
+  providerConfig?: Record<string, unknown> | null;
+  /** The host's state dir: mounted into every node at the same path, so the CNI plugin there writes the host's ledger. */
+  stateDir: string;
 }
 
 /** Shared by every provider call: where progress goes and how external tools run. */
@@ -48,10 +61,14 @@ export interface KubeAccess {
   waitForCrd(name: string, timeoutMs: number): Promise<void>;
   /** The node's allocatable count of `resource` (0 when absent). */
   allocatable(node: string, resource: string): Promise<number>;
+  /** The pods of `namespace` matching the label `selector` (kubectl's `-l` syntax), as the API returns them. */
+  pods(namespace: string, selector: string): Promise<PodJson[]>;
 }
 
 export interface Provider {
   readonly name: ProviderName;
+  /** The node image used when none is given (the pinned Kubernetes version's); null: no node containers (local). */
+  readonly defaultNodeImage: string | null;
   /** Executables that must be on PATH before anything changes. */
   requiredTools(): string[];
   /** Provider-specific checks before anything changes (a container runtime, a fetchable manifest, …). */
@@ -67,6 +84,8 @@ export interface Provider {
   kube(name: string, ctx: ProviderContext): KubeAccess | null;
   /** Where the CNI plugins live on a node (for the manifests). */
   readonly cni: { binDir: string; confDir: string };
+  /** The pod network a --primary-cni manifest is adapted to (k3d/kind). */
+  readonly podCidr?: string;
 }
 
 /** The owner of every NIC lent to a node of a cluster. */

@@ -1,12 +1,20 @@
 // `cluster up`: preflight (nothing changes until everything needed is there), create the cluster, lend one PF to
 // each agent and create its VFs, label the agents whose VFs are ready, render (and apply) the manifests, and wait
-// until the VFs are allocatable. A failure after the first change rolls everything back through `down`.
-import { resolve } from 'node:path';
+// until the component pods are Ready and the VFs allocatable. A failure after the first change rolls everything back through `down`.
+import { existsSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
 import { SysError } from '../errors';
-import type { ContainerRuntime } from './container-runtime';
+import { installerArchive, installerImage } from '../install/installer-image';
+import { detectContainerRuntime, type ContainerRuntime } from './container-runtime';
+import { cacheImages, imageCacheDir, imagesOf, missingArchiveProblems, planImages, runtimeHasImage, type ImagePlan } from './images';
+import { adaptCalicoForK3s, K3S_POD_CIDR, loadManifestSource, manifestObjects } from './primary-cni';
+import { PRIMARY_CNI_FILE } from './providers/k3d';
 import { clusterDown, type DownSummary } from './down';
 import { defaultRouteLinks, existingLinks, pfCandidates } from './host-facts';
-import { NAD_CRD, renderManifests, SRIOV_NODE_LABEL, SRIOV_RESOURCE, writeManifests, type DEFAULT_IMAGES } from './manifests';
+import type { ComponentImages } from './component-images';
+import { NAD_CRD, renderManifests, SRIOV_NODE_LABEL, writeManifests } from './manifests';
+import { waitComponentsReady } from './wait-ready';
 import { ineligibility, missingTools, planPfs, preflightError, type PfCandidate } from './preflight';
 import type { Progress } from './progress';
 import { createSimNics, simNicPlan, simSysfsRoot, SimLab } from './sim-lab';
@@ -36,8 +44,18 @@ export interface UpOptions {
   waitTimeoutMs: number;
   /** Keep what was made when up fails (for debugging) instead of rolling back. */
   keepOnFailure: boolean;
-  images?: Partial<typeof DEFAULT_IMAGES>;
+  images?: Partial<ComponentImages>;
+  /** A second name for sriovctl-cni that the attachment uses (e.g. `sriov`, sriov-cni's); null = none. */
+  sriovCniName?: string | null;
   runtime?: ContainerRuntime | null;
+  /** --primary-cni: a manifest file or URL replacing the provider's built-in network; null = built-in. */
+  primaryCni?: string | null;
+  /** --images: a directory of image archives (src/cluster/images.ts names them). */
+  imagesDir?: string | null;
+  /** --airgap: never touch the network; every image must have an archive here. */
+  airgap?: boolean;
+  /** cluster.yaml's pass-through of the tool's own config. */
+  providerConfig?: Record<string, unknown> | null;
 }
 
 export const UP_DEFAULTS: Omit<UpOptions, 'name'> = {
@@ -81,6 +99,10 @@ interface Plan {
   pfs: PfCandidate[];
   simulated: boolean;
   manifestsDir: string | null;
+  /** The adapted --primary-cni manifest, written in preflight. */
+  primaryCniFile: string | null;
+  /** Images of a Kubernetes cluster and their archives; null for the local provider. */
+  images: ImagePlan | null;
 }
 
 export async function clusterUp(opts: UpOptions, provider: Provider, ctx: ProviderContext): Promise<UpSummary> {
@@ -90,6 +112,7 @@ export async function clusterUp(opts: UpOptions, provider: Provider, ctx: Provid
   const timings = { preflightMs: 0, createMs: 0, sriovMs: 0, manifestsMs: 0, waitMs: 0, totalMs: 0 };
 
   const plan = await preflight(opts, provider, ctx);
+  const archives = await imageArchives(plan, opts, ctx);
   timings.preflightMs = performance.now() - t0;
   progress.step(
     plan.simulated
@@ -106,6 +129,7 @@ export async function clusterUp(opts: UpOptions, provider: Provider, ctx: Provid
     createdAt: new Date().toISOString(),
     updatedAt: '',
     manifestsDir: plan.manifestsDir,
+    runtime: provider.kube(opts.name, ctx) ? detectContainerRuntime(opts.runtime ?? null) : null,
     sim: plan.simulated ? { sysfsRoot: simSysfsRoot(stateDir, opts.name), nics: simNicPlan(opts.name, opts.agents) } : null,
     nodes: [],
   };
@@ -130,7 +154,7 @@ export async function clusterUp(opts: UpOptions, provider: Provider, ctx: Provid
     }
 
     const tCreate = performance.now();
-    await provider.create(createSpec(stateDir, opts, plan.manifestsDir), ctx);
+    await provider.create({ ...createSpec(stateDir, opts, plan.manifestsDir, plan.primaryCniFile), imageArchives: archives }, ctx);
     timings.createMs = performance.now() - tCreate;
     const nodes = await provider.listNodes(opts.name, ctx);
     const agents = nodes.filter((n) => n.role === 'agent');
@@ -175,7 +199,7 @@ export async function clusterUp(opts: UpOptions, provider: Provider, ctx: Provid
     }
     if (kube) {
       const tWait = performance.now();
-      await waitAllocatable(kube, ready, opts.waitTimeoutMs, progress);
+      await waitComponentsReady(kube, ready, opts.waitTimeoutMs, progress);
       timings.waitMs = performance.now() - tWait;
     }
 
@@ -201,7 +225,7 @@ export async function clusterUp(opts: UpOptions, provider: Provider, ctx: Provid
 }
 
 /** What the provider is asked to create; generated files (kind's config, k3d's primary CNI) go with the manifests. */
-function createSpec(stateDir: string, opts: UpOptions, manifestsDir: string | null): CreateSpec {
+function createSpec(stateDir: string, opts: UpOptions, manifestsDir: string | null, primaryCniFile: string | null): CreateSpec {
   return {
     name: opts.name,
     agents: opts.agents,
@@ -209,7 +233,72 @@ function createSpec(stateDir: string, opts: UpOptions, manifestsDir: string | nu
     driver: opts.driver,
     reservedCpus: opts.reservedCpus,
     image: opts.image,
+    primaryCniFile,
+    airgap: !!opts.airgap,
+    providerConfig: opts.providerConfig ?? null,
+    imageDirs: [...(opts.imagesDir ? [opts.imagesDir] : []), imageCacheDir(stateDir)],
+    stateDir,
   };
+}
+
+/**
+ * The primary CNI manifest (--primary-cni) read or fetched, adapted to the provider's pod network and written
+ * beside the manifests; its images join the cluster's. Problems are pushed, never thrown.
+ */
+async function preparePrimaryCni(opts: UpOptions, provider: Provider, dir: string, problems: string[]): Promise<{ file: string; images: string[] } | null> {
+  if (!opts.primaryCni) return null;
+  try {
+    const adapted = adaptCalicoForK3s(await loadManifestSource(opts.primaryCni, { airgap: opts.airgap }), provider.podCidr ?? K3S_POD_CIDR);
+    const file = join(dir, PRIMARY_CNI_FILE);
+    await writeFile(file, adapted);
+    return { file, images: imagesOf(manifestObjects(adapted)) };
+  } catch (err) {
+    problems.push(`primary CNI manifest: ${(err as Error).message}`);
+    return null;
+  }
+}
+
+/**
+ * Where every image of the cluster comes from (before anything changes): the manifests' images and the primary
+ * CNI's, each with its archive; with --airgap a missing archive (or node image) is a problem.
+ */
+async function planClusterImages(opts: UpOptions, provider: Provider, ctx: ProviderContext, extra: string[], problems: string[]): Promise<ImagePlan> {
+  const rendered = renderManifests({ pfNames: ['pf'], driver: opts.driver, cni: provider.cni, images: opts.images });
+  const refs = [...imagesOf(rendered.flatMap((f) => f.objects)), ...extra];
+  if (opts.imagesDir && !existsSync(opts.imagesDir)) problems.push(`--images ${opts.imagesDir}: no such directory`);
+  const installer = { ref: installerImage(), archive: installerArchive() };
+  const plan = planImages(refs, { imagesDir: opts.imagesDir ?? null, cacheDir: imageCacheDir(ctx.session.config.stateDir), installer });
+  if (opts.airgap) {
+    problems.push(...missingArchiveProblems(plan.missing, '--airgap pulls nothing'));
+    const runtime = detectContainerRuntime(opts.runtime ?? null);
+    // the provider's default too: k3d and kind pull a node image they do not find
+    const nodeImage = opts.image ?? provider.defaultNodeImage;
+    if (nodeImage && runtime && !(await runtimeHasImage(ctx.run, runtime, nodeImage).catch(() => false))) {
+      problems.push(`node image ${nodeImage} is not in ${runtime}'s image store (--airgap pulls nothing: \`${runtime} load -i <archive>\` it first)`);
+    }
+  } else {
+    // the installer image is published nowhere: its archive is the only way to a node
+    const installerMissing = plan.missing.filter((m) => m.ref === installer.ref);
+    problems.push(...missingArchiveProblems(installerMissing, 'it is never pulled: `npm run package` makes it'));
+  }
+  return plan;
+}
+
+/** Every image archive to import: those found, and (online) the missing ones pulled and saved into the cache. */
+async function imageArchives(plan: Plan, opts: UpOptions, ctx: ProviderContext): Promise<string[]> {
+  if (!plan.images) return [];
+  const found = [...plan.images.found];
+  if (plan.images.missing.length > 0) {
+    const runtime = detectContainerRuntime(opts.runtime ?? null)!;
+    try {
+      const cacheDir = imageCacheDir(ctx.session.config.stateDir);
+      found.push(...(await cacheImages(plan.images.missing.map((m) => m.ref), { run: ctx.run, runtime, cacheDir, progress: ctx.progress })));
+    } catch (err) {
+      throw new UpFailed(`images: ${(err as Error).message} (nothing was changed)`, null);
+    }
+  }
+  ctx.progress.step(`images: ${found.length} archive${found.length === 1 ? '' : 's'} to import (${found.map((f) => f.ref).join(', ')})`);
+  return found.map((f) => f.archive);
 }
 
 function emptyNode(n: ClusterNode): NodeState {
@@ -260,9 +349,18 @@ async function preflight(opts: UpOptions, provider: Provider, ctx: ProviderConte
 
   // the provider's own checks run even when others failed: one error lists everything that is missing
   if (manifestsDir) makeDirs(manifestsDir);
-  problems.push(...(await provider.preflight(createSpec(stateDir, opts, manifestsDir), ctx)));
+  let primaryCniFile: string | null = null;
+  let images: ImagePlan | null = null;
+  if (manifestsDir && provider.kube(opts.name, ctx)) {
+    const primary = await preparePrimaryCni(opts, provider, manifestsDir, problems);
+    primaryCniFile = primary?.file ?? null;
+    images = await planClusterImages(opts, provider, ctx, primary?.images ?? [], problems);
+  } else if (opts.primaryCni) {
+    problems.push(`--primary-cni: the ${provider.name} provider runs no Kubernetes`);
+  }
+  problems.push(...(await provider.preflight(createSpec(stateDir, opts, manifestsDir, primaryCniFile), ctx)));
   if (problems.length > 0) throw preflightError(problems);
-  return { pfs, simulated, manifestsDir };
+  return { pfs, simulated, manifestsDir, primaryCniFile, images };
 }
 
 async function renderAndApply(
@@ -278,6 +376,7 @@ async function renderAndApply(
     driver: opts.driver,
     cni: provider.cni,
     images: opts.images,
+    sriovCniName: opts.sriovCniName ?? null,
   });
   const paths = await writeManifests(dir, files);
   progress.step(`manifests rendered into ${dir} (${paths.length} files)`);
@@ -291,32 +390,4 @@ async function renderAndApply(
     progress.step(`manifests applied (context ${kube.context})`);
   }
   return paths;
-}
-
-/** Until each ready agent offers as many `kubevirt.io/sriov_net` as it has VFs, within the bound. */
-async function waitAllocatable(kube: KubeAccess, ready: NodeState[], timeoutMs: number, progress: Progress): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  const have = new Map<string, number>();
-  for (;;) {
-    for (const node of ready) {
-      try {
-        have.set(node.name, await kube.allocatable(node.name, SRIOV_RESOURCE));
-      } catch (err) {
-        progress.detail(`allocatable of ${node.name}: ${(err as Error).message}`);
-      }
-    }
-    const missing = ready.filter((n) => (have.get(n.name) ?? 0) !== n.vfs!.ready);
-    if (missing.length === 0) {
-      progress.step(`allocatable ${SRIOV_RESOURCE}: ${ready.map((n) => `${n.name}=${have.get(n.name)}`).join(', ')}`);
-      return;
-    }
-    if (Date.now() >= deadline) {
-      const detail = missing.map((n) => `${n.name} has ${have.get(n.name) ?? 0} of ${n.vfs!.ready}`).join(', ');
-      throw new SysError(`timed out after ${Math.round(timeoutMs / 1000)} s waiting for ${SRIOV_RESOURCE} to be allocatable: ${detail}`, {
-        code: 'TIMEOUT',
-        op: 'cluster up wait',
-      });
-    }
-    await new Promise((r) => setTimeout(r, Math.min(2000, Math.max(0, deadline - Date.now()))));
-  }
 }

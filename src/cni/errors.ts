@@ -24,6 +24,8 @@
 //   107 CHECK found the attachment differs from the expected state (the difference is named)
 //   108 CHECK/GC found no record of this attachment
 //   109 internal error (a bug: details are in the log)
+//   110 the plugin cannot start: its payload (sriovctl.d beside it: the executable, its private glibc) is
+//       missing or broken — sent by the static launcher (native/launcher/oneshot.c), not by this code
 // Errors returned by the IPAM plugin keep the IPAM plugin's own code and message (prefixed with its name).
 
 export const CNI_ERR = {
@@ -45,6 +47,7 @@ export const CNI_ERR = {
   CHECK_MISMATCH: 107,
   NO_RECORD: 108,
   INTERNAL: 109,
+  CANNOT_START: 110,
 } as const;
 
 /** An expected failure: reported as one error object on stdout, never with a stack trace. */

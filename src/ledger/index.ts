@@ -1,6 +1,6 @@
 // The ledger: durable records of lent NICs and per-NIC locks (see DESIGN.md, "a NIC is lent, never given away").
 export * from './types';
-export { recordKeyFor, assertRecordKey, type KeySource } from './keys';
+export { recordKeyFor, assertRecordKey, nestedKey, nestedPrefix, type KeySource } from './keys';
 export {
   openLedger,
   readRecord,

@@ -41,3 +41,16 @@ function macHex(mac: string | null): string | null {
   if (!hex || /^0+$/.test(hex)) return null;
   return hex;
 }
+
+/**
+ * The key of a lend made from the target of record `key` (a VF the host lent to a node, lent on by the node's CNI
+ * to a pod): `key` + '_in_' + the hex inode of that namespace. The lends of one NIC form a chain of keys, one
+ * per namespace it was lent from, all in one ledger; a key's nested ones are the keys it prefixes (nestedPrefix).
+ */
+export function nestedKey(key: string, from: { ino: number }): string {
+  return `${nestedPrefix(key)}${from.ino.toString(16)}`;
+}
+
+export function nestedPrefix(key: string): string {
+  return `${key}_in_`;
+}

@@ -5,6 +5,7 @@ import { advanceRecord, deleteRecord, lockNic, readRecord, scanRecords, writeRec
 import type { LendRecord } from '../ledger/types';
 import { failpoint } from './failpoint';
 import { ownerKey, ownerMatches, type Owner, type OwnerMatch } from '../ledger/owner';
+import { nestedKeys } from './nesting';
 import { restoreFromRecord } from './restore';
 import type { LendSession } from './session';
 import type { GiveBackOptions, GiveBackResult, RecoverReport } from './types';
@@ -22,6 +23,11 @@ export async function giveBack(s: LendSession, key: string, opts: GiveBackOption
       return { key, owner: record.owner, outcome: 'not-lent', name: null, warnings: [`owned by ${record.owner}`] };
     }
     const warnings: string[] = [];
+    // lent on from where this record put it (a pod inside a node): back into that namespace first
+    for (const inner of nestedKeys(ledger, key)) {
+      const back = await giveBack(s, inner, { lockTimeoutMs: opts.lockTimeoutMs, vfCount: opts.vfCount });
+      if (back.outcome !== 'not-lent') warnings.push(...back.warnings.map((w) => `${back.owner}: ${w}`));
+    }
     if (record.vfCount) record = await restoreVfCount(s, record, warnings, opts.vfCount);
     const result = giveBackLocked(s, record);
     return { ...result, warnings: [...warnings, ...result.warnings] };

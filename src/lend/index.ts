@@ -7,6 +7,8 @@ export type { VfCountRequest } from './vf-count';
 export type { StrayNic } from './stray';
 export { LendSession, openSession, type SessionOptions } from './session';
 export { describeSpec } from './namespaces';
+export { uplinkNames } from './uplink';
+export { nestingDepth, outermostOf } from './nesting';
 export { LEND_STEPS, GIVE_BACK_STEPS, VF_COUNT_STEPS } from './steps';
 export * from './types';
 export type { Whereabouts } from './where';

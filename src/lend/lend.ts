@@ -2,10 +2,11 @@
 // rolled back through the same restore path that give-back uses.
 import { SysError } from '../errors';
 import { assertMtu, normalizeUnicastMac, type Link, type Netns, type Rtnl, type VfSetting } from '../net';
-import { advanceRecord, deleteRecord, lockNic, newRecord, readRecord, recordKeyFor, writeRecord, type Ledger } from '../ledger';
+import { advanceRecord, deleteRecord, lockNic, newRecord, readRecord, writeRecord, type Ledger } from '../ledger';
 import type { LendRecord, VfRequest } from '../ledger/types';
 import { failpoint } from './failpoint';
 import { describeNamespace, refOf } from './namespaces';
+import { lendKeyFor } from './nesting';
 import { nameInUse } from './names';
 import { identityOf, refreshUnderLock, snapshotOf, type ResolvedNic } from './nic';
 import { ownerKey } from '../ledger/owner';
@@ -33,7 +34,7 @@ export function commit(s: LendSession, plan: LendPlan, asked: LendSettings = {})
     try {
       finishPrevious(s, key);
       checkSettings(plan, settings);
-      refreshUnderLock(nic, key, recordKeyFor);
+      refreshUnderLock(nic, key, (id) => lendKeyFor(s.ledger, id, nic.home.id));
       return lendLocked(s, plan, settings);
     } finally {
       lock.release();

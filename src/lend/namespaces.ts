@@ -1,31 +1,37 @@
 // Namespaces as the engine sees them: opened from what a caller typed (a Netns handle whose path is the one to
 // record), recorded as a NamespaceRef, and reopened later — possibly by another process — by identity (nsfs
 // dev + inode), never by trusting a path alone.
-import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { currentNetns, openNetns, openNetnsOfPid, PROC_NET_INIT_INO, sameNetns, statNetnsId, type NamespaceRef, type Netns, type NetnsId } from '../net';
 import type { NamespaceSpec } from './types';
 import { SysError } from '../errors';
+import { HOST_ROOTS, NAMED_NETNS_DIR, namespacePaths, procNamespacePaths, safeReaddir, type SearchRoots } from './namespace-search';
 
-const NAMED_NETNS_DIR = '/var/run/netns';
+export { namespacePaths } from './namespace-search';
+
+/** pid namespace files carry fixed inodes for the initial ones (the kernel's PROC_PID_INIT_INO). */
+const PROC_PID_INIT_INO = 0xeffffffc;
 
 let initialCache: NamespaceRef | null = null;
 
 /**
- * The initial namespace, with a path that reaches it. pid 1's entry is the usual way, but pid 1 may be out of
- * reach (a sandbox's own init): then any process in the namespace with the kernel's fixed inode will do.
+ * The initial namespace, with a path that reaches it: the one whose nsfs inode is the kernel's fixed one, through
+ * pid 1 (the usual way), ourselves or any process. A kernel that does not pin that inode: pid 1's namespace, when
+ * pid 1 is the machine's init. Inside a container (another pid namespace, the initial network namespace out of
+ * sight) the outermost namespace reachable, pid 1's, stands in for it with `initial: false`: such a process must
+ * not record a node's namespace as the machine's initial one.
  */
 export function initialRef(): NamespaceRef {
   if (initialCache && statNetnsId(initialCache.path!)) return initialCache;
-  const viaPid1 = statNetnsId('/proc/1/ns/net');
-  if (viaPid1) return (initialCache = { id: viaPid1, path: '/proc/1/ns/net', pid: 1, initial: true });
-  for (const p of ['/proc/self/ns/net', ...procNamespacePaths()]) {
+  for (const p of ['/proc/1/ns/net', '/proc/self/ns/net', ...procNamespacePaths()]) {
     const got = statNetnsId(p);
     if (got?.ino === PROC_NET_INIT_INO) {
       const path = p === '/proc/self/ns/net' ? `/proc/${process.pid}/ns/net` : p;
       return (initialCache = { id: got, path, pid: pidOfPath(path), initial: true });
     }
   }
+  const viaPid1 = statNetnsId('/proc/1/ns/net');
+  if (viaPid1) return (initialCache = { id: viaPid1, path: '/proc/1/ns/net', pid: 1, initial: statNetnsId('/proc/self/ns/pid')?.ino === PROC_PID_INIT_INO });
   throw new SysError('cannot find a path to the initial network namespace', { code: 'ENOENT', op: 'find initial netns' });
 }
 
@@ -40,7 +46,8 @@ function pidOfPath(path: string | null): number | null {
 
 /** The record form of an open namespace: its identity and the path it was reached by. */
 export function refOf(netns: Netns): NamespaceRef {
-  return { id: netns.id, path: netns.path, pid: pidOfPath(netns.path), initial: sameNetns(netns.id, initialNetnsId()) };
+  const initial = initialRef();
+  return { id: netns.id, path: netns.path, pid: pidOfPath(netns.path), initial: initial.initial && sameNetns(netns.id, initial.id) };
 }
 
 /** The same namespace as `netns`, reached by `path`; close() does `close` (nothing for a caller's handle). */
@@ -82,34 +89,19 @@ function findNamedPath(id: NetnsId): string | null {
   return null;
 }
 
-function safeReaddir(dir: string): string[] {
-  try {
-    return readdirSync(dir);
-  } catch {
-    return [];
-  }
-}
-
-/** Every path that currently reaches a network namespace: named ones, then one per process. */
-export function* namespacePaths(): Generator<string> {
-  for (const name of safeReaddir(NAMED_NETNS_DIR)) yield join(NAMED_NETNS_DIR, name);
-  yield* procNamespacePaths();
-}
-
-function* procNamespacePaths(): Generator<string> {
-  for (const entry of safeReaddir('/proc')) {
-    if (/^\d+$/.test(entry)) yield `/proc/${entry}/ns/net`;
-  }
-}
-
-/** A path that reaches the namespace with this identity right now, or null when it no longer exists. */
-export function findNamespacePath(ref: NamespaceRef): string | null {
-  const candidates = [ref.path, ref.pid ? `/proc/${ref.pid}/ns/net` : null, ref.initial ? initialRef().path : null];
-  for (const p of candidates) {
+/**
+ * A path that reaches the namespace with this identity right now, or null when it no longer exists. The record's
+ * path and pid are hints only, tried first: a record written inside a container holds that container's view (a
+ * path in its mount namespace, a pid of its pid namespace), which may name something else here — only the
+ * identity decides. Then every namespace on the machine, including those pinned only inside other mount namespaces.
+ */
+export function findNamespacePath(ref: NamespaceRef, roots: SearchRoots = HOST_ROOTS): string | null {
+  const hints = [ref.path, ref.pid ? `/proc/${ref.pid}/ns/net` : null, ref.initial ? initialRef().path : null];
+  for (const p of hints) {
     const got = p ? statNetnsId(p) : null;
     if (p && got && sameNetns(got, ref.id)) return p;
   }
-  for (const p of namespacePaths()) {
+  for (const p of namespacePaths(roots, ref.path)) {
     const got = statNetnsId(p);
     if (got && sameNetns(got, ref.id)) return p;
   }
@@ -131,6 +123,14 @@ export function reopen(ref: NamespaceRef): Netns | null {
   } catch {
     return null;
   }
+}
+
+/** The record's pid when, here and now, it is a process in that very namespace (a pid recorded inside a container is
+ * a number of the container's pid namespace: shown only when it checks out). */
+export function verifiedPid(ref: NamespaceRef): number | null {
+  if (ref.pid === null) return null;
+  const got = statNetnsId(`/proc/${ref.pid}/ns/net`);
+  return got && sameNetns(got, ref.id) ? ref.pid : null;
 }
 
 /** Human form of what a caller named, before it is opened: its path, its pid, or the open handle's path. */

@@ -4,14 +4,16 @@
 import { readdirSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { isSysError, SysError } from '../errors';
-import { readRecord, recordKeyFor, scanRecords } from '../ledger';
+import { readRecord, scanRecords } from '../ledger';
 import type { LendRecord, NicIdentity } from '../ledger/types';
-import { assertIfName, sameNetns, type Link, type Netns, type Rtnl } from '../net';
-import { deviceDir, driverOf, getVf, isDeviceAddress, isUserspaceDriver, type SriovVf } from '../sriov';
+import { assertIfName, sameNetns, type Netns, type Rtnl } from '../net';
+import { deviceDir, driverOf, getVf, isBdf, isDeviceAddress, isUserspaceDriver, type SriovVf } from '../sriov';
 import { describeNamespace, openCurrent, openSpec, refOf } from './namespaces';
 import { identityOf, resolveNic, type ResolvedNic } from './nic';
+import { carriesDefaultRoute } from './uplink';
 import { assertOwner } from '../ledger/owner';
 import { isAbandoned } from './abandoned';
+import { lendKeyFor } from './nesting';
 import type { LendSession } from './session';
 import type { NicSelector, PrepareRequest } from './types';
 
@@ -66,7 +68,8 @@ export function prepare(s: LendSession, req: PrepareRequest): LendPlan | Refusal
   try {
     nic = resolveNic(s, found.selector);
     const identity = identityOf(nic);
-    const key = recordKeyFor(identity);
+    // nested under the lend that put it here, when one did (a node's CNI lending on a VF the host lent the node)
+    const key = lendKeyFor(s.ledger, identity, nic.home.id);
     const move = req.move === 'unless-userspace' ? !found.userspace : req.move !== false;
     const refusal = refusalFor(s, req, nic, target, key, found.label, move);
     if (refusal) {
@@ -109,44 +112,6 @@ function refusalFor(s: LendSession, req: PrepareRequest, nic: ResolvedNic, targe
   return null;
 }
 
-/**
- * Whether the NIC — or a device stacked on it (the bridge or bond it is a port of, a VLAN on it, and so on up) —
- * is the way out of a route that takes all traffic of a family: a default, or the split halves a VPN installs,
- * in any table (`ip rule` can choose any), as the single output or as one nexthop of an ECMP route.
- */
-function carriesDefaultRoute(rtnl: Rtnl, index: number): boolean {
-  const ways = stackedOn(rtnl.listLinks(), index);
-  return rtnl
-    .listRoutes({ table: 0 })
-    .some((r) => ALL_TRAFFIC.has(r.dst) && [r.index, ...r.nexthopIndexes].some((i) => i !== null && ways.has(i)));
-}
-
-/** Routes that send a whole family's traffic: the default, and the /1 halves that cover it together. */
-const ALL_TRAFFIC = new Set(['default', '0.0.0.0/1', '128.0.0.0/1', '::/1', '8000::/1']);
-
-/** Link kinds whose IFLA_LINK is the device they send through (a veth's IFLA_LINK is only its peer). */
-const STACKED_KINDS = new Set(['vlan', 'macvlan', 'macvtap', 'ipvlan', 'ipvtap']);
-
-/** `index` and every link whose traffic leaves through it: its master (bridge, bond), upper VLANs, and theirs. */
-function stackedOn(links: readonly Link[], index: number): Set<number> {
-  const ways = new Set([index]);
-  for (let grew = true; grew; ) {
-    grew = false;
-    for (const l of links) {
-      if (ways.has(l.index) && l.masterIndex !== null && !ways.has(l.masterIndex)) {
-        ways.add(l.masterIndex);
-        grew = true;
-      }
-      const upper = l.parentIndex !== null && l.linkNetnsId === undefined && STACKED_KINDS.has(l.kind ?? '');
-      if (upper && ways.has(l.parentIndex!) && !ways.has(l.index)) {
-        ways.add(l.index);
-        grew = true;
-      }
-    }
-  }
-  return ways;
-}
-
 interface Found {
   /** What resolveNic is given: a PCI address, or a name in a namespace. */
   selector: { pci: string } | { name: string; in?: PrepareRequest['target'] };
@@ -170,7 +135,10 @@ function findNic(s: LendSession, host: Rtnl, sel: NicSelector): Found | Refusal 
     return byName(s, host, name, undefined, `device ${name} (kernelpath ${sel.kernelPath})`);
   }
   if ('name' in sel) return byName(s, host, sel.name, sel.in, `device ${sel.name}`);
-  if (!deviceDir(s.sysfs, sel.pci)) return notFound(`no PCI device ${sel.pci}`);
+  if (!deviceDir(s.sysfs, sel.pci)) {
+    // an auxiliary device ID (a Scalable Function) is looked for on the other buses, not on PCI: say so
+    return notFound(isBdf(sel.pci) ? `no PCI device ${sel.pci}` : `no device ${sel.pci} on the auxiliary bus (nor any other)`);
+  }
   const sysVf = getVf(s.sysfs, sel.pci);
   if (sysVf?.userspace) return { selector: sel, label: `VF ${sel.pci} (${sysVf.driver})`, sysVf, userspace: true };
   const driver = sysVf ? null : driverOf(s.sysfs, sel.pci);

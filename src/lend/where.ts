@@ -3,7 +3,9 @@
 // NICs whose namespace died (possibly as devN).
 import { sameNetns, type Link, type NamespaceRef, type Netns, type Rtnl } from '../net';
 import type { LendRecord } from '../ledger/types';
+import { readRecord } from '../ledger';
 import { hintsFor, locateIn } from './locate';
+import { nestedKeys } from './nesting';
 import { describeNamespace, initialRef, refOf, reopen } from './namespaces';
 import type { LendSession } from './session';
 
@@ -57,7 +59,8 @@ export function searchPlaces(record: LendRecord, places: Place[]): { place: Plac
 }
 
 export interface Whereabouts {
-  place: Exclude<PlaceName, 'pf'> | 'not-moved' | 'unknown';
+  /** 'lent-on': the namespace it was lent to lent it on (a pod inside a node); name and namespace are the inner lend's. */
+  place: Exclude<PlaceName, 'pf'> | 'not-moved' | 'lent-on' | 'unknown';
   /** Its name there (null when not found). */
   name: string | null;
   /** The namespace it is in, as a path or description (null when not found). */
@@ -73,9 +76,18 @@ export function whereIs(s: LendSession, record: LendRecord): Whereabouts {
     : [openPlace(s, record.target, 'target'), openPlace(s, initialRef(), 'initial')].filter((p): p is Place => p !== null);
   try {
     const found = searchPlaces(record, places);
-    if (!found) return { place: 'unknown', name: null, namespace: null };
+    if (!found) return whereLentOn(s, record);
     return { place: found.place.name as Whereabouts['place'], name: found.link.name, namespace: found.place.ns.path ?? describeNamespace(refOf(found.place.ns)) };
   } finally {
     for (const p of places) closePlace(p);
   }
+}
+
+/** Not where this record left it: lent on from there, when a lend nested in this one has a record. */
+function whereLentOn(s: LendSession, record: LendRecord): Whereabouts {
+  const inner = nestedKeys(s.ledger, record.key).pop();
+  const innerRecord = inner === undefined ? null : readRecord(s.ledger, inner);
+  const there = innerRecord ? whereIs(s, innerRecord) : null;
+  if (!there || there.place === 'unknown') return { place: 'unknown', name: null, namespace: null };
+  return { place: 'lent-on', name: there.name, namespace: there.namespace };
 }

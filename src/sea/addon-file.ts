@@ -9,6 +9,7 @@ import { writeFileAtomic } from '../ledger/atomic-file';
 import { ADDON_SHA256, ASSET } from './build-info';
 import { seaCacheDir } from './cache-dir';
 import { seaAsset } from './assets';
+import { selfExecutable } from '../self-executable';
 
 export function loadAddonModule(): unknown {
   const file = join(seaCacheDir(), `sriovctl-${ADDON_SHA256.slice(0, 32)}.node`);
@@ -37,7 +38,7 @@ function extractAddon(file: string): void {
   const actual = sha256(data);
   if (actual !== ADDON_SHA256) {
     throw new Error(
-      `the addon embedded in ${process.execPath} is corrupt (sha256 ${actual}, built as ${ADDON_SHA256}): refusing to load it; reinstall the executable`,
+      `the addon embedded in ${selfExecutable() ?? process.execPath} is corrupt (sha256 ${actual}, built as ${ADDON_SHA256}): refusing to load it; reinstall the executable`,
     );
   }
   // no fsync: a torn file after a crash fails the hash check above and is written again

@@ -4,5 +4,8 @@ declare const SRIOVCTL_ADDON_SHA256: string;
 /** SHA-256 (hex) of the addon embedded as an asset; it is loaded only when its bytes have this hash. */
 export const ADDON_SHA256: string = SRIOVCTL_ADDON_SHA256;
 
-/** The asset names (the SEA config's `assets` keys). */
-export const ASSET = { addon: 'sriovctl.node', cniRun: 'sriovctl-cni-run.js', cli: 'sriovctl-cli.js' } as const;
+/**
+ * The asset names (the SEA config's `assets` keys, scripts/package/sea.mjs). The payload's files (the launcher,
+ * the private glibc: src/payload-layout.ts) are `payload/<path in the payload>`, listed in `payload.json`.
+ */
+export const ASSET = { addon: 'sriovctl.node', cniRun: 'sriovctl-cni-run.js', cli: 'sriovctl-cli.js', payloadManifest: 'payload.json', payloadPrefix: 'payload/' } as const;

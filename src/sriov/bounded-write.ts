@@ -36,7 +36,7 @@ export function writeSysfs(file: string, value: string, opts: WriteOptions = {})
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     const { spawn } = require('node:child_process') as { spawn: typeof Spawn };
     const writer = sysfsWriterCommand();
-    const child = spawn(writer.file, [file, value], { argv0: writer.argv0, stdio: ['ignore', 'ignore', 'pipe'], env: {} });
+    const child = spawn(writer.file, [...writer.args, file, value], { argv0: writer.argv0, stdio: ['ignore', 'ignore', 'pipe'], env: {} });
     let stderr = '';
     let settled = false;
     const settle = (fn: () => void) => {

@@ -1,21 +1,21 @@
 // The bounded sysfs writer's two forms (src/sriov/bounded-write.ts runs it as a child it can abandon): from a
 // checkout or an npm install, the small native tool node-gyp builds (native/tools/sysfs_write.cc); from the
 // self-contained executable, which carries no separate tool, the executable itself run under the writer's name
-// (src/sea/main.ts dispatches on it). Either way one write(2), and the exit status is the errno.
+// (src/sea/main.ts dispatches on it) — through the payload's private loader when that is how it runs
+// (src/self-executable.ts). Either way one write(2), and the exit status is the errno.
 import { closeSync, constants as fsConstants, openSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { packageRoot } from '../package-root';
-import { selfExecutable } from '../self-executable';
+import { selfCommand } from '../self-executable';
 
 export const SYSFS_WRITER_NAME = 'sriovctl-sysfs-write';
 
 /** The writer's exit status for a usage error (an errno is always below it). */
 export const WRITER_USAGE = 255;
 
-/** What to run: the program, and the argv[0] it must see. */
-export function sysfsWriterCommand(): { file: string; argv0: string } {
-  const self = selfExecutable();
-  return { file: self ?? join(packageRoot(), 'build', 'Release', SYSFS_WRITER_NAME), argv0: SYSFS_WRITER_NAME };
+/** What to run: the program, the arguments before FILE VALUE, and the argv[0] it must see. */
+export function sysfsWriterCommand(): { file: string; args: string[]; argv0: string } {
+  return selfCommand(SYSFS_WRITER_NAME) ?? { file: join(packageRoot(), 'build', 'Release', SYSFS_WRITER_NAME), args: [], argv0: SYSFS_WRITER_NAME };
 }
 
 /**

@@ -56,12 +56,13 @@ function expectAllHome(): void {
 }
 
 describe('the plugin containerd runs', () => {
-  it('is the packaged executable, put in the CNI bin dir by the installer image, with no Node on containerd\'s PATH', () => {
+  it('is the packaged executable\'s launcher and payload, put in the CNI bin dir by the installer image, with no Node on containerd\'s PATH', () => {
     expect(node.installOutput).toContain('sriovctl-cni');
-    // resident, the shim took its name and the executable runs beside it as the daemon and the shim's fallback
-    const installed = join(node.containerd.binDir, node.resident ? 'sriovctl' : 'sriovctl-cni');
-    expect(readFileSync(installed).equals(readFileSync(executable('amd64')))).toBe(true);
-    if (node.resident) expect(readFileSync(join(node.containerd.binDir, 'sriovctl-cni')).equals(readFileSync(join(PKG_DIR, 'sriovctl-cni-shim-linux-amd64')))).toBe(true);
+    const bin = node.containerd.binDir;
+    expect(readFileSync(join(bin, 'sriovctl.d', 'sriovctl')).equals(readFileSync(executable('amd64')))).toBe(true);
+    // resident, the shim took the plugin's name (its fallback is the payload's launcher); else the launcher has it
+    const plugin = node.resident ? join(PKG_DIR, 'sriovctl-cni-shim-linux-amd64') : join(bin, 'sriovctl.d', 'oneshot');
+    expect(readFileSync(join(bin, 'sriovctl-cni')).equals(readFileSync(plugin))).toBe(true);
     for (const dir of node.containerd.path.split(':')) expect(readdirSync(dir)).not.toContain('node');
   });
 });

@@ -1,15 +1,17 @@
 // `sriovctl install-cni --to <dir>` (the installer image's entry point), run from the packaged executable: what
-// it installs, that it writes nothing when it is already there, that a reader never sees half a file, and that
-// it refuses — changing nothing, in one line naming the path — every directory it must not write.
+// it installs (the launcher as sriovctl-cni, and its payload: ./installed-plugin.ts), that it writes nothing when
+// it is already there, that a reader never sees half a file nor a payload half-swapped, and that it refuses —
+// changing nothing, in one line naming the path — every directory it must not write.
 import { execFileSync } from 'node:child_process';
-import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readdirSync, readFileSync, readSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, readlinkSync, readSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { executable } from './packaged';
+import { loaderArgs, privateLoaderOf } from '../../src/payload-layout';
+import { Scratch } from '../helpers/kernel';
+import { expectInstalledPlugin } from './installed-plugin';
 import { modeDir, runPackaged, tempDir } from './run-packaged';
 import { sriovctl } from '../helpers/cli-process';
 
-const EXE = executable('amd64');
 const NOBODY = 65534;
 
 describe('sriovctl install-cni', () => {
@@ -31,31 +33,72 @@ describe('sriovctl install-cni', () => {
     return d;
   }
 
-  it('installs itself as <dir>/sriovctl-cni (0755, the same bytes), which then runs as the CNI plugin', async () => {
+  it('installs the launcher as <dir>/sriovctl-cni and its payload (itself, a private glibc), which then runs as the CNI plugin', async () => {
     const dir = binDir();
     const r = await install(dir);
     expect(r).toEqual({ code: 0, stdout: `installed ${dir}/sriovctl-cni\n`, stderr: '' });
-    const target = join(dir, 'sriovctl-cni');
-    expect(statSync(target).mode & 0o7777).toBe(0o755);
-    expect(readFileSync(target).equals(readFileSync(EXE))).toBe(true);
-    expect(readdirSync(dir)).toEqual(['sriovctl-cni']);
+    const version = expectInstalledPlugin(dir, 'amd64');
 
-    const v = await runPackaged([], { name: target, file: target, env: { ...env, CNI_COMMAND: 'VERSION' } });
-    expect(v.code).toBe(0);
-    expect(JSON.parse(v.stdout).supportedVersions).toContain('1.1.0');
+    // kubelet's way in, and the payload's own launcher: both find the payload and run the executable in it
+    for (const launcher of [join(dir, 'sriovctl-cni'), join(dir, 'sriovctl.d', 'oneshot'), join(dir, version, 'oneshot')]) {
+      const v = await runPackaged([], { name: launcher, file: launcher, env: { ...env, CNI_COMMAND: 'VERSION' } });
+      expect([launcher, v.code, v.stderr]).toEqual([launcher, 0, '']);
+      expect(JSON.parse(v.stdout).supportedVersions).toContain('1.1.0');
+    }
+  });
+
+  it('run from the payload (under its private loader), installs the executable it runs from, not the loader', async () => {
+    const dir = binDir();
+    expect((await install(dir)).code).toBe(0);
+    const payload = join(dir, readlinkSync(join(dir, 'sriovctl.d')));
+    const loader = join(payload, 'lib', 'ld-linux-x86-64.so.2');
+    const second = join(tmp.dir, 'second');
+    mkdirSync(second, { mode: 0o755 });
+    const args = ['--library-path', join(payload, 'lib'), '--argv0', 'sriovctl', join(payload, 'sriovctl'), 'install-cni', '--to', second];
+    expect(await runPackaged(args, { name: loader, file: loader, env })).toEqual({ code: 0, stdout: `installed ${second}/sriovctl-cni\n`, stderr: '' });
+    expectInstalledPlugin(second, 'amd64');
+  });
+
+  it('run from the payload, it runs itself again as the bounded sysfs writer through the same loader (src/self-executable.ts)', async () => {
+    const dir = binDir();
+    expect((await install(dir)).code).toBe(0);
+    const p = privateLoaderOf(join(dir, readlinkSync(join(dir, 'sriovctl.d')), 'lib', 'ld-linux-x86-64.so.2'))!;
+    const s = new Scratch();
+    try {
+      const [nic] = s.veth('w', 'x');
+      const attr = `/sys/class/net/${nic}/tx_queue_len`;
+      const write = (file: string, value: string) => runPackaged([...loaderArgs(p, 'sriovctl-sysfs-write'), file, value], { name: p.loader, file: p.loader, env: {} });
+      expect(await write(attr, '777')).toEqual({ code: 0, stdout: '', stderr: '' });
+      expect(readFileSync(attr, 'utf8')).toBe('777\n');
+      // the exit status is the errno: ENOENT for a missing attribute
+      expect((await write(`/sys/class/net/${nic}/no-such-attribute`, '1')).code).toBe(2);
+    } finally {
+      s.cleanup();
+    }
+  });
+
+  it('a launcher without its payload answers a CNI error (110) naming what is missing, on stdout and stderr', async () => {
+    const dir = binDir();
+    expect((await install(dir)).code).toBe(0);
+    const lone = join(tmp.dir, 'lone');
+    mkdirSync(lone, { mode: 0o755 });
+    writeFileSync(join(lone, 'sriovctl-cni'), readFileSync(join(dir, 'sriovctl-cni')), { mode: 0o755 });
+    const r = await runPackaged([], { name: 'sriovctl-cni', file: join(lone, 'sriovctl-cni'), env: { ...env, CNI_COMMAND: 'VERSION' } });
+    expect(r.code).toBe(1);
+    expect(JSON.parse(r.stdout)).toEqual({ cniVersion: '1.0.0', code: 110, msg: 'sriovctl-cni cannot start', details: `${lone}/sriovctl.d: No such file or directory` });
+    expect(r.stderr).toBe(`sriovctl-cni: cannot start: ${lone}/sriovctl.d: No such file or directory\n`);
   });
 
   it('is idempotent: the same content again writes nothing', async () => {
     const dir = binDir();
     expect((await install(dir)).code).toBe(0);
-    const first = statSync(join(dir, 'sriovctl-cni'));
+    const before = identities(dir);
     const again = await install(dir);
     expect(again).toEqual({ code: 0, stdout: `${dir}/sriovctl-cni is up to date\n`, stderr: '' });
-    const second = statSync(join(dir, 'sriovctl-cni'));
-    expect([second.ino, second.mtimeMs, second.ctimeMs]).toEqual([first.ino, first.mtimeMs, first.ctimeMs]);
+    expect(identities(dir)).toEqual(before);
   });
 
-  it('replaces another version by rename: a reader holding the old file still reads all of it, and no temp file stays', async () => {
+  it('replaces another version by rename: a reader holding the old plugin still reads all of it, and no temp file stays', async () => {
     const dir = binDir();
     const target = join(dir, 'sriovctl-cni');
     const old = Buffer.alloc(3 << 20, 0x5a);
@@ -66,7 +109,7 @@ describe('sriovctl install-cni', () => {
       const r = await install(dir);
       expect(r.code).toBe(0);
       expect(statSync(target).ino).not.toBe(oldIno);
-      expect(readFileSync(target).equals(readFileSync(EXE))).toBe(true);
+      expectInstalledPlugin(dir, 'amd64');
       // the old inode is whole: a kubelet that opened it before the rename ran the old plugin, never a mix
       const seen = Buffer.alloc(old.length + 1);
       expect(readSync(reader, seen, 0, seen.length, 0)).toBe(old.length);
@@ -74,7 +117,39 @@ describe('sriovctl install-cni', () => {
     } finally {
       closeSync(reader);
     }
-    expect(readdirSync(dir)).toEqual(['sriovctl-cni']);
+  });
+
+  it('upgrades a payload by swapping the link: the payload it replaces stays (a launcher may have just resolved it), older ones go', async () => {
+    const dir = binDir();
+    const [older, replaced] = ['sriovctl.d-1111111111111111', 'sriovctl.d-2222222222222222'];
+    for (const v of [older, replaced]) {
+      mkdirSync(join(dir, v, 'lib'), { recursive: true, mode: 0o755 });
+      writeFileSync(join(dir, v, 'sriovctl'), `old ${v}`, { mode: 0o755 });
+    }
+    symlinkSync(replaced, join(dir, 'sriovctl.d'));
+    const held = openSync(join(dir, replaced, 'sriovctl'), 'r');
+    try {
+      expect((await install(dir)).code).toBe(0);
+      const version = readlinkSync(join(dir, 'sriovctl.d'));
+      expect(readdirSync(dir).sort()).toEqual(['sriovctl-cni', 'sriovctl.d', version, replaced].sort());
+      expect(readFileSync(join(dir, replaced, 'sriovctl'), 'utf8')).toBe(`old ${replaced}`);
+      // the next upgrade (here: the same content again, the link already right) leaves the replaced one alone
+      expect((await install(dir)).stdout).toBe(`${dir}/sriovctl-cni is up to date\n`);
+    } finally {
+      closeSync(held);
+    }
+  });
+
+  it('rewrites a payload dir that was changed (a file damaged) before pointing the link at it', async () => {
+    const dir = binDir();
+    expect((await install(dir)).code).toBe(0);
+    const version = readlinkSync(join(dir, 'sriovctl.d'));
+    writeFileSync(join(dir, version, 'lib', 'libc.so.6'), 'damaged', { mode: 0o755 });
+    const r = await install(dir);
+    expect(r).toEqual({ code: 0, stdout: `installed ${dir}/sriovctl-cni\n`, stderr: '' });
+    expect(expectInstalledPlugin(dir, 'amd64')).toBe(version);
+    const v = await runPackaged([], { name: 'sriovctl-cni', file: join(dir, 'sriovctl-cni'), env: { ...env, CNI_COMMAND: 'VERSION' } });
+    expect(v.code).toBe(0);
   });
 
   it('fails whole when the copy cannot finish (a full file system): the old plugin stays, no temp file', async () => {
@@ -86,7 +161,7 @@ describe('sriovctl install-cni', () => {
       const r = await install(dir);
       expect(r.code).toBe(1);
       expect(r.stdout).toBe('');
-      expect(r.stderr).toMatch(new RegExp(`^sriovctl: install-cni --to ${dir}: cannot write ${dir}/sriovctl-cni: .*ENOSPC.*\\n$`));
+      expect(r.stderr).toMatch(new RegExp(`^sriovctl: install-cni --to ${dir}: cannot write ${dir}/sriovctl\\.d-[0-9a-f]{16}: .*ENOSPC.*\\n$`));
       expect(readdirSync(dir)).toEqual(['sriovctl-cni']);
       expect(readFileSync(join(dir, 'sriovctl-cni'), 'utf8')).toBe('old plugin');
     } finally {
@@ -137,6 +212,16 @@ describe('sriovctl install-cni', () => {
     expect(readdirSync(dir)).toEqual([]);
   });
 });
+
+/** Inode, mtime and ctime of every entry in a CNI bin dir and its payload (the link not followed). */
+function identities(dir: string): string[] {
+  const version = readlinkSync(join(dir, 'sriovctl.d'));
+  const paths = [...readdirSync(dir), ...readdirSync(join(dir, version), { recursive: true }).map((p) => join(version, String(p)))];
+  return paths.sort().map((p) => {
+    const st = lstatSync(join(dir, p));
+    return `${p} ${st.ino} ${st.mtimeMs} ${st.ctimeMs}`;
+  });
+}
 
 /** Every path under `dir` (the cache dir excepted: it is the executable's own) with its mode and size. */
 function snapshot(dir: string): string[] {

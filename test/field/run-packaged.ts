@@ -31,6 +31,8 @@ export function runPackaged(args: string[], o: RunOptions): Promise<RunResult> {
   // no PATH at all (this host has node in /usr/bin): the executable must need nothing from the host
   const env = { PATH: '/nonexistent', ...o.env };
   const child = spawn(cmd, argv, { argv0, env, stdio: ['pipe', 'pipe', 'pipe'] });
+  // a program may exit without reading its stdin (a launcher that cannot start): that is its answer, not an error
+  child.stdin.on('error', () => {});
   child.stdin.end(o.stdin ?? '');
   return collectOutput(child, 120_000);
 }

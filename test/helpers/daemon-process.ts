@@ -55,7 +55,9 @@ export async function startDaemon(socket: string, env: Record<string, string> = 
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     if (gone) throw new Error(`sriovctl daemon exited at start: ${log}`);
-    if (existsSync(socket) && (await queryDaemon(socket, 1000)).serving) return d;
+    // served by this daemon, not by one still draining on the same path
+    const q = existsSync(socket) ? await queryDaemon(socket, 1000) : null;
+    if (q?.serving && q.stats.pid === child.pid) return d;
     if (Date.now() > deadline) {
       await d.stop(1000);
       throw new Error(`sriovctl daemon did not serve ${socket} within ${timeoutMs} ms: ${log}`);

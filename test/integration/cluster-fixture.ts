@@ -2,7 +2,7 @@
 // the simulated drivers and the orchestrator share one process, as in a real run), and the stand-in
 // k3d/kind/kubectl/docker/podman executables of test/fixtures/bin on PATH.
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { main } from '../../src/cli/main';
@@ -42,6 +42,8 @@ export interface Call {
   args: string[];
   at: number;
   provider?: string;
+  /** k3d: DOCKER_HOST as the call saw it. */
+  dockerHost?: string;
   linksAtDelete?: Record<string, string[]>;
   recordsAtDelete?: number;
 }
@@ -91,13 +93,22 @@ export class Standins {
   }
 }
 
-/** A bin directory with only some of the stand-ins (e.g. podman but no docker). */
-export function partialBin(tools: string[]): { dir: string; cleanup(): void } {
+/** The tools the stand-ins stand in for: a machine's real ones must never be found in a partial PATH. */
+const STOOD_IN = new Set(['docker', 'podman', 'k3d', 'kind', 'kubectl']);
+
+/**
+ * A bin directory with only some of the stand-ins (e.g. podman but no docker), and `path`: it, then the system's
+ * /usr/bin without the real tools stood in for (this machine may have a real docker there), then /usr/sbin.
+ */
+export function partialBin(tools: string[]): { dir: string; path: string; cleanup(): void } {
   const dir = mkdtempSync(join(tmpdir(), 'sriovctl-bin-'));
   for (const t of [...tools, '_standin.sh']) {
     execFileSync('ln', ['-s', join(FIXTURE_BIN, t === 'podman' ? 'docker' : t), join(dir, t)]);
   }
-  return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+  const system = join(dir, 'system');
+  mkdirSync(system);
+  for (const t of readdirSync('/usr/bin')) if (!STOOD_IN.has(t)) symlinkSync(join('/usr/bin', t), join(system, t));
+  return { dir, path: `${dir}:${system}:/usr/sbin`, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
 export function restoreEnv(key: string, value: string | undefined): void {

@@ -1,7 +1,7 @@
 // `cluster up/down --provider k3d` with stand-in k3d/kubectl/docker on PATH (they record their arguments; node
 // "containers" are processes in their own network namespaces) and veth stand-in PFs known to a sysfs tree.
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
@@ -12,6 +12,7 @@ import { findRecords } from '../helpers/engine';
 import { type FakeSysfs } from '../helpers/fake-sysfs';
 import { ip, Scratch } from '../helpers/kernel';
 import { nicState } from '../helpers/lend-fixture';
+import { dockerApiStandIn } from '../helpers/docker-api';
 import { calicoFixture, linksOfPid, partialBin, useProviderWorld, restoreEnv, sriovctl, Standins, type StandInPf } from './cluster-fixture';
 
 let s: Scratch;
@@ -60,12 +61,15 @@ describe('k3d provider', () => {
       '--k3s-arg', '--kubelet-arg=cpu-manager-policy=static@agent:*',
       '--k3s-arg', '--kubelet-arg=reserved-cpus=0@agent:*',
       '--volume', `${manifests}/00-primary-cni.yaml:/var/lib/rancher/k3s/server/manifests/sriovctl-primary-cni.yaml@server:0`,
+      '--volume', `${stateDirOfTest()}:${stateDirOfTest()}@all`,
+      // k3s of the Kubernetes the manifests are validated for (k3d's own default is older)
+      '--image', 'docker.io/rancher/k3s:v1.33.1-k3s1',
       '--wait', '--timeout', '300s',
     ]);
     expect(k3d.findIndex((a) => a[0] === 'registry' && a[1] === 'create')).toBeLessThan(k3d.findIndex((a) => a[0] === 'cluster' && a[1] === 'create'));
     // the installer image is imported into the nodes right after the cluster exists (airgap)
     const created = k3d.findIndex((a) => a[0] === 'cluster' && a[1] === 'create');
-    expect(k3d[created + 1]).toEqual(['image', 'import', standins.archive, '--cluster', name]);
+    expect(k3d[created + 1]).toEqual(['image', 'import', standins.archive, '--cluster', name, '--mode', 'direct']);
 
     // the primary CNI handed to k3s: Calico on k3s's pod network
     const calico = objectsOf(join(manifests, '00-primary-cni.yaml'));
@@ -73,7 +77,7 @@ describe('k3d provider', () => {
 
     // nodes resolved to their container's pid through docker (auto-detected)
     const containers = standins.containers();
-    expect(standins.calls('docker').map((c) => c.args.at(-1)).sort()).toEqual([`k3d-${name}-agent-0`, `k3d-${name}-agent-1`]);
+    expect(standins.calls('docker').filter((c) => c.args[0] === 'inspect').map((c) => c.args.at(-1)).sort()).toEqual([`k3d-${name}-agent-0`, `k3d-${name}-agent-1`]);
     for (const [i, pf] of pfs.entries()) {
       const pid = containers[`k3d-${name}-agent-${i}`];
       expect(linksOfPid(pid)).toEqual([pf.name]);
@@ -93,7 +97,9 @@ describe('k3d provider', () => {
     const waitCrd = kubectl.findIndex((a) => a[3] === 'wait');
     expect(kubectl[waitCrd]).toEqual([...ctx, 'wait', '--for', 'condition=established', '--timeout=60s', 'crd/network-attachment-definitions.k8s.cni.cncf.io']);
     expect(waitCrd).toBeLessThan(kubectl.findIndex((a) => a[5]?.endsWith('40-network-attachment.yaml')));
+    // up waits for the component pods (one request over their labels) and the VFs of each agent
     expect(kubectl.filter((a) => a[3] === 'get').map((a) => a.slice(3))).toEqual([
+      ['get', 'pods', '--namespace', 'kube-system', '--selector', 'app in (multus,sriovdp,sriovctl-cni-installer)', '--output', 'json'],
       ['get', 'node', `k3d-${name}-agent-0`, '-o', 'json'],
       ['get', 'node', `k3d-${name}-agent-1`, '-o', 'json'],
     ]);
@@ -146,7 +152,7 @@ describe('k3d provider', () => {
     expect(up.stderr).toMatch(new RegExp(`warning: agent k3d-${name}-agent-1: ${short} \\(0000:3b:00.2\\): .*asked for 3 VFs, obtained 1`));
     const labels = standins.calls('kubectl').filter((c) => c.args[3] === 'label').map((c) => c.args[5]);
     expect(labels).toEqual([`k3d-${name}-agent-0`]);
-    expect(standins.calls('kubectl').filter((c) => c.args[3] === 'get').map((c) => c.args[5])).toEqual([`k3d-${name}-agent-0`]);
+    expect(standins.calls('kubectl').filter((c) => c.args[3] === 'get' && c.args[4] === 'node').map((c) => c.args[5])).toEqual([`k3d-${name}-agent-0`]);
     const dp = objectsOf(join(work, 'm', '20-sriov-device-plugin.yaml'));
     expect(JSON.parse(dp.find((o) => o.kind === 'ConfigMap').data['config.json']).resourceList[0].selectors.pfNames).toEqual([pfs[0].name]);
     const st = JSON.parse((await sriovctl('cluster', 'status', '--name', name, '--json')).stdout);
@@ -177,10 +183,51 @@ describe('k3d provider', () => {
     process.env.STANDIN_ALLOCATABLE = '1';
     const up = await sriovctl(...upArgs('--wait-timeout', '1'));
     expect(up.code).toBe(1);
-    expect(up.stderr).toMatch(/timed out after 1 s waiting for kubevirt\.io\/sriov_net to be allocatable: k3d-\S+-agent-0 has 1 of 3, k3d-\S+-agent-1 has 1 of 3/);
+    expect(up.stderr).toMatch(/timed out after 1 s waiting for the SR-IOV components: kubevirt\.io\/sriov_net not allocatable: k3d-\S+-agent-0 has 1 of 3, k3d-\S+-agent-1 has 1 of 3/);
     expect(up.stderr).toContain('(rolled back)');
     const del = standins.calls('k3d').find((c) => c.args[1] === 'delete' && c.args[0] === 'cluster')!;
     expect(del.recordsAtDelete).toBe(0);
+    for (const pf of pfs) expect(nicState(pf.name)).toEqual(pf.before);
+    expect(findRecords()).toEqual([]);
+    expect(existsSync(clusterDir(stateDirOfTest(), name))).toBe(false);
+  });
+
+  it('component pods not Ready: up fails naming each pod and its status as kubectl shows it, and rolls back', async () => {
+    // the VFs are allocatable, but Multus crash-loops in its init container and the installer image is missing
+    process.env.STANDIN_ALLOCATABLE = '3';
+    const node = `k3d-${name}-agent-0`;
+    const pods = {
+      apiVersion: 'v1',
+      kind: 'List',
+      items: [
+        initStuck('kube-multus-ds-x7k2p', 'multus', node, ['install-multus-binary', 'kube-multus'], { reason: 'CrashLoopBackOff', message: 'back-off 40s restarting failed container' }),
+        {
+          metadata: { name: 'kube-sriov-device-plugin-m2d9q', labels: { app: 'sriovdp' } },
+          spec: { nodeName: node },
+          status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }], containerStatuses: [{ name: 'kube-sriovdp', ready: true, state: { running: {} } }] },
+        },
+        initStuck('sriovctl-cni-installer-4kq8z', 'sriovctl-cni-installer', node, ['install-sriovctl-cni', 'keep-sriovctl-cni'], {
+          reason: 'ImagePullBackOff',
+          message: 'Back-off pulling image "docker.io/sriovctl/sriovctl-cni:0.1.0"',
+        }),
+      ],
+    };
+    process.env.STANDIN_PODS = join(work, 'pods.json');
+    writeFileSync(process.env.STANDIN_PODS, JSON.stringify(pods));
+    let up;
+    try {
+      up = await sriovctl(...upArgs('--wait-timeout', '1'));
+    } finally {
+      restoreEnv('STANDIN_PODS', undefined);
+    }
+    expect(up.code).toBe(1);
+    const line = up.stderr.split('\n').find((l) => l.startsWith('sriovctl: '))!;
+    expect(line).toBe(
+      `sriovctl: cluster up ${name}: timed out after 1 s waiting for the SR-IOV components: ` +
+        `pod kube-system/kube-multus-ds-x7k2p on node ${node}: Init:CrashLoopBackOff (back-off 40s restarting failed container); ` +
+        `pod kube-system/sriovctl-cni-installer-4kq8z on node ${node}: Init:ImagePullBackOff (Back-off pulling image "docker.io/sriovctl/sriovctl-cni:0.1.0")` +
+        ' (rolled back)',
+    );
     for (const pf of pfs) expect(nicState(pf.name)).toEqual(pf.before);
     expect(findRecords()).toEqual([]);
     expect(existsSync(clusterDir(stateDirOfTest(), name))).toBe(false);
@@ -214,21 +261,47 @@ describe('k3d provider', () => {
     execFileSync('k3d', ['cluster', 'delete', name], { env: process.env });
   });
 
-  it('podman when docker is absent', async () => {
+  it('podman when docker is absent: k3d is pointed at the Docker API socket of podman', async () => {
     const bin = partialBin(['k3d', 'kubectl', 'podman']);
-    process.env.PATH = `${bin.dir}:/usr/sbin:/usr/bin:/sbin:/bin`;
+    process.env.PATH = bin.path;
     process.env.STANDIN_ALLOCATABLE = '3';
+    const api = await dockerApiStandIn(work);
+    process.env.DOCKER_HOST = api.host;
     try {
       const up = await sriovctl(...upArgs('-q'));
       expect(up.stderr).toBe('');
       expect(up.code).toBe(0);
-      expect(standins.calls('podman').map((c) => c.args.slice(0, 4))).toEqual([
+      // preflight asked the socket; every k3d call got DOCKER_HOST; the images went through podman
+      expect(api.requests).toContain('GET /_ping');
+      expect(standins.calls('k3d').length).toBeGreaterThan(0);
+      expect(standins.calls('k3d').every((c) => c.dockerHost === api.host)).toBe(true);
+      expect(standins.calls('podman').some((c) => c.args[0] === 'save')).toBe(true);
+      expect(standins.calls('podman').filter((c) => c.args[0] === 'inspect').map((c) => c.args.slice(0, 4))).toEqual([
         ['inspect', '--type', 'container', '--format'],
         ['inspect', '--type', 'container', '--format'],
       ]);
       expect(standins.calls('docker')).toEqual([]);
       expect((await sriovctl('cluster', 'down', '--name', name, '-q')).code).toBe(0);
     } finally {
+      restoreEnv('DOCKER_HOST', undefined);
+      await api.close();
+      bin.cleanup();
+    }
+  });
+
+  it('podman without its Docker API socket: preflight says how to start it, nothing changes', async () => {
+    const bin = partialBin(['k3d', 'kubectl', 'podman']);
+    process.env.PATH = bin.path;
+    process.env.DOCKER_HOST = `unix://${join(work, 'no-such.sock')}`;
+    try {
+      const up = await sriovctl(...upArgs('--runtime', 'podman'));
+      expect(up.code).toBe(1);
+      expect(up.stderr).toContain(`  - podman's Docker API socket ${join(work, 'no-such.sock')} does not exist: k3d reaches podman through it (start it with \`systemctl start podman.socket\``);
+      expect(standins.calls('k3d').filter((c) => c.args[1] === 'create')).toEqual([]);
+      for (const pf of pfs) expect(nicState(pf.name)).toEqual(pf.before);
+      expect(findRecords()).toEqual([]);
+    } finally {
+      restoreEnv('DOCKER_HOST', undefined);
       bin.cleanup();
     }
   });
@@ -250,6 +323,20 @@ describe('k3d provider', () => {
     }
   });
 });
+
+/** A pod as the API shows it while its init container waits (`waiting`), the main one not started yet. */
+function initStuck(name: string, app: string, node: string, [init, main]: string[], waiting: { reason: string; message: string }) {
+  return {
+    metadata: { name, labels: { app } },
+    spec: { nodeName: node, initContainers: [{ name: init }] },
+    status: {
+      phase: 'Pending',
+      conditions: [{ type: 'Initialized', status: 'False' }, { type: 'Ready', status: 'False' }],
+      initContainerStatuses: [{ name: init, state: { waiting } }],
+      containerStatuses: [{ name: main, state: { waiting: { reason: 'PodInitializing' } } }],
+    },
+  };
+}
 
 /** The state dir this test gave its sriovctl processes (through the environment). */
 function stateDirOfTest(): string {

@@ -188,6 +188,13 @@ describe('row 5: auxiliary device IDs (Scalable Functions) and 5-digit PCI domai
     expect(nicState(nic.name)).toEqual(nic);
   });
 
+  it('an auxiliary device ID that is not there: 100, said of the auxiliary bus (not "no PCI device")', () => {
+    const a = call('ADD', conf({ pciBusID: 'mlx5_core.sf.9' }));
+    expect([a.status, a.json.code]).toEqual([1, 100]);
+    expect(a.json.msg).toBe('no device mlx5_core.sf.9 on the auxiliary bus (nor any other)');
+    expect(nicState(nic.name)).toEqual(nic);
+  });
+
   it('a PCI address with a 5-digit domain (10000:3b:02.1, behind VMD)', () => {
     roots.sim.addPciDevice({ bdf: '10000:3b:02.1', driver: 'ixgbe', netdev: { name: nic.name, mac: nic.mac } });
     const add = lendsAndGivesBack({ pciBusID: '10000:3B:02.1' });

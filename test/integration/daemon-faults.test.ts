@@ -133,6 +133,8 @@ describe('faults', () => {
     const done = new Promise<number | null>((r) => child.on('close', (code) => r(code)));
     for (let i = 0; (await old.stats()).connections < 2 && i < 400; i++) await new Promise((r) => setTimeout(r, 25)); // its and ours
     old.child.kill('SIGTERM');
+    for (let i = 0; existsSync(sock()) && i < 400; i++) await new Promise((r) => setTimeout(r, 25)); // it let go of the path
+    expect(existsSync(sock())).toBe(false);
     const fresh = await daemon(); // binds the path the old one gave up, while the old one drains
     expect(shim('VERSION').status).toBe(0);
     expect((await fresh.stats()).requests.byVerb).toEqual({ VERSION: 1 });

@@ -11,6 +11,9 @@
 #     image (same patches, same symbol CRCs for MODVERSIONS) against linux-headers, and installed under
 #     /lib/modules/<kver>/updates/ (+ depmod). It is unsigned: it loads (MODULE_SIG_FORCE is off) and
 #     taints the kernel, which is harmless in a throwaway VM.
+#   * lab_sf.ko — the lab's own module (test/lab/modules/lab_sf): one device on the kernel's auxiliary bus with a
+#     netdev, the sysfs shape of a Scalable Function (no emulated NIC has SFs). Built the same way, against
+#     linux-headers, into the same updates/ directory; rebuilt when its source changes (a stamp beside it).
 #
 # Fresh machine: ~2 min here (apt download + install, source extract, build). Afterwards it only checks that
 # everything is still there and returns at once (no apt-get update).
@@ -46,7 +49,32 @@ qemu_ready() {
   [ -n "$v" ] && [ "$v" -ge "$QEMU_MIN_MAJOR" ] && qemu-system-x86_64 -device help 2>/dev/null | grep -q '^name "igb"'
 }
 
-ready() {
+# lab_sf.ko installed and built from the current source
+LAB_SF_SRC=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/modules/lab_sf
+lab_sf_stamp() { cat "$LAB_SF_SRC"/Kbuild "$LAB_SF_SRC"/*.c | md5sum | cut -c1-12; }
+lab_sf_ready() {
+  [ "$(cat "/lib/modules/$1/updates/lab_sf.stamp" 2>/dev/null)" = "$(lab_sf_stamp)" ] \
+    && modinfo -k "$1" lab_sf >/dev/null 2>&1
+}
+
+# Builds lab_sf.ko for kernel $1 against its headers (installed) and installs it beside netdevsim.ko.
+build_lab_sf() {
+  local b
+  say "building lab_sf.ko ($LAB_SF_SRC) for $1"
+  b=$(mktemp -d)
+  cp "$LAB_SF_SRC"/Kbuild "$LAB_SF_SRC"/*.c "$b/"
+  # (no vmlinux with BTF in linux-headers: kbuild says so for every module, harmlessly)
+  make -s -C "/lib/modules/$1/build" M="$b" modules -j"$(nproc)" 2>&1 | grep -v '^Skipping BTF generation' >&2 || true
+  [ -f "$b/lab_sf.ko" ] || { rm -rf "$b"; say "lab_sf.ko did not build"; exit 1; }
+  strip --strip-debug "$b/lab_sf.ko"
+  install -D -m644 "$b/lab_sf.ko" "/lib/modules/$1/updates/lab_sf.ko"
+  lab_sf_stamp > "/lib/modules/$1/updates/lab_sf.stamp"
+  rm -rf "$b"
+  depmod -a "$1"
+}
+
+# everything from packages and netdevsim.ko; lab_sf.ko is checked apart (it needs no apt once headers are there)
+base_ready() {
   local k
   qemu_ready && [ -x /bin/busybox ] && command -v cpio >/dev/null \
     && command -v xz >/dev/null || return 1
@@ -54,9 +82,11 @@ ready() {
   modinfo -k "$k" netdevsim >/dev/null 2>&1 && modinfo -k "$k" igb igbvf vfio-pci >/dev/null 2>&1
 }
 
+ready() { base_ready && lab_sf_ready "$(newest_kernel)"; }
+
 if ready; then
   k=$(newest_kernel)
-  say "ready: kernel $k, $(modinfo -k "$k" -n netdevsim), $(qemu-system-x86_64 --version | head -n 1)"
+  say "ready: kernel $k, $(modinfo -k "$k" -n netdevsim), $(modinfo -k "$k" -n lab_sf), $(qemu-system-x86_64 --version | head -n 1)"
   exit 0
 fi
 
@@ -65,6 +95,11 @@ mkdir -p /var/lock
 exec 9>/var/lock/sriovctl-lab-setup.lock
 flock 9
 if ready; then say "ready (set up by a concurrent run)"; exit 0; fi
+# only lab_sf.ko missing or out of date (its source changed): rebuilt without apt
+if base_ready && [ -f "/lib/modules/$(newest_kernel)/build/Makefile" ]; then
+  build_lab_sf "$(newest_kernel)"
+  ready && { say "ready: kernel $(newest_kernel), lab_sf.ko rebuilt"; exit 0; }
+fi
 
 command -v apt-get >/dev/null || { say "apt-get not found: this lab needs Debian 12 (bookworm) packages"; exit 3; }
 export DEBIAN_FRONTEND=noninteractive
@@ -133,5 +168,9 @@ if ! modinfo -k "$KVER" netdevsim >/dev/null 2>&1; then
   # the source tarball is not needed any more
   apt_locked purge -y -qq "linux-source-$SERIES" >/dev/null || true
 fi
+if ! lab_sf_ready "$KVER"; then
+  apt_install "linux-headers-$KVER"
+  build_lab_sf "$KVER"
+fi
 ready || { say "setup finished but the lab is still not usable"; exit 1; }
-say "ready: kernel $KVER, $(modinfo -k "$KVER" -n netdevsim)"
+say "ready: kernel $KVER, $(modinfo -k "$KVER" -n netdevsim), $(modinfo -k "$KVER" -n lab_sf)"

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import {
   k3dClusterCreateArgs,
   k3dRegistryCreateArgs,
+  k3sAirgapImagesNames,
   parseK3dNodes,
   PRIMARY_CNI_FILE,
 } from '../../src/cluster/providers/k3d';
@@ -15,11 +16,43 @@ const spec: CreateSpec = {
   driver: null,
   reservedCpus: '0',
   image: null,
+  stateDir: '/var/lib/sriovctl',
 };
 
 describe('k3d cluster create arguments', () => {
-  it('is one server, n agents, no load balancer, the registry, flannel off, static CPU manager on agents', () => {
+  it("keeps k3s's flannel by default: nothing to download, no image beyond the node's", () => {
     expect(k3dClusterCreateArgs(spec, { registryPort: 5000 })).toEqual([
+      'cluster', 'create', 'lab',
+      '--servers', '1',
+      '--agents', '2',
+      '--no-lb',
+      '--registry-use', 'k3d-lab-registry:5000',
+      '--k3s-arg', '--kubelet-arg=cpu-manager-policy=static@agent:*',
+      '--k3s-arg', '--kubelet-arg=reserved-cpus=0@agent:*',
+      '--volume', '/var/lib/sriovctl:/var/lib/sriovctl@all',
+      // pinned, not k3d's own default: the Kubernetes the manifests are validated for
+      '--image', 'docker.io/rancher/k3s:v1.33.1-k3s1',
+      '--wait', '--timeout', '300s',
+    ]);
+  });
+
+  it('airgap: no registry (its image would be pulled); a pass-through config goes first, the flags override it', () => {
+    const args = k3dClusterCreateArgs({ ...spec, airgap: true, providerConfig: { apiVersion: 'k3d.io/v1alpha5', kind: 'Simple' } }, { registryPort: 5000 });
+    expect(args.slice(0, 5)).toEqual(['cluster', 'create', 'lab', '--config', '/tmp/m/k3d-config.yaml']);
+    expect(args.join(' ')).not.toContain('registry');
+    const withImages = k3dClusterCreateArgs({ ...spec, airgap: true }, { registryPort: 5000, k3sImages: '/i/k3s-airgap-images-arm64.tar.zst' });
+    expect(withImages[withImages.lastIndexOf('--volume') + 1]).toBe(
+      '/i/k3s-airgap-images-arm64.tar.zst:/var/lib/rancher/k3s/agent/images/k3s-airgap-images-arm64.tar.zst@server:*;agent:*',
+    );
+  });
+
+  it("names k3s's own images tarball after the nodes' architecture", () => {
+    expect(k3sAirgapImagesNames('x64')).toEqual(['k3s-airgap-images-amd64.tar.zst', 'k3s-airgap-images-amd64.tar.gz', 'k3s-airgap-images-amd64.tar']);
+    expect(k3sAirgapImagesNames('arm64')[0]).toBe('k3s-airgap-images-arm64.tar.zst');
+  });
+
+  it('with --primary-cni: one server, n agents, no load balancer, the registry, flannel off, the manifest auto-deployed', () => {
+    expect(k3dClusterCreateArgs({ ...spec, primaryCniFile: join('/tmp/m', PRIMARY_CNI_FILE) }, { registryPort: 5000 })).toEqual([
       'cluster', 'create', 'lab',
       '--servers', '1',
       '--agents', '2',
@@ -30,6 +63,9 @@ describe('k3d cluster create arguments', () => {
       '--k3s-arg', '--kubelet-arg=cpu-manager-policy=static@agent:*',
       '--k3s-arg', '--kubelet-arg=reserved-cpus=0@agent:*',
       '--volume', `${join('/tmp/m', PRIMARY_CNI_FILE)}:/var/lib/rancher/k3s/server/manifests/sriovctl-primary-cni.yaml@server:0`,
+      '--volume', '/var/lib/sriovctl:/var/lib/sriovctl@all',
+      // pinned, not k3d's own default: the Kubernetes the manifests are validated for
+      '--image', 'docker.io/rancher/k3s:v1.33.1-k3s1',
       '--wait', '--timeout', '300s',
     ]);
   });

@@ -3,7 +3,9 @@ import { parse } from 'yaml';
 import { kindClusterConfig, kindCreateArgs, parseKindNodes } from '../../src/cluster/providers/kind';
 import type { CreateSpec } from '../../src/cluster/types';
 
-const spec: CreateSpec = { name: 'lab', agents: 2, manifestsDir: '/tmp/m', driver: null, reservedCpus: '0', image: null };
+const spec: CreateSpec = { name: 'lab', agents: 2, manifestsDir: '/tmp/m', driver: null, reservedCpus: '0', image: null, stateDir: '/var/lib/sriovctl' };
+
+const LEDGER_MOUNT = { hostPath: '/var/lib/sriovctl', containerPath: '/var/lib/sriovctl' };
 
 describe('kind cluster config', () => {
   it('has one control-plane and n workers with the static CPU manager', () => {
@@ -20,13 +22,18 @@ describe('kind cluster config', () => {
         kind: 'JoinConfiguration',
         nodeRegistration: { kubeletExtraArgs: { 'cpu-manager-policy': 'static', 'reserved-cpus': '0' } },
       });
-      expect(w.extraMounts).toBeUndefined();
+      expect(w.extraMounts).toEqual([LEDGER_MOUNT]);
     }
+  });
+
+  it('mounts the host state dir into every node at the same path (one ledger)', () => {
+    const cfg = kindClusterConfig({ ...spec, stateDir: '/srv/state' }) as any;
+    for (const n of cfg.nodes) expect(n.extraMounts).toContainEqual({ hostPath: '/srv/state', containerPath: '/srv/state' });
   });
 
   it('mounts /dev/vfio on workers for vfio-pci and sets the node image', () => {
     const cfg = kindClusterConfig({ ...spec, agents: 1, driver: 'vfio-pci', image: 'kindest/node:v1.31.0' }) as any;
-    expect(cfg.nodes[1].extraMounts).toEqual([{ hostPath: '/dev/vfio', containerPath: '/dev/vfio' }]);
+    expect(cfg.nodes[1].extraMounts).toEqual([LEDGER_MOUNT, { hostPath: '/dev/vfio', containerPath: '/dev/vfio' }]);
     expect(cfg.nodes.map((n: any) => n.image)).toEqual(['kindest/node:v1.31.0', 'kindest/node:v1.31.0']);
   });
 

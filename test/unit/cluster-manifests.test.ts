@@ -55,6 +55,10 @@ describe('rendered manifests', () => {
     expect(pod.serviceAccountName).toBe('multus');
     expect(pod.hostNetwork).toBe(true);
     expect(pod.containers[0].command).toEqual(['/thin_entrypoint']);
+    // the image is distroless: its own installer copies the thin plugin, never cp or a shell
+    expect(pod.initContainers[0].command).toEqual(['/install_multus']);
+    expect(pod.initContainers[0].args).toEqual(['--type', 'thin', '--dest-dir', '/host/opt/cni/bin']);
+    expect(pod.containers[0].args).toContain('--multus-kubeconfig-file-host=/etc/cni/net.d/multus.d/multus.kubeconfig');
     expect(pod.volumes).toEqual([
       { name: 'cni', hostPath: { path: '/etc/cni/net.d' } },
       { name: 'cnibin', hostPath: { path: '/opt/cni/bin' } },
@@ -88,18 +92,35 @@ describe('rendered manifests', () => {
     expect(JSON.parse(cm.data['config.json']).resourceList[0].selectors).toEqual({ pfNames: ['enp3s0f0', 'enp4s0f0'] });
   });
 
-  it('the installer runs the image\'s own entry point (install-cni, no shell) with the node\'s /opt/cni/bin mounted', () => {
+  it('the installer runs the image\'s own entry point (install-cni, no shell) with the node\'s /opt/cni/bin mounted, and no other image', () => {
     const [ds] = all['30-sriovctl-cni-installer.yaml'];
     expect(ds.kind).toBe('DaemonSet');
     const pod = ds.spec.template.spec;
     expect(pod.volumes).toEqual([{ name: 'cnibin', hostPath: { path: '/opt/cni/bin', type: 'DirectoryOrCreate' } }]);
-    const init = pod.initContainers[0];
-    expect(init.volumeMounts).toEqual([{ name: 'cnibin', mountPath: '/host/opt/cni/bin' }]);
-    // the entry point (`sriovctl install-cni --to /host/opt/cni/bin`) of the image npm run package builds, imported
-    expect(init.command).toBeUndefined();
-    expect(init.args).toBeUndefined();
-    expect(init.image).toBe(`docker.io/sriovctl/sriovctl-cni:${PACKAGE_VERSION}`);
-    expect(init.imagePullPolicy).toBe('IfNotPresent');
+    const image = `docker.io/sriovctl/sriovctl-cni:${PACKAGE_VERSION}`;
+    const [init] = pod.initContainers;
+    const [main] = pod.containers;
+    for (const c of [init, main]) {
+      expect(c.volumeMounts).toEqual([{ name: 'cnibin', mountPath: '/host/opt/cni/bin' }]);
+      // the entry point (`sriovctl install-cni --to /host/opt/cni/bin`) of the image npm run package builds, imported
+      expect(c.command).toBeUndefined();
+      expect(c.image).toBe(image);
+      expect(c.imagePullPolicy).toBe('IfNotPresent');
+    }
+    // the init container installs (the pod is Ready only after it), the main one checks again and idles
+    expect(init.args).toEqual([]);
+    expect(main.args).toEqual(['--then-wait']);
+    expect(pod.containers).toHaveLength(1);
+    // no dependency on the pod network it helps to build
+    expect(pod.hostNetwork).toBe(true);
+  });
+
+  it('--sriov-cni-name: the installer installs the plugin under that name too, and the attachment uses it', () => {
+    const named = parsed({ ...input, sriovCniName: 'sriov' });
+    const pod = named['30-sriovctl-cni-installer.yaml'][0].spec.template.spec;
+    expect(pod.initContainers[0].args).toEqual(['--also-as', 'sriov']);
+    expect(pod.containers[0].args).toEqual(['--also-as', 'sriov', '--then-wait']);
+    expect(JSON.parse(named['40-network-attachment.yaml'][0].spec.config).type).toBe('sriov');
   });
 
   it('every DaemonSet runs on amd64 and arm64 (no amd64-only node selector) and tolerates taints', () => {

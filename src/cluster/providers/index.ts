@@ -8,7 +8,8 @@ import { localProvider } from './local';
 export interface ProviderOptions {
   runtime?: ContainerRuntime | null;
   registryPort?: number;
-  primaryCni?: string;
+  /** A --primary-cni manifest replaces the provider's built-in network. */
+  primaryCni?: string | null;
 }
 
 export function makeProvider(name: ProviderName, opts: ProviderOptions = {}): Provider {
@@ -19,7 +20,7 @@ export function makeProvider(name: ProviderName, opts: ProviderOptions = {}): Pr
       return k3dProvider({
         runtime: opts.runtime ?? null,
         registryPort: opts.registryPort ?? K3D_DEFAULTS.registryPort,
-        primaryCni: opts.primaryCni ?? K3D_DEFAULTS.primaryCni,
+        primaryCni: !!opts.primaryCni,
       });
     case 'kind':
       return kindProvider({ runtime: opts.runtime ?? null });

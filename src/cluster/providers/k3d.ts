@@ -1,28 +1,50 @@
-// k3d: k3s nodes in containers, driven through the real `k3d` CLI. One server, n agents, a registry, no load
-// balancer, flannel off with Calico as the primary CNI (Multus wraps it), the static CPU manager on agents.
+// k3d: k3s nodes in containers, driven through the real `k3d` CLI. One server, n agents, a registry (none with
+// --airgap), no load balancer, k3s's own flannel as the primary network unless --primary-cni replaces it (Multus
+// wraps either), the static CPU manager on agents. On podman, k3d talks to podman's Docker API socket.
+import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import type { NamespaceSpec } from '../../lend/types';
-import { containerPid, detectContainerRuntime, type ContainerRuntime } from '../container-runtime';
-import { installerArchive } from '../../install/installer-image';
+import { containerPid, detectContainerRuntime, dockerApiProblem, podmanDockerHost, type ContainerRuntime } from '../container-runtime';
 import { kubectlAccess } from '../kube';
-import { adaptCalicoForK3s, DEFAULT_PRIMARY_CNI, loadManifestSource } from '../primary-cni';
+import { DEFAULT_K3S_IMAGE } from '../kubernetes-version';
+import { K3S_POD_CIDR } from '../primary-cni';
 import type { ClusterNode, CreateSpec, Provider, ProviderContext } from '../types';
+import { yaml } from '../yaml';
 
 export interface K3dOptions {
   /** docker or podman; null = auto-detect. */
   runtime: ContainerRuntime | null;
   /** Host port of the cluster's registry. */
   registryPort: number;
-  /** The primary CNI manifest: a URL or a file (Calico by default). */
-  primaryCni: string;
+  /** Whether a --primary-cni manifest replaces k3s's flannel (it decides where the CNI files are). */
+  primaryCni: boolean;
 }
 
-export const K3D_DEFAULTS: K3dOptions = { runtime: null, registryPort: 5000, primaryCni: DEFAULT_PRIMARY_CNI };
+export const K3D_DEFAULTS: K3dOptions = { runtime: null, registryPort: 5000, primaryCni: false };
 
 /** The file the adapted primary CNI manifest is written to (k3s auto-deploys it from the server). */
 export const PRIMARY_CNI_FILE = '00-primary-cni.yaml';
+/** The merged k3d Simple config (cluster.yaml's pass-through), beside the manifests. */
+export const K3D_CONFIG_FILE = 'k3d-config.yaml';
 const K3S_AUTO_DEPLOY_DIR = '/var/lib/rancher/k3s/server/manifests';
+/** With its flannel, k3s keeps CNI files in its own dirs (fixed since the October 2024 releases, k3d v5.8's default). */
+const K3S_FLANNEL_CNI = { binDir: '/var/lib/rancher/k3s/data/cni', confDir: '/var/lib/rancher/k3s/agent/etc/cni/net.d' };
+const STANDARD_CNI = { binDir: '/opt/cni/bin', confDir: '/etc/cni/net.d' };
+/** k3s imports every tarball it finds here at start: its own images (pause, coredns, …) in an airgap. */
+const K3S_AGENT_IMAGES_DIR = '/var/lib/rancher/k3s/agent/images';
+
+/** The names of k3s's release tarball of its own images for this machine's architecture (the nodes' own). */
+export function k3sAirgapImagesNames(arch: string = process.arch): string[] {
+  const k3sArch = arch === 'x64' ? 'amd64' : arch;
+  return ['.tar.zst', '.tar.gz', '.tar'].map((ext) => `k3s-airgap-images-${k3sArch}${ext}`);
+}
+
+/** The first k3s airgap images tarball in `dirs`, or null. */
+export function findK3sAirgapImages(dirs: string[], arch?: string): string | null {
+  for (const dir of dirs) for (const name of k3sAirgapImagesNames(arch)) if (existsSync(join(dir, name))) return join(dir, name);
+  return null;
+}
 
 /** k3d prefixes every registry and node container with 'k3d-'. */
 export function k3dRegistryName(cluster: string): string {
@@ -34,30 +56,38 @@ export function k3dRegistryCreateArgs(cluster: string, port: number): string[] {
 }
 
 /** `k3d cluster create` exactly as `up` runs it (the contract the stand-in tests pin down). */
-export function k3dClusterCreateArgs(spec: CreateSpec, opts: Pick<K3dOptions, 'registryPort'>): string[] {
-  const args = [
-    'cluster', 'create', spec.name,
-    '--servers', '1',
-    '--agents', String(spec.agents),
-    '--no-lb',
-    '--registry-use', `k3d-${k3dRegistryName(spec.name)}:${opts.registryPort}`,
-    // flannel off and k3s's own policy controller off: Calico is the primary network, Multus wraps it
-    '--k3s-arg', '--flannel-backend=none@server:*',
-    '--k3s-arg', '--disable-network-policy@server:*',
-    // pinned CPUs for workloads on agents; the static policy refuses to start without reserved CPUs
-    '--k3s-arg', '--kubelet-arg=cpu-manager-policy=static@agent:*',
-    '--k3s-arg', `--kubelet-arg=reserved-cpus=${spec.reservedCpus}@agent:*`,
-    '--volume', `${join(spec.manifestsDir, PRIMARY_CNI_FILE)}:${K3S_AUTO_DEPLOY_DIR}/sriovctl-primary-cni.yaml@server:0`,
-  ];
+export function k3dClusterCreateArgs(spec: CreateSpec, opts: Pick<K3dOptions, 'registryPort'> & { k3sImages?: string | null }): string[] {
+  const args = ['cluster', 'create', spec.name];
+  // the user's own k3d config first: the flags below are k3d's documented overrides of it
+  if (spec.providerConfig) args.push('--config', join(spec.manifestsDir, K3D_CONFIG_FILE));
+  args.push('--servers', '1', '--agents', String(spec.agents), '--no-lb');
+  // airgap: no registry (its own image would be pulled); images reach the nodes by import either way
+  if (!spec.airgap) args.push('--registry-use', `k3d-${k3dRegistryName(spec.name)}:${opts.registryPort}`);
+  if (spec.primaryCniFile) {
+    // flannel off and k3s's own policy controller off: the given manifest is the primary network, Multus wraps it
+    args.push('--k3s-arg', '--flannel-backend=none@server:*', '--k3s-arg', '--disable-network-policy@server:*');
+  }
+  // pinned CPUs for workloads on agents; the static policy refuses to start without reserved CPUs
+  args.push('--k3s-arg', '--kubelet-arg=cpu-manager-policy=static@agent:*');
+  args.push('--k3s-arg', `--kubelet-arg=reserved-cpus=${spec.reservedCpus}@agent:*`);
+  if (spec.primaryCniFile) args.push('--volume', `${spec.primaryCniFile}:${K3S_AUTO_DEPLOY_DIR}/sriovctl-primary-cni.yaml@server:0`);
+  // one ledger: the plugin on every node writes its records where the host's status/down/cleanup read them
+  args.push('--volume', `${spec.stateDir}:${spec.stateDir}@all`);
+  // airgap: k3s's own images (pause, coredns, …) are not in its node image; k3s imports this tarball at start
+  if (opts.k3sImages) args.push('--volume', `${opts.k3sImages}:${K3S_AGENT_IMAGES_DIR}/${basename(opts.k3sImages)}@server:*;agent:*`);
   if (spec.driver === 'vfio-pci') args.push('--volume', '/dev/vfio:/dev/vfio@agent:*');
-  if (spec.image) args.push('--image', spec.image);
+  // k3s of the pinned Kubernetes, not k3d's own default (v1.31 for v5.8.3: outside kubectl 1.33's skew)
+  args.push('--image', spec.image ?? DEFAULT_K3S_IMAGE);
   args.push('--wait', '--timeout', '300s');
   return args;
 }
 
-/** Imports the installer image archive into every node of the cluster (airgap: the DaemonSet pulls nothing). */
+/**
+ * Imports an image archive into every node of the cluster (airgap: nothing is pulled by the nodes). `--mode direct`
+ * streams it into each node's containerd: the default tools-node mode would need k3d's own tools image.
+ */
 export function k3dImageImportArgs(archive: string, cluster: string): string[] {
-  return ['image', 'import', archive, '--cluster', cluster];
+  return ['image', 'import', archive, '--cluster', cluster, '--mode', 'direct'];
 }
 
 interface K3dNodeJson {
@@ -78,48 +108,64 @@ export function parseK3dNodes(json: string, cluster: string): ClusterNode[] {
 export function k3dProvider(options: Partial<K3dOptions> = {}): Provider {
   const opts: K3dOptions = { ...K3D_DEFAULTS, ...options };
   const runtime = () => detectContainerRuntime(opts.runtime);
+  /** Found in preflight (airgap only), mounted at create. */
+  let k3sImages: string | null = null;
+
+  // k3d speaks the Docker API only: on podman it is pointed at podman's socket (k3d's documented podman support)
+  const k3dEnv = (): Record<string, string> | undefined => (runtime() === 'podman' ? { DOCKER_HOST: podmanDockerHost() } : undefined);
+  const k3d = (ctx: ProviderContext, args: string[], timeoutMs?: number) => ctx.run('k3d', args, { timeoutMs, extraEnv: k3dEnv() });
 
   async function clusterExists(name: string, ctx: ProviderContext): Promise<boolean> {
-    const { stdout } = await ctx.run('k3d', ['cluster', 'list', '-o', 'json']);
+    const { stdout } = await k3d(ctx, ['cluster', 'list', '-o', 'json']);
     return (JSON.parse(stdout) as { name?: string }[]).some((c) => c.name === name);
   }
 
   async function registryExists(name: string, ctx: ProviderContext): Promise<boolean> {
-    const { stdout } = await ctx.run('k3d', ['registry', 'list', '-o', 'json']);
+    const { stdout } = await k3d(ctx, ['registry', 'list', '-o', 'json']);
     return (JSON.parse(stdout) as { name?: string }[]).some((r) => r.name === `k3d-${k3dRegistryName(name)}`);
   }
 
   return {
     name: 'k3d',
-    cni: { binDir: '/opt/cni/bin', confDir: '/etc/cni/net.d' },
+    defaultNodeImage: DEFAULT_K3S_IMAGE,
+    cni: opts.primaryCni ? STANDARD_CNI : K3S_FLANNEL_CNI,
+    podCidr: K3S_POD_CIDR,
     requiredTools: () => ['k3d', 'kubectl', runtime() ?? 'docker'],
 
     async preflight(spec) {
       const problems: string[] = [];
-      if (!runtime()) problems.push('no container runtime: neither docker nor podman is on PATH');
-      try {
-        const adapted = adaptCalicoForK3s(await loadManifestSource(opts.primaryCni));
-        await writeFile(join(spec.manifestsDir, PRIMARY_CNI_FILE), adapted);
-      } catch (err) {
-        problems.push(`primary CNI manifest: ${(err as Error).message}`);
+      if (spec.airgap) {
+        const dirs = spec.imageDirs ?? [];
+        k3sImages = findK3sAirgapImages(dirs);
+        if (!k3sImages) {
+          problems.push(
+            `k3s's own images (pause, coredns, …): no ${k3sAirgapImagesNames().join(' or ')} in ${dirs.join(', ')} ` +
+              `(--airgap pulls nothing: take it from the k3s release of the node image)`,
+          );
+        }
       }
-      return problems;
+      const rt = runtime();
+      if (!rt) return [...problems, 'no container runtime: neither docker nor podman is on PATH'];
+      const problem = rt === 'podman' ? await dockerApiProblem(podmanDockerHost()) : null;
+      return problem ? [...problems, problem] : problems;
     },
 
     async create(spec, ctx) {
-      if (!(await registryExists(spec.name, ctx))) await ctx.run('k3d', k3dRegistryCreateArgs(spec.name, opts.registryPort));
-      await ctx.run('k3d', k3dClusterCreateArgs(spec, opts), { timeoutMs: 600_000 });
-      const archive = installerArchive();
-      if (archive) await ctx.run('k3d', k3dImageImportArgs(archive, spec.name), { timeoutMs: 300_000 });
+      if (spec.providerConfig) {
+        await writeFile(join(spec.manifestsDir, K3D_CONFIG_FILE), yaml().stringify({ ...spec.providerConfig, metadata: { name: spec.name } }));
+      }
+      if (!spec.airgap && !(await registryExists(spec.name, ctx))) await k3d(ctx, k3dRegistryCreateArgs(spec.name, opts.registryPort));
+      await k3d(ctx, k3dClusterCreateArgs(spec, { ...opts, k3sImages: spec.airgap ? k3sImages : null }), 600_000);
+      for (const archive of spec.imageArchives ?? []) await k3d(ctx, k3dImageImportArgs(archive, spec.name), 300_000);
     },
 
     async delete(name, ctx) {
-      if (await clusterExists(name, ctx)) await ctx.run('k3d', ['cluster', 'delete', name], { timeoutMs: 300_000 });
-      if (await registryExists(name, ctx)) await ctx.run('k3d', ['registry', 'delete', `k3d-${k3dRegistryName(name)}`]);
+      if (await clusterExists(name, ctx)) await k3d(ctx, ['cluster', 'delete', name], 300_000);
+      if (await registryExists(name, ctx)) await k3d(ctx, ['registry', 'delete', `k3d-${k3dRegistryName(name)}`]);
     },
 
     async listNodes(name, ctx) {
-      const { stdout } = await ctx.run('k3d', ['node', 'list', '-o', 'json']);
+      const { stdout } = await k3d(ctx, ['node', 'list', '-o', 'json']);
       return parseK3dNodes(stdout, name);
     },
 

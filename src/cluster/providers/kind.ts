@@ -1,11 +1,12 @@
 // kind: Kubernetes nodes in containers, driven through the real `kind` CLI with a generated cluster config.
-// kind's default CNI (kindnet) stays: Multus wraps it. Workers get the static CPU manager.
+// kind's default CNI (kindnet) stays unless --primary-cni replaces it: Multus wraps either. Workers get the static
+// CPU manager. cluster.yaml's kind `Cluster` config is merged under what sriovctl needs (the name, the nodes).
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { NamespaceSpec } from '../../lend/types';
 import { containerPid, detectContainerRuntime, type ContainerRuntime } from '../container-runtime';
-import { installerArchive } from '../../install/installer-image';
 import { kubectlAccess } from '../kube';
+import { DEFAULT_KIND_NODE_IMAGE } from '../kubernetes-version';
 import type { ClusterNode, CreateSpec, Provider, ProviderContext } from '../types';
 import { yaml } from '../yaml';
 
@@ -14,6 +15,8 @@ export interface KindOptions {
 }
 
 export const KIND_CONFIG_FILE = 'kind-config.yaml';
+/** kind's default pod subnet (a --primary-cni manifest is adapted to it). */
+export const KIND_POD_CIDR = '10.244.0.0/16';
 
 /** The kind cluster config: one control-plane, `agents` workers with the static CPU manager. */
 export function kindClusterConfig(spec: CreateSpec): Record<string, unknown> {
@@ -25,24 +28,33 @@ export function kindClusterConfig(spec: CreateSpec): Record<string, unknown> {
       kubeletExtraArgs: { 'cpu-manager-policy': 'static', 'reserved-cpus': spec.reservedCpus },
     },
   });
-  const worker: Record<string, unknown> = { role: 'worker', kubeadmConfigPatches: [joinPatch] };
-  if (spec.driver === 'vfio-pci') worker.extraMounts = [{ hostPath: '/dev/vfio', containerPath: '/dev/vfio' }];
-  if (spec.image) worker.image = spec.image;
-  const controlPlane: Record<string, unknown> = { role: 'control-plane' };
-  if (spec.image) controlPlane.image = spec.image;
-  return {
+  // one ledger: the plugin on every node writes its records where the host's status/down/cleanup read them
+  const ledgerMount = { hostPath: spec.stateDir, containerPath: spec.stateDir };
+  const worker: Record<string, unknown> = { role: 'worker', kubeadmConfigPatches: [joinPatch], extraMounts: [ledgerMount] };
+  if (spec.driver === 'vfio-pci') worker.extraMounts = [ledgerMount, { hostPath: '/dev/vfio', containerPath: '/dev/vfio' }];
+  // kind v0.29.0's node image, pinned whatever kind is installed: the Kubernetes the manifests are validated for
+  const image = spec.image ?? DEFAULT_KIND_NODE_IMAGE;
+  worker.image = image;
+  const controlPlane: Record<string, unknown> = { role: 'control-plane', extraMounts: [ledgerMount], image };
+  const own = spec.providerConfig ?? {};
+  const config: Record<string, unknown> = {
+    ...own,
     kind: 'Cluster',
     apiVersion: 'kind.x-k8s.io/v1alpha4',
     name: spec.name,
     nodes: [controlPlane, ...Array.from({ length: spec.agents }, () => ({ ...worker }))],
   };
+  if (spec.primaryCniFile) config.networking = { ...((own.networking as object | undefined) ?? {}), disableDefaultCNI: true };
+  return config;
 }
 
 export function kindCreateArgs(spec: CreateSpec): string[] {
-  return ['create', 'cluster', '--name', spec.name, '--config', join(spec.manifestsDir, KIND_CONFIG_FILE), '--wait', '300s'];
+  const args = ['create', 'cluster', '--name', spec.name, '--config', join(spec.manifestsDir, KIND_CONFIG_FILE)];
+  // without kindnet the nodes are Ready only once the given primary CNI runs, which is applied after create
+  return spec.primaryCniFile ? args : [...args, '--wait', '300s'];
 }
 
-/** Loads the installer image archive into every node (kind runs `ctr images import --all-platforms` in each). */
+/** Loads an image archive into every node (kind runs `ctr images import --all-platforms` in each). */
 export function kindLoadArgs(archive: string, cluster: string): string[] {
   return ['load', 'image-archive', archive, '--name', cluster];
 }
@@ -77,7 +89,9 @@ export function kindProvider(options: Partial<KindOptions> = {}): Provider {
 
   return {
     name: 'kind',
+    defaultNodeImage: DEFAULT_KIND_NODE_IMAGE,
     cni: { binDir: '/opt/cni/bin', confDir: '/etc/cni/net.d' },
+    podCidr: KIND_POD_CIDR,
     requiredTools: () => ['kind', 'kubectl', runtime() ?? 'docker'],
 
     async preflight() {
@@ -87,8 +101,8 @@ export function kindProvider(options: Partial<KindOptions> = {}): Provider {
     async create(spec, ctx) {
       await writeFile(join(spec.manifestsDir, KIND_CONFIG_FILE), yaml().stringify(kindClusterConfig(spec)));
       await kind(ctx, kindCreateArgs(spec), 600_000);
-      const archive = installerArchive();
-      if (archive) await kind(ctx, kindLoadArgs(archive, spec.name), 300_000);
+      for (const archive of spec.imageArchives ?? []) await kind(ctx, kindLoadArgs(archive, spec.name), 300_000);
+      if (spec.primaryCniFile) await kubectlAccess(`kind-${spec.name}`, ctx).apply(spec.primaryCniFile);
     },
 
     async delete(name, ctx) {

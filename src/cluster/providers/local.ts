@@ -40,6 +40,7 @@ function namedNamespaces(): string[] {
 export function localProvider(): Provider {
   return {
     name: 'local',
+    defaultNodeImage: null,
     cni: { binDir: '/opt/cni/bin', confDir: '/etc/cni/net.d' },
     requiredTools: () => [],
 

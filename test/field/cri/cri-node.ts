@@ -18,7 +18,8 @@ import { pauseImage } from './pause-image';
 
 /**
  * SRIOVCTL_FIELD_CNI=daemon (the field project `cri-daemon`): the node runs the plugin the resident way — the static
- * shim as `sriovctl-cni`, the installed executable beside it as `sriovctl`, serving as `sriovctl daemon` — and
+ * shim as `sriovctl-cni` (its fallback the payload's launcher, sriovctl.d/oneshot), the payload's executable
+ * serving as `sriovctl daemon` — and
  * teardown fails unless the daemon served the calls and drained on SIGTERM.
  */
 const RESIDENT = process.env.SRIOVCTL_FIELD_CNI === 'daemon';
@@ -47,7 +48,7 @@ export class CriNode {
   readonly runDir = mkdtempSync(join(tmpdir(), 'sriovctl-cri-run-'));
   readonly containerd: Containerd;
   private daemon: PackagedDaemon | null = null;
-  /** Resident mode: `sriovctl-cni` is the shim, the installed executable is `sriovctl` beside it (see RESIDENT). */
+  /** Resident mode: `sriovctl-cni` is the shim (see RESIDENT). */
   readonly resident = RESIDENT;
   /** What the installer image's entry point printed. */
   installOutput = '';
@@ -90,13 +91,13 @@ export class CriNode {
     return join(this.runDir, 'cni.sock');
   }
 
-  /** The shim becomes sriovctl-cni, the installed executable sriovctl beside it, and serves as the daemon. */
+  /** The shim takes the plugin's name (the payload's launcher stays its fallback); the payload's executable serves. */
   private async goResident(): Promise<void> {
     const bin = this.containerd.binDir;
-    renameSync(join(bin, 'sriovctl-cni'), join(bin, 'sriovctl'));
-    copyFileSync(join(PKG_DIR, 'sriovctl-cni-shim-linux-amd64'), join(bin, 'sriovctl-cni'));
-    chmodSync(join(bin, 'sriovctl-cni'), 0o755);
-    this.daemon = await startPackagedDaemon(join(bin, 'sriovctl'), { SRIOVCTL_SOCKET: this.socket, SRIOVCTL_CACHE_DIR: this.cacheDir });
+    copyFileSync(join(PKG_DIR, 'sriovctl-cni-shim-linux-amd64'), join(bin, 'sriovctl-cni.tmp'));
+    chmodSync(join(bin, 'sriovctl-cni.tmp'), 0o755);
+    renameSync(join(bin, 'sriovctl-cni.tmp'), join(bin, 'sriovctl-cni'));
+    this.daemon = await startPackagedDaemon(join(bin, 'sriovctl.d', 'sriovctl'), { SRIOVCTL_SOCKET: this.socket, SRIOVCTL_CACHE_DIR: this.cacheDir });
   }
 
   get cri() {

@@ -145,4 +145,12 @@ async function waitForVfNetdevs(pf, count, timeoutMs = 20_000) {
   }, { timeoutMs, intervalMs: 5 });
 }
 
-module.exports = { igbPfAddresses, loadIgbDrivers, igbState, resetIgbVfs, takeIgbPf, waitForVfNetdevs, IgbPf };
+/** As a DPDK node prepares a VF: igbvf lets go of it and vfio-pci takes it, through driver_override. */
+function bindToVfioPci(bdf) {
+  fs.writeFileSync('/sys/bus/pci/drivers/igbvf/unbind', bdf);
+  fs.writeFileSync(`${PCI}/${bdf}/driver_override`, 'vfio-pci');
+  fs.writeFileSync('/sys/bus/pci/drivers/vfio-pci/bind', bdf);
+  fs.writeFileSync(`${PCI}/${bdf}/driver_override`, '\n');
+}
+
+module.exports = { igbPfAddresses, loadIgbDrivers, igbState, resetIgbVfs, takeIgbPf, waitForVfNetdevs, bindToVfioPci, IgbPf };

@@ -6,8 +6,7 @@
 // the witnesses.
 'use strict';
 
-const fs = require('node:fs');
-const { takeIgbPf, waitForVfNetdevs } = require('../lib/igb');
+const { takeIgbPf, waitForVfNetdevs, bindToVfioPci } = require('../lib/igb');
 const { pluginFor, ok, settable, STATIC_IPAM } = require('../lib/cni-plugin');
 const { iproute2VfTable, iproute2SetVfs } = require('../lib/iproute2-vf');
 const { vfMac } = require('../lib/vf-settings');
@@ -112,11 +111,7 @@ module.exports = [
     name: 'igb-cni: a VF on vfio-pci is configured on igb, not moved; DEL restores the PF side',
     async run(ctx) {
       const { pf, vf } = await igbWithVfs(ctx);
-      // as a DPDK node prepares it: igbvf lets go, vfio-pci takes it through driver_override
-      fs.writeFileSync('/sys/bus/pci/drivers/igbvf/unbind', vf.bdf);
-      fs.writeFileSync(`/sys/bus/pci/devices/${vf.bdf}/driver_override`, 'vfio-pci');
-      fs.writeFileSync('/sys/bus/pci/drivers/vfio-pci/bind', vf.bdf);
-      fs.writeFileSync(`/sys/bus/pci/devices/${vf.bdf}/driver_override`, '\n');
+      bindToVfioPci(vf.bdf);
       expectEqual([pf.vfs()[1].driver, pf.vfs()[1].netdev], ['vfio-pci', null], 'VF 1 on vfio-pci, without a netdev');
       const plugin = pluginFor(ctx, '/sys');
       const tableBefore = iproute2VfTable(pf.name);

@@ -10,7 +10,7 @@ const fs = require('node:fs');
 const path = require('node:path');
 const { spawn } = require('node:child_process');
 const { performance } = require('node:perf_hooks');
-const { takeIgbPf, waitForVfNetdevs } = require('../lib/igb');
+const { takeIgbPf, waitForVfNetdevs, bindToVfioPci } = require('../lib/igb');
 const { ip, poll, tempNetns } = require('../lib/shell');
 const { cliEnv, sriovctl, records } = require('../lib/sriovctl');
 const { expect, expectEqual } = require('../lib/expect');
@@ -76,10 +76,7 @@ module.exports = [
       pf.setNumVfs(2);
       const [vf] = await waitForVfNetdevs(pf, 2) ?? [];
       expect(vf, 'the igbvf netdevs did not appear');
-      fs.writeFileSync('/sys/bus/pci/drivers/igbvf/unbind', vf.bdf);
-      fs.writeFileSync(`/sys/bus/pci/devices/${vf.bdf}/driver_override`, 'vfio-pci');
-      fs.writeFileSync('/sys/bus/pci/drivers/vfio-pci/bind', vf.bdf);
-      fs.writeFileSync(`/sys/bus/pci/devices/${vf.bdf}/driver_override`, '\n');
+      bindToVfioPci(vf.bdf);
       const holder = await holdVf(ctx, pf.vfs()[0]);
 
       const t0 = performance.now();

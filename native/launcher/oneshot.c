@@ -1,0 +1,105 @@
+// oneshot: the static launcher install-cni puts in a CNI bin dir, so the plugin runs on a node without glibc
+// (k3s's busybox image). It carries no C library a node must have: it finds the payload install-cni wrote
+// (the packaged executable and a private glibc) and execs the executable under that glibc's own loader
+// (`ld.so --library-path <lib> --argv0 sriovctl-cni`, glibc >= 2.33), so the executable is the CNI plugin
+// (src/sea/main.ts dispatches on argv[0]) with every library taken from the payload, none from the node.
+//
+// The payload (src/payload-layout.ts names it): <binDir>/sriovctl.d, a symlink install-cni swaps atomically to
+// an immutable <binDir>/sriovctl.d-<hash>/ holding `sriovctl`, `oneshot` and lib/ (the loader and libraries).
+// This file runs as <binDir>/sriovctl-cni (a copy) or as <payload>/oneshot: its payload is its own directory
+// when that is a payload directory, else <its directory>/sriovctl.d. The path is resolved once (realpath), so
+// the loader, the libraries and the executable all come from one payload even while an upgrade swaps the link.
+// A failure is a CNI error on stdout (code 110, README) and the same line on stderr; nothing else is printed.
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#if defined(__x86_64__)
+#define LOADER "ld-linux-x86-64.so.2"
+#elif defined(__aarch64__)
+#define LOADER "ld-linux-aarch64.so.1"
+#else
+#error "sriovctl ships a private glibc for amd64 and arm64 only"
+#endif
+
+#define PAYLOAD_DIR "sriovctl.d"
+#define EXECUTABLE "sriovctl"
+#define LIB_DIR "lib"
+#define PLUGIN_NAME "sriovctl-cni"
+/** src/cni/errors.ts CNI_ERR.CANNOT_START */
+#define CANNOT_START 110
+
+static void put_json_string(const char *s) {
+  putchar('"');
+  for (; *s; s++) {
+    unsigned char c = (unsigned char)*s;
+    if (c == '"' || c == '\\') printf("\\%c", c);
+    else if (c < 0x20) printf("\\u%04x", c);
+    else putchar(c);
+  }
+  putchar('"');
+}
+
+static void fail(const char *what, int err) {
+  printf("{\"cniVersion\":\"1.0.0\",\"code\":%d,\"msg\":\"sriovctl-cni cannot start\",\"details\":", CANNOT_START);
+  char details[PATH_MAX + 128];
+  snprintf(details, sizeof details, "%s: %s", what, strerror(err));
+  put_json_string(details);
+  printf("}\n");
+  fflush(stdout);
+  fprintf(stderr, "sriovctl-cni: cannot start: %s\n", details);
+  exit(1);
+}
+
+/** Whether `name` is a payload directory's name: sriovctl.d or sriovctl.d-<hash>. */
+static int is_payload_name(const char *name) {
+  size_t n = strlen(PAYLOAD_DIR);
+  return strncmp(name, PAYLOAD_DIR, n) == 0 && (name[n] == '\0' || name[n] == '-');
+}
+
+/** The payload's real path, into `out` (PATH_MAX). */
+static void find_payload(char *out) {
+  char self[PATH_MAX];
+  ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (len < 0) fail("/proc/self/exe", errno);
+  self[len] = '\0';
+  char *slash = strrchr(self, '/');
+  if (!slash) fail(self, EINVAL);
+  *slash = '\0';
+  const char *dir_name = strrchr(self, '/') ? strrchr(self, '/') + 1 : self;
+  char candidate[PATH_MAX];
+  int n = is_payload_name(dir_name) ? snprintf(candidate, sizeof candidate, "%s", self)
+                                    : snprintf(candidate, sizeof candidate, "%s/" PAYLOAD_DIR, self);
+  if (n < 0 || (size_t)n >= sizeof candidate) fail(self, ENAMETOOLONG);
+  if (!realpath(candidate, out)) fail(candidate, errno);
+}
+
+int main(int argc, char **argv) {
+  char payload[PATH_MAX], loader[PATH_MAX], lib[PATH_MAX], executable[PATH_MAX];
+  find_payload(payload);
+  if (snprintf(loader, sizeof loader, "%s/" LIB_DIR "/" LOADER, payload) >= (int)sizeof loader ||
+      snprintf(lib, sizeof lib, "%s/" LIB_DIR, payload) >= (int)sizeof lib ||
+      snprintf(executable, sizeof executable, "%s/" EXECUTABLE, payload) >= (int)sizeof executable) {
+    fail(payload, ENAMETOOLONG);
+  }
+  if (access(executable, X_OK) != 0) fail(executable, errno);
+
+  // loader, 4 options, the executable, our arguments after argv[0], NULL
+  char **args = calloc((size_t)argc + 6, sizeof *args);
+  if (!args) fail("memory", ENOMEM);
+  size_t i = 0;
+  args[i++] = loader;
+  args[i++] = "--library-path";
+  args[i++] = lib;
+  args[i++] = "--argv0";
+  args[i++] = PLUGIN_NAME;
+  args[i++] = executable;
+  for (int a = 1; a < argc; a++) args[i++] = argv[a];
+  args[i] = NULL;
+  execv(loader, args);
+  fail(loader, errno);
+  return 1;
+}

@@ -1,0 +1,153 @@
+// install-cni's work: the plugin and its payload (src/payload-layout.ts) into a CNI bin dir, so the plugin runs on a
+// node without glibc. Order and atomicity, for a kubelet that may run the plugin at any moment:
+//   1. the payload is written whole into a temp dir, fsynced, renamed to its immutable sriovctl.d-<hash>;
+//   2. the sriovctl.d link is swapped to it by rename (a new symlink renamed over the old one): a launcher sees
+//      the old payload or the new one, and resolves it once, so never mixes two glibcs;
+//   3. <binDir>/<plugin> becomes the launcher (temp file, fsync, rename), only once its payload is in place;
+//   4. payloads older than the one just replaced are removed (the replaced one stays: a launcher may have just
+//      resolved it; processes already running keep their open files either way).
+// The same content again writes nothing. A failure leaves what was installed before, and no temp file.
+import { createHash } from 'node:crypto';
+import { closeSync, constants, fchmodSync, fsyncSync, lstatSync, mkdirSync, openSync, readdirSync, readlinkSync, renameSync, rmSync, symlinkSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fsyncDir, TEMP_MARKER } from '../ledger/atomic-file';
+import { isPayloadVersionName, PAYLOAD_LIB_DIR, PAYLOAD_LINK, payloadVersionName } from '../payload-layout';
+import { contentSize, hashContent, holdsContent, writeContent, type Content } from './content';
+import { checkTargetDir, INSTALLED_MODE, InstallError, installExecutable, type InstallOutcome } from './install-executable';
+
+/** One payload file: its path inside the payload dir ('sriovctl', 'lib/libc.so.6', …) and its bytes. */
+export interface PayloadFile {
+  path: string;
+  content: Content;
+}
+
+/** Installs `payload` and `launcher` as `<dir>/<pluginName>`; throws InstallError naming what failed. */
+export function installPlugin(dir: string, pluginName: string, payload: readonly PayloadFile[], launcher: Content): InstallOutcome {
+  checkTargetDir(dir);
+  const version = payloadVersionName(payloadHash(payload));
+  const previous = linkTarget(join(dir, PAYLOAD_LINK));
+  const complete = holdsPayload(join(dir, version), payload);
+  if (previous === version && complete && holdsContent(join(dir, pluginName), launcher, INSTALLED_MODE)) return 'unchanged';
+  if (!complete) step(join(dir, version), () => writePayload(dir, version, payload));
+  if (previous !== version) step(join(dir, PAYLOAD_LINK), () => swapLink(dir, version));
+  installExecutable(launcher, dir, pluginName);
+  removeOlderPayloads(dir, [version, previous]);
+  return 'installed';
+}
+
+function step(target: string, fn: () => void): void {
+  try {
+    fn();
+  } catch (err) {
+    throw new InstallError(`cannot write ${target}: ${(err as Error).message}`);
+  }
+}
+
+function payloadHash(payload: readonly PayloadFile[]): string {
+  const hash = createHash('sha256');
+  for (const f of payload) {
+    hash.update(`${f.path}\0${contentSize(f.content)}\0`);
+    hashContent(f.content, hash);
+  }
+  return hash.digest('hex');
+}
+
+/** The link's target when `link` is a symlink, else null. */
+function linkTarget(link: string): string | null {
+  try {
+    return readlinkSync(link);
+  } catch {
+    return null;
+  }
+}
+
+/** `dir` is a real directory holding exactly the payload's files (0755, their bytes) and nothing else. */
+function holdsPayload(dir: string, payload: readonly PayloadFile[]): boolean {
+  try {
+    if (!lstatSync(dir).isDirectory()) return false;
+    const present = readdirSync(dir, { recursive: true }).map(String).sort();
+    const expected = [...new Set([...payload.map((f) => f.path), ...payload.map((f) => dirname(f.path)).filter((d) => d !== '.')])].sort();
+    if (present.join('\0') !== expected.join('\0')) return false;
+  } catch {
+    return false;
+  }
+  return payload.every((f) => holdsContent(join(dir, f.path), f.content, INSTALLED_MODE));
+}
+
+function writePayload(dir: string, version: string, payload: readonly PayloadFile[]): void {
+  const temp = join(dir, `.${version}${TEMP_MARKER}${process.pid}`);
+  rmSync(temp, { recursive: true, force: true });
+  try {
+    makeDir(temp);
+    makeDir(join(temp, PAYLOAD_LIB_DIR));
+    for (const f of payload) writeNewFile(join(temp, f.path), f.content);
+    fsyncDir(join(temp, PAYLOAD_LIB_DIR));
+    fsyncDir(temp);
+    // a payload dir of this name that is not whole (or was changed) is replaced
+    rmSync(join(dir, version), { recursive: true, force: true });
+    renameSync(temp, join(dir, version));
+    fsyncDir(dir);
+  } catch (err) {
+    rmSync(temp, { recursive: true, force: true });
+    throw err;
+  }
+}
+
+function makeDir(path: string): void {
+  mkdirSync(path, { mode: INSTALLED_MODE });
+  // the umask can narrow the mode; set it exactly
+  const fd = openSync(path, constants.O_RDONLY | constants.O_DIRECTORY);
+  try {
+    fchmodSync(fd, INSTALLED_MODE);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function writeNewFile(path: string, content: Content): void {
+  const fd = openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, INSTALLED_MODE);
+  try {
+    fchmodSync(fd, INSTALLED_MODE);
+    writeContent(content, fd);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Points the sriovctl.d link at `version` by renaming a new link over it. */
+function swapLink(dir: string, version: string): void {
+  const link = join(dir, PAYLOAD_LINK);
+  const temp = join(dir, `.${PAYLOAD_LINK}${TEMP_MARKER}${process.pid}`);
+  rmSync(temp, { force: true });
+  symlinkSync(version, temp);
+  try {
+    // a real directory in the link's place (not ours: we only ever make the link) cannot be renamed over
+    if (isRealDirectory(link)) renameSync(link, join(dir, `${PAYLOAD_LINK}-replaced-${process.pid}`));
+    renameSync(temp, link);
+  } catch (err) {
+    rmSync(temp, { force: true });
+    throw err;
+  }
+  fsyncDir(dir);
+}
+
+function isRealDirectory(path: string): boolean {
+  try {
+    return lstatSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+/** Best effort: a payload left now is removed by the next install. */
+function removeOlderPayloads(dir: string, keep: readonly (string | null)[]): void {
+  for (const name of readdirSync(dir)) {
+    if (!isPayloadVersionName(name) || keep.includes(name)) continue;
+    try {
+      rmSync(join(dir, name), { recursive: true, force: true });
+    } catch {
+      // still in the way of nothing: the link does not point at it
+    }
+  }
+}

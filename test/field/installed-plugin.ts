@@ -1,0 +1,37 @@
+// What `install-cni` must leave in a CNI bin dir (src/payload-layout.ts): <binDir>/sriovctl-cni (the static
+// launcher), the sriovctl.d link to one payload sriovctl.d-<hash>/ holding the executable, the launcher and the
+// private glibc — the loader and exactly the libraries the executable's DT_NEEDED names, read here with readelf.
+import { execFileSync } from 'node:child_process';
+import { lstatSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import { expect } from 'vitest';
+import { executable } from './packaged';
+import type { Arch } from './run-packaged';
+
+/** The payload's lib/ as the executable of `arch` needs it: its interpreter's file name and its DT_NEEDED. */
+export function expectedLibs(arch: Arch): string[] {
+  const headers = execFileSync('readelf', ['-d', '-l', executable(arch)], { encoding: 'utf8' });
+  const interp = basename(/Requesting program interpreter: (\S+)\]/.exec(headers)![1]);
+  const needed = [...headers.matchAll(/\(NEEDED\)\s+Shared library: \[(\S+)\]/g)].map((m) => m[1]);
+  return [...new Set([interp, ...needed])].sort();
+}
+
+/** Asserts `binDir` holds exactly the plugin of `arch` as install-cni writes it; returns the payload dir's name. */
+export function expectInstalledPlugin(binDir: string, arch: Arch): string {
+  const version = readlinkSync(join(binDir, 'sriovctl.d'));
+  expect(version).toMatch(/^sriovctl\.d-[0-9a-f]{16}$/);
+  expect(readdirSync(binDir).sort()).toEqual(['sriovctl-cni', 'sriovctl.d', version]);
+  const payload = join(binDir, version);
+  expect(readdirSync(payload).sort()).toEqual(['lib', 'oneshot', 'sriovctl']);
+  expect(readdirSync(join(payload, 'lib')).sort()).toEqual(expectedLibs(arch));
+  for (const f of ['sriovctl', 'oneshot', ...expectedLibs(arch).map((l) => `lib/${l}`)]) {
+    const st = lstatSync(join(payload, f));
+    expect([f, st.isFile(), st.mode & 0o7777]).toEqual([f, true, 0o755]);
+  }
+  expect(lstatSync(join(binDir, 'sriovctl-cni')).mode & 0o7777).toBe(0o755);
+  expect(readFileSync(join(payload, 'sriovctl')).equals(readFileSync(executable(arch)))).toBe(true);
+  expect(readFileSync(join(binDir, 'sriovctl-cni')).equals(readFileSync(join(payload, 'oneshot')))).toBe(true);
+  // the launcher is static: it needs nothing from the node, not even a loader
+  expect(execFileSync('readelf', ['-l', join(payload, 'oneshot')], { encoding: 'utf8' })).not.toMatch(/program interpreter/);
+  return version;
+}
