@@ -16,6 +16,14 @@
       "sources": [ "native/tools/sysfs_write.cc" ],
       "cflags_cc!": [ "-std=gnu++17" ],
       "cflags_cc": [ "-std=c++17", "-Wall", "-Wextra", "-O2" ]
+    },
+    {
+      "target_name": "sriovctl-cni",
+      "type": "executable",
+      "sources": [ "native/shim/sriovctl_cni.cc" ],
+      "cflags_cc!": [ "-std=gnu++17", "-fno-exceptions" ],
+      "cflags_cc": [ "-std=c++17", "-Wall", "-Wextra", "-O2" ],
+      "ldflags": [ "-static" ]
     }
   ]
 }

@@ -28,7 +28,8 @@ export function alternate(contenders, rounds) {
 }
 
 /**
- * Calls `body(world)` with a fresh world and removes it afterwards. world.call(argv, config, command, opts) runs a
+ * Calls `body(world)` with a fresh world and removes it afterwards. world.env is every call's environment but
+ * CNI_COMMAND. world.call(argv, config, command, opts) runs a
  * plugin (argv[0] is the program; opts.argv0 names it, opts.extraArgs go before argv[1..], opts.env adds
  * variables) and throws when it fails.
  */
@@ -77,7 +78,7 @@ export async function withCniWorld(ctx, body) {
       call([join(CNI_DIR, 'host-device')], theirs, 'ADD');
       call([join(CNI_DIR, 'host-device')], theirs, 'DEL');
     };
-    return await body({ scratch, ours, theirs, call, hostDevice });
+    return await body({ scratch, env: base, ours, theirs, call, hostDevice });
   } finally {
     try {
       ip('netns', 'del', pod);

@@ -16,6 +16,7 @@
 #include "netns.h"
 #include "read_fd.h"
 #include "nl_socket.h"
+#include "peer_cred.h"
 #include "run_program.h"
 #include "sysctl.h"
 #include "vf.h"
@@ -125,6 +126,18 @@ Napi::Value ReadFd(const Napi::CallbackInfo& info) {
   });
 }
 
+// peerCred(fd) → {pid, uid, gid}: SO_PEERCRED of a connected unix socket.
+Napi::Value PeerCredOf(const Napi::CallbackInfo& info) {
+  return guarded(info.Env(), [&] {
+    PeerCred c = peerCred(argInt(info, 0, "fd"));
+    Napi::Object o = Napi::Object::New(info.Env());
+    o.Set("pid", static_cast<double>(c.pid));
+    o.Set("uid", static_cast<double>(c.uid));
+    o.Set("gid", static_cast<double>(c.gid));
+    return o;
+  });
+}
+
 // encodeSetVf(pfIndex, vf, change, seq) → Buffer: the exact request setVf would send.
 Napi::Value EncodeSetVf(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
@@ -193,6 +206,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("lockFd", Napi::Function::New(env, LockFd, "lockFd"));
   exports.Set("unlockFd", Napi::Function::New(env, UnlockFd, "unlockFd"));
   exports.Set("readFd", Napi::Function::New(env, ReadFd, "readFd"));
+  exports.Set("peerCred", Napi::Function::New(env, PeerCredOf, "peerCred"));
   exports.Set("runProgram", Napi::Function::New(env, RunProgram, "runProgram"));
   exports.Set("encodeSetVf", Napi::Function::New(env, EncodeSetVf, "encodeSetVf"));
   exports.Set("parseLinkMessages", Napi::Function::New(env, ParseLinkMessages, "parseLinkMessages"));

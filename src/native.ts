@@ -113,6 +113,8 @@ export interface NativeAddon {
   unlockFd(fd: number): void;
   /** Everything up to end of file, within the deadline (SysError ETIMEDOUT) and the size bound (EFBIG). */
   readFd(fd: number, timeoutMs: number, maxBytes: number): Buffer;
+  /** SO_PEERCRED of a connected unix socket: who connected (the daemon serves root alone). */
+  peerCred(fd: number): { pid: number; uid: number; gid: number };
   /** posix_spawn the program, feed stdin, capture stdout/stderr, wait (src/proc/run-program.ts validates). */
   runProgram(
     path: string,

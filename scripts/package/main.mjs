@@ -1,12 +1,14 @@
-// `npm run package`: the self-contained executables (dist/pkg/sriovctl-linux-amd64, -arm64), their SHA256SUMS,
-// and the multi-arch installer image as one OCI archive. Prints each file's size and the wall time.
+// `npm run package`: the self-contained executables (dist/pkg/sriovctl-linux-amd64, -arm64), the native CNI shims
+// (sriovctl-cni-shim-linux-amd64, -arm64) and the daemon's systemd unit, their SHA256SUMS, and the multi-arch
+// installer image as one OCI archive. Prints each file's size and the wall time.
 import { createHash } from 'node:crypto';
-import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { buildAddon } from './addon.mjs';
 import { buildImage } from './image.mjs';
 import { ARCHES } from './runtimes.mjs';
 import { buildExecutable } from './sea.mjs';
+import { buildShim, DAEMON_UNIT } from './shim.mjs';
 
 const ROOT = new URL('../..', import.meta.url).pathname;
 const OUT = join(ROOT, 'dist', 'pkg');
@@ -28,12 +30,19 @@ const executables = await Promise.all(
     return out;
   }),
 );
+const shims = ARCHES.map((arch) => {
+  const out = join(OUT, `sriovctl-cni-shim-linux-${arch}`);
+  buildShim(arch, out);
+  return out;
+});
+const unit = join(OUT, basename(DAEMON_UNIT));
+copyFileSync(DAEMON_UNIT, unit);
 const image = buildImage(Object.fromEntries(ARCHES.map((a, i) => [a, executables[i]])), version, join(WORK, 'image'));
-const files = [...executables, image];
+const files = [...executables, ...shims, unit, image];
 writeFileSync(join(OUT, 'SHA256SUMS'), files.map((f) => `${sha256(f)}  ${basename(f)}\n`).join(''));
 rmSync(WORK, { recursive: true, force: true });
 
-for (const f of files) console.log(`${basename(f).padEnd(28)} ${(statSync(f).size / 1e6).toFixed(1).padStart(6)} MB`);
+for (const f of files) console.log(`${basename(f).padEnd(32)} ${(statSync(f).size / 1e6).toFixed(1).padStart(6)} MB`);
 const wall = `${(Number(process.hrtime.bigint() - started) / 1e9).toFixed(1)} s`;
 console.log(`package: ${wall}`);
 // for npm run bench (bench/package.bench.mjs)

@@ -6,6 +6,7 @@ import { registerAttachCommand } from './attach';
 import { createKit, globalOptions, type CommandKit, type Invocation } from './command-kit';
 import { registerCleanupCommand } from './cleanup';
 import { registerClusterCommands, registerDemoCommand } from './cluster';
+import { registerDaemonCommand } from './daemon';
 import { registerDetachCommand } from './detach';
 import { registerInstallCniCommand } from './install-cni';
 import { usageError } from './exit-codes';
@@ -22,6 +23,7 @@ const COMMANDS: RegisterCommands[] = [
   registerVfsCommand,
   registerCleanupCommand,
   registerInstallCniCommand,
+  registerDaemonCommand,
   // `cluster up|down|status` and `demo` (npm start): owned by the orchestrator, wired with the same kit
   registerClusterCommands,
   registerDemoCommand,

@@ -2,6 +2,8 @@
 // where it is now, who has it and since when.
 import type { Command } from 'commander';
 import type { LendRecord } from '../ledger/types';
+import { queryDaemon } from '../daemon/query';
+import { socketPath } from '../daemon/socket-path';
 import { describeNamespace, verifiedPid } from '../lend/namespaces';
 import type { CommandIo, CommandKit } from './command-kit';
 import { readLedger } from './ledger-view';
@@ -34,13 +36,27 @@ export function registerStatusCommand(program: Command, kit: CommandKit): void {
     .action(kit.action<{ json?: boolean }>(() => 'status', (io, _args, opts) => status(io, !!opts.json)));
 }
 
-function status(io: CommandIo, json: boolean): ExitCode {
+/** One line on the daemon at SRIOVCTL_SOCKET: whether one serves it, its pid, uptime and request counts. */
+async function daemonLine(): Promise<string> {
+  const socket = socketPath(process.env);
+  const state = await queryDaemon(socket);
+  if (!state.serving) return `daemon: none (${state.reason})`;
+  const s = state.stats;
+  const verbs = Object.entries(s.requests.byVerb).map(([v, n]) => `${v} ${n}`).join(', ');
+  return (
+    `daemon: pid ${s.pid} on ${s.socket}, up ${s.uptimeSeconds} s, ${s.requests.total} requests` +
+    `${verbs ? ` (${verbs})` : ''}, ${s.requests.failed} failed, ${s.inFlight} in flight, ${s.declined} sent to the one-shot plugin, ${s.refused} refused`
+  );
+}
+
+async function status(io: CommandIo, json: boolean): Promise<ExitCode> {
   const { records, corrupt } = readLedger(io.session);
   const entries = records.map((r) => statusEntry(r, io));
   for (const c of corrupt) io.out.warn(`unreadable record ${c.file}: ${c.error} (run sriovctl cleanup)`);
   if (json) io.out.json(entries);
   else if (entries.length === 0) io.out.line('no NIC is lent');
   else io.out.line(formatTable(['NIC', 'OWNER', 'PHASE', 'NOW', 'SINCE'], entries.map(row)));
+  if (!json) io.out.line(await daemonLine());
   return corrupt.length > 0 ? ExitCode.warnings : ExitCode.ok;
 }
 

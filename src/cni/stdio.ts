@@ -16,7 +16,7 @@ export const MAX_STDIN_BYTES = 1 << 20;
  * A runtime writes the config and closes stdin at once; one that never closes it must not hold the call (and a
  * pod's network) forever.
  */
-const STDIN_TIMEOUT_MS = 30_000;
+export const STDIN_TIMEOUT_MS = 30_000;
 
 /**
  * stdin (or `fd`: a test's stand-in for it), whole; code 7 naming the limit when it is larger than `limit` bytes
@@ -29,12 +29,20 @@ export function readStdin(limit = MAX_STDIN_BYTES, fd = 0): string {
   try {
     return native.readFd(fd, STDIN_TIMEOUT_MS, limit).toString('utf8');
   } catch (err) {
-    if (isSysError(err, 'ETIMEDOUT')) throw new CniError(CNI_ERR.IO_FAILURE, `stdin: no end of input within ${STDIN_TIMEOUT_MS / 1000} s`);
-    if (isSysError(err, 'EFBIG')) {
-      throw new CniError(CNI_ERR.INVALID_CONFIG, `invalid config: stdin: the network config is larger than ${limit} bytes`, 'stdin');
-    }
+    if (isSysError(err, 'ETIMEDOUT')) throw stdinTimedOut();
+    if (isSysError(err, 'EFBIG')) throw stdinTooLarge(limit);
     throw err;
   }
+}
+
+/** A runtime that never closed stdin (here, or at the shim that reads it for the daemon). */
+export function stdinTimedOut(): CniError {
+  return new CniError(CNI_ERR.IO_FAILURE, `stdin: no end of input within ${STDIN_TIMEOUT_MS / 1000} s`);
+}
+
+/** A stdin over the bound (here, or at the shim that reads it for the daemon). */
+export function stdinTooLarge(limit = MAX_STDIN_BYTES): CniError {
+  return new CniError(CNI_ERR.INVALID_CONFIG, `invalid config: stdin: the network config is larger than ${limit} bytes`, 'stdin');
 }
 
 export function writeStdout(value: unknown): void {

@@ -1,5 +1,6 @@
 // What `npm run package` leaves in dist/pkg: one executable per architecture (ELF for that machine, a Node
-// single executable application: its SEA fuse flipped), the image archive, and SHA256SUMS that verify all three.
+// single executable application: its SEA fuse flipped), the static CNI shims, the daemon's systemd unit, the image
+// archive, and SHA256SUMS that verify them all.
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
@@ -11,14 +12,17 @@ const EM_AARCH64 = 183;
 const FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2';
 
 describe('npm run package output', () => {
-  it('SHA256SUMS lists the two executables and the image archive, and they match', () => {
+  it('SHA256SUMS lists the two executables, the two CNI shims, the daemon\'s unit and the image archive, and they match', () => {
     const sums = readFileSync(`${PKG_DIR}/SHA256SUMS`, 'utf8');
     expect(sums.trim().split('\n').map((l) => l.split(/\s+/)[1])).toEqual([
       basename(executable('amd64')),
       basename(executable('arm64')),
+      'sriovctl-cni-shim-linux-amd64',
+      'sriovctl-cni-shim-linux-arm64',
+      'sriovctl-daemon.service',
       basename(IMAGE_ARCHIVE),
     ]);
-    expect(execFileSync('sha256sum', ['--check', '--strict', 'SHA256SUMS'], { cwd: PKG_DIR, encoding: 'utf8' })).toMatch(/^(.*: OK\n){3}$/);
+    expect(execFileSync('sha256sum', ['--check', '--strict', 'SHA256SUMS'], { cwd: PKG_DIR, encoding: 'utf8' })).toMatch(/^(.*: OK\n){6}$/);
   });
 
   for (const [arch, machine] of [['amd64', EM_X86_64], ['arm64', EM_AARCH64]] as const) {

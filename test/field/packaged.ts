@@ -17,7 +17,8 @@ export const IMAGE_ARCHIVE = join(PKG_DIR, INSTALLER_ARCHIVE_NAME);
 
 /** The first packaged file that is missing, or null. */
 export function missingPackage(): string | null {
-  for (const f of [executable('amd64'), executable('arm64'), IMAGE_ARCHIVE, join(PKG_DIR, 'SHA256SUMS')]) {
+  const resident = ['sriovctl-cni-shim-linux-amd64', 'sriovctl-cni-shim-linux-arm64', 'sriovctl-daemon.service'].map((f) => join(PKG_DIR, f));
+  for (const f of [executable('amd64'), executable('arm64'), ...resident, IMAGE_ARCHIVE, join(PKG_DIR, 'SHA256SUMS')]) {
     if (!existsSync(f)) return f;
   }
   return null;

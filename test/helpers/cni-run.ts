@@ -12,6 +12,17 @@ export const PLUGIN = join(ROOT, 'bin', 'sriovctl-cni.js');
 export const BUNDLE = join(ROOT, 'dist', 'sriovctl-cni.bundle.js');
 export const RUN_BUNDLE = join(ROOT, 'dist', 'sriovctl-cni-run.bundle.js');
 export const DEBIAN_CNI = '/usr/lib/cni';
+/** The native shim (node-gyp builds it): forwards to `sriovctl daemon`, or runs the one-shot plugin without one. */
+export const SHIM = join(ROOT, 'build', 'Release', 'sriovctl-cni');
+
+/**
+ * How the plugin is run: the one-shot plugin (node + bin/sriovctl-cni.js), or — in the vitest project `cni-shim`
+ * (vitest.config.mts), which runs the CNI suite a second time — the shim, talking to the daemon that project's
+ * global setup started on SRIOVCTL_SOCKET. Same calls, same assertions.
+ */
+export function viaShim(): boolean {
+  return process.env.SRIOVCTL_TEST_CNI_TRANSPORT === 'shim';
+}
 
 /** The suite runs `npm run build` first (pretest); a missing bundle means it did not. */
 export function requireBundle(): void {
@@ -74,6 +85,8 @@ export interface CniCall {
   env?: Record<string, string | undefined>;
   /** Run inside this named namespace (`ip netns exec`), making it the plugin's home. */
   inNetns?: string;
+  /** This transport whatever the project's (default: the project's; see viaShim). */
+  transport?: 'oneshot' | 'shim';
 }
 
 export interface CniAnswer {
@@ -97,14 +110,20 @@ function envFor(call: CniCall, roots: { stateDir: string; sim: { root: string } 
     CNI_IFNAME: call.ifname,
     CNI_ARGS: call.args,
     CNI_PATH: call.cniPath ?? DEBIAN_CNI,
+    SRIOVCTL_SOCKET: usesShim(call) ? process.env.SRIOVCTL_SOCKET : undefined,
     ...call.env,
   };
   return Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined)) as Record<string, string>;
 }
 
+function usesShim(call: CniCall): boolean {
+  return call.transport ? call.transport === 'shim' : viaShim();
+}
+
 function command(call: CniCall): [string, string[]] {
-  if (call.inNetns) return ['ip', ['netns', 'exec', call.inNetns, process.execPath, PLUGIN]];
-  return [process.execPath, [PLUGIN]];
+  const plugin = usesShim(call) ? [SHIM] : [process.execPath, PLUGIN];
+  if (call.inNetns) return ['ip', ['netns', 'exec', call.inNetns, ...plugin]];
+  return [plugin[0], plugin.slice(1)];
 }
 
 function stdinOf(call: CniCall): string {
@@ -139,6 +158,7 @@ export function runCniAsync(call: CniCall, roots: { stateDir: string; sim: { roo
     child.stdout.setEncoding('utf8').on('data', (d) => (stdout += d));
     child.stderr.setEncoding('utf8').on('data', (d) => (stderr += d));
     child.on('error', reject);
+    child.stdin.on('error', () => {}); // a plugin that stops reading (stdin over its bound) closes its end
     child.on('close', (status, signal) => resolvePromise(answer(status, signal, stdout, stderr, performance.now() - t0)));
     child.stdin.end(stdinOf(call));
   });

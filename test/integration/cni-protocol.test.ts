@@ -68,8 +68,9 @@ describe('VERSION', () => {
 });
 
 describe('the code cache of the second bundle', () => {
+  // the one-shot plugin's loader: a daemon loads its code once, without this cache
   const del = (env: Record<string, string> = {}) =>
-    runCni({ command: 'DEL', containerId: 'c1', ifname: 'net1', config: { cniVersion: '1.1.0', name: 'n', type: 'sriovctl-cni' }, env }, roots);
+    runCni({ command: 'DEL', containerId: 'c1', ifname: 'net1', config: { cniVersion: '1.1.0', name: 'n', type: 'sriovctl-cni' }, env, transport: 'oneshot' }, roots);
   const cacheDir = () => join(roots.stateDir, 'cni', 'code-cache');
   const caches = () => (existsSync(cacheDir()) ? readdirSync(cacheDir()) : []);
 

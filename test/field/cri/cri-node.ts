@@ -2,18 +2,27 @@
 // sriovctl-cni (installed by the installer image's entry point) in its CNI bin dir, and sriovctl's state dir and
 // sysfs root (a simulated tree) handed to the plugin through containerd's environment.
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, mkdtempSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { SimSysfs } from '../../../src/sriov/sim';
 import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
 import { debianPlugin, ledgerRecords } from '../../helpers/cni-run';
 import { Scratch } from '../../helpers/kernel';
-import { IMAGE_ARCHIVE } from '../packaged';
+import { IMAGE_ARCHIVE, PKG_DIR } from '../packaged';
+import { startPackagedDaemon, type PackagedDaemon } from '../packaged-daemon';
 import { Containerd } from '../containerd';
 import type { SandboxStatus } from './cri-client';
 import { installPluginFromImage } from './installer';
 import { pauseImage } from './pause-image';
+
+/**
+ * SRIOVCTL_FIELD_CNI=daemon (the field project `cri-daemon`): the node runs the plugin the resident way — the static
+ * shim as `sriovctl-cni` (its fallback the payload's launcher, sriovctl.d/oneshot), the payload's executable
+ * serving as `sriovctl daemon` — and
+ * teardown fails unless the daemon served the calls and drained on SIGTERM.
+ */
+const RESIDENT = process.env.SRIOVCTL_FIELD_CNI === 'daemon';
 
 /** The one conflist of the node (the CRI loads the first conflist of conf_dir). */
 const CONFLIST = '10-sriovctl.conflist';
@@ -35,7 +44,12 @@ export class CriNode {
   /** host-local's dataDir for every conflist of this node. */
   readonly hostLocalDir = mkdtempSync(join(tmpdir(), 'sriovctl-cri-ipam-'));
   readonly sim = SimSysfs.create();
+  /** The daemon's socket dir (resident mode). */
+  readonly runDir = mkdtempSync(join(tmpdir(), 'sriovctl-cri-run-'));
   readonly containerd: Containerd;
+  private daemon: PackagedDaemon | null = null;
+  /** Resident mode: `sriovctl-cni` is the shim (see RESIDENT). */
+  readonly resident = RESIDENT;
   /** What the installer image's entry point printed. */
   installOutput = '';
 
@@ -43,7 +57,12 @@ export class CriNode {
     try {
       this.containerd = new Containerd({
         sandboxImage,
-        env: { SRIOVCTL_STATE_DIR: this.stateDir, SRIOVCTL_SYSFS_ROOT: this.sim.root, SRIOVCTL_CACHE_DIR: this.cacheDir },
+        env: {
+          SRIOVCTL_STATE_DIR: this.stateDir,
+          SRIOVCTL_SYSFS_ROOT: this.sim.root,
+          SRIOVCTL_CACHE_DIR: this.cacheDir,
+          ...(RESIDENT ? { SRIOVCTL_SOCKET: this.socket } : {}),
+        },
       });
     } catch (err) {
       this.removeFiles();
@@ -60,11 +79,25 @@ export class CriNode {
       node.containerd.ctr('images', 'import', pause.archive);
       for (const p of DEBIAN_PLUGINS) symlinkSync(debianPlugin(p), join(node.containerd.binDir, p));
       node.installOutput = installPluginFromImage(node.containerd, IMAGE_ARCHIVE, `sriovctl-install-${randomBytes(4).toString('hex')}`);
+      if (RESIDENT) await node.goResident();
     } catch (err) {
       await node.teardown().catch(() => undefined);
       throw err;
     }
     return node;
+  }
+
+  get socket(): string {
+    return join(this.runDir, 'cni.sock');
+  }
+
+  /** The shim takes the plugin's name (the payload's launcher stays its fallback); the payload's executable serves. */
+  private async goResident(): Promise<void> {
+    const bin = this.containerd.binDir;
+    copyFileSync(join(PKG_DIR, 'sriovctl-cni-shim-linux-amd64'), join(bin, 'sriovctl-cni.tmp'));
+    chmodSync(join(bin, 'sriovctl-cni.tmp'), 0o755);
+    renameSync(join(bin, 'sriovctl-cni.tmp'), join(bin, 'sriovctl-cni'));
+    this.daemon = await startPackagedDaemon(join(bin, 'sriovctl.d', 'sriovctl'), { SRIOVCTL_SOCKET: this.socket, SRIOVCTL_CACHE_DIR: this.cacheDir });
   }
 
   get cri() {
@@ -113,8 +146,22 @@ export class CriNode {
     try {
       await this.containerd.teardown();
     } finally {
-      this.removeFiles();
+      try {
+        await this.stopDaemon();
+      } finally {
+        this.removeFiles();
+      }
     }
+  }
+
+  /** The resident node's daemon must have served the pods' calls, and must drain and exit 0 on SIGTERM. */
+  private async stopDaemon(): Promise<void> {
+    if (!this.daemon) return;
+    const served = await this.daemon.stats().catch((err: Error) => err);
+    const exit = await this.daemon.stop();
+    if (served instanceof Error) throw new Error(`the node's daemon stopped serving: ${served.message}\n${this.daemon.log()}`);
+    if (!served.requests.byVerb.ADD) throw new Error(`the node's daemon served no ADD: ${JSON.stringify(served)}`);
+    if (exit !== 0) throw new Error(`the node's daemon exited ${exit} on SIGTERM: ${this.daemon.log()}`);
   }
 
   private removeFiles(): void {
@@ -122,6 +169,7 @@ export class CriNode {
     rmSync(this.stateDir, { recursive: true, force: true });
     rmSync(this.hostLocalDir, { recursive: true, force: true });
     rmSync(this.cacheDir, { recursive: true, force: true });
+    rmSync(this.runDir, { recursive: true, force: true });
   }
 }
 

@@ -1,0 +1,166 @@
+// The resident path: the native shim + `sriovctl daemon` against Debian's host-device (ADD+DEL, same NIC kind,
+// same `static` IPAM) and against host-device's VERSION; the shim with no daemon against the one-shot plugin; the
+// daemon's RSS after many ADD/DEL pairs against after the first 100 (no leak); 16 concurrent ADDs through the
+// daemon against 16 one-shot. Needs root, `npm run build` (the shim is node-gyp's) and /usr/lib/cni.
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { connect } from 'node:net';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { benchEnv, median, roundRatios } from './bench-helpers.mjs';
+import { alternate, CNI_DIR, withCniWorld } from './cni-world.mjs';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+const require = createRequire(import.meta.url);
+const wire = require(join(ROOT, 'dist', 'daemon', 'wire.js'));
+const { queryDaemon } = require(join(ROOT, 'dist', 'daemon', 'query.js'));
+const SHIM = join(ROOT, 'build', 'Release', 'sriovctl-cni');
+const PLUGIN = join(ROOT, 'bin', 'sriovctl-cni.js');
+const CLI = join(ROOT, 'bin', 'sriovctl.js');
+const ROUNDS = Number(process.env.CNI_BENCH_ROUNDS) || 15;
+const VERSION_ROUNDS = Number(process.env.CNI_BENCH_VERSION_ROUNDS) || 40;
+const PAIRS = Number(process.env.DAEMON_BENCH_PAIRS) || 10_000;
+const CONCURRENT = 16;
+const ip = (...args) => execFileSync('ip', args, { stdio: ['ignore', 'pipe', 'pipe'] });
+
+async function startDaemon(socket) {
+  const child = spawn(process.execPath, [CLI, 'daemon'], { env: benchEnv({ SRIOVCTL_SOCKET: socket }), stdio: ['ignore', 'ignore', 'ignore'] });
+  for (let i = 0; i < 600; i++) {
+    if (existsSync(socket) && (await queryDaemon(socket, 1000)).serving) return child;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  child.kill('SIGKILL');
+  throw new Error(`sriovctl daemon did not serve ${socket}`);
+}
+
+/** One call straight over the socket (what the shim sends), for the many pairs of the RSS measurement. */
+function viaSocket(socket, env, stdin) {
+  return new Promise((resolve, reject) => {
+    const c = connect(socket);
+    let buf = Buffer.alloc(0);
+    let sent = false;
+    c.on('error', reject);
+    c.on('data', (d) => {
+      buf = Buffer.concat([buf, d]);
+      if (!sent && buf.length >= wire.HELLO_BYTES) {
+        if (wire.decodeHello(buf.subarray(0, wire.HELLO_BYTES)) !== wire.Verdict.go) return reject(new Error('declined'));
+        sent = true;
+        buf = buf.subarray(wire.HELLO_BYTES);
+        c.end(wire.encodeRequest({ kind: wire.RequestKind.cni, env, stdinState: wire.StdinState.read, stdin }));
+      }
+    });
+    c.on('end', () => {
+      const h = wire.decodeReplyHeader(buf.subarray(0, wire.REPLY_HEADER_BYTES));
+      if (h.exitCode !== 0) reject(new Error(buf.toString('utf8', wire.REPLY_HEADER_BYTES)));
+      else resolve();
+    });
+  });
+}
+
+const rssMiB = (pid) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]) / 1024;
+
+function spawnAsync(argv, env, input) {
+  return new Promise((resolve, reject) => {
+    const c = spawn(argv[0], argv.slice(1), { env, stdio: ['pipe', 'pipe', 'pipe'] });
+    let out = '';
+    c.stdout.on('data', (d) => (out += d));
+    c.on('error', reject);
+    c.on('close', (code) => (code === 0 ? resolve(out) : reject(new Error(`exit ${code}: ${out}`))));
+    c.stdin.end(input);
+  });
+}
+
+export default async function daemonBench(ctx) {
+  if (!existsSync(SHIM)) throw new Error(`${SHIM} is missing (npm ci / node-gyp rebuild)`);
+  await withCniWorld(ctx, async ({ scratch, env: worldEnv, ours, theirs, call, hostDevice }) => {
+    mkdirSync(join(scratch, 'run'), { mode: 0o700 });
+    const socket = join(scratch, 'run', 'cni.sock');
+    const daemon = await startDaemon(socket);
+    try {
+      const viaDaemon = { env: { SRIOVCTL_SOCKET: socket } };
+      const noDaemon = { env: { SRIOVCTL_SOCKET: join(scratch, 'run', 'none.sock') } };
+      const pair = (argv, opts) => () => {
+        call(argv, ours, 'ADD', opts);
+        call(argv, ours, 'DEL', opts);
+      };
+      const contenders = { shimDaemon: pair([SHIM], viaDaemon), hostDevice };
+      contenders.shimDaemon();
+      contenders.hostDevice();
+      const t = alternate(contenders, ROUNDS);
+      ctx.log(`ADD+DEL median: shim+daemon ${median(t.shimDaemon).toFixed(1)} ms, host-device ${median(t.hostDevice).toFixed(1)} ms (${ROUNDS} alternated pairs)`);
+      ctx.ratio('shim+daemon/host-device:add+del', median(t.shimDaemon) / median(t.hostDevice), { max: 1.0 }, roundRatios(t.shimDaemon, t.hostDevice));
+
+      const versions = {
+        shimDaemon: () => call([SHIM], ours, 'VERSION', viaDaemon),
+        hostDevice: () => call([join(CNI_DIR, 'host-device')], theirs, 'VERSION'),
+      };
+      versions.shimDaemon();
+      versions.hostDevice();
+      const v = alternate(versions, VERSION_ROUNDS);
+      ctx.log(`VERSION median: shim+daemon ${median(v.shimDaemon).toFixed(2)} ms, host-device ${median(v.hostDevice).toFixed(2)} ms (${VERSION_ROUNDS} alternated pairs)`);
+      ctx.ratio('shim+daemon/host-device:version', median(v.shimDaemon) / median(v.hostDevice), { max: 1.0 }, roundRatios(v.shimDaemon, v.hostDevice));
+
+      const fallback = { shim: pair([SHIM], noDaemon), oneShot: pair([process.execPath, PLUGIN], {}) };
+      fallback.shim();
+      fallback.oneShot();
+      const f = alternate(fallback, ROUNDS);
+      ctx.log(`ADD+DEL median: shim without a daemon ${median(f.shim).toFixed(1)} ms, one-shot ${median(f.oneShot).toFixed(1)} ms (${ROUNDS} alternated pairs)`);
+      ctx.ratio('shim-fallback/one-shot:add+del', median(f.shim) / median(f.oneShot), { max: 1.05 }, roundRatios(f.shim, f.oneShot));
+
+      await concurrentAdds(ctx, worldEnv, ours, socket);
+
+      // the daemon's memory over many pairs, sent straight over the socket (the shim adds nothing to the daemon)
+      const env = worldEnv;
+      const stdin = JSON.stringify(ours);
+      const t0 = performance.now();
+      let after100 = 0;
+      for (let i = 1; i <= PAIRS; i++) {
+        await viaSocket(socket, { ...env, CNI_COMMAND: 'ADD' }, stdin);
+        await viaSocket(socket, { ...env, CNI_COMMAND: 'DEL' }, stdin);
+        if (i === 100) after100 = rssMiB(daemon.pid);
+      }
+      const end = rssMiB(daemon.pid);
+      ctx.log(`daemon RSS ${after100.toFixed(1)} MiB after 100 ADD/DEL pairs, ${end.toFixed(1)} MiB after ${PAIRS} (${((performance.now() - t0) / PAIRS).toFixed(1)} ms a pair)`);
+      ctx.ratio(`daemon-rss:after-${PAIRS}/after-100`, end / after100, { max: 1.1 });
+    } finally {
+      daemon.kill('SIGTERM');
+      await new Promise((r) => daemon.once('exit', r));
+    }
+  });
+}
+
+/** 16 ADDs at once through the daemon, each of its own NIC, against the same 16 one-shot; then their DELs. */
+async function concurrentAdds(ctx, base, ours, socket) {
+  const prefix = ours.device.slice(0, -1);
+  const nics = Array.from({ length: CONCURRENT }, (_, i) => `${prefix}c${i}`);
+  const confOf = (i) => JSON.stringify({ ...ours, device: nics[i], ipam: { type: 'static', addresses: [{ address: `10.124.0.${i + 2}/24` }] } });
+  const envOf = (i, command, extra) => ({ ...base, ...extra, CNI_COMMAND: command, CNI_CONTAINERID: `${base.CNI_CONTAINERID}-${i}`, CNI_IFNAME: `net${i + 10}` });
+  for (const n of nics) ip('link', 'add', n, 'type', 'veth', 'peer', 'name', `${n}p`);
+  try {
+    for (const n of nics) ip('link', 'set', `${n}p`, 'up');
+    const batch = async (argv, extra) => {
+      const t0 = performance.now();
+      await Promise.all(nics.map((_, i) => spawnAsync(argv, envOf(i, 'ADD', extra), confOf(i))));
+      const ms = performance.now() - t0;
+      await Promise.all(nics.map((_, i) => spawnAsync(argv, envOf(i, 'DEL', extra), confOf(i))));
+      return ms;
+    };
+    const daemonMs = [];
+    const oneShotMs = [];
+    for (let r = 0; r < 3; r++) {
+      daemonMs.push(await batch([SHIM], { SRIOVCTL_SOCKET: socket }));
+      oneShotMs.push(await batch([process.execPath, PLUGIN], {}));
+    }
+    ctx.log(`${CONCURRENT} concurrent ADDs, all succeeded: through the daemon ${median(daemonMs).toFixed(0)} ms a batch, one-shot ${median(oneShotMs).toFixed(0)} ms (median of 3 alternated)`);
+    ctx.ratio(`shim+daemon/one-shot:${CONCURRENT}-concurrent-adds`, median(daemonMs) / median(oneShotMs), {}, roundRatios(daemonMs, oneShotMs));
+  } finally {
+    for (const n of nics) {
+      try {
+        ip('link', 'del', n);
+      } catch {
+        // gone with the pod namespace
+      }
+    }
+  }
+}

@@ -1,0 +1,46 @@
+// `sriovctl daemon`: the resident CNI path. Serves CNI calls on a root-only unix socket (SRIOVCTL_SOCKET, default
+// /run/sriovctl/cni.sock) for the sriovctl-cni shim, in the foreground, logging to stderr; SIGTERM (or SIGINT)
+// stops accepting, answers every request already taken, then exits 0.
+import type { Command } from 'commander';
+import { Daemon } from '../daemon/server';
+import { socketPath } from '../daemon/socket-path';
+import type { CommandIo, CommandKit } from './command-kit';
+import { CliError, ExitCode } from './exit-codes';
+
+export function registerDaemonCommand(program: Command, kit: CommandKit): void {
+  program
+    .command('daemon')
+    .description('serve CNI calls for the sriovctl-cni shim on a root-only unix socket (env SRIOVCTL_SOCKET, default /run/sriovctl/cni.sock)')
+    .action(kit.action(() => 'daemon', (io) => serve(io)));
+}
+
+/** How long a connection may take to send its whole request (seconds, 1–600; default 40: stdin may take 30). */
+function requestDeadlineMs(raw: string | undefined): number {
+  if (raw === undefined || raw === '') return 40_000;
+  if (!/^[1-9]\d{0,2}$/.test(raw) || Number(raw) > 600) throw new CliError(`SRIOVCTL_DAEMON_REQUEST_DEADLINE_S ${JSON.stringify(raw)}: want whole seconds from 1 to 600`);
+  return Number(raw) * 1000;
+}
+
+async function serve(_io: CommandIo): Promise<ExitCode> {
+  if (process.geteuid?.() !== 0) throw new CliError('the daemon serves root alone and runs as root');
+  const log = (line: string) => process.stderr.write(`${new Date().toISOString()} sriovctl daemon[${process.pid}] ${line}\n`);
+  let daemon: Daemon;
+  try {
+    daemon = await Daemon.start({ socket: socketPath(process.env), log, requestDeadlineMs: requestDeadlineMs(process.env.SRIOVCTL_DAEMON_REQUEST_DEADLINE_S) });
+  } catch (err) {
+    throw new CliError(`cannot serve: ${(err as Error).message}`);
+  }
+  // a bug in one connection's handling must not take every later call down: log it, keep serving
+  process.on('uncaughtException', (err) => log(`internal error: ${err.stack ?? err.message}`));
+  log(`serving ${socketPath(process.env)}`);
+  await new Promise<void>((resolve) => {
+    const stop = (sig: string) => {
+      log(`${sig}: no new requests; finishing ${daemon.inFlight} in flight`);
+      void daemon.stop().then(resolve);
+    };
+    process.once('SIGTERM', () => stop('SIGTERM'));
+    process.once('SIGINT', () => stop('SIGINT'));
+  });
+  log('stopped');
+  return ExitCode.ok;
+}

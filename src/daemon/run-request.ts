@@ -1,0 +1,28 @@
+// One CNI request through the one-shot plugin's own code (runCni): the caller's environment and stdin in, its
+// stdout, stderr and exit code out. The stdin the shim could not read (too large, never closed) fails here with
+// the plugin's own error for it, so both transports answer alike.
+import { runCni, type CniIo } from '../cni/run';
+import { stdinTimedOut, stdinTooLarge } from '../cni/stdio';
+import { StdinState, type DaemonReply, type DaemonRequest } from './wire';
+
+export async function runRequest(req: DaemonRequest): Promise<DaemonReply> {
+  const out: string[] = [];
+  const err: string[] = [];
+  const io: CniIo = {
+    env: req.env,
+    readStdin() {
+      switch (req.stdinState) {
+        case StdinState.tooLarge:
+          throw stdinTooLarge();
+        case StdinState.timedOut:
+          throw stdinTimedOut();
+        default:
+          return req.stdin;
+      }
+    },
+    writeStdout: (value) => void out.push(JSON.stringify(value) + '\n'),
+    writeStderr: (text) => void err.push(text),
+  };
+  const exitCode = await runCni(io);
+  return { exitCode, stdout: out.join(''), stderr: err.join('') };
+}

@@ -1,0 +1,67 @@
+// A `sriovctl daemon` of the test's own, on a socket of its own: started, waited for, stopped (SIGTERM, then
+// SIGKILL when it does not drain), and its log kept for the failure message.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { queryDaemon } from '../../src/daemon/query';
+import type { DaemonStats } from '../../src/daemon/server';
+
+const ROOT = join(__dirname, '..', '..');
+const CLI = join(ROOT, 'bin', 'sriovctl.js');
+
+export interface DaemonProcess {
+  child: ChildProcess;
+  socket: string;
+  /** Everything it wrote to stderr so far. */
+  log(): string;
+  /** Its status reply (throws when it does not serve). */
+  stats(): Promise<DaemonStats>;
+  /** Resolves with its exit status once it has exited. */
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** SIGTERM, and SIGKILL after `graceMs`; resolves when it is gone. */
+  stop(graceMs?: number): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+export async function startDaemon(socket: string, env: Record<string, string> = {}, timeoutMs = 30_000): Promise<DaemonProcess> {
+  const child = spawn(process.execPath, [CLI, 'daemon'], {
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', SRIOVCTL_SOCKET: socket, ...env },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let log = '';
+  child.stderr!.setEncoding('utf8').on('data', (d: string) => (log = (log + d).slice(-64 * 1024)));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  );
+  let gone = false;
+  void exited.then(() => (gone = true));
+  const d: DaemonProcess = {
+    child,
+    socket,
+    log: () => log,
+    async stats() {
+      const s = await queryDaemon(socket);
+      if (!s.serving) throw new Error(s.reason);
+      return s.stats;
+    },
+    exited,
+    async stop(graceMs = 30_000) {
+      if (!gone) child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+      const r = await exited;
+      clearTimeout(timer);
+      return r;
+    },
+  };
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (gone) throw new Error(`sriovctl daemon exited at start: ${log}`);
+    // served by this daemon, not by one still draining on the same path
+    const q = existsSync(socket) ? await queryDaemon(socket, 1000) : null;
+    if (q?.serving && q.stats.pid === child.pid) return d;
+    if (Date.now() > deadline) {
+      await d.stop(1000);
+      throw new Error(`sriovctl daemon did not serve ${socket} within ${timeoutMs} ms: ${log}`);
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
