@@ -19,22 +19,23 @@ const version = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).ver
 rmSync(WORK, { recursive: true, force: true });
 mkdirSync(OUT, { recursive: true });
 
-const executables = await Promise.all(
-  ARCHES.map(async (arch) => {
-    const work = join(WORK, arch);
-    mkdirSync(work, { recursive: true });
-    const addon = join(work, 'sriovctl.node');
-    buildAddon(arch, addon);
-    const out = join(OUT, `sriovctl-linux-${arch}`);
-    await buildExecutable(arch, addon, work, version, out);
-    return out;
-  }),
-);
+// each executable carries its arch's shim (install-cni installs it as the plugin): shims first
 const shims = ARCHES.map((arch) => {
   const out = join(OUT, `sriovctl-cni-shim-linux-${arch}`);
   buildShim(arch, out);
   return out;
 });
+const executables = await Promise.all(
+  ARCHES.map(async (arch, i) => {
+    const work = join(WORK, arch);
+    mkdirSync(work, { recursive: true });
+    const addon = join(work, 'sriovctl.node');
+    buildAddon(arch, addon);
+    const out = join(OUT, `sriovctl-linux-${arch}`);
+    await buildExecutable(arch, addon, shims[i], work, version, out);
+    return out;
+  }),
+);
 const unit = join(OUT, basename(DAEMON_UNIT));
 copyFileSync(DAEMON_UNIT, unit);
 const image = buildImage(Object.fromEntries(ARCHES.map((a, i) => [a, executables[i]])), version, join(WORK, 'image'));

@@ -1,7 +1,8 @@
 // One single executable application per architecture (Node's SEA): the runtime's node binary with a blob
 // injected (postject) that holds the entry script (src/sea/main.ts) with its V8 code cache, and as assets the
-// two program bundles, the addon, and the payload install-cni writes beside the plugin (src/payload-layout.ts:
-// the static launcher and the runtime's C library, so the plugin runs on nodes without glibc). The blob is made
+// two program bundles, the addon, the payload install-cni writes beside the plugin (src/payload-layout.ts:
+// the static launcher and the runtime's C library, so the plugin runs on nodes without glibc), and the static
+// native shim install-cni installs as the plugin itself (scripts/package/shim.mjs). The blob is made
 // by the *target* runtime itself (`node --experimental-sea-config`), arm64 under qemu-user: a code cache only fits
 // the V8 build that made it.
 import { createHash } from 'node:crypto';
@@ -43,8 +44,8 @@ async function bundle(entry, outfile, define) {
   });
 }
 
-/** Builds `out` (the executable of `arch`) from the addon at `addon`, using `work` for the intermediate files. */
-export async function buildExecutable(arch, addon, work, version, out) {
+/** Builds `out` (the executable of `arch`) from the addon at `addon` and the shim at `shim`, using `work` for the intermediate files. */
+export async function buildExecutable(arch, addon, shim, work, version, out) {
   const addonSha = createHash('sha256').update(readFileSync(addon)).digest('hex');
   const define = { SRIOVCTL_VERSION: JSON.stringify(version), SRIOVCTL_ADDON_SHA256: JSON.stringify(addonSha) };
   const files = { main: join(work, 'main.js'), cniRun: join(work, 'sriovctl-cni-run.js'), cli: join(work, 'sriovctl-cli.js') };
@@ -56,10 +57,10 @@ export async function buildExecutable(arch, addon, work, version, out) {
   const payload = payloadFiles(arch, work);
   // the same inputs make the same executable: reuse the last one (blob + injection take ~10 s per arch)
   const key = createHash('sha256').update(`${arch}\0${NODE_VERSION}\0${addonSha}\0`);
-  for (const f of [files.main, files.cniRun, files.cli, join(ROOT, 'scripts', 'package', 'sea.mjs')]) key.update(readFileSync(f)).update('\0');
+  for (const f of [files.main, files.cniRun, files.cli, shim, join(ROOT, 'scripts', 'package', 'sea.mjs')]) key.update(readFileSync(f)).update('\0');
   for (const [path, source] of Object.entries(payload)) key.update(`${path}\0`).update(readFileSync(source)).update('\0');
   const cached = join(cacheDir(), `sriovctl-linux-${arch}-${key.digest('hex').slice(0, 24)}`);
-  if (!existsSync(cached)) await makeExecutable(arch, addon, files, payload, work, cached);
+  if (!existsSync(cached)) await makeExecutable(arch, addon, shim, files, payload, work, cached);
   copyFileSync(cached, out);
   chmodSync(out, 0o755);
 }
@@ -71,7 +72,7 @@ function payloadFiles(arch, work) {
   return { oneshot: launcher, ...Object.fromEntries(cRuntimeFiles(arch).map((f) => [`lib/${f.name}`, f.source])) };
 }
 
-async function makeExecutable(arch, addon, files, payload, work, out) {
+async function makeExecutable(arch, addon, shim, files, payload, work, out) {
   const blob = join(work, 'sea.blob');
   const config = join(work, 'sea-config.json');
   const manifest = join(work, 'payload.json');
@@ -90,6 +91,7 @@ async function makeExecutable(arch, addon, files, payload, work, out) {
         'sriovctl-cni-run.js': files.cniRun,
         'sriovctl-cli.js': files.cli,
         'payload.json': manifest,
+        'sriovctl-cni-shim': shim,
         ...Object.fromEntries(Object.entries(payload).map(([path, source]) => [`payload/${path}`, source])),
       },
     }),

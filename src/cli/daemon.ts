@@ -1,7 +1,9 @@
 // `sriovctl daemon`: the resident CNI path. Serves CNI calls on a root-only unix socket (SRIOVCTL_SOCKET, default
 // /run/sriovctl/cni.sock) for the sriovctl-cni shim, in the foreground, logging to stderr; SIGTERM (or SIGINT)
-// stops accepting, answers every request already taken, then exits 0.
+// stops accepting, answers every request already taken, then exits 0. `sriovctl daemon --probe` serves nothing: it
+// exits 0 when a daemon answers on the socket, else 1 naming why — a readiness probe for an image with no shell.
 import type { Command } from 'commander';
+import { queryDaemon } from '../daemon/query';
 import { Daemon } from '../daemon/server';
 import { socketPath } from '../daemon/socket-path';
 import type { CommandIo, CommandKit } from './command-kit';
@@ -11,7 +13,16 @@ export function registerDaemonCommand(program: Command, kit: CommandKit): void {
   program
     .command('daemon')
     .description('serve CNI calls for the sriovctl-cni shim on a root-only unix socket (env SRIOVCTL_SOCKET, default /run/sriovctl/cni.sock)')
-    .action(kit.action(() => 'daemon', (io) => serve(io)));
+    .option('--probe', 'serve nothing: exit 0 when a daemon answers on the socket, 1 when none does (a readiness probe)')
+    .action(kit.action<{ probe?: boolean }>(() => 'daemon', (io, _args, opts) => (opts.probe ? probe(io) : serve(io))));
+}
+
+async function probe(io: CommandIo): Promise<ExitCode> {
+  const socket = socketPath(process.env);
+  const state = await queryDaemon(socket);
+  if (!state.serving) throw new CliError(state.reason);
+  io.out.line(`daemon: pid ${state.stats.pid} serves ${socket}`);
+  return ExitCode.ok;
 }
 
 /** How long a connection may take to send its whole request (seconds, 1–600; default 40: stdin may take 30). */

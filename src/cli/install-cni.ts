@@ -1,9 +1,14 @@
 // `sriovctl install-cni --to <dir>`: the installer image's entry point. Installs this self-contained executable into
-// a CNI bin dir as the plugin `sriovctl-cni`: a static launcher that runs it under a private glibc, both in the
-// payload beside it (src/payload-layout.ts), so it runs on nodes without glibc; atomically, only when it changed.
-// `--also-as <name>` makes a second name for the plugin (sriov-cni's `sriov`): a hard link of the launcher, which
-// runs the payload as `sriovctl-cni` whatever it is called. `--then-wait` then idles until SIGTERM/SIGINT: the
-// installer DaemonSet's main container, so the pod needs no other image.
+// a CNI bin dir as the plugin `sriovctl-cni`, atomically, only when it changed: the payload (src/payload-layout.ts:
+// the executable, its private glibc and the static one-shot launcher sriovctl.d/oneshot, so it runs on nodes
+// without glibc), and in front of it as `sriovctl-cni` the static native shim, which hands each call to a resident
+// `sriovctl daemon` and, when none answers, execs sriovctl.d/oneshot (so DEL always works). `--no-shim` makes
+// `sriovctl-cni` the launcher itself: one-shot only, for a node that will never run the daemon (it saves the
+// shim's failed connect, a few microseconds, per call).
+// `--also-as <name>` makes a second name for the plugin (sriov-cni's `sriov`): a hard link of the shim (or the
+// launcher), which runs the payload as `sriovctl-cni` whatever it is called. `--then-wait` then idles until
+// SIGTERM/SIGINT: a container that only keeps the plugin installed (the installer DaemonSet's main container runs
+// `sriovctl daemon` instead).
 import type { Command } from 'commander';
 import { InstallError, linkAlias, type InstallOutcome } from '../install/install-executable';
 import { installPlugin } from '../install/install-plugin';
@@ -19,10 +24,12 @@ export interface InstallCniOpts {
   to: string;
   alsoAs?: string;
   thenWait?: boolean;
+  /** false with --no-shim: the one-shot launcher is the plugin. */
+  shim?: boolean;
 }
 
-/** Installs the plugin as `<dir>/sriovctl-cni`. */
-export type PluginInstaller = (dir: string) => InstallOutcome;
+/** Installs the plugin as `<dir>/sriovctl-cni`: the shim in front of the payload, or (`shim` false) its launcher. */
+export type PluginInstaller = (dir: string, shim: boolean) => InstallOutcome;
 
 export function registerInstallCniCommand(program: Command, kit: CommandKit): void {
   program
@@ -30,6 +37,7 @@ export function registerInstallCniCommand(program: Command, kit: CommandKit): vo
     .description(`install this executable into a CNI bin dir as ${PLUGIN_NAME}, with the C runtime it needs (atomic; nothing written when it is already there)`)
     .requiredOption('--to <dir>', 'the CNI bin dir (e.g. /opt/cni/bin); must exist and be writable by root only')
     .option('--also-as <name>', "the plugin under this name too, a hard link (e.g. sriov, sriov-cni's name)")
+    .option('--no-shim', 'install the one-shot launcher as the plugin, not the shim that hands calls to `sriovctl daemon`')
     .option('--then-wait', 'after installing, wait until SIGTERM or SIGINT (a DaemonSet container that stays Ready)')
     .action(
       kit.action<InstallCniOpts>(
@@ -43,9 +51,9 @@ export function registerInstallCniCommand(program: Command, kit: CommandKit): vo
 function packagedInstaller(): PluginInstaller | null {
   const self = selfExecutable();
   if (!self) return null;
-  return (dir) => {
-    const { files, launcher } = packagedPayload(self);
-    return installPlugin(dir, PLUGIN_NAME, files, launcher);
+  return (dir, shim) => {
+    const payload = packagedPayload(self);
+    return installPlugin(dir, PLUGIN_NAME, payload.files, shim ? payload.shim : payload.launcher);
   };
 }
 
@@ -59,7 +67,7 @@ export async function installCni(io: CommandIo, opts: InstallCniOpts, install: P
   if (!install) {
     throw new CliError(`install-cni copies the self-contained executable (npm run package: dist/pkg/sriovctl-linux-<arch>); this sriovctl runs on ${process.execPath}`);
   }
-  const steps: [string, () => InstallOutcome][] = [[PLUGIN_NAME, () => install(opts.to)]];
+  const steps: [string, () => InstallOutcome][] = [[PLUGIN_NAME, () => install(opts.to, opts.shim !== false)]];
   if (alias !== undefined) steps.push([alias, () => linkAlias(opts.to, PLUGIN_NAME, alias)]);
   for (const [name, step] of steps) {
     try {

@@ -4,7 +4,9 @@
 // Each container calls only what its image carries (./component-images.ts); every object is valid for the
 // Kubernetes API we pin (test/unit/cluster-manifest-schemas.test.ts).
 import { writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { DEFAULT_STATE_DIR } from '../config';
+import { DEFAULT_SOCKET } from '../daemon/socket-path';
 import { INSTALLER_CNI_BIN } from '../install/installer-image';
 import { PLUGIN_NAME } from '../install/plugin-name';
 import { DEFAULT_IMAGES, type ComponentImages } from './component-images';
@@ -28,6 +30,11 @@ export const COMPONENTS = [
   { daemonSet: 'kube-sriov-device-plugin', app: 'sriovdp' },
   { daemonSet: 'sriovctl-cni-installer', app: 'sriovctl-cni-installer' },
 ] as const;
+
+/** The installer image's one executable (scripts/package/image.mjs). */
+const IMAGE_EXECUTABLE = '/sriovctl';
+/** host-local's default dataDir: its leases, which the daemon's IPAM calls share with the one-shot plugin's. */
+const HOST_LOCAL_DATA_DIR = '/var/lib/cni/networks';
 
 /** The executables of the Multus image the DaemonSet runs (./component-images.ts records them). */
 const MULTUS = { install: '/install_multus', thinEntrypoint: '/thin_entrypoint' } as const;
@@ -258,32 +265,62 @@ export function devicePluginObjects(input: ManifestInput): Record<string, unknow
 }
 
 /**
- * Installs sriovctl-cni into the CNI bin directory of every node with the image's own entry point (`sriovctl
- * install-cni --to /host/opt/cni/bin`: atomic, so a kubelet never runs a half-copied plugin; the image has no
- * shell). The init container installs, so the pod is Ready only once the plugin is there; the main container is
- * the same image and entry point with `--then-wait`: it checks the plugin again (writing nothing when it is
- * there) and idles until the pod is stopped — no other image (no pause) is needed. The image is imported into
- * the nodes, not pulled.
+ * sriovctl-cni on every node, served there by a resident daemon, the Multus-thick way. The init container installs
+ * with the image's own entry point (`sriovctl install-cni --to /host/opt/cni/bin`: atomic, so a kubelet never runs
+ * a half-copied plugin; the image has no shell): the static shim as `sriovctl-cni`, the payload with its one-shot
+ * launcher beside it. The main container is the same image running `sriovctl daemon` on the node's
+ * /run/sriovctl/cni.sock, where the shim hands each CNI call; it is Ready once `sriovctl daemon --probe` gets an
+ * answer there. While it is not running (rolled, crashed, evicted), the shim execs the one-shot plugin: DEL always
+ * works. The daemon must act as the one-shot plugin would on the host, so it sees what that sees: the node's
+ * network (hostNetwork) and processes (hostPID: CNI_NETNS may be /proc/<pid>/ns/net), privileged (it moves NICs
+ * and writes sysfs), and at their host paths the ledger (the one-shot plugin's state dir: both lend from one
+ * ledger), /sys, the runtime's netns dir (mounted HostToContainer: namespaces created after the pod started must
+ * appear in it), the CNI bin dir (the IPAM plugins CNI_PATH names) and host-local's lease dir. The image is
+ * imported into the nodes, not pulled.
  */
 export function cniInstallerObjects(input: ManifestInput): Record<string, unknown>[] {
   const image = { ...DEFAULT_IMAGES, ...input.images }.cniInstaller;
   const alias = input.sriovCniName ? ['--also-as', input.sriovCniName] : [];
-  const container = (name: string, args: string[]) => ({
-    name,
-    image,
-    imagePullPolicy: 'IfNotPresent',
-    args,
-    resources: { requests: { cpu: '1m', memory: '16Mi' } },
-    terminationMessagePolicy: 'FallbackToLogsOnError',
-    volumeMounts: [{ name: 'cnibin', mountPath: INSTALLER_CNI_BIN }],
-  });
+  const base = { image, imagePullPolicy: 'IfNotPresent', terminationMessagePolicy: 'FallbackToLogsOnError' };
+  const hostDirs: { name: string; path: string; type: string; readOnly?: boolean; propagation?: string }[] = [
+    { name: 'socket-dir', path: dirname(DEFAULT_SOCKET), type: 'DirectoryOrCreate' },
+    { name: 'state-dir', path: DEFAULT_STATE_DIR, type: 'DirectoryOrCreate' },
+    { name: 'sys', path: '/sys', type: 'Directory' },
+    { name: 'netns', path: '/var/run/netns', type: 'DirectoryOrCreate', propagation: 'HostToContainer' },
+    { name: 'cni-bin-host', path: input.cni.binDir, type: 'DirectoryOrCreate', readOnly: true },
+    { name: 'cni-ipam-data', path: HOST_LOCAL_DATA_DIR, type: 'DirectoryOrCreate' },
+  ];
   return [
     daemonSet('sriovctl-cni-installer', 'sriovctl-cni-installer', {
       // it must run before any pod network works (it installs part of it): no sandbox network of its own
       hostNetwork: true,
-      initContainers: [container('install-sriovctl-cni', alias)],
-      containers: [container('keep-sriovctl-cni', [...alias, '--then-wait'])],
-      volumes: [hostPath('cnibin', input.cni.binDir, 'DirectoryOrCreate')],
+      hostPID: true,
+      initContainers: [
+        {
+          name: 'install-sriovctl-cni',
+          ...base,
+          args: alias,
+          resources: { requests: { cpu: '1m', memory: '16Mi' } },
+          volumeMounts: [{ name: 'cnibin', mountPath: INSTALLER_CNI_BIN }],
+        },
+      ],
+      containers: [
+        {
+          name: 'sriovctl-daemon',
+          ...base,
+          command: [IMAGE_EXECUTABLE, 'daemon'],
+          securityContext: { privileged: true },
+          resources: { requests: { cpu: '10m', memory: '64Mi' } },
+          readinessProbe: { exec: { command: [IMAGE_EXECUTABLE, 'daemon', '--probe'] }, periodSeconds: 10, timeoutSeconds: 5 },
+          volumeMounts: hostDirs.map((d) => ({
+            name: d.name,
+            mountPath: d.path,
+            ...(d.readOnly ? { readOnly: true } : {}),
+            ...(d.propagation ? { mountPropagation: d.propagation } : {}),
+          })),
+        },
+      ],
+      volumes: [hostPath('cnibin', input.cni.binDir, 'DirectoryOrCreate'), ...hostDirs.map((d) => hostPath(d.name, d.path, d.type))],
     }),
   ];
 }

@@ -3,7 +3,8 @@
 //   1. the payload is written whole into a temp dir, fsynced, renamed to its immutable sriovctl.d-<hash>;
 //   2. the sriovctl.d link is swapped to it by rename (a new symlink renamed over the old one): a launcher sees
 //      the old payload or the new one, and resolves it once, so never mixes two glibcs;
-//   3. <binDir>/<plugin> becomes the launcher (temp file, fsync, rename), only once its payload is in place;
+//   3. <binDir>/<plugin> becomes the shim or the launcher (temp file, fsync, rename), only once its payload is in
+//      place (the shim's fallback is the payload's launcher, through the link);
 //   4. payloads older than the one just replaced are removed (the replaced one stays: a launcher may have just
 //      resolved it; processes already running keep their open files either way).
 // The same content again writes nothing. A failure leaves what was installed before, and no temp file.
@@ -21,16 +22,16 @@ export interface PayloadFile {
   content: Content;
 }
 
-/** Installs `payload` and `launcher` as `<dir>/<pluginName>`; throws InstallError naming what failed. */
-export function installPlugin(dir: string, pluginName: string, payload: readonly PayloadFile[], launcher: Content): InstallOutcome {
+/** Installs `payload`, and `plugin` (the shim or the launcher) as `<dir>/<pluginName>`; throws InstallError naming what failed. */
+export function installPlugin(dir: string, pluginName: string, payload: readonly PayloadFile[], plugin: Content): InstallOutcome {
   checkTargetDir(dir);
   const version = payloadVersionName(payloadHash(payload));
   const previous = linkTarget(join(dir, PAYLOAD_LINK));
   const complete = holdsPayload(join(dir, version), payload);
-  if (previous === version && complete && holdsContent(join(dir, pluginName), launcher, INSTALLED_MODE)) return 'unchanged';
+  if (previous === version && complete && holdsContent(join(dir, pluginName), plugin, INSTALLED_MODE)) return 'unchanged';
   if (!complete) step(join(dir, version), () => writePayload(dir, version, payload));
   if (previous !== version) step(join(dir, PAYLOAD_LINK), () => swapLink(dir, version));
-  installExecutable(launcher, dir, pluginName);
+  installExecutable(plugin, dir, pluginName);
   removeOlderPayloads(dir, [version, previous]);
   return 'installed';
 }

@@ -1,5 +1,6 @@
 // The payload install-cni writes (src/payload-layout.ts), from the self-contained executable: the executable
-// itself, and the launcher and private glibc `npm run package` embedded in it as assets (listed in payload.json).
+// itself, and the launcher and private glibc `npm run package` embedded in it as assets (listed in payload.json);
+// and the static native shim (native/shim/) it embedded too, which install-cni puts in front of the payload.
 import { PAYLOAD_EXECUTABLE, PAYLOAD_LAUNCHER, PAYLOAD_LIB_DIR } from '../payload-layout';
 import type { Content } from './content';
 import type { PayloadFile } from './install-plugin';
@@ -7,7 +8,15 @@ import type { PayloadFile } from './install-plugin';
 /** What the manifest may name: the launcher, or a file directly in lib/. */
 const PAYLOAD_PATH = new RegExp(`^(${PAYLOAD_LAUNCHER}|${PAYLOAD_LIB_DIR}/[\\w.+-]+)$`);
 
-export function packagedPayload(executable: string): { files: PayloadFile[]; launcher: Content } {
+export interface PackagedPayload {
+  files: PayloadFile[];
+  /** The payload's one-shot launcher (sriovctl.d/oneshot). */
+  launcher: Content;
+  /** The shim of this executable's architecture: the daemon's client, falling back to the launcher. */
+  shim: Content;
+}
+
+export function packagedPayload(executable: string): PackagedPayload {
   // required here: node:sea exists only in the executable (and Node >= 20.12), build-info's constants only in its build
   /* eslint-disable @typescript-eslint/no-require-imports */
   const { seaAsset, seaAssetText } = require('../sea/assets') as typeof import('../sea/assets');
@@ -22,5 +31,11 @@ export function packagedPayload(executable: string): { files: PayloadFile[]; lau
   ];
   const launcher = files.find((f) => f.path === PAYLOAD_LAUNCHER);
   if (!launcher) throw new Error(`the executable carries no ${PAYLOAD_LAUNCHER} launcher: rebuild it (npm run package)`);
-  return { files, launcher: launcher.content };
+  let shim: Content;
+  try {
+    shim = { data: new Uint8Array(seaAsset(ASSET.shim)) };
+  } catch {
+    throw new Error(`the executable carries no ${ASSET.shim} asset: rebuild it (npm run package)`);
+  }
+  return { files, launcher: launcher.content, shim };
 }

@@ -52,7 +52,7 @@ describe('the manifests call only what the images carry', () => {
       'multus/kube-multus',
       'devicePlugin/kube-sriovdp',
       'cniInstaller/install-sriovctl-cni',
-      'cniInstaller/keep-sriovctl-cni',
+      'cniInstaller/sriovctl-daemon',
     ]);
     for (const c of all) {
       const image = IMAGE_ENTRY_POINTS[c.component];
@@ -89,16 +89,41 @@ describe('the manifests call only what the images carry', () => {
   });
 
   it("the installer's arguments are accepted by the real install-cni command line", async () => {
-    for (const c of all.filter((x) => x.component === 'cniInstaller')) {
+    const installs = all.filter((x) => x.component === 'cniInstaller' && x.argv[1] === 'install-cni');
+    expect(installs).toHaveLength(1);
+    for (const c of installs) {
       // argv[0] is the executable; the rest is the `sriovctl` command line. Parsed for real: an unknown option
       // exits 2 (usage); a known command line reaches the body, which refuses to copy a non-packaged node (exit 1)
-      let stderr = '';
-      const code = await main(['node', ...c.argv], { stdout: { write: () => undefined }, stderr: { write: (s: string) => (stderr += s) } });
+      const { code, stderr } = await run(c.argv);
       expect({ code, stderr }).toMatchObject({ code: 1, stderr: expect.stringContaining('install-cni copies the self-contained executable') });
     }
-    let stderr = '';
-    const bad = await main(['node', 'sriovctl', 'install-cni', '--to', '/tmp', '--then-sleep'], { stdout: { write: () => undefined }, stderr: { write: (s: string) => (stderr += s) } });
-    expect(bad).toBe(2);
-    expect(stderr).toContain("unknown option '--then-sleep'");
+    const bad = await run(['sriovctl', 'install-cni', '--to', '/tmp', '--then-sleep']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("unknown option '--then-sleep'");
+  });
+
+  it("the daemon container's command and its readiness probe are the real daemon command line", async () => {
+    const [daemon] = all.filter((x) => x.component === 'cniInstaller' && x.argv[1] !== 'install-cni');
+    expect(daemon.argv).toEqual(['/sriovctl', 'daemon']);
+    const pod = renderManifests(input).flatMap((f) => f.objects).find((o: any) => o.metadata.name === 'sriovctl-cni-installer') as any;
+    const probe: string[] = pod.spec.template.spec.containers[0].readinessProbe.exec.command;
+    expect(probe.slice(0, 2)).toEqual(daemon.argv);
+    for (const opt of optionNames(probe.slice(1))) expect(IMAGE_ENTRY_POINTS.cniInstaller.options['/sriovctl']).toContain(opt);
+    // the probe, run for real against a socket nobody serves: not ready (1), naming the socket
+    const saved = process.env.SRIOVCTL_SOCKET;
+    process.env.SRIOVCTL_SOCKET = join(stateDir, 'none.sock');
+    try {
+      const { code, stderr } = await run(probe);
+      expect({ code, stderr }).toMatchObject({ code: 1, stderr: expect.stringContaining(`no daemon at ${join(stateDir, 'none.sock')}`) });
+    } finally {
+      if (saved === undefined) delete process.env.SRIOVCTL_SOCKET;
+      else process.env.SRIOVCTL_SOCKET = saved;
+    }
   });
 });
+
+async function run(argv: string[]): Promise<{ code: number; stderr: string }> {
+  let stderr = '';
+  const code = await main(['node', ...argv], { stdout: { write: () => undefined }, stderr: { write: (s: string) => (stderr += s) } });
+  return { code, stderr };
+}

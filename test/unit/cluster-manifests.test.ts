@@ -92,34 +92,49 @@ describe('rendered manifests', () => {
     expect(JSON.parse(cm.data['config.json']).resourceList[0].selectors).toEqual({ pfNames: ['enp3s0f0', 'enp4s0f0'] });
   });
 
-  it('the installer runs the image\'s own entry point (install-cni, no shell) with the node\'s /opt/cni/bin mounted, and no other image', () => {
+  it('the installer installs with the image\'s own entry point (install-cni, no shell) into the node\'s /opt/cni/bin, and no other image', () => {
     const [ds] = all['30-sriovctl-cni-installer.yaml'];
     expect(ds.kind).toBe('DaemonSet');
     const pod = ds.spec.template.spec;
-    expect(pod.volumes).toEqual([{ name: 'cnibin', hostPath: { path: '/opt/cni/bin', type: 'DirectoryOrCreate' } }]);
     const image = `docker.io/sriovctl/sriovctl-cni:${PACKAGE_VERSION}`;
     const [init] = pod.initContainers;
-    const [main] = pod.containers;
-    for (const c of [init, main]) {
-      expect(c.volumeMounts).toEqual([{ name: 'cnibin', mountPath: '/host/opt/cni/bin' }]);
-      // the entry point (`sriovctl install-cni --to /host/opt/cni/bin`) of the image npm run package builds, imported
-      expect(c.command).toBeUndefined();
+    expect(pod.initContainers).toHaveLength(1);
+    expect(init.volumeMounts).toEqual([{ name: 'cnibin', mountPath: '/host/opt/cni/bin' }]);
+    expect(pod.volumes).toContainEqual({ name: 'cnibin', hostPath: { path: '/opt/cni/bin', type: 'DirectoryOrCreate' } });
+    // the entry point (`sriovctl install-cni --to /host/opt/cni/bin`) of the image npm run package builds, imported
+    expect(init.command).toBeUndefined();
+    expect(init.args).toEqual([]);
+    for (const c of [init, ...pod.containers]) {
       expect(c.image).toBe(image);
       expect(c.imagePullPolicy).toBe('IfNotPresent');
     }
-    // the init container installs (the pod is Ready only after it), the main one checks again and idles
-    expect(init.args).toEqual([]);
-    expect(main.args).toEqual(['--then-wait']);
-    expect(pod.containers).toHaveLength(1);
     // no dependency on the pod network it helps to build
     expect(pod.hostNetwork).toBe(true);
+  });
+
+  it('the installer\'s main container is the resident daemon, the Multus-thick way: the node\'s view, its socket dir, ledger, netns dir, CNI dirs', () => {
+    const pod = all['30-sriovctl-cni-installer.yaml'][0].spec.template.spec;
+    expect(pod.containers).toHaveLength(1);
+    const [daemon] = pod.containers;
+    expect(daemon.command).toEqual(['/sriovctl', 'daemon']);
+    expect(daemon.args).toBeUndefined();
+    expect(daemon.securityContext).toEqual({ privileged: true });
+    expect([pod.hostNetwork, pod.hostPID]).toEqual([true, true]);
+    // Ready once the socket answers; the probe is the image's executable (the image has no shell)
+    expect(daemon.readinessProbe.exec.command).toEqual(['/sriovctl', 'daemon', '--probe']);
+    // each host dir at its own path: the daemon acts on the paths the runtime and the one-shot plugin use
+    const volume = (name: string) => pod.volumes.find((v: any) => v.name === name).hostPath.path;
+    const mounts = Object.fromEntries(daemon.volumeMounts.map((m: any) => [m.mountPath, { ...m, host: volume(m.name) }]));
+    for (const [path, m] of Object.entries<any>(mounts)) expect(m.host, path).toBe(path);
+    expect(Object.keys(mounts).sort()).toEqual(['/opt/cni/bin', '/run/sriovctl', '/sys', '/var/lib/cni/networks', '/var/lib/sriovctl', '/var/run/netns']);
+    expect(mounts['/var/run/netns'].mountPropagation).toBe('HostToContainer');
+    expect(mounts['/opt/cni/bin'].readOnly).toBe(true);
   });
 
   it('--sriov-cni-name: the installer installs the plugin under that name too, and the attachment uses it', () => {
     const named = parsed({ ...input, sriovCniName: 'sriov' });
     const pod = named['30-sriovctl-cni-installer.yaml'][0].spec.template.spec;
     expect(pod.initContainers[0].args).toEqual(['--also-as', 'sriov']);
-    expect(pod.containers[0].args).toEqual(['--also-as', 'sriov', '--then-wait']);
     expect(JSON.parse(named['40-network-attachment.yaml'][0].spec.config).type).toBe('sriov');
   });
 
