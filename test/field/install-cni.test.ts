@@ -1,5 +1,5 @@
 // `sriovctl install-cni --to <dir>` (the installer image's entry point), run from the packaged executable: what
-// it installs (the launcher as sriovctl-cni, and its payload: ./installed-plugin.ts), that it writes nothing when
+// it installs (the shim as sriovctl-cni, or with --no-shim the launcher, and the payload: ./installed-plugin.ts), that it writes nothing when
 // it is already there, that a reader never sees half a file nor a payload half-swapped, and that it refuses —
 // changing nothing, in one line naming the path — every directory it must not write.
 import { execFileSync } from 'node:child_process';
@@ -21,7 +21,8 @@ describe('sriovctl install-cni', () => {
 
   beforeEach(() => {
     tmp = tempDir('install');
-    env = { SRIOVCTL_CACHE_DIR: join(tmp.dir, 'cache'), SRIOVCTL_STATE_DIR: join(tmp.dir, 'state') };
+    // no daemon serves this socket: the shim runs the payload's one-shot launcher
+    env = { SRIOVCTL_CACHE_DIR: join(tmp.dir, 'cache'), SRIOVCTL_STATE_DIR: join(tmp.dir, 'state'), SRIOVCTL_SOCKET: join(tmp.dir, 'no-daemon.sock') };
   });
   afterEach(() => tmp.remove());
 
@@ -33,11 +34,14 @@ describe('sriovctl install-cni', () => {
     return d;
   }
 
-  it('installs the launcher as <dir>/sriovctl-cni and its payload (itself, a private glibc), which then runs as the CNI plugin', async () => {
+  it('installs the shim as <dir>/sriovctl-cni and its payload (itself, a private glibc, the launcher), which then runs as the CNI plugin', async () => {
     const dir = binDir();
     const r = await install(dir);
     expect(r).toEqual({ code: 0, stdout: `installed ${dir}/sriovctl-cni\n`, stderr: '' });
     const version = expectInstalledPlugin(dir, 'amd64');
+    // with no daemon, the shim's fallback is the payload's launcher, through the link
+    const fallback = await runPackaged(['--print-fallback'], { name: 'sriovctl-cni', file: join(dir, 'sriovctl-cni'), env });
+    expect(fallback.stdout.trim()).toBe(join(dir, 'sriovctl.d', 'oneshot'));
 
     // kubelet's way in, and the payload's own launcher: both find the payload and run the executable in it
     for (const launcher of [join(dir, 'sriovctl-cni'), join(dir, 'sriovctl.d', 'oneshot'), join(dir, version, 'oneshot')]) {
@@ -77,12 +81,24 @@ describe('sriovctl install-cni', () => {
     }
   });
 
+  it('--no-shim installs the launcher itself as <dir>/sriovctl-cni (one-shot only); the shim again replaces it', async () => {
+    const dir = binDir();
+    expect(await install(dir, '--no-shim')).toEqual({ code: 0, stdout: `installed ${dir}/sriovctl-cni\n`, stderr: '' });
+    const version = expectInstalledPlugin(dir, 'amd64', 'oneshot');
+    const v = await runPackaged([], { name: 'sriovctl-cni', file: join(dir, 'sriovctl-cni'), env: { ...env, CNI_COMMAND: 'VERSION' } });
+    expect([v.code, v.stderr]).toEqual([0, '']);
+    expect((await install(dir, '--no-shim')).stdout).toBe(`${dir}/sriovctl-cni is up to date\n`);
+    // the same payload: only the plugin changes
+    expect(await install(dir)).toEqual({ code: 0, stdout: `installed ${dir}/sriovctl-cni\n`, stderr: '' });
+    expect(expectInstalledPlugin(dir, 'amd64')).toBe(version);
+  });
+
   it('a launcher without its payload answers a CNI error (110) naming what is missing, on stdout and stderr', async () => {
     const dir = binDir();
     expect((await install(dir)).code).toBe(0);
     const lone = join(tmp.dir, 'lone');
     mkdirSync(lone, { mode: 0o755 });
-    writeFileSync(join(lone, 'sriovctl-cni'), readFileSync(join(dir, 'sriovctl-cni')), { mode: 0o755 });
+    writeFileSync(join(lone, 'sriovctl-cni'), readFileSync(join(dir, 'sriovctl.d', 'oneshot')), { mode: 0o755 });
     const r = await runPackaged([], { name: 'sriovctl-cni', file: join(lone, 'sriovctl-cni'), env: { ...env, CNI_COMMAND: 'VERSION' } });
     expect(r.code).toBe(1);
     expect(JSON.parse(r.stdout)).toEqual({ cniVersion: '1.0.0', code: 110, msg: 'sriovctl-cni cannot start', details: `${lone}/sriovctl.d: No such file or directory` });

@@ -1,11 +1,12 @@
-// What `install-cni` must leave in a CNI bin dir (src/payload-layout.ts): <binDir>/sriovctl-cni (the static
-// launcher), the sriovctl.d link to one payload sriovctl.d-<hash>/ holding the executable, the launcher and the
-// private glibc — the loader and exactly the libraries the executable's DT_NEEDED names, read here with readelf.
+// What `install-cni` must leave in a CNI bin dir (src/payload-layout.ts): <binDir>/sriovctl-cni (the static native
+// shim of the arch, or with --no-shim the static launcher), the sriovctl.d link to one payload sriovctl.d-<hash>/
+// holding the executable, the launcher and the private glibc — the loader and exactly the libraries the
+// executable's DT_NEEDED names, read here with readelf.
 import { execFileSync } from 'node:child_process';
 import { lstatSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { expect } from 'vitest';
-import { executable } from './packaged';
+import { executable, shim } from './packaged';
 import type { Arch } from './run-packaged';
 
 /** The payload's lib/ as the executable of `arch` needs it: its interpreter's file name and its DT_NEEDED. */
@@ -16,8 +17,11 @@ export function expectedLibs(arch: Arch): string[] {
   return [...new Set([interp, ...needed])].sort();
 }
 
-/** Asserts `binDir` holds exactly the plugin of `arch` as install-cni writes it; returns the payload dir's name. */
-export function expectInstalledPlugin(binDir: string, arch: Arch): string {
+/**
+ * Asserts `binDir` holds exactly the plugin of `arch` as install-cni writes it, `sriovctl-cni` being the shim
+ * (or with `plugin: 'oneshot'`, --no-shim, the launcher); returns the payload dir's name.
+ */
+export function expectInstalledPlugin(binDir: string, arch: Arch, plugin: 'shim' | 'oneshot' = 'shim'): string {
   const version = readlinkSync(join(binDir, 'sriovctl.d'));
   expect(version).toMatch(/^sriovctl\.d-[0-9a-f]{16}$/);
   expect(readdirSync(binDir).sort()).toEqual(['sriovctl-cni', 'sriovctl.d', version]);
@@ -30,8 +34,11 @@ export function expectInstalledPlugin(binDir: string, arch: Arch): string {
   }
   expect(lstatSync(join(binDir, 'sriovctl-cni')).mode & 0o7777).toBe(0o755);
   expect(readFileSync(join(payload, 'sriovctl')).equals(readFileSync(executable(arch)))).toBe(true);
-  expect(readFileSync(join(binDir, 'sriovctl-cni')).equals(readFileSync(join(payload, 'oneshot')))).toBe(true);
-  // the launcher is static: it needs nothing from the node, not even a loader
-  expect(execFileSync('readelf', ['-l', join(payload, 'oneshot')], { encoding: 'utf8' })).not.toMatch(/program interpreter/);
+  const expected = plugin === 'shim' ? shim(arch) : join(payload, 'oneshot');
+  expect(readFileSync(join(binDir, 'sriovctl-cni')).equals(readFileSync(expected))).toBe(true);
+  // the shim and the launcher are static: they need nothing from the node, not even a loader
+  for (const f of [join(binDir, 'sriovctl-cni'), join(payload, 'oneshot')]) {
+    expect(execFileSync('readelf', ['-l', f], { encoding: 'utf8' })).not.toMatch(/program interpreter/);
+  }
   return version;
 }

@@ -12,12 +12,17 @@ export function executable(arch: 'amd64' | 'arm64'): string {
   return join(PKG_DIR, `sriovctl-linux-${arch}`);
 }
 
+/** The static native shim of one architecture (the executable of that arch carries the same bytes). */
+export function shim(arch: 'amd64' | 'arm64'): string {
+  return join(PKG_DIR, `sriovctl-cni-shim-linux-${arch}`);
+}
+
 /** The multi-arch installer image, one OCI archive. */
 export const IMAGE_ARCHIVE = join(PKG_DIR, INSTALLER_ARCHIVE_NAME);
 
 /** The first packaged file that is missing, or null. */
 export function missingPackage(): string | null {
-  const resident = ['sriovctl-cni-shim-linux-amd64', 'sriovctl-cni-shim-linux-arm64', 'sriovctl-daemon.service'].map((f) => join(PKG_DIR, f));
+  const resident = [shim('amd64'), shim('arm64'), join(PKG_DIR, 'sriovctl-daemon.service')];
   for (const f of [executable('amd64'), executable('arm64'), ...resident, IMAGE_ARCHIVE, join(PKG_DIR, 'SHA256SUMS')]) {
     if (!existsSync(f)) return f;
   }
