@@ -8,7 +8,7 @@ import { hostLocalAllocations } from '../helpers/cni-run';
 import { ipJson, Scratch } from '../helpers/kernel';
 import { nicState, standInNic, type NicState } from '../helpers/lend-fixture';
 import { useCriNode, type CriNode } from './cri/cri-node';
-import { executable, PKG_DIR, REPO } from './packaged';
+import { executable, REPO, shim } from './packaged';
 
 const cri = useCriNode();
 let node: CriNode;
@@ -56,13 +56,12 @@ function expectAllHome(): void {
 }
 
 describe('the plugin containerd runs', () => {
-  it('is the packaged executable\'s launcher and payload, put in the CNI bin dir by the installer image, with no Node on containerd\'s PATH', () => {
+  it('is the packaged executable\'s shim and payload, put in the CNI bin dir by the installer image, with no Node on containerd\'s PATH', () => {
     expect(node.installOutput).toContain('sriovctl-cni');
     const bin = node.containerd.binDir;
     expect(readFileSync(join(bin, 'sriovctl.d', 'sriovctl')).equals(readFileSync(executable('amd64')))).toBe(true);
-    // resident, the shim took the plugin's name (its fallback is the payload's launcher); else the launcher has it
-    const plugin = node.resident ? join(PKG_DIR, 'sriovctl-cni-shim-linux-amd64') : join(bin, 'sriovctl.d', 'oneshot');
-    expect(readFileSync(join(bin, 'sriovctl-cni')).equals(readFileSync(plugin))).toBe(true);
+    // the shim has the plugin's name (resident or not: its fallback is the payload's launcher)
+    expect(readFileSync(join(bin, 'sriovctl-cni')).equals(readFileSync(shim('amd64')))).toBe(true);
     for (const dir of node.containerd.path.split(':')) expect(readdirSync(dir)).not.toContain('node');
   });
 });

@@ -2,14 +2,14 @@
 // sriovctl-cni (installed by the installer image's entry point) in its CNI bin dir, and sriovctl's state dir and
 // sysfs root (a simulated tree) handed to the plugin through containerd's environment.
 import { randomBytes } from 'node:crypto';
-import { chmodSync, copyFileSync, mkdtempSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { SimSysfs } from '../../../src/sriov/sim';
 import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
 import { debianPlugin, ledgerRecords } from '../../helpers/cni-run';
 import { Scratch } from '../../helpers/kernel';
-import { IMAGE_ARCHIVE, PKG_DIR } from '../packaged';
+import { IMAGE_ARCHIVE } from '../packaged';
 import { startPackagedDaemon, type PackagedDaemon } from '../packaged-daemon';
 import { Containerd } from '../containerd';
 import type { SandboxStatus } from './cri-client';
@@ -17,10 +17,11 @@ import { installPluginFromImage } from './installer';
 import { pauseImage } from './pause-image';
 
 /**
- * SRIOVCTL_FIELD_CNI=daemon (the field project `cri-daemon`): the node runs the plugin the resident way — the static
- * shim as `sriovctl-cni` (its fallback the payload's launcher, sriovctl.d/oneshot), the payload's executable
- * serving as `sriovctl daemon` — and
- * teardown fails unless the daemon served the calls and drained on SIGTERM.
+ * The installer image installs the static shim as `sriovctl-cni` (its fallback the payload's launcher,
+ * sriovctl.d/oneshot), and containerd hands the plugin this node's socket. SRIOVCTL_FIELD_CNI=daemon (the field
+ * project `cri-daemon`): the payload's executable serves that socket as `sriovctl daemon` from the start, and
+ * teardown fails unless the daemon served the calls and drained on SIGTERM; else nothing serves it (unless a test
+ * starts a daemon) and every call goes one-shot through the shim's fallback.
  */
 const RESIDENT = process.env.SRIOVCTL_FIELD_CNI === 'daemon';
 
@@ -61,7 +62,7 @@ export class CriNode {
           SRIOVCTL_STATE_DIR: this.stateDir,
           SRIOVCTL_SYSFS_ROOT: this.sim.root,
           SRIOVCTL_CACHE_DIR: this.cacheDir,
-          ...(RESIDENT ? { SRIOVCTL_SOCKET: this.socket } : {}),
+          SRIOVCTL_SOCKET: this.socket,
         },
       });
     } catch (err) {
@@ -79,7 +80,7 @@ export class CriNode {
       node.containerd.ctr('images', 'import', pause.archive);
       for (const p of DEBIAN_PLUGINS) symlinkSync(debianPlugin(p), join(node.containerd.binDir, p));
       node.installOutput = installPluginFromImage(node.containerd, IMAGE_ARCHIVE, `sriovctl-install-${randomBytes(4).toString('hex')}`);
-      if (RESIDENT) await node.goResident();
+      if (RESIDENT) await node.startDaemon();
     } catch (err) {
       await node.teardown().catch(() => undefined);
       throw err;
@@ -91,13 +92,29 @@ export class CriNode {
     return join(this.runDir, 'cni.sock');
   }
 
-  /** The shim takes the plugin's name (the payload's launcher stays its fallback); the payload's executable serves. */
-  private async goResident(): Promise<void> {
-    const bin = this.containerd.binDir;
-    copyFileSync(join(PKG_DIR, 'sriovctl-cni-shim-linux-amd64'), join(bin, 'sriovctl-cni.tmp'));
-    chmodSync(join(bin, 'sriovctl-cni.tmp'), 0o755);
-    renameSync(join(bin, 'sriovctl-cni.tmp'), join(bin, 'sriovctl-cni'));
-    this.daemon = await startPackagedDaemon(join(bin, 'sriovctl.d', 'sriovctl'), { SRIOVCTL_SOCKET: this.socket, SRIOVCTL_CACHE_DIR: this.cacheDir });
+  /** The daemon serving this node's socket, if one does. */
+  get servingDaemon(): PackagedDaemon | null {
+    return this.daemon;
+  }
+
+  /** The installed payload's executable serves the node's socket as `sriovctl daemon`, on the node's ledger. */
+  async startDaemon(): Promise<PackagedDaemon> {
+    if (this.daemon) throw new Error('a daemon serves this node already');
+    this.daemon = await startPackagedDaemon(join(this.containerd.binDir, 'sriovctl.d', 'sriovctl'), {
+      SRIOVCTL_SOCKET: this.socket,
+      SRIOVCTL_CACHE_DIR: this.cacheDir,
+      SRIOVCTL_STATE_DIR: this.stateDir,
+      SRIOVCTL_SYSFS_ROOT: this.sim.root,
+    });
+    return this.daemon;
+  }
+
+  /** SIGTERM to the node's daemon (it drains and exits); its exit code. Calls go one-shot from then on. */
+  async stopDaemonNow(): Promise<number | null> {
+    const d = this.daemon;
+    if (!d) throw new Error('no daemon serves this node');
+    this.daemon = null;
+    return d.stop();
   }
 
   get cri() {
