@@ -1,13 +1,15 @@
 // The installer image archive `npm run package` built, read as a runtime reads it: every platform's config has the
 // entry point the manifests rely on (src/cluster/component-images.ts), its layers carry the executables the
-// manifests call, and the DaemonSet's arguments work in a real container: `--also-as sriov` links the plugin's
-// launcher under sriov-cni's name too, and a runtime calling that name gets the CNI plugin.
+// manifests call, and the DaemonSet's containers work in a real container: `--also-as sriov` links the plugin (the
+// shim) under sriov-cni's name too, and a runtime calling that name gets the CNI plugin; the main container serves
+// `sriovctl daemon` on the socket dir it shares with the node, which the node's shim reaches.
 import { execFileSync, spawn } from 'node:child_process';
 import { chmodSync, mkdirSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IMAGE_ENTRY_POINTS } from '../../src/cluster/component-images';
 import { cniInstallerObjects } from '../../src/cluster/manifests';
+import { queryDaemon } from '../../src/daemon/query';
 import { installerImage } from '../../src/install/installer-image';
 import { startContainerd, which, type Containerd } from './containerd';
 import { IMAGE_ARCHIVE } from './packaged';
@@ -86,23 +88,44 @@ describe('the installer image carries what the manifests call', () => {
       expect(JSON.parse(version.stdout).supportedVersions).toContain('1.1.0');
     });
 
-    it("the main container's arguments (--then-wait) keep it running as PID 1 until SIGTERM, then it exits 0", async () => {
+    it("the main container's command serves `sriovctl daemon` on the socket dir it shares with the node: the probe says Ready, the node's shim is served, SIGTERM exits 0", async () => {
       const [ds] = cniInstallerObjects({ pfNames: ['x'], driver: null, cni: { binDir: '/opt/cni/bin', confDir: '/etc/cni/net.d' } }) as any[];
-      const main = ds.spec.template.spec.containers[0];
-      const bin = join(c.dir, 'host-cni-bin-wait');
-      mkdirSync(bin);
-      chmodSync(bin, 0o755);
-      const id = `sriovctl-then-wait-${process.pid}`;
+      const pod = ds.spec.template.spec;
+      const main = pod.containers[0];
+      expect(main.securityContext).toEqual({ privileged: true });
+      // hostPID: the daemon serves only callers of its own netns, which it reads in /proc/<caller's pid>: with a
+      // pid namespace of its own the node's callers have no pid there, and every call is declined to the one-shot
+      expect([pod.hostNetwork, pod.hostPID]).toEqual([true, true]);
+      const socketDir = pod.volumes.find((v: any) => v.name === main.volumeMounts.find((m: any) => m.mountPath === '/run/sriovctl').name).hostPath.path;
+      expect(socketDir).toBe('/run/sriovctl');
+      // the node's socket dir, here a dir of the test's (root's, 0700) mounted where the DaemonSet mounts it
+      const hostRun = join(c.dir, 'host-run-sriovctl');
+      mkdirSync(hostRun, { mode: 0o700 });
+      const socket = join(hostRun, 'cni.sock');
+      const id = `sriovctl-daemon-${process.pid}`;
       // attached: ctr run exits with the container's status
       const run = spawn(which('ctr'), ['--address', c.socket, '--namespace', NS, 'run', '--rm', '--runc-root', c.runcRoot, '--cgroup', `${c.cgroupParent}/${id}`,
-        '--net-host', '--mount', `type=bind,src=${bin},dst=/host/opt/cni/bin,options=rbind:rw`, main.image, id, ...record.entrypoint, ...main.args]);
-      let out = '';
+        '--net-host', '--with-ns', `pid:/proc/${process.pid}/ns/pid`, '--privileged', '--mount', `type=bind,src=${hostRun},dst=${socketDir},options=rbind:rw`, main.image, id, ...main.command]);
+      let log = '';
+      run.stderr.on('data', (b: Buffer) => (log += b.toString()));
       const exited = new Promise<number | null>((r) => run.on('exit', (code) => r(code)));
-      await new Promise<void>((r) => run.stdout.on('data', (b: Buffer) => ((out += b.toString()), out.includes('\n') && r())));
-      expect(out).toBe('installed /host/opt/cni/bin/sriovctl-cni\n');
-      // still running after installing: the DaemonSet's pod stays Ready
-      expect(c.ctrIn(NS, 'tasks', 'ls')).toMatch(new RegExp(`${id}\\s+\\d+\\s+RUNNING`));
-      c.ctrIn(NS, 'tasks', 'kill', '--signal', 'SIGTERM', id);
+      try {
+        for (let i = 0; !(await queryDaemon(socket, 1000)).serving; i++) {
+          if (i > 1200 || run.exitCode !== null) throw new Error(`the container's daemon did not serve ${socket}: ${log}`);
+          await new Promise((r) => setTimeout(r, 100));
+        }
+        // the readiness probe, run in the container as the kubelet runs it: exit 0 once the socket answers
+        expect(c.ctrIn(NS, 'tasks', 'exec', '--exec-id', `probe-${process.pid}`, id, ...main.readinessProbe.exec.command)).toMatch(/^daemon: pid \d+ serves \/run\/sriovctl\/cni\.sock\n$/);
+        // a CNI call from the node, through the installed shim on the node's socket, is served by the container
+        const bin = join(c.dir, 'host-cni-bin');
+        const env = { SRIOVCTL_CACHE_DIR: join(c.dir, 'cache'), SRIOVCTL_STATE_DIR: join(c.dir, 'state'), SRIOVCTL_SOCKET: socket };
+        const version = await runPackaged([], { name: 'sriovctl-cni', file: join(bin, 'sriovctl-cni'), env: { ...env, CNI_COMMAND: 'VERSION' } });
+        expect([version.code, version.stderr]).toEqual([0, '']);
+        const stats = await queryDaemon(socket, 5000);
+        expect(stats.serving && stats.stats.requests.byVerb.VERSION).toBe(1);
+      } finally {
+        if (run.exitCode === null) c.ctrIn(NS, 'tasks', 'kill', '--signal', 'SIGTERM', id);
+      }
       expect(await exited).toBe(0);
     });
   });
