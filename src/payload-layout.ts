@@ -1,6 +1,7 @@
 // The payload install-cni writes beside the plugin so it runs on a node without glibc (k3s's busybox image):
 //
-//   <binDir>/sriovctl-cni            the static launcher (native/launcher/oneshot.c), or a native shim later
+//   <binDir>/sriovctl-cni            the static native shim (native/shim/), whose fallback is sriovctl.d/oneshot;
+//                                    with install-cni --no-shim, the static launcher itself
 //   <binDir>/sriovctl.d              a symlink, swapped atomically by install-cni, to
 //   <binDir>/sriovctl.d-<hash>/      one immutable payload (<hash>: 16 hex of the SHA-256 of its content)
 //       sriovctl                     the packaged executable (Node SEA, dynamically linked against glibc)

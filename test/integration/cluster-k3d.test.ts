@@ -206,7 +206,7 @@ describe('k3d provider', () => {
           spec: { nodeName: node },
           status: { phase: 'Running', conditions: [{ type: 'Ready', status: 'True' }], containerStatuses: [{ name: 'kube-sriovdp', ready: true, state: { running: {} } }] },
         },
-        initStuck('sriovctl-cni-installer-4kq8z', 'sriovctl-cni-installer', node, ['install-sriovctl-cni', 'keep-sriovctl-cni'], {
+        initStuck('sriovctl-cni-installer-4kq8z', 'sriovctl-cni-installer', node, ['install-sriovctl-cni', 'sriovctl-daemon'], {
           reason: 'ImagePullBackOff',
           message: 'Back-off pulling image "docker.io/sriovctl/sriovctl-cni:0.1.0"',
         }),
