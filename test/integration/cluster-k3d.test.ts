@@ -111,7 +111,10 @@ describe('k3d provider', () => {
       resourceList: [{ resourcePrefix: 'kubevirt.io', resourceName: 'sriov_net', selectors: { pfNames: pfs.map((p) => p.name) } }],
     });
     const [installer] = objectsOf(join(manifests, '30-sriovctl-cni-installer.yaml'));
-    expect(installer.spec.template.spec.volumes).toEqual([{ name: 'cnibin', hostPath: { path: '/opt/cni/bin', type: 'DirectoryOrCreate' } }]);
+    // the init container installs into the node's CNI bin dir; the daemon reads the IPAM plugins there, at its own path
+    const volumes = installer.spec.template.spec.volumes;
+    expect(volumes).toContainEqual({ name: 'cnibin', hostPath: { path: '/opt/cni/bin', type: 'DirectoryOrCreate' } });
+    expect(volumes).toContainEqual({ name: 'cni-bin-host', hostPath: { path: '/opt/cni/bin', type: 'DirectoryOrCreate' } });
     expect(installer.spec.template.spec.nodeSelector).toBeUndefined();
     const arch = installer.spec.template.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions;
     expect(arch).toContainEqual({ key: 'kubernetes.io/arch', operator: 'In', values: ['amd64', 'arm64'] });
