@@ -11,8 +11,8 @@ import type { DaemonStats } from '../../src/daemon/server';
 import { queryDaemon } from '../../src/daemon/query';
 import { hostLocalAllocations } from '../helpers/cni-run';
 import type { Scratch } from '../helpers/kernel';
-import { nicState, standInNic, type NicState } from '../helpers/lend-fixture';
-import { useCriNode, type CriNode } from './cri/cri-node';
+import { nicState, type NicState } from '../helpers/lend-fixture';
+import { nicOnNode, useCriNode, type CriNode } from './cri/cri-node';
 import { executable, shim } from './packaged';
 
 const cri = useCriNode();
@@ -22,10 +22,7 @@ let nic: NicState;
 let network: string;
 
 beforeEach(async () => {
-  node = cri.node();
-  s = cri.scratch();
-  nic = standInNic(s, 'n0');
-  network = `shim-${s.prefix}`;
+  ({ node, s, nic, network } = nicOnNode(cri, 'shim'));
   await node.useConflist({
     cniVersion: '1.0.0',
     name: network,

@@ -6,8 +6,8 @@ import { join } from 'node:path';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { hostLocalAllocations } from '../helpers/cni-run';
 import { ipJson, Scratch } from '../helpers/kernel';
-import { nicState, standInNic, type NicState } from '../helpers/lend-fixture';
-import { useCriNode, type CriNode } from './cri/cri-node';
+import { nicState, type NicState } from '../helpers/lend-fixture';
+import { nicOnNode, useCriNode, type CriNode } from './cri/cri-node';
 import { executable, REPO, shim } from './packaged';
 
 const cri = useCriNode();
@@ -17,10 +17,7 @@ let nic: NicState;
 let network: string;
 
 beforeEach(async () => {
-  node = cri.node();
-  s = cri.scratch();
-  nic = standInNic(s, 'n0');
-  network = `cri-${s.prefix}`;
+  ({ node, s, nic, network } = nicOnNode(cri, 'cri'));
   await node.useConflist(conflist(network));
 });
 

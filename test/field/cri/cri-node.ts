@@ -9,6 +9,7 @@ import { SimSysfs } from '../../../src/sriov/sim';
 import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
 import { debianPlugin, ledgerRecords } from '../../helpers/cni-run';
 import { Scratch } from '../../helpers/kernel';
+import { standInNic, type NicState } from '../../helpers/lend-fixture';
 import { IMAGE_ARCHIVE } from '../packaged';
 import { startPackagedDaemon, type PackagedDaemon } from '../packaged-daemon';
 import { Containerd } from '../containerd';
@@ -214,4 +215,10 @@ export function useCriNode(): { node(): CriNode; scratch(): Scratch } {
     }
   });
   return { node: () => node!, scratch: () => s };
+}
+
+/** A test's world on the node: its scratch, a stand-in NIC and a network name new to the node (see useConflist). */
+export function nicOnNode(cri: ReturnType<typeof useCriNode>, tag: string): { node: CriNode; s: Scratch; nic: NicState; network: string } {
+  const s = cri.scratch();
+  return { node: cri.node(), s, nic: standInNic(s, 'n0'), network: `${tag}-${s.prefix}` };
 }
