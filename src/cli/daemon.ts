@@ -6,6 +6,7 @@ import type { Command } from 'commander';
 import { queryDaemon } from '../daemon/query';
 import { Daemon } from '../daemon/server';
 import { socketPath } from '../daemon/socket-path';
+import { boundDaemonMemory } from '../daemon/memory-bound';
 import type { CommandIo, CommandKit } from './command-kit';
 import { CliError, ExitCode } from './exit-codes';
 
@@ -34,6 +35,7 @@ function requestDeadlineMs(raw: string | undefined): number {
 
 async function serve(_io: CommandIo): Promise<ExitCode> {
   if (process.geteuid?.() !== 0) throw new CliError('the daemon serves root alone and runs as root');
+  boundDaemonMemory();
   const log = (line: string) => process.stderr.write(`${new Date().toISOString()} sriovctl daemon[${process.pid}] ${line}\n`);
   let daemon: Daemon;
   try {

@@ -28,11 +28,11 @@ export async function giveBack(s: LendSession, key: string, opts: GiveBackOption
       const back = await giveBack(s, inner, { lockTimeoutMs: opts.lockTimeoutMs, vfCount: opts.vfCount });
       if (back.outcome !== 'not-lent') warnings.push(...back.warnings.map((w) => `${back.owner}: ${w}`));
     }
-    if (record.vfCount && opts.vfCountLast) return { key, owner: record.owner, ...withWarnings(restoreNic(s, record), warnings) };
+    if (record.vfCount && opts.vfCountLast) return { key, owner: record.owner, ...withWarnings(restoreNicKeepingRecord(s, record), warnings) };
     if (record.vfCount) record = await restoreVfCount(s, record, warnings, { ...opts.vfCount, holdFds: [lock.fd] });
     if (record.vfCount && opts.keepUnrestoredVfCount) {
       // the NIC home, and its record kept for the next give-back (cleanup) to put the count back
-      return { key, owner: record.owner, ...withWarnings(restoreNic(s, record), warnings) };
+      return { key, owner: record.owner, ...withWarnings(restoreNicKeepingRecord(s, record), warnings) };
     }
     const result = giveBackLocked(s, record);
     return { ...result, warnings: [...warnings, ...result.warnings] };
@@ -53,10 +53,23 @@ function withWarnings<T extends { warnings: string[] }>(result: T, first: string
 
 /** The NIC home as in its snapshot; the record stays (phase 'returning'). */
 function restoreNic(s: LendSession, record: LendRecord): ReturnType<typeof restoreFromRecord> {
+  return restoreFromRecord(s, startReturn(s, record));
+}
+
+/** As restoreNic, for a record that outlives this call (its VF count still to put back): it says how far it got. */
+function restoreNicKeepingRecord(s: LendSession, record: LendRecord): ReturnType<typeof restoreFromRecord> {
+  const returning = startReturn(s, record);
+  const result = restoreFromRecord(s, returning);
+  advanceRecord(s.ledger, returning, returning.snapshot.vf ? 'return:vf-restored' : 'return:restored');
+  return result;
+}
+
+/** The record says 'returning' before anything moves: a crash from here on is finished by running restore again. */
+function startReturn(s: LendSession, record: LendRecord): LendRecord {
   // not durable: the snapshot already is, and restoring does not depend on the phase (see advanceRecord)
   const returning = advanceRecord(s.ledger, { ...record, phase: 'returning' }, 'return:started');
   failpoint('return:started');
-  return restoreFromRecord(s, returning);
+  return returning;
 }
 
 /**

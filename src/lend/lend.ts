@@ -207,12 +207,25 @@ function moveInto(nic: ResolvedNic, target: Netns, targetRtnl: Rtnl, targetName:
   return targetRtnl.getLink({ name: targetName });
 }
 
-/** MTU, MAC, then up: one request each, so a failure leaves a state the rollback understands. */
+/**
+ * MTU, MAC, then up: one request each, so a failure leaves a state the rollback understands. The link is read
+ * again only when something was set (a CNI ADD sets nothing here: the link it read just after the move is current).
+ */
 function configureInTarget(rtnl: Rtnl, link: Link, req: LendSettings): Link {
-  if (req.mtu !== undefined && req.mtu !== link.mtu) rtnl.setLink(link.index, { mtu: req.mtu });
-  if (req.mac !== undefined && req.mac !== link.mac) rtnl.setLink(link.index, { mac: req.mac });
-  if (req.up !== false) rtnl.setLink(link.index, { up: true });
-  return rtnl.getLink({ index: link.index });
+  let changed = false;
+  if (req.mtu !== undefined && req.mtu !== link.mtu) {
+    rtnl.setLink(link.index, { mtu: req.mtu });
+    changed = true;
+  }
+  if (req.mac !== undefined && req.mac !== link.mac) {
+    rtnl.setLink(link.index, { mac: req.mac });
+    changed = true;
+  }
+  if (req.up !== false) {
+    rtnl.setLink(link.index, { up: true });
+    changed = true;
+  }
+  return changed ? rtnl.getLink({ index: link.index }) : link;
 }
 
 /** The settings checked, with MACs in canonical form; the caller's object is left as it was. */

@@ -1,9 +1,10 @@
 // Bringing a NIC home from its record: the one path used by give-back, by a failed lend's rollback and by
 // recovery. It does not care which step was reached — it finds the NIC wherever it is now and makes it look like
-// the snapshot again, at home. Each step is written to the record before the next one starts.
+// the snapshot again, at home. So it writes no step of its own: the record that guards it says 'returning' before
+// it starts (give-back, rollback, stray), a crash at any point is finished by running it again from that record,
+// and every caller but one deletes the record once it succeeds (give-back that keeps a record notes the step).
 import { SysError } from '../errors';
 import type { Link, Rtnl, VfInfo, VfSetting } from '../net';
-import { advanceRecord } from '../ledger';
 import { sleepSync } from '../sleep-sync';
 import { deviceDir, isBdf } from '../sriov';
 import type { LendSession } from './session';
@@ -28,7 +29,6 @@ const REAPPEAR_TIMEOUT_MS = 3000;
  * (the caller does it, so it can decide what a failure means); on failure the record stays, with the step reached.
  */
 export function restoreFromRecord(s: LendSession, record: LendRecord): RestoreResult {
-  const ledger = s.ledger;
   const warnings: string[] = [];
   const home = openPlace(s, record.home, 'home') ?? fallbackHome(s, record, warnings);
   let places: Place[] = [home];
@@ -44,19 +44,17 @@ export function restoreFromRecord(s: LendSession, record: LendRecord): RestoreRe
         link = moveHome(record, found.place, home, link, warnings);
         outcome = 'returned';
       }
-      record = advanceRecord(ledger, record, 'return:moved');
       // igb pins a VF netdev to the MAC set on the PF (any other: EADDRNOTAVAIL): that one goes back first
-      if (record.snapshot.vf) restoreVf(s, record, warnings, { macOnly: true });
-      const changed = restoreLink(record, home.rtnl, link, warnings);
-      if (changed) outcome = 'returned';
-      name = home.rtnl.getLink({ index: link.index }).name;
+      // (and the netdev's MAC may follow it: read the link again then)
+      if (record.snapshot.vf && restoreVf(s, record, warnings, { macOnly: true })) link = home.rtnl.getLink({ index: link.index });
+      const restored = restoreLink(record, home.rtnl, link, warnings);
+      if (restored.changed) outcome = 'returned';
+      name = restored.name;
       if (name !== record.snapshot.name) outcome = 'returned-renamed';
     }
     failpoint('return:restored');
-    record = advanceRecord(ledger, record, 'return:restored');
     if (record.snapshot.vf && restoreVf(s, record, warnings) && outcome === 'already-home') outcome = 'returned';
     failpoint('return:vf-restored');
-    if (record.snapshot.vf) advanceRecord(ledger, record, 'return:vf-restored');
     return { outcome, name, warnings };
   } finally {
     for (const p of places) closePlace(p);
@@ -111,8 +109,11 @@ function moveHome(record: LendRecord, from: Place, home: Place, link: Link, warn
   return home.rtnl.getLink({ name });
 }
 
-/** Name, MTU, MAC, alias, altnames and admin state as in the snapshot. Returns whether anything changed. */
-function restoreLink(record: LendRecord, rtnl: Rtnl, link: Link, warnings: string[]): boolean {
+/**
+ * Name, MTU, MAC, alias, altnames and admin state as in the snapshot. `link` is as just read (found or moved home);
+ * it is read again only after a rename or a down. Returns whether anything changed, and the name it has now.
+ */
+function restoreLink(record: LendRecord, rtnl: Rtnl, link: Link, warnings: string[]): { changed: boolean; name: string } {
   const snap = record.snapshot;
   let changed = false;
   const rename = link.name !== snap.name && !nameInUse(rtnl, snap.name);
@@ -129,7 +130,7 @@ function restoreLink(record: LendRecord, rtnl: Rtnl, link: Link, warnings: strin
     rtnl.setLink(link.index, { name: snap.name });
     changed = true;
   }
-  link = rtnl.getLink({ index: link.index });
+  if (changed) link = rtnl.getLink({ index: link.index });
   if (link.mtu !== snap.mtu) {
     rtnl.setLink(link.index, { mtu: snap.mtu });
     changed = true;
@@ -155,7 +156,7 @@ function restoreLink(record: LendRecord, rtnl: Rtnl, link: Link, warnings: strin
     rtnl.setLink(link.index, { up: snap.up });
     changed = true;
   }
-  return changed;
+  return { changed, name: link.name };
 }
 
 /**
