@@ -83,7 +83,22 @@ export async function setNumVfs(sys: Sysfs, pfAddress: string, count: number, op
   if (state().numVfs !== 0) await refuseWhileVfioHeld(sys, pf.address, pf.vfs, count, op, { timeoutMs: opts.holderWaitMs ?? 0, pollMs: poll.pollMs });
   if (state().numVfs !== 0 && count !== 0) await write(0);
   await write(count);
-  return listVfs(sys, pf.address);
+  return count === 0 ? [] : withNetdevs(sys, pf.address, poll);
+}
+
+/**
+ * How long fresh VFs' kernel drivers get to register their netdevs. igbvf does it in its probe, during the write;
+ * iavf only after it has set itself up with the PF, asynchronously, seconds later. A caller that lends the netdevs
+ * next (cluster up) must see them. Not an error when it runs out: a driver may make no netdev at all.
+ */
+const NETDEV_WAIT_MS = 10_000;
+
+/** The PF's VFs once every one bound to a kernel driver has its netdev, or the wait is over. */
+async function withNetdevs(sys: Sysfs, pfAddress: string, poll: { timeoutMs: number; pollMs: number }): Promise<SriovVf[]> {
+  const waiting = (v: SriovVf) => v.driver !== null && !v.userspace && v.netdevs.length === 0;
+  let vfs: SriovVf[] = [];
+  await pollUntil(() => !(vfs = listVfs(sys, pfAddress)).some(waiting), { timeoutMs: Math.min(poll.timeoutMs, NETDEV_WAIT_MS), pollMs: poll.pollMs });
+  return vfs;
 }
 
 /**

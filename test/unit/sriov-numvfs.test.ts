@@ -35,6 +35,35 @@ describe('setNumVfs with the simulated driver', () => {
     ]);
   });
 
+  it('resolves once the VFs\' driver has registered their netdevs (iavf does it late, after the links exist)', async () => {
+    fake.remove();
+    const late: ReturnType<typeof setTimeout>[] = [];
+    // as iavf: the VF devices (and virtfn links) first, each netdev some time later
+    fake = fakeSysfs({
+      hooks: {
+        vfsCreated: (_pf, vfs) => {
+          for (const vf of vfs) {
+            const name = fake.sim.list(`${fake.sim.pciDir(vf)}/net`)[0];
+            const mac = fake.sim.read(`${fake.sim.pciDir(vf)}/net/${name}/address`)!.trim();
+            fake.sim.removeNetdev(name);
+            late.push(setTimeout(() => fake.sim.addNetdev(vf, { name, mac }), 300));
+          }
+        },
+      },
+    });
+    try {
+      fake.sim.addPf({ bdf: PF, totalVfs: 8, netdev: { name: 'ens3f0', mac: '02:00:00:03:00:00' } });
+      fake.driver.start(5);
+      const vfs = await setNumVfs(fake.sys, PF, 2, fast);
+      expect(vfs.map((v) => [v.index, v.driver, v.netdevs.map((n) => n.name)])).toEqual([
+        [0, 'iavf', ['ens3f0v0']],
+        [1, 'iavf', ['ens3f0v1']],
+      ]);
+    } finally {
+      late.forEach(clearTimeout);
+    }
+  });
+
   it('4 -> 2 goes through 0 (the kernel refuses non-zero to non-zero)', async () => {
     fake.sim.addPf({ bdf: PF, totalVfs: 8, numVfs: 4 });
     fake.driver.start(5);
