@@ -1,0 +1,128 @@
+// The daemon's bounded pool of worker threads, each running CNI calls one at a time through the one-shot
+// plugin's own code (./worker-main.ts). A call's per-call state (the logger, the environment a delegated IPAM
+// plugin inherits) is module state of the thread that runs it, so calls in different workers never share it;
+// the engine's synchronous syscalls block only their own worker. Workers start when a call needs one (an idle
+// daemon holds none) and are kept; an idle one is reused most-recent-first, so a steady trickle of calls keeps
+// one warm worker. Calls beyond the pool wait their turn, first come first served. A worker that dies (an
+// uncaught exception, an exit) fails only the call it was running, and the next call that needs a worker
+// starts a new one.
+import type { Worker } from 'node:worker_threads';
+import type { DaemonReply, DaemonRequest } from './wire';
+
+/** Starts one worker speaking ./worker-main.ts's protocol: a DaemonRequest in, a DaemonReply out. */
+export type StartWorker = () => Worker;
+
+/** What `sriovctl status --json` shows of the pool (part of DaemonStats). */
+export interface PoolStats {
+  /** The most workers at once. */
+  size: number;
+  /** Workers alive now (started lazily: 0 until the first call). */
+  alive: number;
+  busy: number;
+  /** Calls waiting for a worker. */
+  waiting: number;
+  /** Workers started since the daemon started, and how many of them died other than by our stopping them. */
+  started: number;
+  died: number;
+}
+
+interface Job {
+  req: DaemonRequest;
+  resolve(reply: DaemonReply): void;
+  reject(err: Error): void;
+}
+
+interface Slot {
+  worker: Worker;
+  job: Job | null;
+  /** Why it is dying (its uncaught exception), reported to its job at exit. */
+  failure: Error | null;
+}
+
+export class WorkerPool {
+  private readonly slots = new Set<Slot>();
+  /** Idle workers, the most recently used last. */
+  private readonly idle: Slot[] = [];
+  private readonly waiting: Job[] = [];
+  private started = 0;
+  private died = 0;
+  private closing = false;
+
+  constructor(
+    private readonly size: number,
+    private readonly startWorker: StartWorker,
+  ) {
+    if (!Number.isInteger(size) || size < 1) throw new RangeError(`worker pool size ${size}`);
+  }
+
+  /** The call's reply; rejects only when its worker died under it (the caller answers that as an internal error). */
+  run(req: DaemonRequest): Promise<DaemonReply> {
+    if (this.closing) return Promise.reject(new Error('the worker pool is stopped'));
+    return new Promise((resolve, reject) => {
+      this.waiting.push({ req, resolve, reject });
+      this.dispatch();
+    });
+  }
+
+  stats(): PoolStats {
+    const alive = this.slots.size;
+    return { size: this.size, alive, busy: alive - this.idle.length, waiting: this.waiting.length, started: this.started, died: this.died };
+  }
+
+  /** Stops every worker (idle ones: call it once no call is in flight). */
+  async close(): Promise<void> {
+    this.closing = true;
+    await Promise.all([...this.slots].map((s) => s.worker.terminate()));
+  }
+
+  private dispatch(): void {
+    while (this.waiting.length > 0) {
+      let slot = this.idle.pop();
+      if (!slot) {
+        if (this.slots.size >= this.size) return;
+        try {
+          slot = this.spawn();
+        } catch (err) {
+          // cannot start one at all (its script is missing): fail the call that asked, not the daemon
+          this.waiting.shift()!.reject(err as Error);
+          continue;
+        }
+      }
+      const job = this.waiting.shift()!;
+      slot.job = job;
+      slot.worker.ref(); // a call running keeps the daemon alive; an idle worker does not
+      slot.worker.postMessage(job.req);
+    }
+  }
+
+  private spawn(): Slot {
+    const worker = this.startWorker();
+    this.started++;
+    const slot: Slot = { worker, job: null, failure: null };
+    this.slots.add(slot);
+    worker.on('message', (reply: DaemonReply) => {
+      const job = slot.job;
+      slot.job = null;
+      worker.unref();
+      this.idle.push(slot);
+      job?.resolve(reply);
+      this.dispatch();
+    });
+    worker.on('error', (err) => (slot.failure ??= err));
+    worker.on('messageerror', (err) => (slot.failure ??= err));
+    worker.on('exit', (code) => this.gone(slot, code));
+    return slot;
+  }
+
+  private gone(slot: Slot, code: number): void {
+    this.slots.delete(slot);
+    const at = this.idle.indexOf(slot);
+    if (at >= 0) this.idle.splice(at, 1);
+    if (this.closing) return;
+    this.died++;
+    const job = slot.job;
+    slot.job = null;
+    job?.reject(slot.failure ?? new Error(`its worker thread exited with code ${code} before answering`));
+    this.dispatch(); // a call waiting for a worker gets a new one
+  }
+}
