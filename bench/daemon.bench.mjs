@@ -78,6 +78,8 @@ export default async function daemonBench(ctx) {
     const socket = join(scratch, 'run', 'cni.sock');
     const daemon = await startDaemon(socket);
     try {
+      const idle = await queryDaemon(socket);
+      ctx.log(`daemon RSS at idle (started, no call yet): ${rssMiB(daemon.pid).toFixed(1)} MiB, ${idle.stats.workers?.alive ?? 0} workers`);
       const viaDaemon = { env: { SRIOVCTL_SOCKET: socket } };
       const noDaemon = { env: { SRIOVCTL_SOCKET: join(scratch, 'run', 'none.sock') } };
       const pair = (argv, opts) => () => {
@@ -121,6 +123,8 @@ export default async function daemonBench(ctx) {
         if (i === 100) after100 = rssMiB(daemon.pid);
       }
       const end = rssMiB(daemon.pid);
+      const pool = (await queryDaemon(socket)).stats.workers;
+      if (pool) ctx.log(`daemon workers after the run: ${pool.alive} alive of ${pool.size}, ${pool.started} started`);
       ctx.log(`daemon RSS ${after100.toFixed(1)} MiB after 100 ADD/DEL pairs, ${end.toFixed(1)} MiB after ${PAIRS} (${((performance.now() - t0) / PAIRS).toFixed(1)} ms a pair)`);
       ctx.ratio(`daemon-rss:after-${PAIRS}/after-100`, end / after100, { max: 1.1 });
     } finally {

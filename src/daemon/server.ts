@@ -14,7 +14,7 @@ import { LATEST_VERSION } from '../cni/versions';
 import { native } from '../native';
 import { readRequest } from './connection';
 import { prepareSocketPath } from './socket-path';
-import { WorkerPool, type PoolStats, type StartWorker } from './worker-pool';
+import { WorkerPool, type PoolStats } from './worker-pool';
 import { startDaemonWorker } from './worker-script';
 import { encodeHello, encodeReply, RequestKind, Verdict, type DaemonReply, type DaemonRequest } from './wire';
 
@@ -28,8 +28,6 @@ export interface DaemonOptions {
   requestDeadlineMs?: number;
   /** Calls run at once, each in a worker thread of its own (started when first needed). Default 4. */
   workers?: number;
-  /** How a worker is started (tests give a stand-in). */
-  startWorker?: StartWorker;
 }
 
 export const DEFAULT_WORKERS = 4;
@@ -71,13 +69,13 @@ export class Daemon {
 
   private constructor(private readonly opts: Required<DaemonOptions>) {
     this.ownNetns = netnsId(process.pid);
-    this.pool = new WorkerPool(opts.workers, opts.startWorker);
+    this.pool = new WorkerPool(opts.workers, startDaemonWorker);
     this.server = createServer({ allowHalfOpen: true }, (sock) => this.accept(sock));
   }
 
   /** Listening on `opts.socket` (0600, its directory 0700). */
   static async start(options: DaemonOptions): Promise<Daemon> {
-    const d = new Daemon({ maxConnections: 32, requestDeadlineMs: 40_000, workers: DEFAULT_WORKERS, startWorker: startDaemonWorker, ...options });
+    const d = new Daemon({ maxConnections: 32, requestDeadlineMs: 40_000, workers: DEFAULT_WORKERS, ...options });
     await prepareSocketPath(d.opts.socket);
     const umask = process.umask(0o177); // the socket is born 0600: no window in which another user may connect
     try {

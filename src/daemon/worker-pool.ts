@@ -2,10 +2,11 @@
 // plugin's own code (./worker-main.ts). A call's per-call state (the logger, the environment a delegated IPAM
 // plugin inherits) is module state of the thread that runs it, so calls in different workers never share it;
 // the engine's synchronous syscalls block only their own worker. Workers start when a call needs one (an idle
-// daemon holds none) and are kept; an idle one is reused most-recent-first, so a steady trickle of calls keeps
-// one warm worker. Calls beyond the pool wait their turn, first come first served. A worker that dies (an
-// uncaught exception, an exit) fails only the call it was running, and the next call that needs a worker
-// starts a new one.
+// daemon holds none); an idle one is reused most-recent-first, so a steady trickle of calls keeps one warm worker,
+// and the others a burst started are stopped once idle for a while (each holds a heap of its own, ~8 MiB), the
+// last one used excepted. Calls beyond the pool wait their turn, first come first served. A worker that dies (an
+// uncaught exception, an exit) fails only the call it was running, and the next call that needs a worker starts
+// a new one.
 import type { Worker } from 'node:worker_threads';
 import type { DaemonReply, DaemonRequest } from './wire';
 
@@ -37,7 +38,14 @@ interface Slot {
   job: Job | null;
   /** Why it is dying (its uncaught exception), reported to its job at exit. */
   failure: Error | null;
+  /** When it last became idle (Date.now()). */
+  idleSince: number;
+  /** Stopped by us (idle too long, or the pool closing): its exit is no death. */
+  stopping: boolean;
 }
+
+/** How long a worker other than the last one used may stay idle before it is stopped. */
+export const DEFAULT_WORKER_IDLE_MS = 60_000;
 
 export class WorkerPool {
   private readonly slots = new Set<Slot>();
@@ -47,10 +55,12 @@ export class WorkerPool {
   private started = 0;
   private died = 0;
   private closing = false;
+  private sweepTimer: NodeJS.Timeout | null = null;
 
   constructor(
     private readonly size: number,
     private readonly startWorker: StartWorker,
+    private readonly idleMs = DEFAULT_WORKER_IDLE_MS,
   ) {
     if (!Number.isInteger(size) || size < 1) throw new RangeError(`worker pool size ${size}`);
   }
@@ -65,14 +75,15 @@ export class WorkerPool {
   }
 
   stats(): PoolStats {
-    const alive = this.slots.size;
-    return { size: this.size, alive, busy: alive - this.idle.length, waiting: this.waiting.length, started: this.started, died: this.died };
+    const busy = [...this.slots].filter((s) => s.job).length;
+    return { size: this.size, alive: this.slots.size, busy, waiting: this.waiting.length, started: this.started, died: this.died };
   }
 
   /** Stops every worker (idle ones: call it once no call is in flight). */
   async close(): Promise<void> {
     this.closing = true;
-    await Promise.all([...this.slots].map((s) => s.worker.terminate()));
+    if (this.sweepTimer) clearTimeout(this.sweepTimer);
+    await Promise.all([...this.slots].map((s) => this.stop(s)));
   }
 
   private dispatch(): void {
@@ -98,15 +109,17 @@ export class WorkerPool {
   private spawn(): Slot {
     const worker = this.startWorker();
     this.started++;
-    const slot: Slot = { worker, job: null, failure: null };
+    const slot: Slot = { worker, job: null, failure: null, idleSince: 0, stopping: false };
     this.slots.add(slot);
     worker.on('message', (reply: DaemonReply) => {
       const job = slot.job;
       slot.job = null;
       worker.unref();
+      slot.idleSince = Date.now();
       this.idle.push(slot);
       job?.resolve(reply);
       this.dispatch();
+      this.scheduleSweep();
     });
     worker.on('error', (err) => (slot.failure ??= err));
     worker.on('messageerror', (err) => (slot.failure ??= err));
@@ -118,11 +131,37 @@ export class WorkerPool {
     this.slots.delete(slot);
     const at = this.idle.indexOf(slot);
     if (at >= 0) this.idle.splice(at, 1);
-    if (this.closing) return;
-    this.died++;
-    const job = slot.job;
-    slot.job = null;
-    job?.reject(slot.failure ?? new Error(`its worker thread exited with code ${code} before answering`));
-    this.dispatch(); // a call waiting for a worker gets a new one
+    if (!slot.stopping) {
+      this.died++;
+      const job = slot.job;
+      slot.job = null;
+      job?.reject(slot.failure ?? new Error(`its worker thread exited with code ${code} before answering`));
+    }
+    if (!this.closing) this.dispatch(); // a call waiting for a worker gets a new one
+  }
+
+  private stop(slot: Slot): Promise<number> {
+    slot.stopping = true;
+    return slot.worker.terminate();
+  }
+
+  /** One timer for the pool, not one per worker: armed while more than one worker is idle. */
+  private scheduleSweep(): void {
+    if (this.sweepTimer || this.closing || this.idle.length < 2) return;
+    this.sweepTimer = setTimeout(() => this.sweep(), this.idleMs);
+    this.sweepTimer.unref();
+  }
+
+  /** Stops the workers idle for idleMs or more, but the last one used (the end of `idle`). */
+  private sweep(): void {
+    this.sweepTimer = null;
+    const now = Date.now();
+    const keep = this.idle[this.idle.length - 1];
+    for (const slot of [...this.idle]) {
+      if (slot === keep || now - slot.idleSince < this.idleMs) continue;
+      this.idle.splice(this.idle.indexOf(slot), 1);
+      void this.stop(slot);
+    }
+    this.scheduleSweep();
   }
 }
