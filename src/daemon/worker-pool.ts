@@ -145,18 +145,22 @@ export class WorkerPool {
     return slot.worker.terminate();
   }
 
-  /** One timer for the pool, not one per worker: armed while more than one worker is idle. */
+  /** One timer for the pool, not one per worker: armed while a worker beyond the one kept is idle. */
   private scheduleSweep(): void {
-    if (this.sweepTimer || this.closing || this.idle.length < 2) return;
+    if (this.sweepTimer || this.closing || this.slots.size < 2 || this.idle.length === 0) return;
     this.sweepTimer = setTimeout(() => this.sweep(), this.idleMs);
     this.sweepTimer.unref();
   }
 
-  /** Stops the workers idle for idleMs or more, but the last one used (the end of `idle`). */
+  /**
+   * Stops the workers idle for idleMs or more, keeping one worker alive: a busy one if any (it is the warm one),
+   * else the last one used (the end of `idle`).
+   */
   private sweep(): void {
     this.sweepTimer = null;
     const now = Date.now();
-    const keep = this.idle[this.idle.length - 1];
+    const anyBusy = [...this.slots].some((s) => s.job);
+    const keep = anyBusy ? null : this.idle[this.idle.length - 1];
     for (const slot of [...this.idle]) {
       if (slot === keep || now - slot.idleSince < this.idleMs) continue;
       this.idle.splice(this.idle.indexOf(slot), 1);

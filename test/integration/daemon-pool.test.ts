@@ -3,6 +3,7 @@
 // one NIC serialize on its lock (one ADD wins, never two), a worker that dies fails only its own call, and SIGTERM
 // still answers the calls in flight. Concurrency is proven without timing: the held ADD's IPAM plugin is a stub
 // that waits for a gate file, then runs Debian's `static`.
+import { spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
@@ -165,6 +166,11 @@ describe('the worker pool', () => {
     const st = await d.stats();
     expect(st.inFlight).toBe(2);
     expect(st.workers).toMatchObject({ size: 1, alive: 1, busy: 1, waiting: 1 });
+    const cli = spawnSync(process.execPath, [join(ROOT, 'bin', 'sriovctl.js'), '--state-dir', roots.stateDir, 'status'], {
+      env: { PATH: process.env.PATH, SRIOVCTL_SOCKET: sock() },
+      encoding: 'utf8',
+    });
+    expect(cli.stdout).toContain(', 2 in flight (1 running in 1 workers, 1 waiting), ');
     expect(bDone).toBe(false);
     expect(nicState(b.nic.name)).toEqual(b.nic); // not started
     openGate();

@@ -133,6 +133,16 @@ describe('the daemon worker pool', () => {
     expect(starts).toBe(3); // the one kept served it
   });
 
+  it('stops idle workers while another is busy: the busy one is the one kept', async () => {
+    const p = pool(3, 20);
+    const burst = [0, 1, 2].map((i) => p.run(req(i === 0 ? { ID: 'b0', MODE: 'hold' } : { ID: `b${i}` })));
+    await Promise.all(burst.slice(1));
+    await until(() => p.stats().alive === 1, 'the idle workers to be stopped');
+    expect(p.stats()).toMatchObject({ alive: 1, busy: 1, died: 0 });
+    openGate();
+    expect(idOf(await burst[0])).toBe('b0');
+  });
+
   it('once closed, stops its workers and takes no call', async () => {
     const p = pool(2);
     await p.run(req({ ID: 'a' }));
