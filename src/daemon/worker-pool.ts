@@ -3,10 +3,11 @@
 // plugin inherits) is module state of the thread that runs it, so calls in different workers never share it;
 // the engine's synchronous syscalls block only their own worker. Workers start when a call needs one (an idle
 // daemon holds none); an idle one is reused most-recent-first, so a steady trickle of calls keeps one warm worker,
-// and the others a burst started are stopped once idle for a while (each holds a heap of its own, ~8 MiB), the
-// last one used excepted. Calls beyond the pool wait their turn, first come first served. A worker that dies (an
-// uncaught exception, an exit) fails only the call it was running, and the next call that needs a worker starts
-// a new one.
+// and the others a burst started are stopped once idle for a while (each holds a heap of its own, ~10 MiB), the
+// last one used excepted. A worker is also replaced after so many calls: whatever V8's heap sizing does in a
+// long-lived isolate, the daemon's memory stays bounded by the pool, not by its uptime. Calls beyond the pool wait
+// their turn, first come first served. A worker that dies (an uncaught exception, an exit) fails only the call it
+// was running, and the next call that needs a worker starts a new one.
 import type { Worker } from 'node:worker_threads';
 import type { DaemonReply, DaemonRequest } from './wire';
 
@@ -40,12 +41,18 @@ interface Slot {
   failure: Error | null;
   /** When it last became idle (Date.now()). */
   idleSince: number;
+  /** Calls it has answered. */
+  calls: number;
   /** Stopped by us (idle too long, or the pool closing): its exit is no death. */
   stopping: boolean;
 }
 
-/** How long a worker other than the last one used may stay idle before it is stopped. */
-export const DEFAULT_WORKER_IDLE_MS = 60_000;
+export interface PoolOptions {
+  /** How long a worker other than the one kept may stay idle before it is stopped. Default 60 s. */
+  idleMs?: number;
+  /** Calls a worker answers before it is replaced (~50 ms to start one: nothing, amortized). Default 1000. */
+  maxCalls?: number;
+}
 
 export class WorkerPool {
   private readonly slots = new Set<Slot>();
@@ -56,13 +63,17 @@ export class WorkerPool {
   private died = 0;
   private closing = false;
   private sweepTimer: NodeJS.Timeout | null = null;
+  private readonly idleMs: number;
+  private readonly maxCalls: number;
 
   constructor(
     private readonly size: number,
     private readonly startWorker: StartWorker,
-    private readonly idleMs = DEFAULT_WORKER_IDLE_MS,
+    opts: PoolOptions = {},
   ) {
     if (!Number.isInteger(size) || size < 1) throw new RangeError(`worker pool size ${size}`);
+    this.idleMs = opts.idleMs ?? 60_000;
+    this.maxCalls = opts.maxCalls ?? 1000;
   }
 
   /** The call's reply; rejects only when its worker died under it (the caller answers that as an internal error). */
@@ -76,7 +87,8 @@ export class WorkerPool {
 
   stats(): PoolStats {
     const busy = [...this.slots].filter((s) => s.job).length;
-    return { size: this.size, alive: this.slots.size, busy, waiting: this.waiting.length, started: this.started, died: this.died };
+    const { size, started, died } = this;
+    return { size, alive: this.slots.size, busy, waiting: this.waiting.length, started, died };
   }
 
   /** Stops every worker (idle ones: call it once no call is in flight). */
@@ -109,14 +121,16 @@ export class WorkerPool {
   private spawn(): Slot {
     const worker = this.startWorker();
     this.started++;
-    const slot: Slot = { worker, job: null, failure: null, idleSince: 0, stopping: false };
+    const slot: Slot = { worker, job: null, failure: null, idleSince: 0, calls: 0, stopping: false };
     this.slots.add(slot);
     worker.on('message', (reply: DaemonReply) => {
       const job = slot.job;
       slot.job = null;
       worker.unref();
       slot.idleSince = Date.now();
-      this.idle.push(slot);
+      // served its share: replaced (a call waiting gets a new worker when this one has exited)
+      if (++slot.calls >= this.maxCalls) void this.stop(slot);
+      else this.idle.push(slot);
       job?.resolve(reply);
       this.dispatch();
       this.scheduleSweep();
@@ -145,24 +159,26 @@ export class WorkerPool {
     return slot.worker.terminate();
   }
 
-  /** One timer for the pool, not one per worker: armed while a worker beyond the one kept is idle. */
+  /** Idle workers that may be stopped: all but the one kept (a busy one if any, the warm one; else the last used). */
+  private stoppable(): Slot[] {
+    return [...this.slots].some((s) => s.job) ? [...this.idle] : this.idle.slice(0, -1);
+  }
+
+  /** One timer for the pool, not one per worker: due when the longest idle stoppable worker has been idle idleMs. */
   private scheduleSweep(): void {
-    if (this.sweepTimer || this.closing || this.slots.size < 2 || this.idle.length === 0) return;
-    this.sweepTimer = setTimeout(() => this.sweep(), this.idleMs);
+    if (this.sweepTimer || this.closing) return;
+    const candidates = this.stoppable();
+    if (candidates.length === 0) return;
+    const due = Math.min(...candidates.map((s) => s.idleSince)) + this.idleMs;
+    this.sweepTimer = setTimeout(() => this.sweep(), Math.max(0, due - Date.now()));
     this.sweepTimer.unref();
   }
 
-  /**
-   * Stops the workers idle for idleMs or more, keeping one worker alive: a busy one if any (it is the warm one),
-   * else the last one used (the end of `idle`).
-   */
   private sweep(): void {
     this.sweepTimer = null;
     const now = Date.now();
-    const anyBusy = [...this.slots].some((s) => s.job);
-    const keep = anyBusy ? null : this.idle[this.idle.length - 1];
-    for (const slot of [...this.idle]) {
-      if (slot === keep || now - slot.idleSince < this.idleMs) continue;
+    for (const slot of this.stoppable()) {
+      if (now - slot.idleSince < this.idleMs) continue;
       this.idle.splice(this.idle.indexOf(slot), 1);
       void this.stop(slot);
     }

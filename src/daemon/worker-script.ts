@@ -3,10 +3,11 @@
 // src/sea/daemon-worker-script.ts (scripts/package), which runs the copy embedded in the executable instead.
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
+import { DAEMON_WORKER_RESOURCE_LIMITS } from './memory-bound';
 import { packageRoot } from '../package-root';
 
 export const DAEMON_WORKER_BUNDLE = 'sriovctl-daemon-worker.bundle.js';
 
 export function startDaemonWorker(): Worker {
-  return new Worker(join(packageRoot(), 'dist', DAEMON_WORKER_BUNDLE));
+  return new Worker(join(packageRoot(), 'dist', DAEMON_WORKER_BUNDLE), { resourceLimits: DAEMON_WORKER_RESOURCE_LIMITS });
 }

@@ -3,6 +3,7 @@
 // no file of it). The bundle requires only built-in modules, and loads the addon as the executable does
 // (./addon-file.ts: the hash-checked copy in the cache dir).
 import { Worker } from 'node:worker_threads';
+import { DAEMON_WORKER_RESOURCE_LIMITS } from '../daemon/memory-bound';
 import { seaAssetText } from './assets';
 import { ASSET } from './build-info';
 
@@ -10,5 +11,5 @@ let source: string | null = null;
 
 export function startDaemonWorker(): Worker {
   source ??= seaAssetText(ASSET.daemonWorker);
-  return new Worker(source, { eval: true });
+  return new Worker(source, { eval: true, resourceLimits: DAEMON_WORKER_RESOURCE_LIMITS });
 }

@@ -5,7 +5,7 @@
 import { Worker } from 'node:worker_threads';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { DaemonReply, DaemonRequest } from '../../src/daemon/wire';
-import { WorkerPool } from '../../src/daemon/worker-pool';
+import { WorkerPool, type PoolOptions } from '../../src/daemon/worker-pool';
 
 /** env.MODE: 'hold' waits until the gate opens, 'exit' ends the thread, 'throw' throws uncaught; env.ID echoes. */
 const STAND_IN = `
@@ -27,8 +27,8 @@ const startStandIn = () => {
 };
 let pools: WorkerPool[] = [];
 
-function pool(size: number, idleMs?: number): WorkerPool {
-  const p = new WorkerPool(size, startStandIn, idleMs);
+function pool(size: number, opts: PoolOptions = {}): WorkerPool {
+  const p = new WorkerPool(size, startStandIn, opts);
   pools.push(p);
   return p;
 }
@@ -122,7 +122,7 @@ describe('the daemon worker pool', () => {
   });
 
   it('stops the workers a burst started once they are idle, all but the last one used', async () => {
-    const p = pool(3, 20);
+    const p = pool(3, { idleMs: 20 });
     const burst = [0, 1, 2].map((i) => p.run(req({ ID: `b${i}`, MODE: 'hold' })));
     expect(p.stats().alive).toBe(3);
     openGate();
@@ -134,13 +134,25 @@ describe('the daemon worker pool', () => {
   });
 
   it('stops idle workers while another is busy: the busy one is the one kept', async () => {
-    const p = pool(3, 20);
+    const p = pool(3, { idleMs: 20 });
     const burst = [0, 1, 2].map((i) => p.run(req(i === 0 ? { ID: 'b0', MODE: 'hold' } : { ID: `b${i}` })));
     await Promise.all(burst.slice(1));
     await until(() => p.stats().alive === 1, 'the idle workers to be stopped');
     expect(p.stats()).toMatchObject({ alive: 1, busy: 1, died: 0 });
     openGate();
     expect(idOf(await burst[0])).toBe('b0');
+  });
+
+  it('replaces a worker once it has answered its share of calls, dying of nothing', async () => {
+    const p = pool(1, { maxCalls: 2 });
+    const replies = [];
+    for (const id of ['a', 'b', 'c', 'd', 'e']) replies.push(await p.run(req({ ID: id })));
+    const threads = replies.map(threadOf);
+    expect(threads[0]).toBe(threads[1]);
+    expect(threads[2]).not.toBe(threads[1]);
+    expect(threads[3]).toBe(threads[2]);
+    expect(threads[4]).not.toBe(threads[3]);
+    expect(p.stats()).toMatchObject({ started: 3, died: 0 });
   });
 
   it('once closed, stops its workers and takes no call', async () => {
