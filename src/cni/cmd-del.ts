@@ -10,6 +10,7 @@ import { CNI_ERR, CniError } from './errors';
 import { Ipam, type IpamTarget } from './ipam';
 import { log } from './log';
 import type { NetConf } from './netconf';
+import type { CniResult } from './result';
 import { cniErrorFrom, describeError } from './sys-errors';
 import type { VerbHandler } from './verb';
 
@@ -30,21 +31,31 @@ async function del(s: LendSession, env: CniEnv, conf: NetConf, stateDir: string)
   const owner = ownerOf(env.containerId!, env.ifname!);
   const records = findAttachment(s, owner);
 
-  // IPAM first (the addresses go with the pod), but a failing IPAM plugin must not keep the NIC away
-  let ipamError: unknown = null;
+  // A failing IPAM plugin must not keep the NIC away. One that never looks at the pod's interface (ipam.ts)
+  // releases while the NIC moves home; any other first, while the addresses are still on the interface.
   const ipamTarget = ipamFor(records, conf, env.path, stateDir);
-  if (ipamTarget) {
-    try {
-      new Ipam(ipamTarget).del(undefined, conf.prevResult ?? records.map(storedResult).find(Boolean) ?? null);
-      log.debug(`ipam ${ipamTarget.type} released`);
-    } catch (err) {
-      ipamError = err;
-      log.error(`IPAM DEL failed (giving the NIC back anyway): ${describeError(err)}`);
-    }
+  const ipam = ipamTarget ? new Ipam(ipamTarget) : null;
+  const released = ipam ? ipamRelease(ipam, conf.prevResult ?? records.map(storedResult).find(Boolean) ?? null) : Promise.resolve(null);
+  if (ipam && !ipam.blindToInterface) await released;
+  let ipamError: unknown;
+  try {
+    await releaseNics(s, records, owner, DEL_LOCK_WAIT_MS);
+  } finally {
+    ipamError = await released;
   }
-
-  await releaseNics(s, records, owner, DEL_LOCK_WAIT_MS);
   if (ipamError) throw ipamError;
+}
+
+/** IPAM DEL, settled: null once released, else its error (logged). */
+async function ipamRelease(ipam: Ipam, prevResult: CniResult | null): Promise<unknown> {
+  try {
+    await ipam.del(undefined, prevResult);
+    log.debug(`${ipam.label} released`);
+    return null;
+  } catch (err) {
+    log.error(`IPAM DEL failed (giving the NIC back anyway): ${describeError(err)}`);
+    return err;
+  }
 }
 
 function findAttachment(s: LendSession, owner: Owner): LendRecord[] {

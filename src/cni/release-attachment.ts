@@ -20,7 +20,7 @@ export async function releaseAttachment(s: LendSession, record: LendRecord, cniP
   if (ipam && owner?.kind === 'pod') {
     try {
       // the allocation belongs to that attachment, not to whatever CNI_CONTAINERID this call carries
-      new Ipam(ipam).del({ CNI_CONTAINERID: owner.containerId, CNI_IFNAME: owner.ifname, CNI_NETNS: '' }, storedResult(record));
+      await new Ipam(ipam).del({ CNI_CONTAINERID: owner.containerId, CNI_IFNAME: owner.ifname, CNI_NETNS: '' }, storedResult(record));
     } catch (err) {
       log.error(`${why}: IPAM DEL for ${record.owner}: ${describeError(err)}`);
     }
