@@ -5,6 +5,7 @@
 // (test/lab/tools/vfio-hold.py) holds real VFIO groups of igb VFs.
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
+import type { SimSysfs } from '../../src/sriov/sim';
 
 export interface VfioHolder {
   pid: number;
@@ -12,6 +13,19 @@ export interface VfioHolder {
   device: string;
   /** Kill it (SIGKILL) and wait until it is gone. Idempotent. */
   release(): Promise<void>;
+}
+
+let reserved = 0;
+
+/**
+ * Make the next devices `sim` adds get IOMMU group numbers no other test uses at the same time: holders are found
+ * by /dev/vfio/<group> across the whole machine, and every simulated tree numbers its groups from 0, so two tests
+ * holding "group 1" of their own trees would see each other's holder. A tree numbers a new group one above its
+ * highest: an empty group at this worker's pid × 10⁶ (+ a counter) starts a range of its own.
+ */
+export function uniqueIommuGroups(sim: SimSysfs): void {
+  reserved += 100;
+  fs.mkdirSync(sim.p('kernel/iommu_groups', String(process.pid * 1_000_000 + reserved)), { recursive: true });
 }
 
 /** Start a process holding /dev/vfio/<group>; resolves once its descriptor is in /proc. */

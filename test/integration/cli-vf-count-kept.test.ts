@@ -5,7 +5,7 @@
 // holding /dev/vfio/<group> (test/helpers/vfio-holder.ts); sysfs is the simulated tree.
 import { describe, expect, it } from 'vitest';
 import { useCliWorld, type CliWorld } from '../helpers/cli-fixture';
-import { holdVfioGroup, type VfioHolder } from '../helpers/vfio-holder';
+import { holdVfioGroup, uniqueIommuGroups, type VfioHolder } from '../helpers/vfio-holder';
 import { findRecords } from '../helpers/engine';
 import type { CleanupEntry } from '../../src/cli/cleanup';
 import type { StatusEntry } from '../../src/cli/status';
@@ -20,6 +20,7 @@ describe('a VF count that cannot be put back keeps its record', () => {
 
   /** A PF lent to a node with 2 VFs on vfio-pci (it had 1 at home), VF 0 held by a VFIO user. */
   async function lentWithHeldVf(): Promise<{ pf: ReturnType<CliWorld['pf']>; holder: VfioHolder }> {
+    uniqueIommuGroups(w.sysfs.sim);
     const pf = w.pf('a', PF, { spec: { totalVfs: 8, numVfs: 1 } });
     w.sysfs.sim.addDriver('vfio-pci');
     const node = w.netns('node');
