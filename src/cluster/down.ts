@@ -5,9 +5,8 @@
 // through VFIO, and waits only so long (naming the holder), with every NIC already home. A NIC that fails does not
 // stop the others; each gets one summary line.
 import { DEFAULT_VFIO_HOLDER_WAIT_MS, ownerOfKey, type GiveBackOutcome, type LendSession } from '../lend';
-import type { SetNumVfsOptions } from '../sriov';
 import type { LendRecord } from '../ledger/types';
-import { deviceDir, isBdf, listVfs } from '../sriov';
+import { deviceDir, isBdf, listVfs, type SetNumVfsOptions } from '../sriov';
 import type { Progress } from './progress';
 import { SimLab, removeSimNics } from './sim-lab';
 import { readClusterState, removeClusterState, writeClusterState, type ClusterState } from './state';
