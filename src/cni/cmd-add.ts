@@ -14,6 +14,7 @@ import { parseConfigDns, parseNicConf, selectorOf, type NetConf, type NicConf } 
 import { configurePod, type PodNetOptions } from './pod-net';
 import { openPodNetns } from './pod-netns';
 import { releaseAttachment } from './release-attachment';
+import { CNI_VF_COUNT } from './vf-count-policy';
 import { hasDns, type CniDns, type CniInterface, type CniResult } from './result';
 import { cniErrorFrom, cniErrorOfRefusal, describeError } from './sys-errors';
 import type { VerbContext, VerbHandler } from './verb';
@@ -222,7 +223,7 @@ async function undoAttachment(s: LendSession, cause: unknown, lent: LendResult, 
   }
   let nicKept = false;
   try {
-    const back = await s.giveBack(lent.record.key, { owner, lockTimeoutMs: GIVE_BACK_LOCK_WAIT_MS });
+    const back = await s.giveBack(lent.record.key, { owner, lockTimeoutMs: GIVE_BACK_LOCK_WAIT_MS, vfCount: CNI_VF_COUNT });
     log.info(`rolled back: ${back.outcome}${back.name ? ` as ${back.name}` : ''}`);
   } catch (err) {
     nicKept = true;

@@ -1,10 +1,12 @@
 // DEL works from the ledger, not from stdin or CNI_NETNS: the attachment's record says which NIC and which
 // IPAM allocation to release. It succeeds when there is nothing left to do (second DEL, no ADD, pod netns
 // gone); a NIC that could not be restored keeps its record and the DEL fails, so the runtime's retry (or
-// `sriovctl cleanup`) finishes the job.
-import { openSession, type LendSession, type Owner } from '../lend';
+// `sriovctl cleanup`) finishes the job. A PF whose VF count could not be put back is not such a NIC: it is home,
+// and the record kept for the count does not fail the DEL (see CNI_VF_COUNT).
+import { describePendingVfCount, openSession, type LendSession, type Owner } from '../lend';
 import type { LendRecord } from '../ledger/types';
 import { storedIpam, storedResult } from './attachment';
+import { CNI_VF_COUNT } from './vf-count-policy';
 import { ownerOf, type CniEnv } from './env';
 import { CNI_ERR, CniError } from './errors';
 import { Ipam, type IpamTarget } from './ipam';
@@ -16,6 +18,7 @@ import type { VerbHandler } from './verb';
 
 /** A DEL racing an ADD of the same attachment waits for it rather than failing at once. */
 export const DEL_LOCK_WAIT_MS = 10_000;
+
 
 export const cmdDel: VerbHandler = async ({ env, conf, config }) => {
   const s = openSession(config, { keepHandles: true });
@@ -81,8 +84,9 @@ export async function releaseNics(s: LendSession, records: LendRecord[], owner: 
   const failures: CniError[] = [];
   for (const r of records) {
     try {
-      const back = await s.giveBack(r.key, { owner, lockTimeoutMs });
+      const back = await s.giveBack(r.key, { owner, lockTimeoutMs, vfCount: CNI_VF_COUNT });
       log.info(`gave back ${r.key}: ${back.outcome}${back.name ? ` as ${back.name}` : ''}${back.warnings.length ? ` (${back.warnings.join('; ')})` : ''}`);
+      if (back.pendingVfCount) log.warning(`${r.key}: ${describePendingVfCount(back.pendingVfCount)}`);
     } catch (err) {
       const e = cniErrorFrom(err, CNI_ERR.GIVE_BACK_FAILED, `giving back ${r.key} (record kept)`);
       failures.push(e instanceof CniError ? e : new CniError(CNI_ERR.GIVE_BACK_FAILED, `giving back ${r.key} (record kept): ${describeError(e)}`, r.key));
