@@ -102,7 +102,7 @@ function signature(read: Iterable<string>): string {
 let declaredBySignature: Map<string, Set<string>> | undefined;
 
 /** kubernetes-models and its own apimachinery (ObjectMeta, LabelSelector, …), as kubernetes-models resolves it. */
-const fromModels = createRequire(createRequire(import.meta.url).resolve('kubernetes-models'));
+const fromModels = createRequire(createRequire(__filename).resolve('kubernetes-models'));
 
 function kubernetesDeclared(): Map<string, Set<string>> {
   if (declaredBySignature) return declaredBySignature;
