@@ -36,10 +36,10 @@ const SUBSCHEMAS = ['items', 'additionalItems', 'additionalProperties', 'not', '
 
 /**
  * A copy of a JSON schema where every object schema that declares `properties` and says nothing of other keys
- * (no `additionalProperties`, no `patternProperties`, no `x-kubernetes-preserve-unknown-fields: true`) refuses
- * other keys: `additionalProperties: false`. Schemas inside `allOf`/`anyOf`/`oneOf` stay as they are at their
- * top (each branch sees only its own properties: closing it would refuse the other branches' keys); their own
- * subschemas are made strict.
+ * (no `additionalProperties`, no `x-kubernetes-preserve-unknown-fields: true`) refuses other keys:
+ * `additionalProperties: false` (which spares keys its `patternProperties` match). The branches of
+ * `allOf`/`anyOf`/`oneOf` stay open at their top (each sees only its own properties: closing one would refuse the
+ * others' keys); what is inside them is made strict.
  */
 export function strictSchema<T>(schema: T): T {
   return close(schema, true) as T;
@@ -54,7 +54,7 @@ function close(schema: unknown, closable: boolean): unknown {
   for (const k of SUBSCHEMA_MAPS) {
     if (s[k] && typeof s[k] === 'object') out[k] = Object.fromEntries(Object.entries(s[k] as Json).map(([n, x]) => [n, close(x, true)]));
   }
-  const open = 'additionalProperties' in s || 'patternProperties' in s || s['x-kubernetes-preserve-unknown-fields'] === true;
+  const open = 'additionalProperties' in s || s['x-kubernetes-preserve-unknown-fields'] === true;
   if (closable && s.properties && typeof s.properties === 'object' && !open) out.additionalProperties = false;
   return out;
 }
