@@ -98,6 +98,8 @@ function signature(read: Iterable<string>): string {
  * validators read every declared property but a few: the generator drops the keywords `description` and
  * `x-kubernetes-*` from the schemas, and with them properties of those names (JSONSchemaProps.description,
  * …). The TypeScript interfaces generated from the same OpenAPI keep every property: they complete the list.
+ * Schemas whose validators read the same names (DaemonSet and Deployment: apiVersion, kind, metadata, spec,
+ * status) share an entry: the union of their interfaces, which differ only for JSONSchemaProps v1 and v1beta1.
  */
 let declaredBySignature: Map<string, Set<string>> | undefined;
 
