@@ -15,6 +15,7 @@ import { ClusterRole, ClusterRoleBinding } from 'kubernetes-models/rbac.authoriz
 import { ConfigMap, ServiceAccount } from 'kubernetes-models/v1';
 import { renderManifests, toYaml, type ManifestInput } from '../../src/cluster/manifests';
 import { ajvProblems, kubernetesProblems, strictSchema, validateObjectMeta } from '../helpers/strict-fields';
+import { DEVICE_PLUGIN_CONFIG_SCHEMA } from '../helpers/tool-config-schemas';
 
 type K8sObject = Record<string, any>;
 
@@ -124,6 +125,33 @@ describe('rendered manifests against the Kubernetes 1.33 API schemas', () => {
       expect(found[0]).toMatch(message);
     });
   }
+
+  describe("the device plugin's config.json (free ConfigMap data to the API server) against v3.9.0's config, strictly", () => {
+    const validate = new Ajv({ strict: false, allErrors: true }).compile(strictSchema(DEVICE_PLUGIN_CONFIG_SCHEMA));
+    const configOf = (objects: K8sObject[]) => JSON.parse(objects.find((o) => o.kind === 'ConfigMap')!.data['config.json']);
+    const configProblems = (config: unknown) => (validate(config) ? [] : ajvProblems(validate.errors));
+
+    for (const [what, input] of INPUTS) {
+      it(`is valid: ${what}`, () => {
+        expect(configProblems(configOf(applied(input)))).toEqual([]);
+      });
+    }
+
+    it('refuses misspelt fields (the plugin would drop them: a dropped selector widens the resource)', () => {
+      const config = configOf(applied(INPUTS[1][1]));
+      renameKey(config.resourceList[0].selectors, 'pfNames', 'pfName');
+      renameKey(config.resourceList[0].selectors, 'drivers', 'driver');
+      config.resourceList[0].resourcename = 'x';
+      expect(configProblems(config)).toEqual([
+        'unknown field "resourceList[0].resourcename"',
+        'unknown field "resourceList[0].selectors.pfName"',
+        'unknown field "resourceList[0].selectors.driver"',
+      ]);
+      config.resourceList[0].selectors = [{ pfNames: ['eth2'], rootDevice: [] }];
+      delete config.resourceList[0].resourcename;
+      expect(configProblems(config)).toEqual(['unknown field "resourceList[0].selectors[0].rootDevice"']);
+    });
+  });
 
   it('names every unknown field of an object, not only the first', () => {
     const objects = applied(INPUTS[0][1]);

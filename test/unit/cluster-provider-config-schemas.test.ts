@@ -1,6 +1,6 @@
 // The cluster configs `cluster up` writes for kind (kind-config.yaml) and k3d (k3d-config.yaml, from cluster.yaml's
 // pass-through), parsed back as the tools read them and validated strictly against the tools' own schemas
-// (test/helpers/provider-config-schemas.ts says where each comes from): a misspelt field fails `kind create
+// (test/helpers/tool-config-schemas.ts says where each comes from): a misspelt field fails `kind create
 // cluster`, and k3d refuses it or, in the objects its schema leaves open, drops it silently.
 import Ajv from 'ajv';
 import { describe, expect, it } from 'vitest';
@@ -10,7 +10,7 @@ import { k3dClusterConfig } from '../../src/cluster/providers/k3d';
 import { kindClusterConfig } from '../../src/cluster/providers/kind';
 import type { CreateSpec } from '../../src/cluster/types';
 import { yaml } from '../../src/cluster/yaml';
-import { K3D_SIMPLE_SCHEMA, KIND_CLUSTER_SCHEMA } from '../helpers/provider-config-schemas';
+import { K3D_SIMPLE_SCHEMA, KIND_CLUSTER_SCHEMA } from '../helpers/tool-config-schemas';
 import { ajvProblems, strictSchema } from '../helpers/strict-fields';
 
 type Config = Record<string, any>;

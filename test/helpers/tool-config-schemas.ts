@@ -1,5 +1,5 @@
-// JSON schemas of the cluster configs `cluster up` writes for the provider tools, written here from the pinned
-// tools' own sources (what each field is called and holds; descriptions, examples and string formats left out).
+// JSON schemas of the configs `cluster up` writes for the tools it runs (kind, k3d, the device plugin), written here
+// from the pinned tools' own sources (what each field is called and holds; descriptions, examples and string formats left out).
 // They declare properties and leave closing them to `strictSchema` (./strict-fields.ts), like the Kubernetes ones.
 
 const string = { type: 'string' };
@@ -163,6 +163,57 @@ export const K3D_SIMPLE_SCHEMA = (() => {
         },
       },
       hostAliases: { type: 'array', items: { type: 'object', properties: { ip: string, hostnames: strings } } },
+    },
+  };
+})();
+
+/**
+ * The SR-IOV network device plugin v3.9.0 (commit c625430be6b09f52965a656553539c20da5f82bc) config.json, the
+ * ConfigMap's one key: `ResourceConfList` and `NetDeviceSelectors` in pkg/types/types.go (json tags; IsRdma and
+ * NeedVhostNet have none, so Go matches them by name), `selectors` an object or a list of them
+ * (pkg/factory/factory.go parseObjectOrSlice). The plugin decodes it leniently (cmd/sriovdp/manager.go
+ * readConfig: json.Unmarshal): a misspelt selector is dropped, and the resource takes every VF the others match.
+ * Only the net device type is described, the one sriovctl renders.
+ */
+export const DEVICE_PLUGIN_CONFIG_SCHEMA = (() => {
+  const netDeviceSelectors = {
+    type: 'object',
+    properties: {
+      vendors: strings,
+      devices: strings,
+      drivers: strings,
+      pciAddresses: strings,
+      pfNames: strings,
+      rootDevices: strings,
+      linkTypes: strings,
+      isRdma: boolean,
+      acpiIndexes: strings,
+      ddpProfiles: strings,
+      needVhostNet: boolean,
+      vdpaType: { enum: ['virtio', 'vhost'] },
+      pKeys: strings,
+    },
+  };
+  return {
+    type: 'object',
+    required: ['resourceList'],
+    properties: {
+      resourceList: {
+        type: 'array',
+        items: {
+          type: 'object',
+          required: ['resourceName'],
+          properties: {
+            resourcePrefix: string,
+            resourceName: string,
+            deviceType: { const: 'netDevice' },
+            excludeTopology: boolean,
+            // one schema for both forms (properties bind an object, items a list): no anyOf branch left open
+            selectors: { ...netDeviceSelectors, type: ['object', 'array'], minItems: 1, items: netDeviceSelectors },
+            additionalInfo: { type: 'object', additionalProperties: stringMap },
+          },
+        },
+      },
     },
   };
 })();
