@@ -6,8 +6,9 @@
 //   3. <binDir>/<plugin> becomes the shim or the launcher (temp file, fsync, rename), only once its payload is in
 //      place (the shim's fallback is the payload's launcher, through the link);
 // It runs under the directory's install lock (./install-lock.ts), and first removes what earlier installs left
-// (./leftovers.ts): temp dirs and files of a killed installer, and payloads older than the one the link points to
-// that nothing runs from. The same content again writes nothing else. A failure leaves what was installed before,
+// (./leftovers.ts): temp dirs and files of a killed installer and, at an upgrade, payloads older than the one
+// replaced that nothing runs from (the replaced one stays until the next upgrade: a launcher may have just resolved
+// it). The same content again writes nothing else. A failure leaves what was installed before,
 // and no temp file.
 import { createHash, randomBytes } from 'node:crypto';
 import { closeSync, constants, fchmodSync, fsyncSync, lstatSync, mkdirSync, openSync, readdirSync, readlinkSync, renameSync, rmSync, symlinkSync } from 'node:fs';
@@ -34,7 +35,9 @@ export function installPlugin(lock: InstallLock, pluginName: string, payload: re
   checkTargetDir(dir);
   const version = payloadVersionName(payloadHash(payload));
   const previous = linkTarget(join(dir, PAYLOAD_LINK));
-  for (const line of removeLeftovers(lock, [pluginName], [version, previous])) warn(line);
+  // at an upgrade, payloads older than the one replaced go first (the disk may hold two payloads, not three)
+  const keep = previous === version ? 'all' : [version, ...(previous === null ? [] : [previous])];
+  for (const line of removeLeftovers(lock, [pluginName], keep)) warn(line);
   const complete = holdsPayload(join(dir, version), payload);
   if (previous === version && complete && holdsContent(join(dir, pluginName), plugin, INSTALLED_MODE)) return 'unchanged';
   if (!complete) step(join(dir, version), () => writePayload(dir, version, payload));

@@ -3,13 +3,13 @@
 //     under the lock no other installer is writing one, and a pid says nothing (an installer container is pid 1
 //     every time), so every one found is stale;
 //   - the temp link `.sriovctl.d.tmp-<pid>` and the plugin's temp files `.<plugin>.tmp-<pid>-<n>`, likewise;
-//   - payloads `sriovctl.d-<hash>` the link no longer points to, unless one may still run. A launcher
+//   - at an upgrade (the link about to move), payloads older than the one it replaces, unless one may still run. A launcher
 //     (native/launcher/oneshot.c) holds a shared flock on the payload dir it runs from, through its exec, for the
 //     life of the process it becomes (a CNI call, a daemon started from the payload); a payload is removed only
 //     under an exclusive flock taken without waiting, so never while one runs from it, and a launcher that finds
 //     its payload gone (or locked for removal) resolves the link again. The payload the link pointed to before
-//     this install is kept all the same: launchers older than that protocol, and the executable run directly from
-//     the payload, take no lock.
+//     the upgrade is kept all the same (until the next upgrade): launchers older than that protocol, and the
+//     executable run directly from the payload, take no lock.
 // Nothing is followed: every entry is examined with lstat, a candidate that is not of the type we make or not owned
 // by root (or us) is left alone and reported, and a tree is removed only when every entry in it is a directory or
 // a regular file of ours.
@@ -23,19 +23,20 @@ import type { InstallLock } from './install-lock';
 type Kind = 'directory' | 'file' | 'symlink';
 
 /** What a name in the bin dir is, when it is something an install left: the kind of file we made under it. */
-function leftoverKind(name: string, pluginNames: readonly string[], keepPayloads: readonly (string | null)[]): Kind | 'payload' | null {
+function leftoverKind(name: string, pluginNames: readonly string[], keepPayloads: readonly string[] | 'all'): Kind | 'payload' | null {
   if (name.startsWith(`.${PAYLOAD_LINK}-`) && name.includes(TEMP_MARKER)) return 'directory';
   if (name.startsWith(`.${PAYLOAD_LINK}${TEMP_MARKER}`)) return 'symlink';
   if (pluginNames.some((p) => name.startsWith(`.${p}${TEMP_MARKER}`))) return 'file';
-  if (isPayloadVersionName(name) && !keepPayloads.includes(name)) return 'payload';
+  if (keepPayloads !== 'all' && isPayloadVersionName(name) && !keepPayloads.includes(name)) return 'payload';
   return null;
 }
 
 /**
- * Removes what earlier installs left in `lock.dir` (see above), keeping `keepPayloads`; returns one line for each
- * thing left alone that is not ours to remove (a payload in use is kept silently: that is its purpose).
+ * Removes what earlier installs left in `lock.dir` (see above): temp files of `pluginNames`, and payloads but
+ * `keepPayloads` (none with 'all'); returns one line for each thing left alone that is not ours to remove (a
+ * payload in use is kept silently: that is what the launcher's lock is for).
  */
-export function removeLeftovers(lock: InstallLock, pluginNames: readonly string[], keepPayloads: readonly (string | null)[]): string[] {
+export function removeLeftovers(lock: InstallLock, pluginNames: readonly string[], keepPayloads: readonly string[] | 'all'): string[] {
   const refused: string[] = [];
   for (const name of readdirSync(lock.dir)) {
     const kind = leftoverKind(name, pluginNames, keepPayloads);
