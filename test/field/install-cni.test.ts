@@ -3,11 +3,12 @@
 // it is already there, that a reader never sees half a file nor a payload half-swapped, and that it refuses —
 // changing nothing, in one line naming the path — every directory it must not write.
 import { execFileSync, spawn } from 'node:child_process';
-import { appendFileSync, chmodSync, closeSync, copyFileSync, existsSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, readlinkSync, readSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chmodSync, closeSync, constants, copyFileSync, existsSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, readlinkSync, readSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { INSTALL_LOCK_FILE, lockInstallDir } from '../../src/install/install-lock';
+import { lockFd } from '../../src/net';
 import { loaderArgs, privateLoaderOf } from '../../src/payload-layout';
 import { Scratch } from '../helpers/kernel';
 import { collectOutput } from '../helpers/collect-output';
@@ -257,6 +258,44 @@ describe('sriovctl install-cni', () => {
       expect(payloads(dir)).toHaveLength(2);
       expect(payloads(dir)).not.toContain(first);
     } finally {
+      call.kill('SIGKILL');
+      await answered.catch(() => undefined);
+    }
+  });
+
+  it('a launcher whose payload an installer is removing (an exclusive flock on it) runs the payload the link names now', async () => {
+    const dir = binDir();
+    expect((await install(dir)).code).toBe(0);
+    const old = readlinkSync(join(dir, 'sriovctl.d'));
+    expect((await installFrom(variant(1), dir)).code).toBe(0);
+    const current = readlinkSync(join(dir, 'sriovctl.d'));
+    expect(current).not.toBe(old);
+    // what the installer holds while it removes a payload
+    const removing = openSync(join(dir, old), constants.O_RDONLY | constants.O_DIRECTORY);
+    expect(lockFd(removing, { exclusive: true, timeoutMs: 0 })).toBe(true);
+    const cni = { CNI_COMMAND: 'ADD', CNI_CONTAINERID: 'retry', CNI_NETNS: '/var/run/netns/none', CNI_IFNAME: 'eth0', CNI_PATH: '/usr/lib/cni' };
+    // the old payload's own launcher, as the shim's exec of sriovctl.d/oneshot just before the link moved
+    const call = spawn(join(dir, old, 'oneshot'), [], { env: { PATH: '/nonexistent', ...env, ...cni }, stdio: ['pipe', 'pipe', 'pipe'] });
+    const answered = collectOutput(call, 120_000);
+    try {
+      // the plugin runs under a payload's loader: /proc/<pid>/exe says which payload
+      const loaderOf = (payload: string) => join(dir, payload, 'lib', 'ld-linux-x86-64.so.2');
+      let exe = '';
+      for (let i = 0; exe !== loaderOf(current) && exe !== loaderOf(old); i++) {
+        if (i > 6000 || call.exitCode !== null) throw new Error(`the launcher never ran a payload's loader (last ${exe})`);
+        await new Promise((r) => setTimeout(r, 10));
+        try {
+          exe = readlinkSync(`/proc/${call.pid}/exe`);
+        } catch {
+          exe = '';
+        }
+      }
+      expect(exe).toBe(loaderOf(current));
+      call.stdin.end('{');
+      const v = await answered;
+      expect([v.code, JSON.parse(v.stdout).code]).toEqual([1, 6]);
+    } finally {
+      closeSync(removing);
       call.kill('SIGKILL');
       await answered.catch(() => undefined);
     }
