@@ -42,8 +42,13 @@ export function removeLeftovers(lock: InstallLock, pluginNames: readonly string[
     const kind = leftoverKind(name, pluginNames, keepPayloads);
     if (kind === null) continue;
     const path = join(lock.dir, name);
-    const why = kind === 'payload' ? removePayloadIfUnused(path) : removeIfOurs(path, kind);
-    if (why !== null && why !== IN_USE) refused.push(`left ${path} alone: ${why}`);
+    try {
+      const why = kind === 'payload' ? removePayloadIfUnused(path) : removeIfOurs(path, kind);
+      if (why !== null && why !== IN_USE) refused.push(`left ${path} alone: ${why}`);
+    } catch (err) {
+      // a leftover that cannot be removed (a mount in it, an immutable file) does not stop the install
+      refused.push(`could not remove ${path}: ${(err as Error).message}`);
+    }
   }
   return refused;
 }

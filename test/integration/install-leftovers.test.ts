@@ -224,6 +224,21 @@ describe('install-cni: what earlier installs left, and what is not theirs', () =
     expect(readFileSync(join(bin, theirs, 'f'), 'utf8')).toBe('theirs');
   });
 
+  it('a leftover it cannot remove (a mount inside) is reported, and the install goes on', async () => {
+    const stale = join(bin, '.sriovctl.d-8888888888888888.tmp-1');
+    mkdirSync(join(stale, 'lib'), { recursive: true });
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=1m,mode=0755', 'tmpfs', join(stale, 'lib')]);
+    try {
+      const src = source('past-a-mount');
+      const r = await installed(src);
+      expect([r.code, r.stdout]).toEqual([0, `starting\ninstalled ${bin}/sriovctl-cni\nexit 0\n`]);
+      expect(r.stderr).toMatch(new RegExp(`^sriovctl: warning: could not remove ${stale}: .*EBUSY.*\n$`));
+      expectPayloadOf(src);
+    } finally {
+      execFileSync('umount', [join(stale, 'lib')]);
+    }
+  });
+
   it('at an upgrade, keeps an old payload a launcher holds (a shared flock) and the one replaced; removes the others, and the held one once let go', async () => {
     const [a, b, c] = [source('a'), source('b'), source('c')];
     expect((await installed(a)).code).toBe(0);

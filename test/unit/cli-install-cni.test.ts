@@ -70,6 +70,14 @@ describe('install-cni --also-as / --then-wait', () => {
     ['', /is not a plugin name/],
     ['-sriov', /is not a plugin name/],
   ];
+  it('refuses a --lock-timeout that is not a number of seconds (usage error) and writes nothing', async () => {
+    for (const value of ['', 'soon', '-1', '1e3', '1000000']) {
+      const err = await installCni(io, { to: bin, lockTimeout: value }, asPlugin(self)).catch((e: unknown) => e);
+      expect([value, (err as CliError).exitCode, (err as CliError).message]).toEqual([value, ExitCode.usage, `--lock-timeout: ${JSON.stringify(value)} is not a number of seconds (0-999999)`]);
+    }
+    expect(readdirSync(bin)).toEqual([]);
+  });
+
   for (const [name, why] of refused) {
     it(`refuses --also-as ${JSON.stringify(name)} (usage error) and writes nothing`, async () => {
       const err = await installCni(io, { to: bin, alsoAs: name }, asPlugin(self)).catch((e: unknown) => e);
