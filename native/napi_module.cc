@@ -12,12 +12,12 @@
 #include "napi_convert.h"
 #include "napi_errors.h"
 #include "napi_ops.h"
+#include "napi_program.h"
 #include "napi_rtnl.h"
 #include "netns.h"
 #include "read_fd.h"
 #include "nl_socket.h"
 #include "peer_cred.h"
-#include "run_program.h"
 #include "sysctl.h"
 #include "vf.h"
 
@@ -94,27 +94,6 @@ Napi::Value UnlockFd(const Napi::CallbackInfo& info) {
   return guarded(info.Env(), [&] {
     unlockFd(argInt(info, 0, "fd"));
     return info.Env().Undefined();
-  });
-}
-
-// runProgram(path, argv, env, stdin, timeoutMs, maxOutput) → { status, signal, timedOut, outputTooLarge, stdout,
-// stderr }: synchronous, like spawnSync.
-Napi::Value RunProgram(const Napi::CallbackInfo& info) {
-  Napi::Env env = info.Env();
-  return guarded(env, [&] {
-    ProgramRun run{argString(info, 0, "path"),  argStringArray(info, 1, "argv"), argStringArray(info, 2, "env"),
-                   argString(info, 3, "stdin"), argInt(info, 4, "timeoutMs"),    argU32(info, 5, "maxOutput")};
-    ProgramResult r = runProgram(run);
-    Napi::Object o = Napi::Object::New(env);
-    o.Set("status", r.signal ? env.Null() : Napi::Number::New(env, r.status));
-    const char* sig = r.signal ? sigabbrev_np(r.signal) : nullptr;
-    o.Set("signal", r.signal ? Napi::String::New(env, sig ? std::string("SIG") + sig : std::to_string(r.signal))
-                             : env.Null());
-    o.Set("timedOut", r.timedOut);
-    o.Set("outputTooLarge", r.outputTooLarge);
-    o.Set("stdout", Napi::String::New(env, r.out));
-    o.Set("stderr", Napi::String::New(env, r.err));
-    return o;
   });
 }
 
@@ -208,6 +187,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("readFd", Napi::Function::New(env, ReadFd, "readFd"));
   exports.Set("peerCred", Napi::Function::New(env, PeerCredOf, "peerCred"));
   exports.Set("runProgram", Napi::Function::New(env, RunProgram, "runProgram"));
+  exports.Set("startProgram", Napi::Function::New(env, StartProgram, "startProgram"));
   exports.Set("encodeSetVf", Napi::Function::New(env, EncodeSetVf, "encodeSetVf"));
   exports.Set("parseLinkMessages", Napi::Function::New(env, ParseLinkMessages, "parseLinkMessages"));
   exports.Set("parseNetlinkError", Napi::Function::New(env, ParseNetlinkError, "parseNetlinkError"));

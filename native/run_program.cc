@@ -3,7 +3,8 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
+#include <pthread.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -56,29 +57,65 @@ std::vector<char*> cStrings(const std::vector<std::string>& v) {
   return out;
 }
 
-// The child starts with every signal at its default and none blocked: Node ignores SIGPIPE, and an ignored
+// What the child does between vfork and exec, prepared by the parent: only async-signal-safe calls run there.
+struct ChildSetup {
+  const char* path;
+  char* const* argv;
+  char* const* envp;
+  int in, out, err;  // become 0, 1, 2
+  int report;        // a failed exec writes its errno here (O_CLOEXEC: a successful exec closes it)
+  pid_t parent;
+};
+
+// The child dies with the thread that started it (PR_SET_PDEATHSIG): a plugin whose caller was killed has no one
+// to answer, and an IPAM plugin left running would allocate after the runtime's DEL of the failed ADD has come
+// and gone. It starts with every signal at its default and none blocked: Node ignores SIGPIPE, and an ignored
 // signal stays ignored across exec.
+[[noreturn]] __attribute__((noinline)) void execChild(const ChildSetup* c) {
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (getppid() != c->parent) _exit(127);  // the caller died before prctl: nobody waits for this child
+  struct sigaction dfl {};
+  dfl.sa_handler = SIG_DFL;
+  for (int sig = 1; sig < NSIG; sig++) sigaction(sig, &dfl, nullptr);  // EINVAL for SIGKILL/SIGSTOP: fine
+  int e = 0;
+  if (dup2(c->in, 0) < 0 || dup2(c->out, 1) < 0 || dup2(c->err, 2) < 0) {
+    e = errno;
+  } else {
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
+    execve(c->path, c->argv, c->envp);
+    e = errno;
+  }
+  ssize_t ignored = write(c->report, &e, sizeof e);
+  (void)ignored;
+  _exit(127);
+}
+
 pid_t spawnChild(const ProgramRun& run, Pipe& in, Pipe& out, Pipe& err) {
-  posix_spawn_file_actions_t actions;
-  posix_spawnattr_t attr;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawnattr_init(&attr);
-  posix_spawn_file_actions_adddup2(&actions, in.r, 0);
-  posix_spawn_file_actions_adddup2(&actions, out.w, 1);
-  posix_spawn_file_actions_adddup2(&actions, err.w, 2);
-  sigset_t none, all;
-  sigemptyset(&none);
-  sigfillset(&all);
-  posix_spawnattr_setsigmask(&attr, &none);
-  posix_spawnattr_setsigdefault(&attr, &all);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
   auto argv = cStrings(run.argv);
   auto envp = cStrings(run.env);
-  pid_t pid = -1;
-  int rc = posix_spawn(&pid, run.path.c_str(), &actions, &attr, argv.data(), envp.data());
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attr);
-  if (rc != 0) throw SysFailure(rc, "exec " + run.path);
+  Pipe report;
+  const ChildSetup setup{run.path.c_str(), argv.data(), envp.data(), in.r, out.w, err.w, report.w, getpid()};
+  // no signal handler may run in the child while it shares our memory: all blocked across vfork
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  pid_t pid = vfork();
+  if (pid == 0) execChild(&setup);
+  int forkErr = errno;
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+  if (pid < 0) throw SysFailure(forkErr, "vfork " + run.path);
+  report.closeWrite();
+  int execErr = 0;
+  ssize_t n;
+  do n = ::read(report.r, &execErr, sizeof execErr);
+  while (n < 0 && errno == EINTR);
+  if (n == static_cast<ssize_t>(sizeof execErr)) {
+    while (waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+    }
+    throw SysFailure(execErr, "exec " + run.path);
+  }
   return pid;
 }
 

@@ -1,6 +1,8 @@
-// Running a program to completion with its stdin given and its stdout/stderr captured: posix_spawn, pipes,
-// poll, a deadline that holds until the child is gone (SIGKILL, then a bounded wait to reap it). The CNI plugin uses it to call IPAM plugins without loading Node's
-// child_process (and with it net and stream), which a fresh process per call pays for at every start.
+// Running a program to completion with its stdin given and its stdout/stderr captured: vfork+exec (the child
+// dies with the thread that started it), pipes, poll, a deadline that holds until the child is gone (SIGKILL,
+// then a bounded wait to reap it). Safe on any thread: it shares nothing. The CNI plugin uses it to call IPAM
+// plugins without loading Node's child_process (and with it net and stream), which a fresh process per call
+// pays for at every start.
 #pragma once
 
 #include <string>

@@ -124,6 +124,15 @@ export interface NativeAddon {
     timeoutMs: number,
     maxOutput: number,
   ): { status: number | null; signal: string | null; timedOut: boolean; outputTooLarge: boolean; stdout: string; stderr: string };
+  /** runProgram on a libuv pool thread: the JS thread goes on (moves a NIC) while the program runs. */
+  startProgram(
+    path: string,
+    argv: string[],
+    env: string[],
+    stdin: string,
+    timeoutMs: number,
+    maxOutput: number,
+  ): Promise<{ status: number | null; signal: string | null; timedOut: boolean; outputTooLarge: boolean; stdout: string; stderr: string }>;
   /** The exact request bytes setVf would send (nlmsghdr with the given seq, pid 0). */
   encodeSetVf(pfIndex: number, vf: number, change: NativeVfChange, seq: number): Buffer;
   /** Every RTM_NEWLINK in a buffer of concatenated netlink messages. */

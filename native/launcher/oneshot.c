@@ -9,12 +9,20 @@
 // This file runs as <binDir>/sriovctl-cni (a copy) or as <payload>/oneshot: its payload is its own directory
 // when that is a payload directory, else <its directory>/sriovctl.d. The path is resolved once (realpath), so
 // the loader, the libraries and the executable all come from one payload even while an upgrade swaps the link.
+// It holds a shared flock on that payload dir through its exec, for the life of the process it becomes (the fd is
+// not close-on-exec): install-cni removes an old payload only under an exclusive flock it takes without waiting
+// (src/install/leftovers.ts), so never one a plugin or a daemon runs from. A payload found gone, replaced, or
+// locked for removal is resolved again from the link (bounded: ~10 s).
 // A failure is a CNI error on stdout (code 110, README) and the same line on stderr; nothing else is printed.
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #if defined(__x86_64__)
@@ -31,6 +39,8 @@
 #define PLUGIN_NAME "sriovctl-cni"
 /** src/cni/errors.ts CNI_ERR.CANNOT_START */
 #define CANNOT_START 110
+/** Attempts at holding a payload an installer is removing, 2 ms apart: ~10 s, an installer removes one in < 1 s. */
+#define HOLD_ATTEMPTS 5000
 
 static void put_json_string(const char *s) {
   putchar('"');
@@ -60,8 +70,11 @@ static int is_payload_name(const char *name) {
   return strncmp(name, PAYLOAD_DIR, n) == 0 && (name[n] == '\0' || name[n] == '-');
 }
 
-/** The payload's real path, into `out` (PATH_MAX). */
-static void find_payload(char *out) {
+/**
+ * Where the payload is: `first`, this launcher's own directory when it is a payload's (run as <payload>/oneshot),
+ * else <its directory>/sriovctl.d; `link`, <bin dir>/sriovctl.d, where to look when `first` is gone.
+ */
+static void payload_candidates(char *first, char *link) {
   char self[PATH_MAX];
   ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
   if (len < 0) fail("/proc/self/exe", errno);
@@ -69,17 +82,60 @@ static void find_payload(char *out) {
   char *slash = strrchr(self, '/');
   if (!slash) fail(self, EINVAL);
   *slash = '\0';
-  const char *dir_name = strrchr(self, '/') ? strrchr(self, '/') + 1 : self;
-  char candidate[PATH_MAX];
-  int n = is_payload_name(dir_name) ? snprintf(candidate, sizeof candidate, "%s", self)
-                                    : snprintf(candidate, sizeof candidate, "%s/" PAYLOAD_DIR, self);
-  if (n < 0 || (size_t)n >= sizeof candidate) fail(self, ENAMETOOLONG);
-  if (!realpath(candidate, out)) fail(candidate, errno);
+  slash = strrchr(self, '/');
+  const char *dir_name = slash ? slash + 1 : self;
+  int own = is_payload_name(dir_name);
+  int n = own ? snprintf(first, PATH_MAX, "%s", self) : snprintf(first, PATH_MAX, "%s/" PAYLOAD_DIR, self);
+  if (n < 0 || n >= PATH_MAX) fail(self, ENAMETOOLONG);
+  if (own && slash) *slash = '\0';  // self is now the payload's bin dir
+  n = own ? snprintf(link, PATH_MAX, "%s/" PAYLOAD_DIR, self) : snprintf(link, PATH_MAX, "%s", first);
+  if (n < 0 || n >= PATH_MAX) fail(self, ENAMETOOLONG);
+}
+
+/** Whether the directory at `path` is the one open on `fd`. */
+static int is_same_dir(int fd, const char *path) {
+  struct stat held, now;
+  return fstat(fd, &held) == 0 && lstat(path, &now) == 0 && held.st_dev == now.st_dev && held.st_ino == now.st_ino;
+}
+
+/**
+ * The payload's real path, into `out` (PATH_MAX), held: a shared flock on it, on an fd that stays open through
+ * exec. `first` and `link` as payload_candidates() makes them.
+ */
+static void hold_payload(const char *first, const char *link, char *out) {
+  const char *candidate = first;
+  const struct timespec pause = {0, 2 * 1000 * 1000};
+  for (int attempt = 0; attempt < HOLD_ATTEMPTS; attempt++) {
+    if (!realpath(candidate, out)) {
+      // our own payload dir went while we started: the link names the current one
+      if (errno == ENOENT && strcmp(candidate, link) != 0) {
+        candidate = link;
+        continue;
+      }
+      fail(candidate, errno);
+    }
+    int fd = open(out, O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+    if (fd >= 0) {
+      if (flock(fd, LOCK_SH | LOCK_NB) == 0) {
+        if (is_same_dir(fd, out)) return;  // held: no installer removes it while we (and what we exec) live
+      } else if (errno != EWOULDBLOCK && errno != EINTR) {
+        fail(out, errno);
+      }
+      close(fd);
+    } else if (errno != ENOENT) {
+      fail(out, errno);
+    }
+    // being removed, or gone since realpath: an installer moved the link on; look again
+    candidate = link;
+    nanosleep(&pause, NULL);
+  }
+  fail(out, EBUSY);
 }
 
 int main(int argc, char **argv) {
-  char payload[PATH_MAX], loader[PATH_MAX], lib[PATH_MAX], executable[PATH_MAX];
-  find_payload(payload);
+  char first[PATH_MAX], link[PATH_MAX], payload[PATH_MAX], loader[PATH_MAX], lib[PATH_MAX], executable[PATH_MAX];
+  payload_candidates(first, link);
+  hold_payload(first, link, payload);
   if (snprintf(loader, sizeof loader, "%s/" LIB_DIR "/" LOADER, payload) >= (int)sizeof loader ||
       snprintf(lib, sizeof lib, "%s/" LIB_DIR, payload) >= (int)sizeof lib ||
       snprintf(executable, sizeof executable, "%s/" EXECUTABLE, payload) >= (int)sizeof executable) {

@@ -5,6 +5,7 @@
 // the plugin (the payload, src/payload-layout.ts), so the plugin runs on a node without glibc.
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
+import { checkGlibc } from './glibc-version.mjs';
 import { runtimeDir } from './runtimes.mjs';
 
 /** Where each architecture's glibc comes from here, and where its loader looks for it on a glibc system. */
@@ -26,5 +27,7 @@ export function cRuntimeFiles(arch) {
   const loaderName = interp.split('/').pop();
   const files = [{ name: loaderName, source: join(from, loaderName), systemPath: interp }];
   for (const lib of needed) if (lib !== loaderName) files.push({ name: lib, source: join(from, lib), systemPath: join(to, lib) });
+  // the launcher's `ld.so --argv0` needs glibc >= 2.33: refuse to ship an older one (./glibc-version.mjs)
+  checkGlibc(files.filter((f) => f.name === loaderName || f.name === 'libc.so.6').map((f) => f.source));
   return files;
 }

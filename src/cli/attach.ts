@@ -8,6 +8,7 @@ import { parseCount } from './arguments';
 import type { CommandIo, CommandKit } from './command-kit';
 import { CliError, ExitCode, usageError } from './exit-codes';
 import { giveBackRecord } from './give-back';
+import { vfCountBoundsOf } from './vfio-wait';
 import { resolveNic } from './nics';
 import { reasonOf } from './output';
 import { releaseTarget, resolveTarget } from './targets';
@@ -78,7 +79,8 @@ async function createVfsOrGiveBack(io: CommandIo, record: LendRecord, owner: Own
   } catch (err) {
     let undone: string;
     try {
-      const back = await giveBackRecord(io.session, record);
+      // the default VFIO wait: VFs made a moment ago are rarely held yet
+      const back = await giveBackRecord(io.session, record, vfCountBoundsOf(undefined));
       const r = back.result;
       undone = [`given back (${r.outcome}${r.name ? ` as ${r.name}` : ''})`, ...back.warnings].join('; ');
     } catch (e) {

@@ -14,6 +14,8 @@ import { ExitCode } from './exit-codes';
 import { giveBackRecord, worst } from './give-back';
 import { reasonOf } from './output';
 import { scanForStrays, type Stray } from './stray-scan';
+import { vfCountBoundsOf, vfioWaitOption } from './vfio-wait';
+import type { SetNumVfsOptions } from '../sriov';
 
 export type CleanupOutcome = GiveBackResult['outcome'] | 'failed' | 'busy' | 'would-give-back' | 'would-return';
 
@@ -40,16 +42,17 @@ export function registerCleanupCommand(program: Command, kit: CommandKit): void 
     .description('finish and give back every lent NIC, then return stray SR-IOV NICs to the initial namespace')
     .option('--dry-run', 'only say what would be done')
     .option('--json', 'print a JSON array of objects, one per NIC')
+    .addOption(vfioWaitOption())
     .action(
-      kit.action<{ dryRun?: boolean; json?: boolean }>(
+      kit.action<{ dryRun?: boolean; json?: boolean; vfioWait?: number }>(
         () => 'cleanup',
-        (io, _args, opts) => cleanup(io, { dryRun: !!opts.dryRun, json: !!opts.json }),
+        (io, _args, opts) => cleanup(io, { dryRun: !!opts.dryRun, json: !!opts.json, vfCount: vfCountBoundsOf(opts.vfioWait) }),
       ),
     );
 }
 
-async function cleanup(io: CommandIo, opts: { dryRun: boolean; json: boolean }): Promise<ExitCode> {
-  const entries = opts.dryRun ? plan(io) : await act(io);
+async function cleanup(io: CommandIo, opts: { dryRun: boolean; json: boolean; vfCount: SetNumVfsOptions }): Promise<ExitCode> {
+  const entries = opts.dryRun ? plan(io) : await act(io, opts.vfCount);
   if (opts.json) io.out.json(entries);
   else if (entries.length === 0) io.out.line('nothing to clean up');
   else for (const e of entries) printEntry(io, e);
@@ -65,26 +68,27 @@ function plan(io: CommandIo): CleanupEntry[] {
   return entries;
 }
 
-async function act(io: CommandIo): Promise<CleanupEntry[]> {
+async function act(io: CommandIo, vfCount: SetNumVfsOptions): Promise<CleanupEntry[]> {
   const before = new Map(readLedger(io.session).records.map((r) => [r.key, r]));
   const entries: CleanupEntry[] = [];
 
-  // 1. finish what crashed half-way
-  const recovered = await io.session.recover();
+  // 1. finish what crashed half-way, and VF counts an earlier give-back could not put back
+  const recovered = await io.session.recover({ vfCount });
   for (const res of recovered.results) entries.push(ledgerEntryOf(before.get(res.key), res));
   for (const f of recovered.failures) entries.push(failedLedgerEntry(before.get(f.key), f.key, f.error));
   entries.push(...recovered.corrupt.map(corruptEntry));
 
   // 2. give back every NIC still lent
-  const failedKeys = new Set(recovered.failures.map((f) => f.key));
+  // each record is tried once per run: one that step 1 kept (a VF count still held) is not tried again here
+  const triedKeys = new Set([...recovered.results.map((r) => r.key), ...recovered.failures.map((f) => f.key)]);
   // lends nested in others (a pod's VF inside a node) first, so each is reported as its own give-back
   const lent = io.session
     .findRecords()
-    .filter((r) => !failedKeys.has(r.key))
+    .filter((r) => !triedKeys.has(r.key))
     .sort((a, b) => nestingDepth(b.key) - nestingDepth(a.key));
   for (const record of lent) {
     try {
-      const report = await giveBackRecord(io.session, record);
+      const report = await giveBackRecord(io.session, record, vfCount);
       entries.push(ledgerEntry(record, { ...report.result, warnings: report.warnings }));
     } catch (err) {
       entries.push(failedLedgerEntry(record, record.key, reasonOf(err, io.globals.verbose)));

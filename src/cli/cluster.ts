@@ -21,6 +21,7 @@ import { parseCount, parseSeconds } from './arguments';
 import type { CommandIo, CommandKit } from './command-kit';
 import { ExitCode } from './exit-codes';
 import { formatTable } from './table';
+import { vfioWaitMs, vfioWaitOption } from './vfio-wait';
 
 export const DEFAULT_CLUSTER_NAME = 'sriov';
 
@@ -29,6 +30,11 @@ interface CommonOpts {
   provider?: ProviderName;
   runtime?: ContainerRuntime;
   json?: boolean;
+}
+
+interface DownOpts extends CommonOpts {
+  /** Seconds (--vfio-wait). */
+  vfioWait?: number;
 }
 
 /** Options of `up`: absent = not given, so that a cluster file's value (then the default) applies. */
@@ -129,8 +135,8 @@ export function registerClusterCommands(program: Command, kit: CommandKit): void
     false,
   ).action(kit.action<UpOpts>((_a, o) => `cluster up ${o.name ?? ''}`.trimEnd(), (io, _a, o) => up(io, kit, o)));
 
-  commonOptions(cluster.command('down').description('give back every NIC of the cluster, then delete it'), true).action(
-    kit.action<CommonOpts>((_a, o) => `cluster down ${o.name}`, (io, _a, o) => down(io, kit, o)),
+  commonOptions(cluster.command('down').description('give back every NIC of the cluster, then delete it').addOption(vfioWaitOption()), true).action(
+    kit.action<DownOpts>((_a, o) => `cluster down ${o.name}`, (io, _a, o) => down(io, kit, o)),
   );
 
   commonOptions(cluster.command('status').description("the cluster's nodes and the NICs lent to it"), false).action(
@@ -228,7 +234,7 @@ function printUp(io: CommandIo, s: UpSummary, json: boolean): void {
   for (const w of s.warnings) io.out.warn(w);
 }
 
-async function down(io: CommandIo, kit: CommandKit, o: CommonOpts): Promise<ExitCode> {
+async function down(io: CommandIo, kit: CommandKit, o: DownOpts): Promise<ExitCode> {
   const state = readClusterState(io.session.config.stateDir, o.name);
   const providerName = o.provider ?? state?.provider ?? 'local';
   if (state && o.provider && o.provider !== state.provider) {
@@ -236,7 +242,7 @@ async function down(io: CommandIo, kit: CommandKit, o: CommonOpts): Promise<Exit
   }
   // the runtime the cluster was made on, unless asked otherwise: k3d on podman is reached only through its socket
   const provider = makeProvider(providerName, providerOptions({ runtime: o.runtime ?? state?.runtime ?? undefined }));
-  const summary = await clusterDown({ name: o.name, provider, ctx: contextFor(io, kit), state });
+  const summary = await clusterDown({ name: o.name, provider, ctx: contextFor(io, kit), state, vfioHolderWaitMs: vfioWaitMs(o.vfioWait) });
   if (o.json) io.out.json(summary);
   else printDown(io, summary, true);
   // a NIC home with a warning (a VF count a VFIO holder kept) is not a clean teardown either

@@ -11,10 +11,14 @@ import { resolveNic } from './nics';
 import { reasonOf } from './output';
 import { nicExistsHere, recordsForNic } from './records';
 import { namespaceIdOf, releaseTarget, resolveTarget } from './targets';
+import { vfCountBoundsOf, vfioWaitOption } from './vfio-wait';
+import type { SetNumVfsOptions } from '../sriov';
 
 interface DetachOptions {
   all?: boolean;
   target?: string;
+  /** Seconds (--vfio-wait). */
+  vfioWait?: number;
 }
 
 export function registerDetachCommand(program: Command, kit: CommandKit): void {
@@ -24,6 +28,7 @@ export function registerDetachCommand(program: Command, kit: CommandKit): void {
     .argument('[nic]', 'the NIC as given to attach: its name or PCI address')
     .option('--all', 'every NIC lent by attach')
     .option('--target <target>', 'with --all: only those lent to this target')
+    .addOption(vfioWaitOption())
     .action(
       kit.action<DetachOptions>(
         ([nic], opts) => (nic ? `detach ${nic}` : `detach --all${opts.target ? ` --target ${opts.target}` : ''}`),
@@ -36,10 +41,11 @@ function detach(io: CommandIo, nicText: string | undefined, opts: DetachOptions)
   if (nicText !== undefined && opts.all) throw usageError('give a NIC or --all, not both');
   if (nicText === undefined && !opts.all) throw usageError('give a NIC, or --all');
   if (opts.target !== undefined && !opts.all) throw usageError('--target goes with --all');
-  return nicText !== undefined ? detachOne(io, nicText) : detachAll(io, opts.target);
+  const vfCount = vfCountBoundsOf(opts.vfioWait);
+  return nicText !== undefined ? detachOne(io, nicText, vfCount) : detachAll(io, opts.target, vfCount);
 }
 
-async function detachOne(io: CommandIo, nicText: string): Promise<ExitCode> {
+async function detachOne(io: CommandIo, nicText: string, vfCount: SetNumVfsOptions): Promise<ExitCode> {
   const selector = resolveNic(nicText);
   // a NIC lent on from where it was attached (a pod inside the node) is given back with the attach record
   const matches = outermostOf(recordsForNic(io.session.findRecords(), selector));
@@ -57,12 +63,12 @@ async function detachOne(io: CommandIo, nicText: string): Promise<ExitCode> {
     // A CNI or cluster attachment is given back by its owner (or by cleanup), never behind its back.
     throw new CliError(`${nicLabel(record)} is lent by ${record.owner}, not by attach; its owner gives it back (or run sriovctl cleanup)`);
   }
-  const report = await giveBackRecord(io.session, record);
+  const report = await giveBackRecord(io.session, record, vfCount);
   printGiveBack(io.out, record, report);
   return report.exitCode;
 }
 
-async function detachAll(io: CommandIo, targetText: string | undefined): Promise<ExitCode> {
+async function detachAll(io: CommandIo, targetText: string | undefined, vfCount: SetNumVfsOptions): Promise<ExitCode> {
   let records = io.session.findRecords({ owner: { kind: 'attach' } });
   if (targetText !== undefined) records = records.filter(await lentTo(targetText));
   if (records.length === 0) {
@@ -72,7 +78,7 @@ async function detachAll(io: CommandIo, targetText: string | undefined): Promise
   const codes: ExitCode[] = [];
   for (const record of records) {
     try {
-      const report = await giveBackRecord(io.session, record);
+      const report = await giveBackRecord(io.session, record, vfCount);
       printGiveBack(io.out, record, report);
       codes.push(report.exitCode);
     } catch (err) {

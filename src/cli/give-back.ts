@@ -3,6 +3,7 @@
 import type { LendSession } from '../lend';
 import type { GiveBackResult } from '../lend/types';
 import type { LendRecord } from '../ledger/types';
+import type { SetNumVfsOptions } from '../sriov';
 import { ExitCode } from './exit-codes';
 import type { Output } from './output';
 
@@ -16,10 +17,15 @@ export interface GiveBackReport {
   exitCode: ExitCode;
 }
 
-export async function giveBackRecord(s: LendSession, record: LendRecord): Promise<GiveBackReport> {
-  const result = await s.giveBack(record.key, { owner: record.owner, lockTimeoutMs: GIVE_BACK_LOCK_TIMEOUT_MS });
+/**
+ * Give one record back. A VF count that could not be put back keeps the record (the NIC is home): its warning says
+ * so, and the exit code is not ok.
+ */
+export async function giveBackRecord(s: LendSession, record: LendRecord, vfCount: SetNumVfsOptions): Promise<GiveBackReport> {
+  const result = await s.giveBack(record.key, { owner: record.owner, lockTimeoutMs: GIVE_BACK_LOCK_TIMEOUT_MS, vfCount });
   const warnings = result.warnings;
-  const exitCode = result.outcome === 'returned-renamed' || warnings.length > 0 ? ExitCode.warnings : ExitCode.ok;
+  const clean = result.outcome !== 'returned-renamed' && !result.pendingVfCount && warnings.length === 0;
+  const exitCode = clean ? ExitCode.ok : ExitCode.warnings;
   return { result, warnings, exitCode };
 }
 

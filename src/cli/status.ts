@@ -27,6 +27,11 @@ export interface StatusEntry {
   home: { namespace: string; path: string | null; initial: boolean };
   target: { namespace: string; path: string | null; pid: number | null; name: string };
   now: Whereabouts;
+  /**
+   * A give-back left this PF's VF count to put back (the NIC is home, its record kept): the PF and the count it
+   * must get back; `sriovctl cleanup` finishes it. Null otherwise.
+   */
+  pending: { pf: string; vfCount: number } | null;
 }
 
 export function registerStatusCommand(program: Command, kit: CommandKit): void {
@@ -63,8 +68,11 @@ async function status(io: CommandIo, json: boolean): Promise<ExitCode> {
   if (json) io.out.json(entries);
   else if (entries.length === 0) io.out.line('no NIC is lent');
   else io.out.line(formatTable(['NIC', 'OWNER', 'PHASE', 'NOW', 'SINCE'], entries.map(row)));
+  const pending = entries.filter((e) => e.pending);
+  for (const e of pending) io.out.warn(`${label(e)}: pending: VF count of ${e.pending!.pf} to put back to ${e.pending!.vfCount} (sriovctl cleanup finishes it)`);
   if (!json) io.out.line(await daemonLine());
-  return corrupt.length > 0 ? ExitCode.warnings : ExitCode.ok;
+  // like an unreadable record, something is left to finish
+  return corrupt.length > 0 || pending.length > 0 ? ExitCode.warnings : ExitCode.ok;
 }
 
 function statusEntry(r: LendRecord, io: CommandIo): StatusEntry {
@@ -85,12 +93,16 @@ function statusEntry(r: LendRecord, io: CommandIo): StatusEntry {
     home: { namespace: describeNamespace(r.home), path: r.home.path, initial: r.home.initial },
     target: { namespace: describeNamespace(r.target), path: r.target.path, pid: verifiedPid(r.target), name: r.targetName },
     now,
+    pending: r.phase === 'returning' && r.vfCount ? { pf: r.vfCount.pf, vfCount: r.vfCount.before } : null,
   };
 }
 
 function row(e: StatusEntry): string[] {
-  const nic = e.pciAddress ? `${e.nic} (${e.pciAddress})` : e.nic;
-  return [nic, e.owner, e.phase, describeNow(e.now), e.since];
+  return [label(e), e.owner, e.pending ? 'pending' : e.phase, describeNow(e.now), e.since];
+}
+
+function label(e: StatusEntry): string {
+  return e.pciAddress ? `${e.nic} (${e.pciAddress})` : e.nic;
 }
 
 function describeNow(w: Whereabouts): string {

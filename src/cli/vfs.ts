@@ -4,7 +4,8 @@ import type { Command } from 'commander';
 import { getPf, listVfs, type SriovVf, type Sysfs } from '../sriov';
 import { parseCount, parseSeconds } from './arguments';
 import type { CommandIo, CommandKit } from './command-kit';
-import { ExitCode, usageError } from './exit-codes';
+import { CliError, ExitCode, usageError } from './exit-codes';
+import { readLedger } from './ledger-view';
 import { resolveNic } from './nics';
 import { formatTable } from './table';
 import { createVfs, pfAddressOf, planVfs } from './vf-plan';
@@ -48,6 +49,7 @@ async function vfs(io: CommandIo, pfText: string, count: number | undefined, opt
   if (count !== undefined) {
     const timeoutMs = opts.timeout !== undefined ? Math.ceil(opts.timeout * 1000) : undefined;
     const plan = planVfs(io.session, nic, pfText, count, opts.driver, timeoutMs);
+    refusePendingCount(io, pfText, plan.pf);
     for (const line of await createVfs(io.session, plan)) io.out.detail(line);
     address = plan.pf;
   } else {
@@ -57,6 +59,18 @@ async function vfs(io: CommandIo, pfText: string, count: number | undefined, opt
   if (opts.json) io.out.json(report);
   else printReport(io, pfText, report, count !== undefined ? opts.driver : undefined);
   return ExitCode.ok;
+}
+
+/**
+ * A give-back that could not put this PF's VF count back left its record to do it (see give-back.ts): a count set
+ * by hand now would be undone by the cleanup that finishes that record. Cleanup first.
+ */
+function refusePendingCount(io: CommandIo, pfText: string, pf: string): void {
+  const pending = readLedger(io.session).records.find((r) => r.phase === 'returning' && r.vfCount?.pf === pf);
+  if (!pending) return;
+  throw new CliError(
+    `${pfText} (${pf}): its VF count is still to be put back to ${pending.vfCount!.before} (record ${pending.key}, left by a give-back): run sriovctl cleanup first`,
+  );
 }
 
 function vfsReport(sys: Sysfs, address: string): VfsReport {

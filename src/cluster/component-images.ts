@@ -74,7 +74,7 @@ export const IMAGE_ENTRY_POINTS: Record<keyof ComponentImages, ImageEntryPoints>
     cmd: [],
     executables: ['/sriovctl'],
     // src/cli/install-cni.ts (the test parses the manifests' arguments with the real command)
-    options: { '/sriovctl': ['--to', '--also-as', '--no-shim', '--then-wait', '--probe'] },
+    options: { '/sriovctl': ['--to', '--also-as', '--no-shim', '--lock-timeout', '--then-wait', '--probe'] },
     source: 'scripts/package/image.mjs',
   },
 };

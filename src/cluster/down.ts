@@ -4,9 +4,9 @@
 // PFs), and only then are the VF counts put back: that write can wait on a driver or on a process holding a VF
 // through VFIO, and waits only so long (naming the holder), with every NIC already home. A NIC that fails does not
 // stop the others; each gets one summary line.
-import { ownerOfKey, type GiveBackOutcome, type LendSession } from '../lend';
+import { DEFAULT_VFIO_HOLDER_WAIT_MS, ownerOfKey, type GiveBackOutcome, type LendSession } from '../lend';
 import type { LendRecord } from '../ledger/types';
-import { deviceDir, isBdf, listVfs } from '../sriov';
+import { deviceDir, isBdf, listVfs, type SetNumVfsOptions } from '../sriov';
 import type { Progress } from './progress';
 import { SimLab, removeSimNics } from './sim-lab';
 import { readClusterState, removeClusterState, writeClusterState, type ClusterState } from './state';
@@ -15,8 +15,6 @@ import { ofCluster, type Provider, type ProviderContext } from './types';
 /** A NIC's lock may be held for a moment by a CNI DEL or an attach. */
 const GIVE_BACK_LOCK_TIMEOUT_MS = 10_000;
 const VF_RESET_TIMEOUT_MS = 60_000;
-/** How long a VF count reset waits for processes holding a VF through VFIO (a VM, DPDK) before naming them. */
-const VFIO_HOLDER_WAIT_MS = 10_000;
 
 export interface NicReturn {
   key: string;
@@ -66,6 +64,11 @@ export interface DownInput {
   state?: ClusterState | null;
   /** Called once every NIC was given back, before the cluster is deleted (the demo reads them at home here). */
   onGivenBack?: (nics: NicReturn[]) => void;
+  /**
+   * How long a VF count reset waits for processes holding a VF through VFIO (a VM, DPDK) to let go before it names
+   * them and leaves the count to cleanup (default DEFAULT_VFIO_HOLDER_WAIT_MS; `cluster down --vfio-wait`).
+   */
+  vfioHolderWaitMs?: number;
 }
 
 export async function clusterDown(input: DownInput): Promise<DownSummary> {
@@ -82,6 +85,7 @@ export async function clusterDown(input: DownInput): Promise<DownSummary> {
   const lab = state?.sim ? openLab(state, progress, summary) : null;
   // the lab's NICs are in its own tree: give-back and the VF counts read that one
   const session = lab ? ctx.session.withSysfsRoot(lab.sysfs.root) : ctx.session;
+  const bounds = vfCountBounds(input.vfioHolderWaitMs ?? DEFAULT_VFIO_HOLDER_WAIT_MS);
   try {
     const { own, borrowed, vfNetdevs } = recordsOf(session, name);
     const pfs = own.filter((r) => !vfNetdevs.includes(r));
@@ -90,14 +94,14 @@ export async function clusterDown(input: DownInput): Promise<DownSummary> {
     );
 
     // attachments inside the cluster (a pod's VF) first: their home is a node, which must still be there
-    for (const r of borrowed) summary.nics.push(await returnOne(session, r, progress, t0));
+    for (const r of borrowed) summary.nics.push(await returnOne(session, r, progress, t0, { bounds }));
     // the VF netdevs lent to the nodes, before their PFs (whose names they may have held at home)
-    for (const r of vfNetdevs) summary.nics.push(await returnOne(session, r, progress, t0));
+    for (const r of vfNetdevs) summary.nics.push(await returnOne(session, r, progress, t0, { bounds }));
     // the nodes' PFs side by side, their VF counts kept for the next step; one failing stops none
-    const pfReturns = await Promise.all(pfs.map((r) => returnOne(session, r, progress, t0, { vfCountLast: true })));
+    const pfReturns = await Promise.all(pfs.map((r) => returnOne(session, r, progress, t0, { bounds, vfCountLast: true })));
     summary.nics.push(...pfReturns);
     // every NIC is home: now the VF counts (bounded, naming what holds a VF)
-    await Promise.all(pfReturns.map((nic) => resetVfCount(session, nic, progress, t0)));
+    await Promise.all(pfReturns.map((nic) => resetVfCount(session, nic, progress, t0, bounds)));
     settleRemovedVfs(session, summary.nics.filter((n) => vfNetdevs.some((r) => r.key === n.key)));
     input.onGivenBack?.(summary.nics);
 
@@ -112,7 +116,7 @@ export async function clusterDown(input: DownInput): Promise<DownSummary> {
     // a physical NIC whose node could not give it back is in the initial namespace now (the kernel put it there):
     // one more try finishes the job from its record
     for (const nic of summary.nics.filter((n) => n.outcome === 'failed')) {
-      const retry = await returnOne(session, session.findRecords({ key: nic.key })[0] ?? null, progress, t0, {}, nic);
+      const retry = await returnOne(session, session.findRecords({ key: nic.key })[0] ?? null, progress, t0, { bounds }, nic);
       Object.assign(nic, retry);
     }
   } finally {
@@ -180,7 +184,7 @@ async function returnOne(
   r: LendRecord | null,
   progress: Progress,
   t0: number,
-  opts: { vfCountLast?: boolean } = {},
+  opts: { bounds: SetNumVfsOptions; vfCountLast?: boolean },
   previous?: NicReturn,
 ): Promise<NicReturn> {
   if (!r) {
@@ -206,7 +210,7 @@ async function returnOne(
     const result = await session.giveBack(r.key, {
       owner: r.owner,
       lockTimeoutMs: GIVE_BACK_LOCK_TIMEOUT_MS,
-      vfCount: VF_COUNT_BOUNDS,
+      vfCount: opts.bounds,
       vfCountLast: opts.vfCountLast,
     });
     nic.outcome = result.outcome;
@@ -220,21 +224,23 @@ async function returnOne(
   return nic;
 }
 
-const VF_COUNT_BOUNDS = { timeoutMs: VF_RESET_TIMEOUT_MS, pollMs: 5, holderWaitMs: VFIO_HOLDER_WAIT_MS };
+function vfCountBounds(holderWaitMs: number): SetNumVfsOptions {
+  return { timeoutMs: VF_RESET_TIMEOUT_MS, pollMs: 5, holderWaitMs };
+}
 
 /**
  * The second half of a PF's give-back, once every NIC is home: its VF count back (bounded; a VFIO holder is waited
- * for, then named), then its name if one of its VF netdevs held it meanwhile; the record goes. A failure is the
- * NIC's warning (it is home already).
+ * for, then named), then its name if one of its VF netdevs held it meanwhile; the record goes. A count that cannot
+ * be put back keeps its record, as every give-back does (cleanup retries once the holder is gone): the NIC's
+ * warning, it is home already.
  */
-async function resetVfCount(session: LendSession, nic: NicReturn, progress: Progress, t0: number): Promise<void> {
+async function resetVfCount(session: LendSession, nic: NicReturn, progress: Progress, t0: number, bounds: SetNumVfsOptions): Promise<void> {
   const r = session.findRecords({ key: nic.key })[0];
   // a PF that could not be brought home keeps its whole record for the retry after the cluster is deleted
   if (!r?.vfCount || nic.outcome === 'failed') return;
   progress.detail(`sriov_numvfs of ${r.vfCount.pf}: back to ${r.vfCount.before}`);
   try {
-    // a count that cannot be put back keeps its record: `sriovctl cleanup` retries once the holder is gone
-    const result = await session.giveBack(r.key, { owner: r.owner, lockTimeoutMs: GIVE_BACK_LOCK_TIMEOUT_MS, vfCount: VF_COUNT_BOUNDS, keepUnrestoredVfCount: true });
+    const result = await session.giveBack(r.key, { owner: r.owner, lockTimeoutMs: GIVE_BACK_LOCK_TIMEOUT_MS, vfCount: bounds });
     if (nic.outcome === 'returned-renamed' && result.name === r.snapshot.name) {
       // its name was held by one of its own VF netdevs (the kernel named it so while the PF was away): freed now
       nic.outcome = 'returned';

@@ -14,6 +14,7 @@ import { parseConfigDns, parseNicConf, selectorOf, type NetConf, type NicConf } 
 import { configurePod, type PodNetOptions } from './pod-net';
 import { openPodNetns } from './pod-netns';
 import { releaseAttachment } from './release-attachment';
+import { CNI_VF_COUNT } from './vf-count-policy';
 import { hasDns, type CniDns, type CniInterface, type CniResult } from './result';
 import { cniErrorFrom, cniErrorOfRefusal, describeError } from './sys-errors';
 import type { VerbContext, VerbHandler } from './verb';
@@ -65,12 +66,20 @@ async function add(s: LendSession, call: VerbContext): Promise<CniResult> {
       cniVersion: conf.cniVersion,
       ipam: conf.ipam ? { type: conf.ipam.type, conf: configForReplay(conf.raw) } : null,
     };
-    const lent = commitLend(s, plan, settingsOf(nicConf, plan, meta));
+    // an IPAM plugin that never looks at the pod's interface allocates while the NIC moves (the move waits on
+    // the kernel, the plugin's start-up on its own process): the two waits overlap
+    const early = ipam?.blindToInterface ? handled(ipam.add()) : null;
+    let lent: LendResult;
+    try {
+      lent = commitLend(s, plan, settingsOf(nicConf, plan, meta));
+    } catch (err) {
+      throw await releaseEarlyAllocation(err, ipam, early);
+    }
     log.info(`lent ${plan.label} as ${ifname}${lent.record.moved ? '' : ' (userspace driver: configured, not moved)'}`);
 
     let allocated = false;
     try {
-      const ipamResult = ipam ? ipam.add() : null;
+      const ipamResult = ipam ? await (early ?? ipam.add()) : null;
       allocated = ipam !== null;
       if (ipamResult) log.debug(`${ipam!.label} allocated ${(ipamResult.ips ?? []).map((i) => i.address).join(', ') || 'nothing'}`);
       // without IPAM too: host-device and sriov-cni leave the pod interface up
@@ -179,19 +188,42 @@ function buildResult(
   return result;
 }
 
+/** The promise, with its rejection marked handled: it is awaited only after the synchronous lend. */
+function handled<T>(p: Promise<T>): Promise<T> {
+  p.catch(() => undefined);
+  return p;
+}
+
+/** The lend failed while IPAM was allocating: wait for it and release what it allocated; the lend's failure stands. */
+async function releaseEarlyAllocation(cause: unknown, ipam: Ipam | null, early: Promise<CniResult> | null): Promise<unknown> {
+  if (!ipam || !early) return cause;
+  try {
+    await early;
+  } catch (err) {
+    log.info(`${ipam.label} ADD failed too: ${describeError(err)}`);
+    return cause;
+  }
+  try {
+    await ipam.del(undefined, null);
+  } catch (err) {
+    log.error(`${ipam.label} DEL after the failed lend: ${describeError(err)}`);
+  }
+  return cause;
+}
+
 /** Release the allocation and give the NIC back; the original failure is what the runtime is told. */
 async function undoAttachment(s: LendSession, cause: unknown, lent: LendResult, owner: Owner, ipam: Ipam | null): Promise<unknown> {
   const undoFailures: string[] = [];
   if (ipam) {
     try {
-      ipam.del(undefined, null);
+      await ipam.del(undefined, null);
     } catch (err) {
       undoFailures.push(`IPAM DEL: ${describeError(err)}`);
     }
   }
   let nicKept = false;
   try {
-    const back = await s.giveBack(lent.record.key, { owner, lockTimeoutMs: GIVE_BACK_LOCK_WAIT_MS });
+    const back = await s.giveBack(lent.record.key, { owner, lockTimeoutMs: GIVE_BACK_LOCK_WAIT_MS, vfCount: CNI_VF_COUNT });
     log.info(`rolled back: ${back.outcome}${back.name ? ` as ${back.name}` : ''}`);
   } catch (err) {
     nicKept = true;

@@ -1,20 +1,24 @@
 // DEL works from the ledger, not from stdin or CNI_NETNS: the attachment's record says which NIC and which
 // IPAM allocation to release. It succeeds when there is nothing left to do (second DEL, no ADD, pod netns
 // gone); a NIC that could not be restored keeps its record and the DEL fails, so the runtime's retry (or
-// `sriovctl cleanup`) finishes the job.
-import { openSession, type LendSession, type Owner } from '../lend';
+// `sriovctl cleanup`) finishes the job. A PF whose VF count could not be put back is not such a NIC: it is home,
+// and the record kept for the count does not fail the DEL (see CNI_VF_COUNT).
+import { describePendingVfCount, openSession, type LendSession, type Owner } from '../lend';
 import type { LendRecord } from '../ledger/types';
 import { storedIpam, storedResult } from './attachment';
+import { CNI_VF_COUNT } from './vf-count-policy';
 import { ownerOf, type CniEnv } from './env';
 import { CNI_ERR, CniError } from './errors';
 import { Ipam, type IpamTarget } from './ipam';
 import { log } from './log';
 import type { NetConf } from './netconf';
+import type { CniResult } from './result';
 import { cniErrorFrom, describeError } from './sys-errors';
 import type { VerbHandler } from './verb';
 
 /** A DEL racing an ADD of the same attachment waits for it rather than failing at once. */
 export const DEL_LOCK_WAIT_MS = 10_000;
+
 
 export const cmdDel: VerbHandler = async ({ env, conf, config }) => {
   const s = openSession(config, { keepHandles: true });
@@ -30,21 +34,31 @@ async function del(s: LendSession, env: CniEnv, conf: NetConf, stateDir: string)
   const owner = ownerOf(env.containerId!, env.ifname!);
   const records = findAttachment(s, owner);
 
-  // IPAM first (the addresses go with the pod), but a failing IPAM plugin must not keep the NIC away
-  let ipamError: unknown = null;
+  // A failing IPAM plugin must not keep the NIC away. One that never looks at the pod's interface (ipam.ts)
+  // releases while the NIC moves home; any other first, while the addresses are still on the interface.
   const ipamTarget = ipamFor(records, conf, env.path, stateDir);
-  if (ipamTarget) {
-    try {
-      new Ipam(ipamTarget).del(undefined, conf.prevResult ?? records.map(storedResult).find(Boolean) ?? null);
-      log.debug(`ipam ${ipamTarget.type} released`);
-    } catch (err) {
-      ipamError = err;
-      log.error(`IPAM DEL failed (giving the NIC back anyway): ${describeError(err)}`);
-    }
+  const ipam = ipamTarget ? new Ipam(ipamTarget) : null;
+  const released = ipam ? ipamRelease(ipam, conf.prevResult ?? records.map(storedResult).find(Boolean) ?? null) : Promise.resolve(null);
+  if (ipam && !ipam.blindToInterface) await released;
+  let ipamError: unknown;
+  try {
+    await releaseNics(s, records, owner, DEL_LOCK_WAIT_MS);
+  } finally {
+    ipamError = await released;
   }
-
-  await releaseNics(s, records, owner, DEL_LOCK_WAIT_MS);
   if (ipamError) throw ipamError;
+}
+
+/** IPAM DEL, settled: null once released, else its error (logged). */
+async function ipamRelease(ipam: Ipam, prevResult: CniResult | null): Promise<unknown> {
+  try {
+    await ipam.del(undefined, prevResult);
+    log.debug(`${ipam.label} released`);
+    return null;
+  } catch (err) {
+    log.error(`IPAM DEL failed (giving the NIC back anyway): ${describeError(err)}`);
+    return err;
+  }
 }
 
 function findAttachment(s: LendSession, owner: Owner): LendRecord[] {
@@ -70,8 +84,9 @@ export async function releaseNics(s: LendSession, records: LendRecord[], owner: 
   const failures: CniError[] = [];
   for (const r of records) {
     try {
-      const back = await s.giveBack(r.key, { owner, lockTimeoutMs });
+      const back = await s.giveBack(r.key, { owner, lockTimeoutMs, vfCount: CNI_VF_COUNT });
       log.info(`gave back ${r.key}: ${back.outcome}${back.name ? ` as ${back.name}` : ''}${back.warnings.length ? ` (${back.warnings.join('; ')})` : ''}`);
+      if (back.pendingVfCount) log.warning(`${r.key}: ${describePendingVfCount(back.pendingVfCount)}`);
     } catch (err) {
       const e = cniErrorFrom(err, CNI_ERR.GIVE_BACK_FAILED, `giving back ${r.key} (record kept)`);
       failures.push(e instanceof CniError ? e : new CniError(CNI_ERR.GIVE_BACK_FAILED, `giving back ${r.key} (record kept): ${describeError(e)}`, r.key));

@@ -3,7 +3,7 @@
 import { accessSync, constants, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { isSysError } from '../errors';
-import { runProgram, type ProgramOutcome } from '../proc/run-program';
+import { runProgram, startProgram, type ProgramCall, type ProgramOutcome } from '../proc/run-program';
 import { CNI_ERR, CniError, invalidEnv } from './errors';
 import { pluginNameProblem } from '../ledger/plugin-name';
 
@@ -63,21 +63,47 @@ export interface DelegateCall {
 }
 
 /** Runs the plugin; its stdout on success, its own error (code and message) as a CniError on failure. */
-export function execDelegate(call: DelegateCall): { stdout: string; stderr: string } {
-  let res: ProgramOutcome;
+export function execDelegate(call: DelegateCall): DelegateOutput {
   const timeoutMs = delegateTimeoutMs();
+  let res: ProgramOutcome;
   try {
-    res = runProgram({
-      path: call.path,
-      stdin: call.stdin,
-      env: { ...inherited, ...call.env, CNI_COMMAND: call.command },
-      timeoutMs,
-      maxOutput: 16 * 1024 * 1024,
-    });
+    res = runProgram(programCallOf(call, timeoutMs));
   } catch (err) {
-    if (!isSysError(err)) throw err;
-    throw new CniError(CNI_ERR.IPAM_EXEC_FAILED, `${call.label} ${call.command}: ${err.message}`, call.path);
+    throw startFailure(call, err);
   }
+  return judgeOutcome(call, res, timeoutMs);
+}
+
+/**
+ * execDelegate with the plugin running on a pool thread: started now (this call's environment is taken now),
+ * settled when it has exited. Lets ADD and DEL run an IPAM plugin while the NIC moves.
+ */
+export async function startDelegate(call: DelegateCall): Promise<DelegateOutput> {
+  const timeoutMs = delegateTimeoutMs();
+  let res: ProgramOutcome;
+  try {
+    res = await startProgram(programCallOf(call, timeoutMs));
+  } catch (err) {
+    throw startFailure(call, err);
+  }
+  return judgeOutcome(call, res, timeoutMs);
+}
+
+export interface DelegateOutput {
+  stdout: string;
+  stderr: string;
+}
+
+function programCallOf(call: DelegateCall, timeoutMs: number): ProgramCall {
+  return { path: call.path, stdin: call.stdin, env: { ...inherited, ...call.env, CNI_COMMAND: call.command }, timeoutMs, maxOutput: 16 * 1024 * 1024 };
+}
+
+function startFailure(call: DelegateCall, err: unknown): unknown {
+  if (!isSysError(err)) return err;
+  return new CniError(CNI_ERR.IPAM_EXEC_FAILED, `${call.label} ${call.command}: ${err.message}`, call.path);
+}
+
+function judgeOutcome(call: DelegateCall, res: ProgramOutcome, timeoutMs: number): DelegateOutput {
   if (res.timedOut) {
     throw new CniError(CNI_ERR.IPAM_EXEC_FAILED, `${call.label} ${call.command}: timed out after ${timeoutMs / 1000} s`, call.path);
   }

@@ -1,6 +1,6 @@
 // IPAM delegation: the plugin named in ipam.type, run from CNI_PATH for each verb, spoken to in the newest
 // CNI version both of us have (Debian's plugins stop at 1.0.0 while we speak 1.1.0).
-import { execDelegate, findPlugin } from './delegate';
+import { execDelegate, findPlugin, startDelegate, type DelegateCall, type DelegateOutput } from './delegate';
 import { CNI_ERR, CniError } from './errors';
 import type { Json } from './fields';
 import { log } from './log';
@@ -18,6 +18,9 @@ export interface IpamTarget {
   /** Where the plugin's supported versions are remembered. */
   stateDir: string;
 }
+
+/** See Ipam.blindToInterface. */
+const INTERFACE_BLIND_TYPES: ReadonlySet<string> = new Set(['host-local', 'static']);
 
 interface Resolved {
   path: string;
@@ -42,10 +45,10 @@ export class Ipam {
     this.plugin();
   }
 
-  /** Allocate: the result in our internal (1.1.0) form, ips without an interface index yet. */
-  add(): CniResult {
+  /** Allocate: the result in our internal (1.1.0) form, ips without an interface index yet. Runs on a pool thread. */
+  async add(): Promise<CniResult> {
     const p = this.plugin();
-    const { stdout } = this.run('ADD', null);
+    const { stdout } = await this.start('ADD', null);
     let raw: unknown;
     try {
       raw = JSON.parse(stdout);
@@ -64,9 +67,18 @@ export class Ipam {
     }
   }
 
-  /** Release; `env` overrides (GC releases attachments other than the current one). */
-  del(env?: Record<string, string>, prevResult?: CniResult | null): void {
-    this.run('DEL', prevResult ?? null, env);
+  /** Release; `env` overrides (GC releases attachments other than the current one). Runs on a pool thread. */
+  async del(env?: Record<string, string>, prevResult?: CniResult | null): Promise<void> {
+    await this.start('DEL', prevResult ?? null, env);
+  }
+
+  /**
+   * True for a plugin whose ADD and DEL never look at the pod's interface, so they may run while the NIC moves:
+   * host-local keeps its allocations in files, static only reads its config. Any other (dhcp talks on the
+   * interface) runs with the NIC in the pod: after the move on ADD, before the move back on DEL.
+   */
+  get blindToInterface(): boolean {
+    return INTERFACE_BLIND_TYPES.has(this.target.type);
   }
 
   /** Passes the IPAM plugin's CHECK error on; skipped for a plugin too old to have CHECK. */
@@ -112,13 +124,25 @@ export class Ipam {
     return this.resolved;
   }
 
-  private run(command: string, prevResult: CniResult | null, env?: Record<string, string>): { stdout: string } {
+  private run(command: string, prevResult: CniResult | null): void {
+    this.logStderr(command, execDelegate(this.delegateCall(command, prevResult)));
+  }
+
+  private async start(command: string, prevResult: CniResult | null, env?: Record<string, string>): Promise<DelegateOutput> {
+    const out = await startDelegate(this.delegateCall(command, prevResult, env));
+    this.logStderr(command, out);
+    return out;
+  }
+
+  private delegateCall(command: string, prevResult: CniResult | null, env?: Record<string, string>): DelegateCall {
     const p = this.plugin();
     const stdin: Json = { ...this.target.raw, cniVersion: p.version };
     if (prevResult) stdin.prevResult = formatResult(prevResult, p.version);
     else delete stdin.prevResult;
-    const out = execDelegate({ path: p.path, label: p.label, command, env, stdin: JSON.stringify(stdin) });
-    if (out.stderr.trim()) log.info(`${p.label} ${command} stderr: ${out.stderr.trim()}`);
-    return out;
+    return { path: p.path, label: p.label, command, env, stdin: JSON.stringify(stdin) };
+  }
+
+  private logStderr(command: string, out: DelegateOutput): void {
+    if (out.stderr.trim()) log.info(`${this.label} ${command} stderr: ${out.stderr.trim()}`);
   }
 }

@@ -2,7 +2,8 @@
 // and one ADD finds abandoned (its pod namespace gone, its NIC back). Its IPAM allocation first, under that
 // attachment's own container ID and interface, then its NIC given back and its record dropped.
 import type { LendSession } from '../lend';
-import { ownerOfKey } from '../lend';
+import { describePendingVfCount, ownerOfKey } from '../lend';
+import { CNI_VF_COUNT } from './vf-count-policy';
 import type { LendRecord } from '../ledger/types';
 import { storedIpam, storedResult } from './attachment';
 import { CNI_ERR, CniError } from './errors';
@@ -20,14 +21,15 @@ export async function releaseAttachment(s: LendSession, record: LendRecord, cniP
   if (ipam && owner?.kind === 'pod') {
     try {
       // the allocation belongs to that attachment, not to whatever CNI_CONTAINERID this call carries
-      new Ipam(ipam).del({ CNI_CONTAINERID: owner.containerId, CNI_IFNAME: owner.ifname, CNI_NETNS: '' }, storedResult(record));
+      await new Ipam(ipam).del({ CNI_CONTAINERID: owner.containerId, CNI_IFNAME: owner.ifname, CNI_NETNS: '' }, storedResult(record));
     } catch (err) {
       log.error(`${why}: IPAM DEL for ${record.owner}: ${describeError(err)}`);
     }
   }
   try {
-    const back = await s.giveBack(record.key, { owner: record.owner, lockTimeoutMs: 0 });
+    const back = await s.giveBack(record.key, { owner: record.owner, lockTimeoutMs: 0, vfCount: CNI_VF_COUNT });
     log.info(`${why}: gave back ${record.key} of ${record.owner}: ${back.outcome}`);
+    if (back.pendingVfCount) log.warning(`${why}: ${record.key}: ${describePendingVfCount(back.pendingVfCount)}`);
     return null;
   } catch (err) {
     const e = cniErrorFrom(err, CNI_ERR.GIVE_BACK_FAILED, `${record.owner}`);

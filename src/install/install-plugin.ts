@@ -5,16 +5,20 @@
 //      the old payload or the new one, and resolves it once, so never mixes two glibcs;
 //   3. <binDir>/<plugin> becomes the shim or the launcher (temp file, fsync, rename), only once its payload is in
 //      place (the shim's fallback is the payload's launcher, through the link);
-//   4. payloads older than the one just replaced are removed (the replaced one stays: a launcher may have just
-//      resolved it; processes already running keep their open files either way).
-// The same content again writes nothing. A failure leaves what was installed before, and no temp file.
-import { createHash } from 'node:crypto';
+// It runs under the directory's install lock (./install-lock.ts), and first removes what earlier installs left
+// (./leftovers.ts): temp dirs and files of a killed installer and, at an upgrade, payloads older than the one
+// replaced that nothing runs from (the replaced one stays until the next upgrade: a launcher may have just resolved
+// it). The same content again writes nothing else. A failure leaves what was installed before,
+// and no temp file.
+import { createHash, randomBytes } from 'node:crypto';
 import { closeSync, constants, fchmodSync, fsyncSync, lstatSync, mkdirSync, openSync, readdirSync, readlinkSync, renameSync, rmSync, symlinkSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fsyncDir, TEMP_MARKER } from '../ledger/atomic-file';
-import { isPayloadVersionName, PAYLOAD_LIB_DIR, PAYLOAD_LINK, payloadVersionName } from '../payload-layout';
+import { PAYLOAD_LIB_DIR, PAYLOAD_LINK, payloadVersionName } from '../payload-layout';
 import { contentSize, hashContent, holdsContent, writeContent, type Content } from './content';
 import { checkTargetDir, INSTALLED_MODE, InstallError, installExecutable, type InstallOutcome } from './install-executable';
+import type { InstallLock } from './install-lock';
+import { removeLeftovers, removePayloadIfUnused } from './leftovers';
 
 /** One payload file: its path inside the payload dir ('sriovctl', 'lib/libc.so.6', …) and its bytes. */
 export interface PayloadFile {
@@ -22,17 +26,23 @@ export interface PayloadFile {
   content: Content;
 }
 
-/** Installs `payload`, and `plugin` (the shim or the launcher) as `<dir>/<pluginName>`; throws InstallError naming what failed. */
-export function installPlugin(dir: string, pluginName: string, payload: readonly PayloadFile[], plugin: Content): InstallOutcome {
+/**
+ * Installs `payload`, and `plugin` (the shim or the launcher) as `<lock.dir>/<pluginName>`, under the directory's
+ * install lock; throws InstallError naming what failed. `warn` gets a line for each leftover that is not ours to remove.
+ */
+export function installPlugin(lock: InstallLock, pluginName: string, payload: readonly PayloadFile[], plugin: Content, warn: (line: string) => void = () => undefined): InstallOutcome {
+  const dir = lock.dir;
   checkTargetDir(dir);
   const version = payloadVersionName(payloadHash(payload));
   const previous = linkTarget(join(dir, PAYLOAD_LINK));
+  // at an upgrade, payloads older than the one replaced go first (the disk may hold two payloads, not three)
+  const keep = previous === version ? 'all' : [version, ...(previous === null ? [] : [previous])];
+  for (const line of removeLeftovers(lock, [pluginName], keep)) warn(line);
   const complete = holdsPayload(join(dir, version), payload);
   if (previous === version && complete && holdsContent(join(dir, pluginName), plugin, INSTALLED_MODE)) return 'unchanged';
   if (!complete) step(join(dir, version), () => writePayload(dir, version, payload));
   if (previous !== version) step(join(dir, PAYLOAD_LINK), () => swapLink(dir, version));
   installExecutable(plugin, dir, pluginName);
-  removeOlderPayloads(dir, [version, previous]);
   return 'installed';
 }
 
@@ -76,21 +86,33 @@ function holdsPayload(dir: string, payload: readonly PayloadFile[]): boolean {
 }
 
 function writePayload(dir: string, version: string, payload: readonly PayloadFile[]): void {
-  const temp = join(dir, `.${version}${TEMP_MARKER}${process.pid}`);
-  rmSync(temp, { recursive: true, force: true });
+  const temp = makeTempDir(dir, version);
   try {
-    makeDir(temp);
     makeDir(join(temp, PAYLOAD_LIB_DIR));
     for (const f of payload) writeNewFile(join(temp, f.path), f.content);
     fsyncDir(join(temp, PAYLOAD_LIB_DIR));
     fsyncDir(temp);
-    // a payload dir of this name that is not whole (or was changed) is replaced
-    rmSync(join(dir, version), { recursive: true, force: true });
+    // a payload dir of this name that is not whole (or was changed) is replaced, unless a launcher runs from it
+    const kept = removePayloadIfUnused(join(dir, version));
+    if (kept !== null) throw new Error(`a damaged payload of that name is in the way (${kept})`);
     renameSync(temp, join(dir, version));
     fsyncDir(dir);
   } catch (err) {
     rmSync(temp, { recursive: true, force: true });
     throw err;
+  }
+}
+
+/** A new temp dir for payload `version`: pid and random, made with mkdir (never reusing what a dead installer left). */
+function makeTempDir(dir: string, version: string): string {
+  for (;;) {
+    const temp = join(dir, `.${version}${TEMP_MARKER}${process.pid}-${randomBytes(4).toString('hex')}`);
+    try {
+      makeDir(temp);
+      return temp;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
   }
 }
 
@@ -138,17 +160,5 @@ function isRealDirectory(path: string): boolean {
     return lstatSync(path).isDirectory();
   } catch {
     return false;
-  }
-}
-
-/** Best effort: a payload left now is removed by the next install. */
-function removeOlderPayloads(dir: string, keep: readonly (string | null)[]): void {
-  for (const name of readdirSync(dir)) {
-    if (!isPayloadVersionName(name) || keep.includes(name)) continue;
-    try {
-      rmSync(join(dir, name), { recursive: true, force: true });
-    } catch {
-      // still in the way of nothing: the link does not point at it
-    }
   }
 }

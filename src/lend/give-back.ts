@@ -8,8 +8,8 @@ import { ownerKey, ownerMatches, type Owner, type OwnerMatch } from '../ledger/o
 import { nestedKeys } from './nesting';
 import { restoreFromRecord } from './restore';
 import type { LendSession } from './session';
-import type { GiveBackOptions, GiveBackResult, RecoverReport } from './types';
-import { restoreVfCount } from './vf-count';
+import type { GiveBackOptions, GiveBackResult, RecoverOptions, RecoverReport } from './types';
+import { describePendingVfCount, restoreVfCount } from './vf-count';
 
 /** Give a NIC back from its record. A second call is a no-op ('not-lent'). */
 export async function giveBack(s: LendSession, key: string, opts: GiveBackOptions = {}): Promise<GiveBackResult> {
@@ -29,10 +29,15 @@ export async function giveBack(s: LendSession, key: string, opts: GiveBackOption
       if (back.outcome !== 'not-lent') warnings.push(...back.warnings.map((w) => `${back.owner}: ${w}`));
     }
     if (record.vfCount && opts.vfCountLast) return { key, owner: record.owner, ...withWarnings(restoreNicKeepingRecord(s, record), warnings) };
-    if (record.vfCount) record = await restoreVfCount(s, record, warnings, { ...opts.vfCount, holdFds: [lock.fd] });
-    if (record.vfCount && opts.keepUnrestoredVfCount) {
-      // the NIC home, and its record kept for the next give-back (cleanup) to put the count back
-      return { key, owner: record.owner, ...withWarnings(restoreNicKeepingRecord(s, record), warnings) };
+    if (record.vfCount) {
+      const restored = await restoreVfCount(s, record, { ...opts.vfCount, holdFds: [lock.fd] });
+      if (restored.failure) {
+        // the NIC goes home all the same; its record stays, saying what is left (the count), for the next give-back:
+        // dropping it would lose the count to put back
+        const pending = restored.failure;
+        return { key, owner: record.owner, ...withWarnings(restoreNicKeepingRecord(s, record), [describePendingVfCount(pending), ...warnings]), pendingVfCount: pending };
+      }
+      record = restored.record;
     }
     const result = giveBackLocked(s, record);
     return { ...result, warnings: [...warnings, ...result.warnings] };
@@ -102,14 +107,17 @@ export function findRecords(s: LendSession, filter: RecordFilter = {}): LendReco
   );
 }
 
-/** Finish every incomplete lend (roll back) and give-back found in the ledger. Lent NICs stay lent. */
-export async function recover(s: LendSession, opts: { lockTimeoutMs?: number } = {}): Promise<RecoverReport> {
+/**
+ * Finish every incomplete lend (roll back) and give-back found in the ledger — a VF count a give-back kept
+ * included, bounded by `vfCount`. Lent NICs stay lent.
+ */
+export async function recover(s: LendSession, opts: RecoverOptions = {}): Promise<RecoverReport> {
   const { records, corrupt } = scanRecords(s.ledger);
   const report: RecoverReport = { results: [], failures: [], corrupt };
   for (const r of records) {
     if (r.phase === 'lent') continue;
     try {
-      report.results.push(await giveBack(s, r.key, { lockTimeoutMs: opts.lockTimeoutMs ?? 2000 }));
+      report.results.push(await giveBack(s, r.key, { lockTimeoutMs: opts.lockTimeoutMs ?? 2000, vfCount: opts.vfCount }));
     } catch (err) {
       report.failures.push({ key: r.key, error: err instanceof SysError ? err.describe() : String(err) });
     }

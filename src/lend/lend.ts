@@ -2,7 +2,7 @@
 // rolled back through the same restore path that give-back uses.
 import { SysError } from '../errors';
 import { assertMtu, normalizeUnicastMac, type Link, type Netns, type Rtnl, type VfSetting } from '../net';
-import { advanceRecord, deleteRecord, lockNic, newRecord, readRecord, writeRecord, type Ledger } from '../ledger';
+import { advanceRecord, appendStep, deleteRecord, lockNic, newRecord, readRecord, writeRecord, type Ledger } from '../ledger';
 import type { LendRecord, VfRequest } from '../ledger/types';
 import { failpoint } from './failpoint';
 import { describeNamespace, refOf } from './namespaces';
@@ -116,7 +116,9 @@ function lendLocked(s: LendSession, plan: LendPlan, req: LendSettings): LendResu
       if (record.droppedAltnames.length) record = advanceRecord(ledger, record, 'lend:altnames-dropped');
       link = moveInto(nic, target, targetRtnl, targetName);
       failpoint('lend:moved');
-      record = advanceRecord(ledger, { ...record, targetIfindex: link.index }, 'lend:moved');
+      // noted with the next write, not one of its own: a record that does not know the NIC's ifindex in the
+      // target yet is restored all the same (restore finds the NIC by identity, as after a crash mid-move)
+      record = appendStep({ ...record, targetIfindex: link.index }, 'lend:moved');
       link = configureInTarget(targetRtnl, link, req);
       failpoint('lend:configured');
     }
@@ -197,6 +199,8 @@ function dropCollidingAltnames(
 /** One request: move, renamed in the same request. */
 function moveInto(nic: ResolvedNic, target: Netns, targetRtnl: Rtnl, targetName: string): Link {
   const link = nic.link!;
+  // asked first: the kernel moves the NIC before it renames it, so a taken name fails half-way (the NIC in the
+  // target under its old name, EEXIST)
   if (nameInUse(targetRtnl, targetName)) {
     throw new SysError(`name ${targetName} is already taken in ${describeNamespace(refOf(target))}`, {
       code: 'EEXIST',

@@ -12,7 +12,7 @@ import { prepare, type LendPlan, type Refusal } from './prepare';
 import type { Owner } from '../ledger/owner';
 import { setLentVfCount, type VfCountRequest } from './vf-count';
 import { returnStray, type StrayNic } from './stray';
-import type { GiveBackOptions, GiveBackResult, LendRequest, LendResult, LendSettings, PrepareRequest, RecoverReport } from './types';
+import type { GiveBackOptions, GiveBackResult, LendRequest, LendResult, LendSettings, PrepareRequest, RecoverOptions, RecoverReport } from './types';
 import { closePlace, openPlace, whereIs, type Whereabouts } from './where';
 
 export interface SessionOptions {
@@ -108,7 +108,7 @@ export class LendSession {
   }
 
   /** Finish every incomplete lend (roll back) and give-back found in the ledger. Lent NICs stay lent. */
-  recover(opts: { lockTimeoutMs?: number } = {}): Promise<RecoverReport> {
+  recover(opts: RecoverOptions = {}): Promise<RecoverReport> {
     return this.runAsync(() => giveBacks.recover(this, opts));
   }
 

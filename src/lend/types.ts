@@ -77,6 +77,22 @@ export interface GiveBackResult {
   /** The name it has at home now (null when gone / not lent). */
   name: string | null;
   warnings: string[];
+  /**
+   * Set when the PF's recorded VF count could not be put back (a VFIO holder that did not let go, a driver that
+   * refused or timed out): the NIC itself is home, and its record is kept ('returning', with the count) for the
+   * next give-back — cleanup, detach, cluster down — to finish. Its sentence is also the first warning.
+   */
+  pendingVfCount?: PendingVfCount;
+}
+
+/** A VF count a give-back could not put back. */
+export interface PendingVfCount {
+  /** The PF's device address. */
+  pf: string;
+  /** The count it must get back. */
+  vfCount: number;
+  /** Why not (names the VFIO holder's pid and command when there is one). */
+  reason: string;
 }
 
 export interface GiveBackOptions {
@@ -86,7 +102,10 @@ export interface GiveBackOptions {
    * or the owner key as read from the record a moment ago.
    */
   owner?: Owner | string;
-  /** Bounds for putting a recorded VF count back. */
+  /**
+   * Bounds for putting a recorded VF count back; `holderWaitMs` (how long a process holding a VF through VFIO gets
+   * to let go) defaults to 0 here, as in setNumVfs: front doors pass their own (the CLI's --vfio-wait).
+   */
   vfCount?: SetNumVfsOptions;
   /**
    * A NIC with a recorded VF count: bring the NIC home now and keep its record ('returning') for a second
@@ -94,13 +113,9 @@ export interface GiveBackOptions {
    * so every NIC is home before any VF count change can wait on a driver or a VFIO holder (cluster down).
    */
   vfCountLast?: boolean;
-  /**
-   * When the recorded VF count cannot be put back (a VFIO holder that did not let go, a driver that timed out),
-   * keep the record ('returning', the NIC home) so that the next give-back (cleanup) retries it; by default the
-   * failure is only a warning and the record goes.
-   */
-  keepUnrestoredVfCount?: boolean;
 }
+
+export type RecoverOptions = Pick<GiveBackOptions, 'lockTimeoutMs' | 'vfCount'>;
 
 export interface RecoverReport {
   results: GiveBackResult[];

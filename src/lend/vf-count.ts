@@ -8,6 +8,7 @@ import { getPf, setNumVfs, type SetNumVfsOptions, type SriovVf } from '../sriov'
 import { failpoint } from './failpoint';
 import { ownerKey, type Owner } from '../ledger/owner';
 import type { LendSession } from './session';
+import type { PendingVfCount } from './types';
 
 export interface VfCountRequest {
   /** The lent NIC's record key, and who must still hold it. */
@@ -44,19 +45,32 @@ export async function setLentVfCount(s: LendSession, req: VfCountRequest): Promi
   }
 }
 
+/** How long a give-back waits by default for a process holding one of the PF's VFs through VFIO to let go. */
+export const DEFAULT_VFIO_HOLDER_WAIT_MS = 10_000;
+/**
+ * The longest a give-back may be asked to wait for a VFIO holder: it holds the NIC's lock all that time (every
+ * other operation on the NIC waits or fails BUSY), and a holder that keeps a VF longer is not letting go soon —
+ * its record is kept for a later cleanup instead.
+ */
+export const MAX_VFIO_HOLDER_WAIT_MS = 600_000;
+
 /**
  * The PF's VF count back to the one recorded (the caller holds the NIC's lock, and gives it to the writer in
- * `opts.holdFds`). A failure is a warning — the
- * NIC itself still goes home — and the record keeps the change until the NIC is given back.
+ * `opts.holdFds`). On failure the record is returned unchanged (it still says which count to put back) with the
+ * reason: the caller brings the NIC home anyway and keeps the record for the next give-back.
  */
-export async function restoreVfCount(s: LendSession, record: LendRecord, warnings: string[], opts?: SetNumVfsOptions): Promise<LendRecord> {
+export async function restoreVfCount(s: LendSession, record: LendRecord, opts?: SetNumVfsOptions): Promise<{ record: LendRecord; failure: PendingVfCount | null }> {
   const { pf, before } = record.vfCount!;
   try {
     await setNumVfs(s.sysfs, pf, before, opts);
   } catch (err) {
-    warnings.push(`VF count of ${pf} not restored to ${before}: ${(err as Error).message}`);
-    return record;
+    return { record, failure: { pf, vfCount: before, reason: (err as Error).message } };
   }
   failpoint('return:vfs-restored');
-  return advanceRecord(s.ledger, { ...record, vfCount: null }, 'return:vfs-restored');
+  return { record: advanceRecord(s.ledger, { ...record, vfCount: null }, 'return:vfs-restored'), failure: null };
+}
+
+/** The one line every front door shows for a kept VF count (a warning, a log line, a CLI message). */
+export function describePendingVfCount(p: PendingVfCount): string {
+  return `VF count of ${p.pf} not restored to ${p.vfCount}, record kept (sriovctl cleanup finishes it): ${p.reason}`;
 }

@@ -1,4 +1,4 @@
-// Run a program to completion, synchronously, with stdin given and stdout/stderr captured — through the addon,
+// Run a program to completion (synchronously, or on a pool thread while the caller goes on) with stdin given and stdout/stderr captured — through the addon,
 // not node:child_process: the CNI plugin is a fresh process per call, and child_process drags net and stream
 // into every start-up that calls an IPAM plugin.
 import { isAbsolute } from 'node:path';
@@ -30,6 +30,18 @@ export interface ProgramOutcome {
 
 /** Throws SysError when the program cannot be started (ENOENT, EACCES, ENOEXEC, …). */
 export function runProgram(call: ProgramCall): ProgramOutcome {
+  return native.runProgram(...nativeArgs(call));
+}
+
+/**
+ * The same run on a pool thread: the promise settles when the program has exited (or was killed at its
+ * deadline), and rejects with the SysError runProgram would throw. A bad call throws at once, as runProgram does.
+ */
+export function startProgram(call: ProgramCall): Promise<ProgramOutcome> {
+  return native.startProgram(...nativeArgs(call));
+}
+
+function nativeArgs(call: ProgramCall): [string, string[], string[], string, number, number] {
   if (typeof call.path !== 'string' || !isAbsolute(call.path)) throw new TypeError(`program path must be absolute: ${String(call.path)}`);
   const args = call.args ?? [];
   const env: string[] = [];
@@ -48,5 +60,5 @@ export function runProgram(call: ProgramCall): ProgramOutcome {
   if (!Number.isInteger(call.maxOutput) || call.maxOutput <= 0 || call.maxOutput > 2 ** 32 - 1) {
     throw new TypeError(`invalid output bound ${call.maxOutput}`);
   }
-  return native.runProgram(call.path, [call.path, ...args], env, stdin, call.timeoutMs, call.maxOutput);
+  return [call.path, [call.path, ...args], env, stdin, call.timeoutMs, call.maxOutput];
 }

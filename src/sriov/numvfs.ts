@@ -111,7 +111,7 @@ async function refuseWhileVfioHeld(sys: Sysfs, pfAddress: string, vfs: string[],
     await pollUntil(() => (holders = vfioHolders(sys, vfs)).length === 0, wait);
   }
   if (holders.length === 0) return;
-  const waited = wait.timeoutMs > 0 ? ` (waited ${Math.round(wait.timeoutMs / 1000)} s for it to let go)` : '';
+  const waited = wait.timeoutMs > 0 ? ` (waited ${wait.timeoutMs / 1000} s for it to let go)` : '';
   throw new SysError(
     `PF ${pfAddress}: not changing its VF count to ${count}: that removes its VFs, and ${describeHolders(holders)} ` +
       `holds one open${waited}; the kernel would block until it lets go: stop that process first`,

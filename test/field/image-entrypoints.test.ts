@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IMAGE_ENTRY_POINTS } from '../../src/cluster/component-images';
 import { cniInstallerObjects } from '../../src/cluster/manifests';
 import { queryDaemon } from '../../src/daemon/query';
+import { INSTALL_LOCK_FILE } from '../../src/install/install-lock';
 import { installerImage } from '../../src/install/installer-image';
 import { startContainerd, which, type Containerd } from './containerd';
 import { IMAGE_ARCHIVE } from './packaged';
@@ -79,7 +80,7 @@ describe('the installer image carries what the manifests call', () => {
       const out = c.ctrIn(NS, 'run', '--rm', '--runc-root', c.runcRoot, '--cgroup', `${c.cgroupParent}/${id}`, '--net-host',
         '--mount', `type=bind,src=${bin},dst=/host/opt/cni/bin,options=rbind:rw`, init.image, id, ...entrypoint, ...init.args);
       expect(out).toBe('installed /host/opt/cni/bin/sriovctl-cni\ninstalled /host/opt/cni/bin/sriov\n');
-      expect(readdirSync(bin).filter((f) => !f.startsWith('sriovctl.d')).sort()).toEqual(['sriov', 'sriovctl-cni']);
+      expect(readdirSync(bin).filter((f) => !f.startsWith('sriovctl.d')).sort()).toEqual([INSTALL_LOCK_FILE, 'sriov', 'sriovctl-cni']);
       expect(statSync(join(bin, 'sriov')).ino).toBe(statSync(join(bin, 'sriovctl-cni')).ino);
 
       const env = { SRIOVCTL_CACHE_DIR: join(c.dir, 'cache'), SRIOVCTL_STATE_DIR: join(c.dir, 'state') };

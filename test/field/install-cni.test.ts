@@ -2,13 +2,18 @@
 // it installs (the shim as sriovctl-cni, or with --no-shim the launcher, and the payload: ./installed-plugin.ts), that it writes nothing when
 // it is already there, that a reader never sees half a file nor a payload half-swapped, and that it refuses —
 // changing nothing, in one line naming the path — every directory it must not write.
-import { execFileSync } from 'node:child_process';
-import { chmodSync, closeSync, existsSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, readlinkSync, readSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { appendFileSync, chmodSync, closeSync, constants, copyFileSync, existsSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, readlinkSync, readSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { INSTALL_LOCK_FILE, lockInstallDir } from '../../src/install/install-lock';
+import { lockFd } from '../../src/net';
 import { loaderArgs, privateLoaderOf } from '../../src/payload-layout';
 import { Scratch } from '../helpers/kernel';
+import { collectOutput } from '../helpers/collect-output';
 import { expectInstalledPlugin } from './installed-plugin';
+import { executable, shim } from './packaged';
 import { modeDir, runPackaged, tempDir } from './run-packaged';
 import { sriovctl } from '../helpers/cli-process';
 
@@ -147,7 +152,7 @@ describe('sriovctl install-cni', () => {
     try {
       expect((await install(dir)).code).toBe(0);
       const version = readlinkSync(join(dir, 'sriovctl.d'));
-      expect(readdirSync(dir).sort()).toEqual(['sriovctl-cni', 'sriovctl.d', version, replaced].sort());
+      expect(readdirSync(dir).sort()).toEqual([INSTALL_LOCK_FILE, 'sriovctl-cni', 'sriovctl.d', version, replaced].sort());
       expect(readFileSync(join(dir, replaced, 'sriovctl'), 'utf8')).toBe(`old ${replaced}`);
       // the next upgrade (here: the same content again, the link already right) leaves the replaced one alone
       expect((await install(dir)).stdout).toBe(`${dir}/sriovctl-cni is up to date\n`);
@@ -178,7 +183,7 @@ describe('sriovctl install-cni', () => {
       expect(r.code).toBe(1);
       expect(r.stdout).toBe('');
       expect(r.stderr).toMatch(new RegExp(`^sriovctl: install-cni --to ${dir}: cannot write ${dir}/sriovctl\\.d-[0-9a-f]{16}: .*ENOSPC.*\\n$`));
-      expect(readdirSync(dir)).toEqual(['sriovctl-cni']);
+      expect(readdirSync(dir).sort()).toEqual([INSTALL_LOCK_FILE, 'sriovctl-cni']);
       expect(readFileSync(join(dir, 'sriovctl-cni'), 'utf8')).toBe('old plugin');
     } finally {
       execFileSync('umount', [dir]);
@@ -211,6 +216,140 @@ describe('sriovctl install-cni', () => {
     });
   }
 
+  /** The executable with `n` zero bytes appended: it runs the same, but its payload is another version. */
+  function variant(n: number): string {
+    const file = join(tmp.dir, `sriovctl-variant-${n}`);
+    copyFileSync(executable('amd64'), file);
+    appendFileSync(file, Buffer.alloc(n));
+    chmodSync(file, 0o755);
+    return file;
+  }
+  const installFrom = (file: string, to: string, ...more: string[]) => runPackaged(['install-cni', '--to', to, ...more], { name: 'sriovctl', file, env });
+  const payloads = (dir: string) => readdirSync(dir).filter((n) => /^sriovctl\.d-[0-9a-f]{16}$/.test(n)).sort();
+
+  it('keeps the payload a plugin call in flight runs from through two upgrades (the launcher holds it), and removes it at the next one after', async () => {
+    const dir = binDir();
+    expect((await install(dir)).code).toBe(0);
+    const first = readlinkSync(join(dir, 'sriovctl.d'));
+    // kubelet's way in: the shim (no daemon) execs the payload's launcher, which runs the plugin: an ADD, waiting for its config
+    const cni = { CNI_COMMAND: 'ADD', CNI_CONTAINERID: 'in-flight', CNI_NETNS: '/var/run/netns/none', CNI_IFNAME: 'eth0', CNI_PATH: '/usr/lib/cni' };
+    const call = spawn(join(dir, 'sriovctl-cni'), [], { env: { PATH: '/nonexistent', ...env, ...cni }, stdio: ['pipe', 'pipe', 'pipe'] });
+    const answered = collectOutput(call, 120_000);
+    try {
+      // the launcher's shared flock on that payload dir, seen in /proc/locks (it passes through exec to the plugin)
+      const ino = statSync(join(dir, first)).ino;
+      for (let i = 0; !readFileSync('/proc/locks', 'utf8').split('\n').some((l) => / FLOCK +ADVISORY +READ /.test(l) && l.includes(`:${ino} `)); i++) {
+        if (i > 6000 || call.exitCode !== null) throw new Error(`no shared flock on ${first} from the plugin call`);
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      const [second, third] = [variant(1), variant(2)];
+      expect((await installFrom(second, dir)).code).toBe(0);
+      const r = await installFrom(third, dir);
+      expect([r.code, r.stderr]).toEqual([0, '']);
+      // first is older than the one replaced (second's), and still there: the call runs from it
+      expect(payloads(dir)).toHaveLength(3);
+      expect(payloads(dir)).toContain(first);
+      // the call ends from its payload as it would have without the upgrades: a config it cannot decode is CNI error 6
+      call.stdin.end('{');
+      const v = await answered;
+      expect([v.code, JSON.parse(v.stdout).code]).toEqual([1, 6]);
+      // let go: the next upgrade removes it (and the one before the one replaced)
+      expect((await installFrom(variant(3), dir)).code).toBe(0);
+      expect(payloads(dir)).toHaveLength(2);
+      expect(payloads(dir)).not.toContain(first);
+    } finally {
+      call.kill('SIGKILL');
+      await answered.catch(() => undefined);
+    }
+  });
+
+  it('a launcher whose payload an installer is removing (an exclusive flock on it) runs the payload the link names now', async () => {
+    const dir = binDir();
+    expect((await install(dir)).code).toBe(0);
+    const old = readlinkSync(join(dir, 'sriovctl.d'));
+    expect((await installFrom(variant(1), dir)).code).toBe(0);
+    const current = readlinkSync(join(dir, 'sriovctl.d'));
+    expect(current).not.toBe(old);
+    // what the installer holds while it removes a payload
+    const removing = openSync(join(dir, old), constants.O_RDONLY | constants.O_DIRECTORY);
+    expect(lockFd(removing, { exclusive: true, timeoutMs: 0 })).toBe(true);
+    const cni = { CNI_COMMAND: 'ADD', CNI_CONTAINERID: 'retry', CNI_NETNS: '/var/run/netns/none', CNI_IFNAME: 'eth0', CNI_PATH: '/usr/lib/cni' };
+    // the old payload's own launcher, as the shim's exec of sriovctl.d/oneshot just before the link moved
+    const call = spawn(join(dir, old, 'oneshot'), [], { env: { PATH: '/nonexistent', ...env, ...cni }, stdio: ['pipe', 'pipe', 'pipe'] });
+    const answered = collectOutput(call, 120_000);
+    try {
+      // the plugin runs under a payload's loader: /proc/<pid>/exe says which payload
+      const loaderOf = (payload: string) => join(dir, payload, 'lib', 'ld-linux-x86-64.so.2');
+      let exe = '';
+      for (let i = 0; exe !== loaderOf(current) && exe !== loaderOf(old); i++) {
+        if (i > 6000 || call.exitCode !== null) throw new Error(`the launcher never ran a payload's loader (last ${exe})`);
+        await new Promise((r) => setTimeout(r, 10));
+        try {
+          exe = readlinkSync(`/proc/${call.pid}/exe`);
+        } catch {
+          exe = '';
+        }
+      }
+      expect(exe).toBe(loaderOf(current));
+      call.stdin.end('{');
+      const v = await answered;
+      expect([v.code, JSON.parse(v.stdout).code]).toEqual([1, 6]);
+    } finally {
+      closeSync(removing);
+      call.kill('SIGKILL');
+      await answered.catch(() => undefined);
+    }
+  });
+
+  it('two installers at once on one directory (the host and the DaemonSet) both succeed and leave one consistent plugin', async () => {
+    const dir = binDir();
+    const other = variant(1);
+    const [a, b] = await Promise.all([install(dir), installFrom(other, dir)]);
+    expect([a, b]).toEqual([0, 0].map(() => ({ code: 0, stdout: `installed ${dir}/sriovctl-cni\n`, stderr: '' })));
+    // whichever went second: its payload is the one linked, whole, and the shim in front of it; nothing half-written
+    const version = readlinkSync(join(dir, 'sriovctl.d'));
+    const linked = readFileSync(join(dir, version, 'sriovctl'));
+    expect([readFileSync(executable('amd64')), readFileSync(other)].filter((e) => e.equals(linked))).toHaveLength(1);
+    expect(readFileSync(join(dir, 'sriovctl-cni')).equals(readFileSync(shim('amd64')))).toBe(true);
+    expect(readdirSync(dir).filter((n) => n.includes('.tmp-'))).toEqual([]);
+    expect(payloads(dir)).toHaveLength(2);
+    const v = await runPackaged([], { name: 'sriovctl-cni', file: join(dir, 'sriovctl-cni'), env: { ...env, CNI_COMMAND: 'VERSION' } });
+    expect([v.code, v.stderr]).toEqual([0, '']);
+  });
+
+  it('removes what a killed install left (a temp payload dir of "pid 1"); leaves a symlink named like one alone, unfollowed, and says so', async () => {
+    const dir = binDir();
+    const stale = join(dir, '.sriovctl.d-0123456789abcdef.tmp-1');
+    mkdirSync(join(stale, 'lib'), { recursive: true });
+    writeFileSync(join(stale, 'sriovctl'), 'half an executable');
+    const victim = modeDir(tmp.dir, 'victim', 0o755);
+    writeFileSync(join(victim, 'precious'), 'keep me');
+    const planted = join(dir, '.sriovctl.d-fedcba9876543210.tmp-1');
+    symlinkSync(victim, planted);
+    const r = await install(dir);
+    expect(r).toEqual({ code: 0, stdout: `installed ${dir}/sriovctl-cni\n`, stderr: `sriovctl: warning: left ${planted} alone: a symlink, where an install leaves a directory\n` });
+    expect(existsSync(stale)).toBe(false);
+    expect(readlinkSync(planted)).toBe(victim);
+    expect(readFileSync(join(victim, 'precious'), 'utf8')).toBe('keep me');
+  });
+
+  it('waits for another installer on the directory, and after --lock-timeout gives up in one line naming the lock file and its holder', async () => {
+    const dir = binDir();
+    const lock = lockInstallDir(dir);
+    try {
+      const r = await install(dir, '--lock-timeout', '0.5');
+      expect([r.code, r.stdout]).toEqual([1, '']);
+      expect(r.stderr).toMatch(
+        new RegExp(`^sriovctl: install-cni --to ${dir}: another installer is installing into ${dir}: it holds ${dir}/\\${INSTALL_LOCK_FILE} \\(held by install-cni pid ${process.pid} on ${hostname()} since [^)]+\\); gave up after \\d+\\.\\d s\\n$`),
+      );
+      expect(readdirSync(dir)).toEqual([INSTALL_LOCK_FILE]);
+    } finally {
+      lock.release();
+    }
+    expect((await install(dir)).code).toBe(0);
+    expectInstalledPlugin(dir, 'amd64');
+  });
+
   it('refuses a command line without --to (usage, exit 2)', async () => {
     const r = await install('');
     expect(r.code).toBe(2);
@@ -229,10 +368,13 @@ describe('sriovctl install-cni', () => {
   });
 });
 
-/** Inode, mtime and ctime of every entry in a CNI bin dir and its payload (the link not followed). */
+/**
+ * Inode, mtime and ctime of every entry in a CNI bin dir and its payload (the link not followed); not the installers'
+ * lock file, whose holder line every install rewrites.
+ */
 function identities(dir: string): string[] {
   const version = readlinkSync(join(dir, 'sriovctl.d'));
-  const paths = [...readdirSync(dir), ...readdirSync(join(dir, version), { recursive: true }).map((p) => join(version, String(p)))];
+  const paths = [...readdirSync(dir).filter((n) => n !== INSTALL_LOCK_FILE), ...readdirSync(join(dir, version), { recursive: true }).map((p) => join(version, String(p)))];
   return paths.sort().map((p) => {
     const st = lstatSync(join(dir, p));
     return `${p} ${st.ino} ${st.mtimeMs} ${st.ctimeMs}`;

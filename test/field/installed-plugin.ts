@@ -6,6 +6,7 @@ import { execFileSync } from 'node:child_process';
 import { lstatSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { expect } from 'vitest';
+import { INSTALL_LOCK_FILE } from '../../src/install/install-lock';
 import { executable, shim } from './packaged';
 import type { Arch } from './run-packaged';
 
@@ -24,7 +25,8 @@ export function expectedLibs(arch: Arch): string[] {
 export function expectInstalledPlugin(binDir: string, arch: Arch, plugin: 'shim' | 'oneshot' = 'shim'): string {
   const version = readlinkSync(join(binDir, 'sriovctl.d'));
   expect(version).toMatch(/^sriovctl\.d-[0-9a-f]{16}$/);
-  expect(readdirSync(binDir).sort()).toEqual(['sriovctl-cni', 'sriovctl.d', version]);
+  // and the installers' lock file (src/install/install-lock.ts)
+  expect(readdirSync(binDir).sort()).toEqual([INSTALL_LOCK_FILE, 'sriovctl-cni', 'sriovctl.d', version]);
   const payload = join(binDir, version);
   expect(readdirSync(payload).sort()).toEqual(['lib', 'oneshot', 'sriovctl']);
   expect(readdirSync(join(payload, 'lib')).sort()).toEqual(expectedLibs(arch));

@@ -5,6 +5,10 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import { describe, expect, it } from 'vitest';
+// @ts-expect-error: build scripts, plain JavaScript without types
+import { cRuntimeFiles } from '../../scripts/package/c-runtime.mjs';
+// @ts-expect-error: build scripts, plain JavaScript without types
+import { checkGlibc } from '../../scripts/package/glibc-version.mjs';
 import { executable, IMAGE_ARCHIVE, PKG_DIR } from './packaged';
 
 const EM_X86_64 = 62;
@@ -33,6 +37,20 @@ describe('npm run package output', () => {
       // postject flips the fuse from :0 to :1 when it injects the blob
       expect(exe.includes(`${FUSE}:1`)).toBe(true);
       expect(exe.includes(`${FUSE}:0`)).toBe(false);
+    });
+
+    it(`sriovctl-linux-${arch} carries a glibc >= 2.33 (the launcher's ld.so --argv0), the version Debian's package says`, () => {
+      const runtime = (cRuntimeFiles(arch) as { name: string; source: string }[]).filter((f) => f.name === 'libc.so.6' || f.name.startsWith('ld-linux-'));
+      expect(runtime).toHaveLength(2);
+      const found = checkGlibc(runtime.map((f) => f.source)) as { major: number; minor: number; banner: string }[];
+      const pkg = arch === 'amd64' ? 'libc6' : 'libc6-arm64-cross';
+      const debian = /^(\d+\.\d+)/.exec(execFileSync('dpkg-query', ['-W', '-f', '${Version}', pkg], { encoding: 'utf8' }))![1];
+      const exe = readFileSync(executable(arch));
+      for (const f of found) {
+        expect(`${f.major}.${f.minor}`).toBe(debian);
+        // the executable embeds those very files (install-cni writes them into the payload)
+        expect(exe.includes(f.banner)).toBe(true);
+      }
     });
   }
 });

@@ -13,6 +13,7 @@ import type { DownSummary } from '../../src/cluster/down';
 import { findRecords } from '../helpers/engine';
 import { simMac } from '../../src/sriov/sim';
 import { fakeSysfs, type FakeSysfs } from '../helpers/fake-sysfs';
+import { holdVfioGroup, uniqueIommuGroups } from '../helpers/vfio-holder';
 import { deleteLinkAnywhere, ip, Scratch } from '../helpers/kernel';
 import { isolatedRoots, nicState } from '../helpers/lend-fixture';
 import { namespacesWith, sriovctl, standInPfs } from './cluster-fixture';
@@ -228,6 +229,7 @@ describe('local provider on SR-IOV PFs of the sysfs tree', () => {
   function pfs() {
     sys = fakeSysfs();
     sys.sim.addDriver('vfio-pci');
+    uniqueIommuGroups(sys.sim);
     const made = standInPfs(
       s,
       sys.sim,
@@ -268,6 +270,33 @@ describe('local provider on SR-IOV PFs of the sysfs tree', () => {
     expect(down.code).toBe(0);
     for (const pf of [a, b, c]) expect(nicState(pf.name)).toEqual(pf.before);
     for (const pf of [b, c]) expect(numVfs(pf.bdf)).toBe(0);
+    expect(findRecords()).toEqual([]);
+  });
+
+  it('down with a VF held through VFIO: every PF home, the held one keeps its count and record (bounded by --vfio-wait); cleanup finishes', async () => {
+    const [a, b, c] = pfs();
+    const up = await sriovctl('cluster', 'up', '--name', name, '--agents', '2', '--vfs', '2', '--driver', 'vfio-pci', '--exclude', a.name, '--no-simulate', '--vf-timeout', '10');
+    expect(up.code, up.stderr).toBe(0);
+    const [vf0] = sys!.sim.vfAddresses(b.bdf);
+    const holder = await holdVfioGroup(sys!.sim.readLinkName(`${sys!.sim.pciDir(vf0)}/iommu_group`)!);
+    s.onCleanup(() => void holder.release());
+
+    const down = await sriovctl('cluster', 'down', '--name', name, '-q', '--vfio-wait', '0.2');
+    expect(down.code, down.stderr).toBe(3);
+    const lines = down.stderr.split('\n').filter(Boolean);
+    expect(lines, down.stderr).toHaveLength(1);
+    for (const part of [`${b.name} (${b.bdf})`, `VF count of ${b.bdf} not restored to 0`, 'record kept', `pid ${holder.pid} (sleep)`, holder.device, 'waited 0.2 s']) {
+      expect(lines[0]).toContain(part);
+    }
+    for (const pf of [a, b, c]) expect(nicState(pf.name)).toEqual(pf.before);
+    expect([numVfs(b.bdf), numVfs(c.bdf)]).toEqual([2, 0]);
+    expect(findRecords().map((r) => [r.identity.pciAddress, r.phase, r.vfCount])).toEqual([[b.bdf, 'returning', { pf: b.bdf, before: 0 }]]);
+
+    await holder.release();
+    const clean = await sriovctl('cleanup');
+    expect(clean.code, clean.stderr).toBe(0);
+    expect(numVfs(b.bdf)).toBe(0);
+    expect(nicState(b.name)).toEqual(b.before);
     expect(findRecords()).toEqual([]);
   });
 

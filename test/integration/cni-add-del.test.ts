@@ -1,6 +1,6 @@
 // The real sriovctl-cni executable, whole-device mode on veth stand-ins in real namespaces, with Debian's
 // static and host-local IPAM: ADD lends and configures, DEL gives everything back exactly.
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -229,6 +229,48 @@ describe('IPAM delegation to the real plugins', () => {
     expect(nicState(nic.name)).toEqual(nic);
     expect(readdirSync(join(dataDir, `net-${s.prefix}`)).filter((f) => /^\d/.test(f))).toEqual([]);
     expect(records()).toEqual([]);
+  });
+});
+
+describe('IPAM while the NIC moves', () => {
+  it('host-local allocates during the move; a lend that fails then has its allocation released, its own error reported', () => {
+    const dataDir = mkdtempSync(join(tmpdir(), 'cni-hostlocal-'));
+    s.onCleanup(() => rmSync(dataDir, { recursive: true, force: true }));
+    const config = conf({ ipam: { type: 'host-local', dataDir, ranges: [[{ subnet: '10.87.0.0/24' }]] } });
+    // failpoints are read by the plugin process: the one-shot's own environment
+    const add = call('ADD', config, { env: { SRIOVCTL_FAILPOINT: 'lend:moved:error' }, transport: 'oneshot' });
+    const err = expectErrorShape(add);
+    expect(err.msg).toContain('lending the device');
+    expect(nicState(nic.name)).toEqual(nic);
+    expect(records()).toEqual([]);
+    const netDir = join(dataDir, `net-${s.prefix}`);
+    expect(existsSync(netDir) ? readdirSync(netDir).filter((f) => /^\d/.test(f)) : []).toEqual([]);
+  });
+
+  it('any other IPAM plugin (dhcp talks on the interface) runs with the NIC in the pod: after the move on ADD, before it on DEL', () => {
+    const cniDir = mkdtempSync(join(tmpdir(), 'cni-bin-'));
+    s.onCleanup(() => rmSync(cniDir, { recursive: true, force: true }));
+    // a stand-in IPAM plugin that fails unless CNI_IFNAME is in the pod's namespace when it runs
+    writeFileSync(
+      join(cniDir, 'needs-link'),
+      `#!/bin/sh
+[ "$CNI_COMMAND" = VERSION ] && { echo '{"cniVersion":"1.0.0","supportedVersions":["0.3.1","0.4.0","1.0.0"]}'; exit 0; }
+cat >/dev/null
+if ! ip -n "$(basename "$CNI_NETNS")" link show "$CNI_IFNAME" >/dev/null 2>&1; then
+  printf '{"code":199,"msg":"%s: %s is not in the pod"}\\n' "$CNI_COMMAND" "$CNI_IFNAME"; exit 1
+fi
+[ "$CNI_COMMAND" = ADD ] && echo '{"cniVersion":"1.0.0","ips":[{"address":"10.91.0.5/24"}]}'
+exit 0
+`,
+      { mode: 0o755 },
+    );
+    const config = conf({ ipam: { type: 'needs-link' } });
+    const add = call('ADD', config, { cniPath: cniDir });
+    expect(add.status, add.stdout + add.stderr).toBe(0);
+    expect(podAddresses()).toEqual(['10.91.0.5/24']);
+    const del = call('DEL', config, { cniPath: cniDir });
+    expect(del.status, del.stdout + del.stderr).toBe(0);
+    expect(nicState(nic.name)).toEqual(nic);
   });
 });
 

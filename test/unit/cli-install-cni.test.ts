@@ -8,6 +8,7 @@ import { join, resolve } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { installCni, untilStopped, type PluginInstaller } from '../../src/cli/install-cni';
 import { installExecutable } from '../../src/install/install-executable';
+import { INSTALL_LOCK_FILE } from '../../src/install/install-lock';
 import type { CommandIo } from '../../src/cli/command-kit';
 import { CliError, ExitCode } from '../../src/cli/exit-codes';
 import { Output } from '../../src/cli/output';
@@ -20,7 +21,7 @@ describe('install-cni --also-as / --then-wait', () => {
   let self: string;
   let printed: string;
   /** Installs `file` as the plugin, as the packaged installer installs its launcher. */
-  const asPlugin = (file: string): PluginInstaller => (d) => installExecutable({ file }, d, 'sriovctl-cni');
+  const asPlugin = (file: string): PluginInstaller => (lock) => installExecutable({ file }, lock.dir, 'sriovctl-cni');
   let io: CommandIo;
 
   beforeEach(() => {
@@ -37,7 +38,7 @@ describe('install-cni --also-as / --then-wait', () => {
 
   it('installs the plugin as sriovctl-cni and the second name as a hard link of it; again, writes nothing', async () => {
     expect(await installCni(io, { to: bin, alsoAs: 'sriov' }, asPlugin(self))).toBe(ExitCode.ok);
-    expect(readdirSync(bin).sort()).toEqual(['sriov', 'sriovctl-cni']);
+    expect(readdirSync(bin).sort()).toEqual([INSTALL_LOCK_FILE, 'sriov', 'sriovctl-cni']);
     const [plugin, alias] = [statSync(join(bin, 'sriovctl-cni')), statSync(join(bin, 'sriov'))];
     expect(readFileSync(join(bin, 'sriovctl-cni')).equals(readFileSync(self))).toBe(true);
     expect(plugin.mode & 0o7777).toBe(0o755);
@@ -58,7 +59,7 @@ describe('install-cni --also-as / --then-wait', () => {
     const [plugin, alias] = [statSync(join(bin, 'sriovctl-cni')), statSync(join(bin, 'sriov'))];
     expect(readFileSync(join(bin, 'sriov')).equals(readFileSync(newer))).toBe(true);
     expect([alias.dev, alias.ino]).toEqual([plugin.dev, plugin.ino]);
-    expect(readdirSync(bin).sort()).toEqual(['sriov', 'sriovctl-cni']);
+    expect(readdirSync(bin).sort()).toEqual([INSTALL_LOCK_FILE, 'sriov', 'sriovctl-cni']);
   });
 
   const refused: [string, RegExp][] = [
@@ -69,6 +70,14 @@ describe('install-cni --also-as / --then-wait', () => {
     ['', /is not a plugin name/],
     ['-sriov', /is not a plugin name/],
   ];
+  it('refuses a --lock-timeout that is not a number of seconds (usage error) and writes nothing', async () => {
+    for (const value of ['', 'soon', '-1', '1e3', '1000000']) {
+      const err = await installCni(io, { to: bin, lockTimeout: value }, asPlugin(self)).catch((e: unknown) => e);
+      expect([value, (err as CliError).exitCode, (err as CliError).message]).toEqual([value, ExitCode.usage, `--lock-timeout: ${JSON.stringify(value)} is not a number of seconds (0-999999)`]);
+    }
+    expect(readdirSync(bin)).toEqual([]);
+  });
+
   for (const [name, why] of refused) {
     it(`refuses --also-as ${JSON.stringify(name)} (usage error) and writes nothing`, async () => {
       const err = await installCni(io, { to: bin, alsoAs: name }, asPlugin(self)).catch((e: unknown) => e);
@@ -84,7 +93,7 @@ describe('install-cni --also-as / --then-wait', () => {
     const listeners = process.listenerCount('SIGTERM');
     const waiting = installCni(io, { to: bin, thenWait: true }, asPlugin(self)).then((code) => ((done = true), code));
     for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
-    expect(readdirSync(bin)).toEqual(['sriovctl-cni']);
+    expect(readdirSync(bin).sort()).toEqual([INSTALL_LOCK_FILE, 'sriovctl-cni']);
     expect(done).toBe(false);
     process.emit('SIGTERM', 'SIGTERM');
     expect(await waiting).toBe(ExitCode.ok);

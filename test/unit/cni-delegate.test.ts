@@ -7,7 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { execDelegate, findPlugin } from '../../src/cni/delegate';
 import { Ipam } from '../../src/cni/ipam';
 import { cacheFile, pluginVersions } from '../../src/cni/plugin-versions';
-import { failure } from '../helpers/cni-failure';
+import { failure, rejection } from '../helpers/cni-failure';
 
 let dir: string;
 let binA: string;
@@ -143,10 +143,10 @@ describe('pluginVersions', () => {
 describe('Ipam', () => {
   const raw = { cniVersion: '1.1.0', name: 'n', type: 'sriovctl-cni', ipam: { type: 'ipam' } };
 
-  it('speaks 1.0.0 to a plugin that stops there, and reads its result into 1.1.0 form', () => {
+  it('speaks 1.0.0 to a plugin that stops there, and reads its result into 1.1.0 form', async () => {
     writePlugin(binA, 'ipam', DEBIAN, V100_RESULT);
     const ipam = new Ipam({ raw, type: 'ipam', cniVersion: '1.1.0', cniPath: [binA], stateDir });
-    const r = ipam.add();
+    const r = await ipam.add();
     expect(r.ips).toEqual([{ address: '10.5.0.7/24', gateway: '10.5.0.1' }]);
     const add = calls('ipam').find((c) => c.verb === 'ADD')!;
     expect(add.stdin.cniVersion).toBe('1.0.0');
@@ -170,27 +170,27 @@ describe('Ipam', () => {
     expect(calls('ipam').map((c) => c.verb)).toEqual(['VERSION', 'STATUS', 'GC']);
     expect(calls('ipam')[1].stdin.cniVersion).toBe('1.1.0');
   });
-  it('a 0.3.1 network gets its prevResult converted for the plugin, ips[].version included', () => {
+  it('a 0.3.1 network gets its prevResult converted for the plugin, ips[].version included', async () => {
     writePlugin(binA, 'ipam', DEBIAN, V100_RESULT);
     const ipam = new Ipam({ raw: { ...raw, cniVersion: '0.3.1' }, type: 'ipam', cniVersion: '0.3.1', cniPath: [binA], stateDir });
-    ipam.del(undefined, { cniVersion: '1.1.0', ips: [{ address: '10.5.0.7/24' }] });
+    await ipam.del(undefined, { cniVersion: '1.1.0', ips: [{ address: '10.5.0.7/24' }] });
     const del = calls('ipam').find((c) => c.verb === 'DEL')!;
     expect(del.stdin.cniVersion).toBe('0.3.1');
     expect(del.stdin.prevResult.ips).toEqual([{ version: '4', address: '10.5.0.7/24' }]);
   });
-  it('no shared version → code 1', () => {
+  it('no shared version → code 1', async () => {
     // an old plugin is fine for an old network: its ip4/ip6 result is read
     writePlugin(binA, 'ipam', ['0.1.0', '0.2.0'], { cniVersion: '0.2.0', ip4: { ip: '10.5.0.7/24', gateway: '10.5.0.1', routes: [{ dst: '0.0.0.0/0' }] } });
     const old = new Ipam({ raw, type: 'ipam', cniVersion: '0.1.0', cniPath: [binA], stateDir }).add();
-    expect(old).toMatchObject({ ips: V100_RESULT.ips, routes: V100_RESULT.routes });
+    expect(await old).toMatchObject({ ips: V100_RESULT.ips, routes: V100_RESULT.routes });
     writePlugin(binA, 'ipam', ['2.0.0'], V100_RESULT);
     const ipam = new Ipam({ raw, type: 'ipam', cniVersion: '1.1.0', cniPath: [binA], stateDir });
-    expect(failure(() => ipam.add()).code).toBe(1);
+    expect((await rejection(ipam.add())).code).toBe(1);
   });
-  it('an unusable ADD result → code 105', () => {
+  it('an unusable ADD result → code 105', async () => {
     writePlugin(binA, 'ipam', DEBIAN, { cniVersion: '1.0.0', ips: [{ address: 'nope' }] });
     const ipam = new Ipam({ raw, type: 'ipam', cniVersion: '1.1.0', cniPath: [binA], stateDir });
-    const e = failure(() => ipam.add());
+    const e = await rejection(ipam.add());
     expect(e.code).toBe(105);
     expect(e.message).toContain('ips[0].address');
   });

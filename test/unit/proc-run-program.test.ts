@@ -1,10 +1,12 @@
 // The addon's program runner (src/proc/run-program.ts), which the CNI plugin uses to call IPAM plugins: exit
-// status, signals, the deadline, the output bound, stdin, the environment, and what a grandchild cannot do.
+// status, signals, the deadline, the output bound, stdin, the environment, what a grandchild cannot do, the
+// pool-thread variant (startProgram), and that a child dies with its caller.
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { runProgram } from '../../src/proc/run-program';
+import { spawn } from 'node:child_process';
+import { runProgram, startProgram } from '../../src/proc/run-program';
 import { isSysError } from '../../src/errors';
 
 const SH = '/bin/sh';
@@ -124,4 +126,66 @@ describe('runProgram', () => {
     expect(() => runProgram({ ...base, path: SH, timeoutMs: 0 })).toThrow(/timeout/);
     expect(() => runProgram({ ...base, path: SH, maxOutput: -1 })).toThrow(/bound/);
   });
+});
+
+describe('startProgram', () => {
+  it('runs while the JS thread goes on: a child waiting for a file the JS thread writes afterwards finishes', async () => {
+    const flag = path.join(dir, 'flag');
+    // runProgram here would hold the JS thread until the child gave up (20 s): the file would come too late
+    const pending = startProgram({
+      path: SH,
+      args: ['-c', `i=0; while [ ! -e "${flag}" ]; do i=$((i+1)); [ $i -gt 400 ] && exit 9; sleep 0.05; done; cat; echo done`],
+      env: { PATH: '/usr/bin:/bin' },
+      stdin: 'input\n',
+      timeoutMs: 60_000,
+      maxOutput: 1024,
+    });
+    fs.writeFileSync(flag, '');
+    expect(await pending).toMatchObject({ status: 0, signal: null, timedOut: false, stdout: 'input\ndone\n' });
+  });
+
+  it('rejects with the SysError runProgram throws; refuses bad arguments at once', async () => {
+    const missing = path.join(dir, 'missing');
+    const caught = await startProgram({ path: missing, env: {}, timeoutMs: 1000, maxOutput: 1024 }).then(
+      () => null,
+      (err: unknown) => err,
+    );
+    expect(isSysError(caught, 'ENOENT'), String(caught)).toBe(true);
+    expect(() => startProgram({ path: 'sh', env: {}, timeoutMs: 1000, maxOutput: 1024 })).toThrow(/absolute/);
+  });
+});
+
+describe('a child dies with its caller', () => {
+  const DIST = path.resolve(__dirname, '..', '..', 'dist', 'proc', 'run-program.js');
+
+  /** Gone, or a zombie nobody has reaped yet: either way it runs no more. */
+  const running = (pid: number): boolean => {
+    try {
+      return !/^\d+ \(.*\) Z/.test(fs.readFileSync(`/proc/${pid}/stat`, 'utf8'));
+    } catch {
+      return false;
+    }
+  };
+
+  for (const how of ['runProgram', 'startProgram'] as const) {
+    it(`${how}: the caller SIGKILLed, the child it started is killed too`, async () => {
+      const pidFile = path.join(dir, 'child.pid');
+      const script = `require(${JSON.stringify(DIST)}).${how}({ path: '/bin/sh', args: ['-c', 'echo $$ > ${pidFile}.tmp && mv ${pidFile}.tmp ${pidFile} && exec sleep 60'], env: { PATH: '/usr/bin:/bin' }, timeoutMs: 120000, maxOutput: 1024 })`;
+      const caller = spawn(process.execPath, ['-e', script], { stdio: 'ignore' });
+      let child = 0;
+      try {
+        for (let i = 0; i < 600 && !fs.existsSync(pidFile); i++) await new Promise((r) => setTimeout(r, 50));
+        child = Number(fs.readFileSync(pidFile, 'utf8'));
+        expect(running(child)).toBe(true);
+        caller.kill('SIGKILL');
+        await new Promise((r) => caller.once('exit', r));
+        // the kernel sends the parent-death signal as the caller's thread exits: no 60 s sleeper left behind
+        for (let i = 0; i < 200 && running(child); i++) await new Promise((r) => setTimeout(r, 50));
+        expect(running(child)).toBe(false);
+      } finally {
+        caller.kill('SIGKILL');
+        if (child > 0 && running(child)) process.kill(child, 'SIGKILL');
+      }
+    });
+  }
 });

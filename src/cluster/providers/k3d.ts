@@ -55,6 +55,11 @@ export function k3dRegistryCreateArgs(cluster: string, port: number): string[] {
   return ['registry', 'create', k3dRegistryName(cluster), '--port', `127.0.0.1:${port}`];
 }
 
+/** The k3d Simple config `create` passes with --config, when cluster.yaml has one: it, named after the cluster. */
+export function k3dClusterConfig(spec: CreateSpec): Record<string, unknown> {
+  return { ...spec.providerConfig, metadata: { name: spec.name } };
+}
+
 /** `k3d cluster create` exactly as `up` runs it (the contract the stand-in tests pin down). */
 export function k3dClusterCreateArgs(spec: CreateSpec, opts: Pick<K3dOptions, 'registryPort'> & { k3sImages?: string | null }): string[] {
   const args = ['cluster', 'create', spec.name];
@@ -152,7 +157,7 @@ export function k3dProvider(options: Partial<K3dOptions> = {}): Provider {
 
     async create(spec, ctx) {
       if (spec.providerConfig) {
-        await writeFile(join(spec.manifestsDir, K3D_CONFIG_FILE), yaml().stringify({ ...spec.providerConfig, metadata: { name: spec.name } }));
+        await writeFile(join(spec.manifestsDir, K3D_CONFIG_FILE), yaml().stringify(k3dClusterConfig(spec)));
       }
       if (!spec.airgap && !(await registryExists(spec.name, ctx))) await k3d(ctx, k3dRegistryCreateArgs(spec.name, opts.registryPort));
       await k3d(ctx, k3dClusterCreateArgs(spec, { ...opts, k3sImages: spec.airgap ? k3sImages : null }), 600_000);
