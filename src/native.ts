@@ -92,6 +92,19 @@ export type NativeRtnlSocket = NativeRtnlSync & {
   addressing(): { portId: number; nextSeq: number };
 };
 
+/** runProgram's and startProgram's arguments: argv includes argv[0]; env entries are "NAME=value". */
+type NativeProgramArgs = [path: string, argv: string[], env: string[], stdin: string, timeoutMs: number, maxOutput: number];
+
+export interface NativeProgramOutcome {
+  /** Exit status, or null when a signal ended it. */
+  status: number | null;
+  signal: string | null;
+  timedOut: boolean;
+  outputTooLarge: boolean;
+  stdout: string;
+  stderr: string;
+}
+
 export interface NativeAddon {
   setErrorClass(cls: typeof SysError): void;
   /** new RtnlSocket(nsFd, timeoutMs): the socket is created on a thread inside nsFd (-1: our namespace). */
@@ -115,24 +128,10 @@ export interface NativeAddon {
   readFd(fd: number, timeoutMs: number, maxBytes: number): Buffer;
   /** SO_PEERCRED of a connected unix socket: who connected (the daemon serves root alone). */
   peerCred(fd: number): { pid: number; uid: number; gid: number };
-  /** posix_spawn the program, feed stdin, capture stdout/stderr, wait (src/proc/run-program.ts validates). */
-  runProgram(
-    path: string,
-    argv: string[],
-    env: string[],
-    stdin: string,
-    timeoutMs: number,
-    maxOutput: number,
-  ): { status: number | null; signal: string | null; timedOut: boolean; outputTooLarge: boolean; stdout: string; stderr: string };
+  /** vfork+exec the program, feed stdin, capture stdout/stderr, wait (src/proc/run-program.ts validates). */
+  runProgram(...args: NativeProgramArgs): NativeProgramOutcome;
   /** runProgram on a libuv pool thread: the JS thread goes on (moves a NIC) while the program runs. */
-  startProgram(
-    path: string,
-    argv: string[],
-    env: string[],
-    stdin: string,
-    timeoutMs: number,
-    maxOutput: number,
-  ): Promise<{ status: number | null; signal: string | null; timedOut: boolean; outputTooLarge: boolean; stdout: string; stderr: string }>;
+  startProgram(...args: NativeProgramArgs): Promise<NativeProgramOutcome>;
   /** The exact request bytes setVf would send (nlmsghdr with the given seq, pid 0). */
   encodeSetVf(pfIndex: number, vf: number, change: NativeVfChange, seq: number): Buffer;
   /** Every RTM_NEWLINK in a buffer of concatenated netlink messages. */

@@ -2,7 +2,7 @@
 // not node:child_process: the CNI plugin is a fresh process per call, and child_process drags net and stream
 // into every start-up that calls an IPAM plugin.
 import { isAbsolute } from 'node:path';
-import { native } from '../native';
+import { native, type NativeProgramOutcome } from '../native';
 
 export interface ProgramCall {
   /** Absolute path of the executable (no PATH search). */
@@ -18,15 +18,8 @@ export interface ProgramCall {
   maxOutput: number;
 }
 
-export interface ProgramOutcome {
-  /** Exit status, or null when a signal ended it. */
-  status: number | null;
-  signal: string | null;
-  timedOut: boolean;
-  outputTooLarge: boolean;
-  stdout: string;
-  stderr: string;
-}
+/** How the program ended and what it wrote (the addon's own shape). */
+export type ProgramOutcome = NativeProgramOutcome;
 
 /** Throws SysError when the program cannot be started (ENOENT, EACCES, ENOEXEC, …). */
 export function runProgram(call: ProgramCall): ProgramOutcome {
@@ -41,7 +34,7 @@ export function startProgram(call: ProgramCall): Promise<ProgramOutcome> {
   return native.startProgram(...nativeArgs(call));
 }
 
-function nativeArgs(call: ProgramCall): [string, string[], string[], string, number, number] {
+function nativeArgs(call: ProgramCall): Parameters<typeof native.runProgram> {
   if (typeof call.path !== 'string' || !isAbsolute(call.path)) throw new TypeError(`program path must be absolute: ${String(call.path)}`);
   const args = call.args ?? [];
   const env: string[] = [];
