@@ -39,6 +39,3 @@ const mainIsTheOtherBundle = {
 };
 await build({ ...common, entryPoints: ['src/cli/entry.ts'], outfile: 'dist/sriovctl.bundle.js', plugins: [mainIsTheOtherBundle] });
 await build({ ...common, entryPoints: ['src/cli/main.ts'], outfile: 'dist/sriovctl-run.bundle.js' });
-
-// The daemon's pool worker (src/daemon/worker-pool.ts): a thread of its own, loading the CNI code for itself.
-await build({ ...common, entryPoints: ['src/daemon/worker-main.ts'], outfile: 'dist/sriovctl-daemon-worker.bundle.js' });

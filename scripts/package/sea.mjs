@@ -1,10 +1,10 @@
 // One single executable application per architecture (Node's SEA): the runtime's node binary with a blob
 // injected (postject) that holds the entry script (src/sea/main.ts) with its V8 code cache, and as assets the
-// two program bundles, the daemon's pool worker, the addon, the payload install-cni writes beside the plugin
-// (src/payload-layout.ts: the static launcher and the runtime's C library, so the plugin runs on nodes without
-// glibc), and the static native shim install-cni installs as the plugin itself (scripts/package/shim.mjs). The
-// blob is made by the *target* runtime itself (`node --experimental-sea-config`), arm64 under qemu-user: a code
-// cache only fits the V8 build that made it.
+// two program bundles, the addon, the payload install-cni writes beside the plugin (src/payload-layout.ts:
+// the static launcher and the runtime's C library, so the plugin runs on nodes without glibc), and the static
+// native shim install-cni installs as the plugin itself (scripts/package/shim.mjs). The blob is made
+// by the *target* runtime itself (`node --experimental-sea-config`), arm64 under qemu-user: a code cache only fits
+// the V8 build that made it.
 import { createHash } from 'node:crypto';
 import { execFile } from 'node:child_process';
 import { chmodSync, copyFileSync, existsSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
@@ -19,22 +19,13 @@ import { buildLauncher } from './launcher.mjs';
 
 const ROOT = new URL('../..', import.meta.url).pathname;
 
-/**
- * In the executable, the addon comes from the embedded copy (src/sea/addon-file.ts), not from build/, and the
- * daemon's pool worker from its embedded bundle (src/sea/daemon-worker-script.ts), not from dist/.
- */
-const EMBEDDED = [
-  ['/addon-file', 'addon-file.ts'],
-  ['/worker-script', 'daemon-worker-script.ts'],
-];
-const embedded = {
-  name: 'embedded',
+/** In the executable, the addon comes from the embedded copy (src/sea/addon-file.ts), not from build/. */
+const embeddedAddon = {
+  name: 'embedded-addon',
   setup(b) {
-    for (const [suffix, swap] of EMBEDDED) {
-      b.onResolve({ filter: new RegExp(`${suffix}$`) }, (args) =>
-        args.importer.startsWith(join(ROOT, 'src', 'sea')) ? undefined : { path: join(ROOT, 'src', 'sea', swap) },
-      );
-    }
+    b.onResolve({ filter: /\/addon-file$/ }, (args) =>
+      args.importer.startsWith(join(ROOT, 'src', 'sea')) ? undefined : { path: join(ROOT, 'src', 'sea', 'addon-file.ts') },
+    );
   },
 };
 
@@ -49,7 +40,7 @@ async function bundle(entry, outfile, define) {
     legalComments: 'none',
     logLevel: 'warning',
     define,
-    plugins: [embedded],
+    plugins: [embeddedAddon],
   });
 }
 
@@ -57,22 +48,16 @@ async function bundle(entry, outfile, define) {
 export async function buildExecutable(arch, addon, shim, work, version, out) {
   const addonSha = createHash('sha256').update(readFileSync(addon)).digest('hex');
   const define = { SRIOVCTL_VERSION: JSON.stringify(version), SRIOVCTL_ADDON_SHA256: JSON.stringify(addonSha) };
-  const files = {
-    main: join(work, 'main.js'),
-    cniRun: join(work, 'sriovctl-cni-run.js'),
-    cli: join(work, 'sriovctl-cli.js'),
-    daemonWorker: join(work, 'sriovctl-daemon-worker.js'),
-  };
+  const files = { main: join(work, 'main.js'), cniRun: join(work, 'sriovctl-cni-run.js'), cli: join(work, 'sriovctl-cli.js') };
   await Promise.all([
     bundle('src/sea/main.ts', files.main, define),
     bundle('src/cni/run.ts', files.cniRun, define),
     bundle('src/cli/main.ts', files.cli, define),
-    bundle('src/daemon/worker-main.ts', files.daemonWorker, define),
   ]);
   const payload = payloadFiles(arch, work);
   // the same inputs make the same executable: reuse the last one (blob + injection take ~10 s per arch)
   const key = createHash('sha256').update(`${arch}\0${NODE_VERSION}\0${addonSha}\0`);
-  for (const f of [files.main, files.cniRun, files.cli, files.daemonWorker, shim, join(ROOT, 'scripts', 'package', 'sea.mjs')]) key.update(readFileSync(f)).update('\0');
+  for (const f of [files.main, files.cniRun, files.cli, shim, join(ROOT, 'scripts', 'package', 'sea.mjs')]) key.update(readFileSync(f)).update('\0');
   for (const [path, source] of Object.entries(payload)) key.update(`${path}\0`).update(readFileSync(source)).update('\0');
   const cached = join(cacheDir(), `sriovctl-linux-${arch}-${key.digest('hex').slice(0, 24)}`);
   if (!existsSync(cached)) await makeExecutable(arch, addon, shim, files, payload, work, cached);
@@ -105,7 +90,6 @@ async function makeExecutable(arch, addon, shim, files, payload, work, out) {
         'sriovctl.node': addon,
         'sriovctl-cni-run.js': files.cniRun,
         'sriovctl-cli.js': files.cli,
-        'sriovctl-daemon-worker.js': files.daemonWorker,
         'payload.json': manifest,
         'sriovctl-cni-shim': shim,
         ...Object.fromEntries(Object.entries(payload).map(([path, source]) => [`payload/${path}`, source])),

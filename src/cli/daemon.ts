@@ -2,10 +2,9 @@
 // /run/sriovctl/cni.sock) for the sriovctl-cni shim, in the foreground, logging to stderr; SIGTERM (or SIGINT)
 // stops accepting, answers every request already taken, then exits 0. `sriovctl daemon --probe` serves nothing: it
 // exits 0 when a daemon answers on the socket, else 1 naming why — a readiness probe for an image with no shell.
-// `--workers <n>` (or SRIOVCTL_DAEMON_WORKERS) sets how many calls run at once, each in a worker thread.
 import type { Command } from 'commander';
 import { queryDaemon } from '../daemon/query';
-import { Daemon, DEFAULT_WORKERS } from '../daemon/server';
+import { Daemon } from '../daemon/server';
 import { socketPath } from '../daemon/socket-path';
 import { boundDaemonMemory } from '../daemon/memory-bound';
 import type { CommandIo, CommandKit } from './command-kit';
@@ -16,8 +15,7 @@ export function registerDaemonCommand(program: Command, kit: CommandKit): void {
     .command('daemon')
     .description('serve CNI calls for the sriovctl-cni shim on a root-only unix socket (env SRIOVCTL_SOCKET, default /run/sriovctl/cni.sock)')
     .option('--probe', 'serve nothing: exit 0 when a daemon answers on the socket, 1 when none does (a readiness probe)')
-    .option('--workers <n>', `CNI calls run at once, each in a worker thread (1–${MAX_WORKERS}; env SRIOVCTL_DAEMON_WORKERS; default ${DEFAULT_WORKERS})`)
-    .action(kit.action<{ probe?: boolean; workers?: string }>(() => 'daemon', (io, _args, opts) => (opts.probe ? probe(io) : serve(io, opts.workers))));
+    .action(kit.action<{ probe?: boolean }>(() => 'daemon', (io, _args, opts) => (opts.probe ? probe(io) : serve(io))));
 }
 
 async function probe(io: CommandIo): Promise<ExitCode> {
@@ -35,32 +33,19 @@ function requestDeadlineMs(raw: string | undefined): number {
   return Number(raw) * 1000;
 }
 
-/** No more workers than connections (32): a worker beyond them could never be busy. */
-const MAX_WORKERS = 32;
-
-/** The pool size: --workers, else SRIOVCTL_DAEMON_WORKERS, else the default; whole numbers 1–32. */
-function workerCount(flag: string | undefined, env: string | undefined): number {
-  const [name, raw] = flag !== undefined ? ['--workers', flag] : ['SRIOVCTL_DAEMON_WORKERS', env];
-  if (raw === undefined || (raw === '' && name !== '--workers')) return DEFAULT_WORKERS;
-  if (!/^[1-9]\d?$/.test(raw) || Number(raw) > MAX_WORKERS) throw new CliError(`${name} ${JSON.stringify(raw)}: want a whole number from 1 to ${MAX_WORKERS}`);
-  return Number(raw);
-}
-
-async function serve(_io: CommandIo, workersFlag: string | undefined): Promise<ExitCode> {
+async function serve(_io: CommandIo): Promise<ExitCode> {
   if (process.geteuid?.() !== 0) throw new CliError('the daemon serves root alone and runs as root');
-  const workers = workerCount(workersFlag, process.env.SRIOVCTL_DAEMON_WORKERS);
-  const requestDeadline = requestDeadlineMs(process.env.SRIOVCTL_DAEMON_REQUEST_DEADLINE_S);
   boundDaemonMemory();
   const log = (line: string) => process.stderr.write(`${new Date().toISOString()} sriovctl daemon[${process.pid}] ${line}\n`);
   let daemon: Daemon;
   try {
-    daemon = await Daemon.start({ socket: socketPath(process.env), log, requestDeadlineMs: requestDeadline, workers });
+    daemon = await Daemon.start({ socket: socketPath(process.env), log, requestDeadlineMs: requestDeadlineMs(process.env.SRIOVCTL_DAEMON_REQUEST_DEADLINE_S) });
   } catch (err) {
     throw new CliError(`cannot serve: ${(err as Error).message}`);
   }
   // a bug in one connection's handling must not take every later call down: log it, keep serving
   process.on('uncaughtException', (err) => log(`internal error: ${err.stack ?? err.message}`));
-  log(`serving ${socketPath(process.env)} (up to ${workers} calls at once)`);
+  log(`serving ${socketPath(process.env)}`);
   await new Promise<void>((resolve) => {
     const stop = (sig: string) => {
       log(`${sig}: no new requests; finishing ${daemon.inFlight} in flight`);

@@ -4,7 +4,6 @@ import type { Command } from 'commander';
 import type { LendRecord } from '../ledger/types';
 import { queryDaemon } from '../daemon/query';
 import { socketPath } from '../daemon/socket-path';
-import type { DaemonStats } from '../daemon/server';
 import { describeNamespace, verifiedPid } from '../lend/namespaces';
 import type { CommandIo, CommandKit } from './command-kit';
 import { readLedger } from './ledger-view';
@@ -51,14 +50,8 @@ async function daemonLine(): Promise<string> {
   const verbs = Object.entries(s.requests.byVerb).map(([v, n]) => `${v} ${n}`).join(', ');
   return (
     `daemon: pid ${s.pid} on ${s.socket}, up ${s.uptimeSeconds} s, ${s.requests.total} requests` +
-    `${verbs ? ` (${verbs})` : ''}, ${s.requests.failed} failed, ${s.inFlight} in flight${poolNote(s)}, ${s.declined} sent to the one-shot plugin, ${s.refused} refused`
+    `${verbs ? ` (${verbs})` : ''}, ${s.requests.failed} failed, ${s.inFlight} in flight, ${s.declined} sent to the one-shot plugin, ${s.refused} refused`
   );
-}
-
-/** The worker pool's share of the calls in flight (a daemon of an older version has no pool to show). */
-function poolNote(s: DaemonStats): string {
-  const w = s.workers as DaemonStats['workers'] | undefined;
-  return w ? ` (${w.busy} running in ${w.size} workers, ${w.waiting} waiting)` : '';
 }
 
 async function status(io: CommandIo, json: boolean): Promise<ExitCode> {

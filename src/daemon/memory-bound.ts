@@ -17,11 +17,3 @@ export const DAEMON_V8_FLAGS = ['--semi-space-growth-factor=1', '--no-opt'] as c
 export function boundDaemonMemory(): void {
   for (const flag of DAEMON_V8_FLAGS) setFlagsFromString(flag);
 }
-
-/**
- * The same bound for the pool's worker threads, which the flags above do not give: each worker's isolate gets the
- * young generation Node sizes for it (up to 48 MiB) and grows it under the same churn — measured here, a worker's
- * new space went 4 → 8 → 16 MiB over 1500 ADD/DEL pairs with the flags set, and the daemon's RSS with it. A cap
- * of 3 MiB keeps its semi-spaces at 1 MiB, the main thread's start size.
- */
-export const DAEMON_WORKER_RESOURCE_LIMITS = { maxYoungGenerationSizeMb: 3 } as const;

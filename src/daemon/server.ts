@@ -2,20 +2,16 @@
 // one-shot plugin's own code (./run-request.ts). Each connection is greeted at once with a verdict: GO (send the
 // request), or — for a caller in another network namespace (its NICs' home is not ours), a full daemon, a caller
 // that is not root — a refusal before anything is read, so the shim runs the one-shot plugin instead.
-// Requests run concurrently in a bounded pool of worker threads (./worker-pool.ts), each running one call at a time
-// (the engine's calls are synchronous, and a call's logger and inherited environment are per thread); two calls on
-// one NIC serialize on its lock (flock on a lock file each call opens for itself). Calls beyond the pool wait
-// their turn in arrival order. Reading and replying happen here, on the main thread, so a client that stalls
-// half-way holds only its own connection, and only until its deadline.
+// The engine's calls are synchronous, so requests run one at a time in arrival order; reading and replying are
+// not, so a client that stalls half-way holds only its own connection, and only until its deadline.
 import { lstatSync, statSync, unlinkSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import { CNI_ERR, CniError, errorObject } from '../cni/errors';
 import { LATEST_VERSION } from '../cni/versions';
 import { native } from '../native';
 import { readRequest } from './connection';
+import { runRequest } from './run-request';
 import { prepareSocketPath } from './socket-path';
-import { WorkerPool, type PoolStats } from './worker-pool';
-import { startDaemonWorker } from './worker-script';
 import { encodeHello, encodeReply, RequestKind, Verdict, type DaemonReply, type DaemonRequest } from './wire';
 
 export interface DaemonOptions {
@@ -26,11 +22,7 @@ export interface DaemonOptions {
   maxConnections?: number;
   /** A connection's whole request must arrive within this (the shim reads stdin for up to 30 s). Default 40 s. */
   requestDeadlineMs?: number;
-  /** Calls run at once, each in a worker thread of its own (started when first needed). Default 4. */
-  workers?: number;
 }
-
-export const DEFAULT_WORKERS = 4;
 
 /** What `sriovctl status` shows (a contract: `status --json` prints it as `daemon`). */
 export interface DaemonStats {
@@ -46,8 +38,6 @@ export interface DaemonStats {
   /** Connections dropped for a malformed or incomplete request. */
   broken: number;
   inFlight: number;
-  /** The worker pool: its size, the workers alive and busy, the calls waiting for one. */
-  workers: PoolStats;
   /** Connections greeted and not yet answered (their request still arriving, waiting its turn, or running). */
   connections: number;
   /** The process's resident set and V8 heap in use, MiB. */
@@ -62,20 +52,19 @@ export class Daemon {
   private open = 0;
   /** CNI requests taken and not yet answered (running or waiting their turn). */
   private pending = 0;
-  private readonly pool: WorkerPool;
+  private queue: Promise<unknown> = Promise.resolve();
   private draining: Promise<void> | null = null;
   private drained: (() => void) | null = null;
   private readonly stats = { total: 0, failed: 0, byVerb: {} as Record<string, number>, declined: 0, refused: 0, broken: 0 };
 
   private constructor(private readonly opts: Required<DaemonOptions>) {
     this.ownNetns = netnsId(process.pid);
-    this.pool = new WorkerPool(opts.workers, startDaemonWorker);
     this.server = createServer({ allowHalfOpen: true }, (sock) => this.accept(sock));
   }
 
   /** Listening on `opts.socket` (0600, its directory 0700). */
   static async start(options: DaemonOptions): Promise<Daemon> {
-    const d = new Daemon({ maxConnections: 32, requestDeadlineMs: 40_000, workers: DEFAULT_WORKERS, ...options });
+    const d = new Daemon({ maxConnections: 32, requestDeadlineMs: 40_000, ...options });
     await prepareSocketPath(d.opts.socket);
     const umask = process.umask(0o177); // the socket is born 0600: no window in which another user may connect
     try {
@@ -105,7 +94,6 @@ export class Daemon {
       refused: s.refused,
       broken: s.broken,
       inFlight: this.pending,
-      workers: this.pool.stats(),
       connections: this.open,
       memory: memoryMiB(),
     };
@@ -113,7 +101,7 @@ export class Daemon {
 
   /**
    * Stops accepting (the socket file is removed, so a new daemon may bind it at once) and resolves when every
-   * request already greeted has been answered (and the workers are stopped).
+   * request already greeted has been answered.
    */
   stop(): Promise<void> {
     if (this.draining) return this.draining;
@@ -123,9 +111,9 @@ export class Daemon {
     } catch {
       // gone already
     }
-    this.draining = new Promise<void>((resolve) => {
+    this.draining = new Promise((resolve) => {
       this.drained = resolve;
-    }).then(() => this.pool.close());
+    });
     this.maybeDrained();
     return this.draining;
   }
@@ -197,7 +185,7 @@ export class Daemon {
       sock.destroy();
       return;
     }
-    const reply = req.kind === RequestKind.status ? this.statusReply() : await this.runLogged(req);
+    const reply = req.kind === RequestKind.status ? this.statusReply() : await this.enqueue(req);
     // closed once the reply is with the kernel — a client still sending a body we refused to read must not keep
     // the connection — or at the deadline, for one that will not read it
     await new Promise<void>((resolve) => {
@@ -214,13 +202,18 @@ export class Daemon {
     return { exitCode: 0, stdout: JSON.stringify(this.snapshot()) + '\n', stderr: '' };
   }
 
-  /** A CNI call, run by the next free worker; counted in flight from here (waiting included) until answered. */
-  private async runLogged(req: DaemonRequest): Promise<DaemonReply> {
+  /** Requests run one after another: the engine's calls are synchronous, and the plugin's logger is one. */
+  private enqueue(req: DaemonRequest): Promise<DaemonReply> {
     this.pending++;
+    const run = this.queue.then(() => this.runLogged(req)).finally(() => this.pending--);
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
+  private async runLogged(req: DaemonRequest): Promise<DaemonReply> {
     const t0 = performance.now();
     const verb = String(req.env.CNI_COMMAND ?? '?').slice(0, 16);
-    const reply = await this.pool.run(req).catch((err: Error) => internalError(err));
-    this.pending--;
+    const reply = await runRequest(req).catch((err: Error) => internalError(err));
     const s = this.stats;
     s.total++;
     s.byVerb[verb] = (s.byVerb[verb] ?? 0) + 1;
@@ -243,10 +236,7 @@ function netnsId(pid: number): string {
   return `${st.dev}:${st.ino}`;
 }
 
-/**
- * runCni answers every failure itself; anything escaping it — or a worker that died under the call — is a bug,
- * answered as the plugin answers one.
- */
+/** runCni answers every failure itself; anything escaping it is a bug, answered as the plugin answers one. */
 function internalError(err: Error): DaemonReply {
   const e = new CniError(CNI_ERR.INTERNAL, `internal error: ${err.message}`, '');
   return { exitCode: 1, stdout: JSON.stringify(errorObject(LATEST_VERSION, e)) + '\n', stderr: `${err.stack ?? err.message}\n` };

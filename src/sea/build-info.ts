@@ -13,8 +13,6 @@ export const ASSET = {
   addon: 'sriovctl.node',
   cniRun: 'sriovctl-cni-run.js',
   cli: 'sriovctl-cli.js',
-  /** The daemon's pool worker (src/daemon/worker-main.ts), run by src/sea/daemon-worker-script.ts. */
-  daemonWorker: 'sriovctl-daemon-worker.js',
   payloadManifest: 'payload.json',
   payloadPrefix: 'payload/',
   shim: 'sriovctl-cni-shim',

@@ -1,12 +1,10 @@
 // A `sriovctl daemon` of the test's own, on a socket of its own: started, waited for, stopped (SIGTERM, then
-// SIGKILL when it does not drain), and its log kept for the failure message; and a raw call over its socket.
+// SIGKILL when it does not drain), and its log kept for the failure message.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { connect } from 'node:net';
 import { join } from 'node:path';
 import { queryDaemon } from '../../src/daemon/query';
 import type { DaemonStats } from '../../src/daemon/server';
-import { decodeHello, decodeReplyHeader, encodeRequest, HELLO_BYTES, REPLY_HEADER_BYTES, RequestKind, StdinState, Verdict } from '../../src/daemon/wire';
 
 const ROOT = join(__dirname, '..', '..');
 const CLI = join(ROOT, 'bin', 'sriovctl.js');
@@ -66,30 +64,4 @@ export async function startDaemon(socket: string, env: Record<string, string> = 
     }
     await new Promise((r) => setTimeout(r, 50));
   }
-}
-
-/** One CNI call sent straight over the socket, as the shim sends it (for what the shim would not send). */
-export function sendRequest(socket: string, env: Record<string, string>, stdin: string): Promise<{ exitCode: number; stdout: string }> {
-  return new Promise((resolve, reject) => {
-    const c = connect(socket);
-    let buf = Buffer.alloc(0);
-    let sent = false;
-    c.on('error', reject);
-    c.on('data', (d: Buffer) => {
-      buf = Buffer.concat([buf, d]);
-      if (sent || buf.length < HELLO_BYTES) return;
-      if (decodeHello(buf.subarray(0, HELLO_BYTES)) !== Verdict.go) return reject(new Error('the daemon declined the call'));
-      sent = true;
-      buf = buf.subarray(HELLO_BYTES);
-      c.end(encodeRequest({ kind: RequestKind.cni, env, stdinState: StdinState.read, stdin }));
-    });
-    c.on('close', () => {
-      try {
-        const h = decodeReplyHeader(buf.subarray(0, REPLY_HEADER_BYTES));
-        resolve({ exitCode: h.exitCode, stdout: buf.toString('utf8', REPLY_HEADER_BYTES, REPLY_HEADER_BYTES + h.stdoutLen) });
-      } catch (err) {
-        reject(err);
-      }
-    });
-  });
 }
