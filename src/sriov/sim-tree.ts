@@ -250,9 +250,11 @@ export class SimSysfs {
       const bdf = this.vfAddress(pf, i);
       this.addPciDevice({ bdf, driver: null });
       this.symlink(`../${pf.bdf}`, `${this.pciDir(bdf)}/physfn`);
-      this.symlink(`../${bdf}`, `${pfDev}/virtfn${i}`);
       this.rememberNetdev(bdf, { name: this.vfNetdevName(pf, i), mac: simMac(bdf) });
       this.probe(bdf, pf.vfDriver);
+      // published once probed: a writer of sriov_numvfs waits for the links, and the kernel's write returns only
+      // after every VF was probed (here the write is a plain file write, over before the VFs exist)
+      this.symlink(`../${bdf}`, `${pfDev}/virtfn${i}`);
       created.push(bdf);
     }
     this.settleNumVfs(pfDev, count, request);
