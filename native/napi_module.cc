@@ -6,6 +6,7 @@
 #include <string>
 
 #include "flock.h"
+#include "fsync_job.h"
 #include "link.h"
 #include "mounts.h"
 #include "napi_args.h"
@@ -97,6 +98,32 @@ Napi::Value UnlockFd(const Napi::CallbackInfo& info) {
   });
 }
 
+using FsyncHandle = std::shared_ptr<FsyncJob>;
+
+// startFsync([fd, ...]) → an opaque handle for finishFsync.
+Napi::Value StartFsync(const Napi::CallbackInfo& info) {
+  return guarded(info.Env(), [&]() -> Napi::Value {
+    if (info.Length() < 1 || !info[0].IsArray()) throw Napi::TypeError::New(info.Env(), "fds must be an array");
+    Napi::Array arr = info[0].As<Napi::Array>();
+    std::vector<int> fds;
+    for (uint32_t i = 0; i < arr.Length(); i++) {
+      Napi::Value v = arr.Get(i);
+      if (!v.IsNumber()) throw Napi::TypeError::New(info.Env(), "fds must be numbers");
+      fds.push_back(v.As<Napi::Number>().Int32Value());
+    }
+    auto* handle = new FsyncHandle(startFsync(std::move(fds)));
+    return Napi::External<FsyncHandle>::New(info.Env(), handle, [](Napi::Env, FsyncHandle* h) { delete h; });
+  });
+}
+
+Napi::Value FinishFsync(const Napi::CallbackInfo& info) {
+  return guarded(info.Env(), [&] {
+    if (info.Length() < 1 || !info[0].IsExternal()) throw Napi::TypeError::New(info.Env(), "not an fsync handle");
+    finishFsync(**info[0].As<Napi::External<FsyncHandle>>().Data());
+    return info.Env().Undefined();
+  });
+}
+
 // readFd(fd, timeoutMs, maxBytes) → Buffer: everything up to end of file, within the deadline and the bound.
 Napi::Value ReadFd(const Napi::CallbackInfo& info) {
   return guarded(info.Env(), [&] {
@@ -184,6 +211,8 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("sysctlWrite", Napi::Function::New(env, SysctlWrite, "sysctlWrite"));
   exports.Set("lockFd", Napi::Function::New(env, LockFd, "lockFd"));
   exports.Set("unlockFd", Napi::Function::New(env, UnlockFd, "unlockFd"));
+  exports.Set("startFsync", Napi::Function::New(env, StartFsync, "startFsync"));
+  exports.Set("finishFsync", Napi::Function::New(env, FinishFsync, "finishFsync"));
   exports.Set("readFd", Napi::Function::New(env, ReadFd, "readFd"));
   exports.Set("peerCred", Napi::Function::New(env, PeerCredOf, "peerCred"));
   exports.Set("runProgram", Napi::Function::New(env, RunProgram, "runProgram"));

@@ -105,6 +105,9 @@ export interface NativeProgramOutcome {
   stderr: string;
 }
 
+/** An fsync under way (opaque). */
+export type NativeFsyncJob = { readonly __fsyncJob: unique symbol };
+
 export interface NativeAddon {
   setErrorClass(cls: typeof SysError): void;
   /** new RtnlSocket(nsFd, timeoutMs): the socket is created on a thread inside nsFd (-1: our namespace). */
@@ -124,6 +127,10 @@ export interface NativeAddon {
   sysctlWrite(nsFd: number, key: string, value: string): void;
   lockFd(fd: number, exclusive: boolean, timeoutMs: number): boolean;
   unlockFd(fd: number): void;
+  /** fsync of each fd, in order, on a thread of the addon's: the caller goes on meanwhile (see atomic-file.ts). */
+  startFsync(fds: number[]): NativeFsyncJob;
+  /** Waits for the job; SysError (op 'fsync') for the first fsync that failed. */
+  finishFsync(job: NativeFsyncJob): void;
   /** Everything up to end of file, within the deadline (SysError ETIMEDOUT) and the size bound (EFBIG). */
   readFd(fd: number, timeoutMs: number, maxBytes: number): Buffer;
   /** SO_PEERCRED of a connected unix socket: who connected (the daemon serves root alone). */

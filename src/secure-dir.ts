@@ -6,7 +6,7 @@
 import { chmodSync, existsSync, lstatSync, type Stats } from 'node:fs';
 import { SysError } from './errors';
 import { makeDirs } from './make-dirs';
-import { dirname, isAbsolute, resolve } from 'node:path';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
 
 const GROUP_OR_OTHER_WRITE = 0o022;
 const STICKY = 0o1000;
@@ -52,19 +52,66 @@ export function ensureTrustedDir(dir: string): void {
 }
 
 /**
- * The state directory (ledger records, locks, caches, cluster state): created 0700 when missing, refused with
- * SysError 'UNTRUSTED' unless trusted along its whole path (a sticky root-owned ancestor such as /tmp is accepted
- * when the entry below it is root's, as systemd and sshd accept it), then set to 0700 — only once the check
- * passed, so the chmod never follows a planted link nor leaves an attacker's directory in use.
+ * The state directory (ledger records, locks, caches, cluster state) and the given directories below it: each
+ * created 0700 when missing, refused with SysError 'UNTRUSTED' unless trusted (a sticky root-owned ancestor such as
+ * /tmp is accepted when the entry below it is root's, as systemd and sshd accept it), then set to 0700 — only once
+ * the check passed, so the chmod never follows a planted link nor leaves an attacker's directory in use. `dir` is
+ * checked along its whole path; a directory below it only as itself, since nobody but root can have put it in a
+ * trusted directory. Nothing is written when all is as it should be: this runs on every CNI call, and a chmod, even
+ * to the same mode, is an inode change the file system journals.
  */
-export function ensureTrustedStateDir(dir: string): void {
-  try {
-    makeDirs(dir, 0o700);
-  } catch {
-    // reported below, by the check, with the path that is wrong
+export function ensureTrustedStateDir(dir: string, below: readonly string[] = []): void {
+  if (!isDirectory(dir)) {
+    try {
+      makeDirs(dir, 0o700);
+    } catch {
+      // reported below, by the check, with the path that is wrong
+    }
   }
   assertTrustedStateDir(dir);
-  chmodSync(dir, 0o700);
+  keepPrivate(dir);
+  for (const rel of below) {
+    const sub = join(dir, rel);
+    if (!isDirectory(sub)) {
+      try {
+        makeDirs(sub, 0o700);
+      } catch {
+        // reported below
+      }
+    }
+    const reason = entryReason(sub);
+    if (reason) throw new SysError(`state directory ${sub} is not trusted: ${reason}`, { code: 'UNTRUSTED', op: 'state dir' });
+    keepPrivate(sub);
+  }
+}
+
+function isDirectory(p: string): boolean {
+  try {
+    return lstatSync(p).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+/** Why one directory, whose parent is trusted, is not (or null): untrustedReason's test of a single entry. */
+function entryReason(p: string): string | null {
+  let st: Stats;
+  try {
+    st = lstatSync(p);
+  } catch (err) {
+    return `${p} cannot be examined (${(err as NodeJS.ErrnoException).code ?? String(err)})`;
+  }
+  if (st.isSymbolicLink()) return `${p} is a symbolic link`;
+  if (!st.isDirectory()) return `${p} is not a directory`;
+  const euid = process.geteuid?.() ?? -1;
+  if (st.uid !== 0 && st.uid !== euid) return `${p} is owned by uid ${st.uid}, not by root`;
+  if ((st.mode & GROUP_OR_OTHER_WRITE) !== 0) return `${p} is writable by group or others (mode ${(st.mode & 0o7777).toString(8)})`;
+  return null;
+}
+
+/** 0700 exactly, set only when it is not (a checked directory: no link is followed). */
+function keepPrivate(dir: string): void {
+  if ((lstatSync(dir).mode & 0o7777) !== 0o700) chmodSync(dir, 0o700);
 }
 
 /** Throws SysError 'UNTRUSTED' when `dir` exists and is not trusted; a missing `dir` passes (nothing to read). */

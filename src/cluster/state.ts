@@ -84,7 +84,7 @@ export function readClusterState(stateDir: string, name: string): ClusterState |
 
 export function writeClusterState(stateDir: string, state: ClusterState): void {
   const dir = clusterDir(stateDir, state.name);
-  for (const d of [stateDir, path.dirname(dir), dir]) ensureTrustedStateDir(d);
+  ensureTrustedStateDir(stateDir, [path.relative(stateDir, path.dirname(dir)), path.relative(stateDir, dir)]);
   state.updatedAt = new Date().toISOString();
   writeFileAtomic(stateFile(stateDir, state.name), JSON.stringify(state, null, 2) + '\n', 0o600);
 }

@@ -1,13 +1,10 @@
 // What the CNI front door keeps in a lend record's `meta`: only what DEL and GC need to release the IPAM
 // allocation from the ledger alone (the runtime's stdin may be gone, changed, or — for GC — about another
 // attachment). The attachment itself (container ID, interface) is the record's owner.
-import type { LendSession, Owner } from '../lend';
 import type { LendRecord } from '../ledger/types';
 import type { Json } from './fields';
 import type { IpamTarget } from './ipam';
-import { log } from './log';
 import { parseResult, type CniResult } from './result';
-import { describeError } from './sys-errors';
 
 export type CniMeta = {
   network: string;
@@ -64,14 +61,7 @@ export function configForReplay(raw: Json): Json {
   return keep;
 }
 
-/**
- * Adds the ADD result to the record (under the NIC's lock, only if this owner still holds it). Best effort:
- * DEL and GC do not need it, so a failure is logged, never fatal.
- */
-export function recordResult(s: LendSession, key: string, owner: Owner, result: CniResult): void {
-  try {
-    s.updateMeta(key, owner, { result });
-  } catch (err) {
-    log.warning(`could not store the result in record ${key}: ${describeError(err)}`);
-  }
+/** The meta that records an ADD's result (sealed with the lend). */
+export function resultMeta(result: CniResult): Partial<CniMeta> {
+  return { result };
 }

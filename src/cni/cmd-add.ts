@@ -1,11 +1,11 @@
 // ADD: everything is checked first (config, CNI_NETNS, the device, the default-route rule, the IPAM plugin);
 // then the NIC is lent into the pod, IPAM allocates, addresses and routes are configured. Any failure after
 // the lend releases the IPAM allocation and gives the NIC back as it was.
-import { isRefusal, openSession, type LendPlan, type LendResult, type LendSession, type LendSettings, type PrepareRequest, type Refusal } from '../lend';
-import type { Owner } from '../lend';
+import { isRefusal, openSession, type HeldLend, type LendPlan, type LendResult, type LendSession, type LendSettings, type PrepareRequest, type Refusal } from '../lend';
+import { SysError } from '../errors';
 import type { VfRequest } from '../ledger/types';
 import { isZeroMac, type Link, type Netns } from '../net';
-import { configForReplay, recordResult, type CniMeta } from './attachment';
+import { configForReplay, resultMeta, type CniMeta } from './attachment';
 import { ownerOf } from './env';
 import { CNI_ERR, CniError } from './errors';
 import { ipamOfCall, type Ipam } from './ipam';
@@ -14,14 +14,12 @@ import { parseConfigDns, parseNicConf, selectorOf, type NetConf, type NicConf } 
 import { configurePod, type PodNetOptions } from './pod-net';
 import { openPodNetns } from './pod-netns';
 import { releaseAttachment } from './release-attachment';
-import { CNI_VF_COUNT } from './vf-count-policy';
 import { hasDns, type CniDns, type CniInterface, type CniResult } from './result';
 import { cniErrorFrom, cniErrorOfRefusal, describeError } from './sys-errors';
 import type { VerbContext, VerbHandler } from './verb';
 
 /** A NIC held by another process right now is usually a DEL finishing: worth a short wait before "try again". */
 const LEND_LOCK_WAIT_MS = 2000;
-const GIVE_BACK_LOCK_WAIT_MS = 10_000;
 
 export const cmdAdd: VerbHandler = async (call) => {
   // one session for the whole ADD: each namespace's socket is opened once and serves the lend and the pod setup
@@ -69,7 +67,8 @@ async function add(s: LendSession, call: VerbContext): Promise<CniResult> {
     // an IPAM plugin that never looks at the pod's interface allocates while the NIC moves (the move waits on
     // the kernel, the plugin's start-up on its own process): the two waits overlap
     const early = ipam?.blindToInterface ? handled(ipam.add()) : null;
-    let lent: LendResult;
+    // the NIC stays locked until the result is recorded with the 'lent' phase: one record write, not two
+    let lent: HeldLend;
     try {
       lent = commitLend(s, plan, settingsOf(nicConf, plan, meta));
     } catch (err) {
@@ -85,11 +84,11 @@ async function add(s: LendSession, call: VerbContext): Promise<CniResult> {
       // without IPAM too: host-device and sriov-cni leave the pod interface up
       if (lent.link) configureAddresses(s, pod, lent.link, ipamResult, { carrierWaitMs: env.carrierWaitMs });
       const result = buildResult(conf, lent, plan, nicConf, ifname, env.netns!, ipamResult, configDns);
-      recordResult(s, lent.record.key, owner, result);
+      sealLend(lent, result);
       log.debug('result recorded');
       return result;
     } catch (err) {
-      throw await undoAttachment(s, err, lent, owner, allocated ? ipam : null);
+      throw await undoAttachment(err, lent, allocated ? ipam : null);
     }
   } finally {
     pod.close();
@@ -138,11 +137,20 @@ function settingsOf(nicConf: NicConf, plan: LendPlan, meta: CniMeta): LendSettin
 }
 
 /** The engine says BUSY (naming the holder) when another attachment has the NIC or its lock: that is code 11. */
-function commitLend(s: LendSession, plan: LendPlan, settings: LendSettings): LendResult {
+function commitLend(s: LendSession, plan: LendPlan, settings: LendSettings): HeldLend {
   try {
-    return s.commit(plan, settings);
+    return s.commitHeld(plan, settings);
   } catch (err) {
     throw cniErrorFrom(err, CNI_ERR.LEND_FAILED, 'lending the device');
+  }
+}
+
+/** 'lent', with the result DEL, CHECK and GC read back; a failed write has rolled the NIC back already. */
+function sealLend(lent: HeldLend, result: CniResult): void {
+  try {
+    lent.seal(resultMeta(result));
+  } catch (err) {
+    throw cniErrorFrom(err, CNI_ERR.LEND_FAILED, 'recording the attachment');
   }
 }
 
@@ -212,7 +220,7 @@ async function releaseEarlyAllocation(cause: unknown, ipam: Ipam | null, early: 
 }
 
 /** Release the allocation and give the NIC back; the original failure is what the runtime is told. */
-async function undoAttachment(s: LendSession, cause: unknown, lent: LendResult, owner: Owner, ipam: Ipam | null): Promise<unknown> {
+async function undoAttachment(cause: unknown, lent: HeldLend, ipam: Ipam | null): Promise<unknown> {
   const undoFailures: string[] = [];
   if (ipam) {
     try {
@@ -221,14 +229,10 @@ async function undoAttachment(s: LendSession, cause: unknown, lent: LendResult, 
       undoFailures.push(`IPAM DEL: ${describeError(err)}`);
     }
   }
-  let nicKept = false;
-  try {
-    const back = await s.giveBack(lent.record.key, { owner, lockTimeoutMs: GIVE_BACK_LOCK_WAIT_MS, vfCount: CNI_VF_COUNT });
-    log.info(`rolled back: ${back.outcome}${back.name ? ` as ${back.name}` : ''}`);
-  } catch (err) {
-    nicKept = true;
-    undoFailures.push(`give-back: ${describeError(err)}`);
-  }
+  const rolled = lent.rollBack(cause);
+  const nicKept = rolled instanceof SysError && rolled.code === 'ROLLBACK_FAILED';
+  if (nicKept) undoFailures.push(`give-back: ${describeError(rolled)}`);
+  else log.info(`rolled back: ${lent.record.key}`);
   const err = cause instanceof CniError ? cause : (cniErrorFrom(cause, CNI_ERR.POD_CONFIG_FAILED, 'ADD') as Error);
   if (!undoFailures.length) return err;
   const text = `${err.message}; undo failed: ${undoFailures.join('; ')}`;

@@ -68,8 +68,7 @@ function readCache(stateDir: string): CacheFile {
 function writeCache(stateDir: string, cache: CacheFile): void {
   const file = cacheFile(stateDir);
   try {
-    ensureTrustedStateDir(stateDir);
-    ensureTrustedStateDir(join(stateDir, 'cni'));
+    ensureTrustedStateDir(stateDir, ['cni']);
     writeFileAtomic(file, JSON.stringify(cache), 0o600, { durable: false });
   } catch {
     // a cache that cannot be written only costs an exec next time

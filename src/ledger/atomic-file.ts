@@ -1,6 +1,7 @@
 // Durable file replacement: a reader sees the old content or the new, never a mix, even across a crash.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { native } from '../native';
 
 /** Temp files are '.<final name>.tmp-<pid>-<random>': hidden, and never mistaken for a finished file. */
 export const TEMP_MARKER = '.tmp-';
@@ -35,13 +36,9 @@ let tempCounter = 0;
 export function writeFileAtomic(file: string, data: string | ((fd: number) => void), mode: number, hooks: AtomicWriteHooks = {}): void {
   const dir = path.dirname(file);
   const durable = hooks.durable !== false;
-  const { temp, fd } = createTemp(dir, path.basename(file), mode);
+  const { temp, fd } = writeTemp(file, data, mode);
   try {
     try {
-      // the umask can narrow the create mode; set it exactly
-      fs.fchmodSync(fd, mode);
-      if (typeof data === 'string') fs.writeSync(fd, data);
-      else data(fd);
       if (durable) fs.fsyncSync(fd);
     } finally {
       fs.closeSync(fd);
@@ -53,6 +50,61 @@ export function writeFileAtomic(file: string, data: string | ((fd: number) => vo
     throw err;
   }
   if (durable) fsyncDir(dir);
+}
+
+/** A write that is visible already and on disk once finish() has returned. */
+export interface PendingDurability {
+  /** Waits until the file and its directory entry are on disk; SysError (op 'fsync') if they could not be. Idempotent. */
+  finish(): void;
+}
+
+/**
+ * writeFileAtomic for a new file whose durability is needed only once the work it precedes is reported done (a lend
+ * record: in place before the NIC moves, on disk before the lend is answered). The rename comes first and both
+ * fsyncs run on a thread of the addon's while the caller goes on (the move waits on the kernel meanwhile): every
+ * reader, and a process that crashes, sees the new file at once; a power cut before finish() may leave it empty.
+ */
+export function writeFileAtomicDurableLater(file: string, data: string, mode: number): PendingDurability {
+  const { temp, fd } = writeTemp(file, data, mode);
+  let dirFd = -1;
+  try {
+    fs.renameSync(temp, file);
+    dirFd = fs.openSync(path.dirname(file), fs.constants.O_RDONLY | fs.constants.O_DIRECTORY);
+  } catch (err) {
+    fs.closeSync(fd);
+    fs.rmSync(temp, { force: true });
+    throw err;
+  }
+  const job = native.startFsync([fd, dirFd]);
+  let done = false;
+  return {
+    finish() {
+      if (done) return;
+      done = true;
+      try {
+        native.finishFsync(job);
+      } finally {
+        fs.closeSync(fd);
+        fs.closeSync(dirFd);
+      }
+    },
+  };
+}
+
+/** The temp file beside `file` with `data` in it, open; removed again if writing fails. */
+function writeTemp(file: string, data: string | ((fd: number) => void), mode: number): { temp: string; fd: number } {
+  const { temp, fd } = createTemp(path.dirname(file), path.basename(file), mode);
+  try {
+    // the umask can narrow the create mode; set it exactly
+    fs.fchmodSync(fd, mode);
+    if (typeof data === 'string') fs.writeSync(fd, data);
+    else data(fd);
+  } catch (err) {
+    fs.closeSync(fd);
+    fs.rmSync(temp, { force: true });
+    throw err;
+  }
+  return { temp, fd };
 }
 
 /** A new temp file beside `name`; a name left by a dead process with our pid is skipped, not an error. */

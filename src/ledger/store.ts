@@ -2,7 +2,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { SysError } from '../errors';
-import { isTempFileName, removeFileDurably, tempFileWriter, writeFileAtomic, type AtomicWriteHooks } from './atomic-file';
+import { isTempFileName, removeFileDurably, tempFileWriter, writeFileAtomic, writeFileAtomicDurableLater, type AtomicWriteHooks, type PendingDurability } from './atomic-file';
 import { assertRecordKey } from './keys';
 import type { LendRecord } from './types';
 import { recordProblem } from './validate';
@@ -19,18 +19,20 @@ export interface Ledger {
 /** Open (creating if needed) the ledger at `dir` (the state directory). */
 export function openLedger(dir: string): Ledger {
   const root = path.resolve(dir);
-  // each is checked trusted along its whole path before it is used, and set to 0700 exactly (records name namespaces, owners and MACs) (mkdir honours
-  // the umask and leaves an existing directory as it was)
-  for (const d of [root, recordsDir(root), locksDir(root)]) ensureTrustedStateDir(d);
+  // checked trusted before use, and 0700 exactly (records name namespaces, owners and MACs)
+  ensureTrustedStateDir(root, [RECORDS, LOCKS]);
   return { dir: root };
 }
 
+const RECORDS = 'records';
+const LOCKS = 'locks';
+
 export function recordsDir(root: string): string {
-  return path.join(root, 'records');
+  return path.join(root, RECORDS);
 }
 
 export function locksDir(root: string): string {
-  return path.join(root, 'locks');
+  return path.join(root, LOCKS);
 }
 
 export function recordPath(l: Ledger, key: string): string {
@@ -77,11 +79,23 @@ function corrupt(file: string, what: string, errnoCode?: string): SysError {
 
 /** Write `r` atomically, and durably unless `hooks.durable === false`; sets r.updatedAt to now. */
 export function writeRecord(l: Ledger, r: LendRecord, hooks?: AtomicWriteHooks): void {
-  const file = recordPath(l, r.key);
+  writeFileAtomic(recordPath(l, r.key), recordText(r), FILE_MODE, hooks);
+}
+
+/**
+ * A new record, visible at once and on disk once the returned finish() has returned (see
+ * writeFileAtomicDurableLater): for a record whose durability may overlap the move it precedes.
+ */
+export function writeNewRecordDurableLater(l: Ledger, r: LendRecord): PendingDurability {
+  return writeFileAtomicDurableLater(recordPath(l, r.key), recordText(r), FILE_MODE);
+}
+
+/** r as its file holds it; sets r.updatedAt to now. */
+function recordText(r: LendRecord): string {
   r.updatedAt = new Date().toISOString();
   const problem = recordProblem(r);
   if (problem) throw new TypeError(`refusing to write an invalid ledger record '${r.key}': ${problem}`);
-  writeFileAtomic(file, JSON.stringify(r, null, 2) + '\n', FILE_MODE, hooks);
+  return JSON.stringify(r, null, 2) + '\n';
 }
 
 /** Remove the record for `key` (durably unless told otherwise); no error when there is none. */

@@ -1,10 +1,10 @@
 // Giving NICs back from their records: one record, all of one owner, or every unfinished one (recovery). The
 // record alone says what to undo — the VF count (vf-count.ts), then the NIC itself (restore.ts).
 import { SysError } from '../errors';
-import { advanceRecord, deleteRecord, lockNic, readRecord, scanRecords, writeRecord } from '../ledger';
+import { advanceRecord, deleteRecord, lockNic, readRecord, scanRecords } from '../ledger';
 import type { LendRecord } from '../ledger/types';
 import { failpoint } from './failpoint';
-import { ownerKey, ownerMatches, type Owner, type OwnerMatch } from '../ledger/owner';
+import { ownerKey, ownerMatches, type OwnerMatch } from '../ledger/owner';
 import { nestedKeys } from './nesting';
 import { restoreFromRecord } from './restore';
 import type { LendSession } from './session';
@@ -75,23 +75,6 @@ function startReturn(s: LendSession, record: LendRecord): LendRecord {
   const returning = advanceRecord(s.ledger, { ...record, phase: 'returning' }, 'return:started');
   failpoint('return:started');
   return returning;
-}
-
-/**
- * Merge `patch` into a record's front-door data, under the NIC's lock and only while `owner` still holds it
- * (false otherwise). Not durable: meta is for the front door's later calls, never needed to restore a NIC.
- */
-export function updateMeta(s: LendSession, key: string, owner: Owner, patch: Record<string, unknown>, opts: { lockTimeoutMs?: number } = {}): boolean {
-  const ledger = s.ledger;
-  const lock = lockNic(ledger, key, { timeoutMs: opts.lockTimeoutMs ?? 2000 });
-  try {
-    const record = readRecord(ledger, key);
-    if (!record || record.owner !== ownerKey(owner)) return false;
-    writeRecord(ledger, { ...record, meta: { ...record.meta, ...patch } }, { durable: false });
-    return true;
-  } finally {
-    lock.release();
-  }
 }
 
 export interface RecordFilter {

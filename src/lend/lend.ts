@@ -2,7 +2,7 @@
 // rolled back through the same restore path that give-back uses.
 import { SysError } from '../errors';
 import { assertMtu, normalizeUnicastMac, type Link, type Netns, type Rtnl, type VfSetting } from '../net';
-import { advanceRecord, appendStep, deleteRecord, lockNic, newRecord, readRecord, writeRecord, type Ledger } from '../ledger';
+import { advanceRecord, appendStep, deleteRecord, lockNic, newRecord, readRecord, writeNewRecordDurableLater, writeRecord, type Ledger, type NicLock, type PendingDurability } from '../ledger';
 import type { LendRecord, VfRequest } from '../ledger/types';
 import { failpoint } from './failpoint';
 import { describeNamespace, refOf } from './namespaces';
@@ -12,7 +12,7 @@ import { identityOf, refreshUnderLock, snapshotOf, type ResolvedNic } from './ni
 import { ownerKey } from '../ledger/owner';
 import { restoreFromRecord } from './restore';
 import type { LendSession } from './session';
-import type { LendRequest, LendResult, LendSettings } from './types';
+import type { HeldLend, LendRequest, LendResult, LendSettings } from './types';
 import { isRefusal, prepare, type LendPlan } from './prepare';
 
 /** Both phases at once: a refusal is thrown as its SysError (BUSY, ENODEV, INVALID). */
@@ -27,19 +27,24 @@ export function lend(s: LendSession, req: LendRequest): LendResult {
  * configure. Every failure rolls back. The plan's namespaces are released whatever happens.
  */
 export function commit(s: LendSession, plan: LendPlan, asked: LendSettings = {}): LendResult {
+  return commitHeld(s, plan, asked).seal();
+}
+
+/** commit() up to the last record write: the NIC moved and configured, its lock held until seal or rollBack. */
+export function commitHeld(s: LendSession, plan: LendPlan, asked: LendSettings = {}): HeldLend {
+  let lock: NicLock | null = null;
   try {
     const settings = validSettings(asked);
     const { nic, key } = plan;
-    const lock = lockNic(s.ledger, key, { timeoutMs: plan.request.lockTimeoutMs ?? 0 });
-    try {
-      finishPrevious(s, key);
-      checkSettings(plan, settings);
-      refreshUnderLock(nic, key, (id) => lendKeyFor(s.ledger, id, nic.home.id));
-      return lendLocked(s, plan, settings);
-    } finally {
-      lock.release();
-    }
+    lock = lockNic(s.ledger, key, { timeoutMs: plan.request.lockTimeoutMs ?? 0 });
+    finishPrevious(s, key);
+    checkSettings(plan, settings);
+    refreshUnderLock(nic, key, (id) => lendKeyFor(s.ledger, id, nic.home.id));
+    const held = lendLocked(s, plan, settings, lock);
+    lock = null; // the held lend lets it go
+    return held;
   } finally {
+    lock?.release();
     plan.close();
   }
 }
@@ -79,7 +84,7 @@ function finishPrevious(s: LendSession, key: string): void {
   deleteRecord(ledger, key, NOT_DURABLE);
 }
 
-function lendLocked(s: LendSession, plan: LendPlan, req: LendSettings): LendResult {
+function lendLocked(s: LendSession, plan: LendPlan, req: LendSettings, lock: NicLock): HeldLend {
   const { nic, target, key } = plan;
   const move = plan.request.move;
   const ledger = s.ledger;
@@ -102,7 +107,9 @@ function lendLocked(s: LendSession, plan: LendPlan, req: LendSettings): LendResu
     },
     'lend:recorded',
   );
-  writeRecord(ledger, record);
+  // on disk while the NIC moves (the move waits ~15 ms on the kernel): visible at once, durable before the lend
+  // is reported done — so a crash at any point finds the record
+  const durable = writeNewRecordDurableLater(ledger, record);
   try {
     failpoint('lend:recorded');
     if (req.vf) applyVfRequest(nic, req.vf);
@@ -122,11 +129,57 @@ function lendLocked(s: LendSession, plan: LendPlan, req: LendSettings): LendResu
       link = configureInTarget(targetRtnl, link, req);
       failpoint('lend:configured');
     }
-    record = advanceRecord(ledger, { ...record, phase: 'lent' }, 'lend:configured');
-    return { record, link };
+    return holding(s, record, link, lock, durable);
   } catch (err) {
+    settle(durable);
     throw rollBack(s, record, err);
   }
+}
+
+/** Rolling back removes the record anyway: its fsync is waited for (never left running), its failure ignored. */
+function settle(durable: PendingDurability): void {
+  try {
+    durable.finish();
+  } catch {
+    // the record is deleted next
+  }
+}
+
+/** The lend as lendLocked left it, for the front door to seal or roll back (see HeldLend). */
+function holding(s: LendSession, record: LendRecord, link: Link | null, lock: NicLock, durable: PendingDurability): HeldLend {
+  let state: 'held' | 'sealed' | 'rolled-back' = 'held';
+  let rolledBack: unknown;
+  const undo = (cause: unknown): unknown => {
+    state = 'rolled-back';
+    settle(durable);
+    try {
+      return (rolledBack = rollBack(s, record, cause));
+    } finally {
+      lock.release();
+    }
+  };
+  return {
+    record,
+    link,
+    seal(meta = {}) {
+      if (state !== 'held') throw new Error(`lend of ${record.key} sealed or rolled back already`);
+      let lent: LendRecord;
+      try {
+        durable.finish();
+        lent = advanceRecord(s.ledger, { ...record, phase: 'lent', meta: { ...record.meta, ...meta } }, 'lend:configured');
+      } catch (err) {
+        throw undo(err);
+      }
+      state = 'sealed';
+      lock.release();
+      return { record: lent, link };
+    },
+    rollBack(cause) {
+      if (state === 'rolled-back') return rolledBack;
+      if (state === 'sealed') throw new Error(`lend of ${record.key} is sealed: give it back instead`);
+      return undo(cause);
+    },
+  };
 }
 
 const NOT_DURABLE = { durable: false } as const;

@@ -7,12 +7,11 @@ import { openLedger, type Ledger } from '../ledger';
 import { sysfsAt, type SriovVf, type Sysfs } from '../sriov';
 import type { LendRecord } from '../ledger/types';
 import * as giveBacks from './give-back';
-import { commit, lend } from './lend';
+import { commit, commitHeld, lend } from './lend';
 import { prepare, type LendPlan, type Refusal } from './prepare';
-import type { Owner } from '../ledger/owner';
 import { setLentVfCount, type VfCountRequest } from './vf-count';
 import { returnStray, type StrayNic } from './stray';
-import type { GiveBackOptions, GiveBackResult, LendRequest, LendResult, LendSettings, PrepareRequest, RecoverOptions, RecoverReport } from './types';
+import type { GiveBackOptions, GiveBackResult, HeldLend, LendRequest, LendResult, LendSettings, PrepareRequest, RecoverOptions, RecoverReport } from './types';
 import { closePlace, openPlace, whereIs, type Whereabouts } from './where';
 
 export interface SessionOptions {
@@ -97,6 +96,16 @@ export class LendSession {
     return this.run(() => commit(this, plan, settings));
   }
 
+  /** commit() with its last record write left to the caller: seal() or rollBack() the HeldLend it returns. */
+  commitHeld(plan: LendPlan, settings: LendSettings = {}): HeldLend {
+    const held = this.run(() => commitHeld(this, plan, settings));
+    return {
+      ...held,
+      seal: (meta) => held.seal(meta),
+      rollBack: (cause) => this.run(() => held.rollBack(cause)),
+    };
+  }
+
   /** Both phases; a refusal is thrown as its SysError. */
   lend(req: LendRequest): LendResult {
     return this.run(() => lend(this, req));
@@ -119,10 +128,6 @@ export class LendSession {
 
   findRecords(filter: giveBacks.RecordFilter = {}): LendRecord[] {
     return giveBacks.findRecords(this, filter);
-  }
-
-  updateMeta(key: string, owner: Owner, patch: Record<string, unknown>, opts: { lockTimeoutMs?: number } = {}): boolean {
-    return giveBacks.updateMeta(this, key, owner, patch, opts);
   }
 
   returnStray(stray: StrayNic): GiveBackResult {

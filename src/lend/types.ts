@@ -57,6 +57,23 @@ export interface LendResult {
   link: Link | null;
 }
 
+/**
+ * A lend whose NIC is moved and configured, its lock still held and its record still 'lending': the front door
+ * finishes its own set-up (a CNI ADD: IPAM, addresses, routes) and then seals it — 'lent', with its last meta, in
+ * one record write — or rolls it back. Nobody else can take or give back the NIC meanwhile, and a crash before the
+ * seal leaves a record recovery rolls back. Exactly one of seal() and rollBack() is called.
+ */
+export interface HeldLend extends LendResult {
+  /** Writes 'lent' (meta merged in) and lets the NIC go; a failed write rolls the lend back and throws. */
+  seal(meta?: Record<string, unknown>): LendResult;
+  /**
+   * Gives the NIC back through the restore path and lets it go. Returns the error to report: `cause`, or a
+   * ROLLBACK_FAILED SysError when the NIC could not be restored (its record kept for recovery). After a seal that
+   * failed (and so rolled back already) it returns that outcome again.
+   */
+  rollBack(cause: unknown): unknown;
+}
+
 export type GiveBackOutcome =
   /** Restored at home under its original name. */
   | 'returned'
