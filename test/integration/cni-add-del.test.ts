@@ -247,6 +247,39 @@ describe('IPAM while the NIC moves', () => {
     expect(existsSync(netDir) ? readdirSync(netDir).filter((f) => /^\d/.test(f)) : []).toEqual([]);
   });
 
+  it("holds the NIC's lock, its record 'lending', until the result is sealed with 'lent' in one write", () => {
+    const cniDir = mkdtempSync(join(tmpdir(), 'cni-bin-'));
+    s.onCleanup(() => rmSync(cniDir, { recursive: true, force: true }));
+    const seen = join(cniDir, 'seen');
+    // a stand-in IPAM plugin (not one that allocates blind: it runs after the move) that notes, while it runs, the
+    // record's phase and whether anyone else could take the NIC's lock
+    writeFileSync(
+      join(cniDir, 'watch-ledger'),
+      `#!/bin/sh
+[ "$CNI_COMMAND" = VERSION ] && { echo '{"cniVersion":"1.0.0","supportedVersions":["0.3.1","0.4.0","1.0.0"]}'; exit 0; }
+cat >/dev/null
+if [ "$CNI_COMMAND" = ADD ]; then
+  grep -ho '"phase": "[a-z-]*"' ${roots.stateDir}/records/*.json >> ${seen}
+  for l in ${roots.stateDir}/locks/*.lock; do flock -n "$l" true && echo "lock free" >> ${seen} || echo "lock held" >> ${seen}; done
+  echo '{"cniVersion":"1.0.0","ips":[{"address":"10.92.0.5/24"}]}'
+fi
+exit 0
+`,
+      { mode: 0o755 },
+    );
+    const config = conf({ ipam: { type: 'watch-ledger' } });
+    const add = call('ADD', config, { cniPath: cniDir });
+    expect(add.status, add.stdout + add.stderr).toBe(0);
+    expect(readFileSync(seen, 'utf8')).toBe('"phase": "lending"\nlock held\n');
+    const [rec] = records();
+    expect(rec.phase).toBe('lent');
+    expect(rec.meta.result.ips).toEqual([{ address: '10.92.0.5/24', interface: 0 }]);
+    expect(rec.history.map((h: { step: string }) => h.step)).toEqual(['lend:recorded', 'lend:moved', 'lend:configured']);
+    const del = call('DEL', config, { cniPath: cniDir });
+    expect(del.status, del.stdout + del.stderr).toBe(0);
+    expect(nicState(nic.name)).toEqual(nic);
+  });
+
   it('any other IPAM plugin (dhcp talks on the interface) runs with the NIC in the pod: after the move on ADD, before it on DEL', () => {
     const cniDir = mkdtempSync(join(tmpdir(), 'cni-bin-'));
     s.onCleanup(() => rmSync(cniDir, { recursive: true, force: true }));

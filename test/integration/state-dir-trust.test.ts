@@ -63,6 +63,41 @@ describe('a state directory another user owns is refused (issue 13 H1)', () => {
     expect(statSync(target).mode & 0o777).toBe(0o755);
   });
 
+  it('refuses a records or locks directory that is a link, owned by another user or open to others, naming it', () => {
+    const cases: [string, (dir: string) => void, RegExp][] = [
+      ['records', (d) => symlinkSync(join(root, 'elsewhere-records'), d), /records is a symbolic link/],
+      ['locks', (d) => (mkdirSync(d, { mode: 0o700 }), chownSync(d, NOBODY, NOBODY)), new RegExp(`locks is owned by uid ${NOBODY}`)],
+      ['records', (d) => (mkdirSync(d), chmodSync(d, 0o733)), /records is writable by group or others \(mode 733\)/],
+    ];
+    mkdirSync(join(root, 'elsewhere-records'), { mode: 0o700 });
+    for (const [i, [sub, plant, why]] of cases.entries()) {
+      const state = join(root, `state-${i}`);
+      mkdirSync(state, { mode: 0o700 });
+      plant(join(state, sub));
+      let err: unknown;
+      try {
+        openLedger(state);
+      } catch (e) {
+        err = e;
+      }
+      expect(isSysError(err, 'UNTRUSTED'), String(err)).toBe(true);
+      expect((err as Error).message).toMatch(why);
+    }
+  });
+
+  it('opening a ledger that is as it should be writes nothing: no chmod, no mkdir (each CNI call opens one)', () => {
+    const state = join(root, 'state');
+    openLedger(state);
+    const dirs = [state, join(state, 'records'), join(state, 'locks')];
+    const before = dirs.map((d) => statSync(d, { bigint: true }).ctimeNs);
+    openLedger(state);
+    expect(dirs.map((d) => statSync(d, { bigint: true }).ctimeNs)).toEqual(before);
+    // and one that is not as it should be is mended: 0700 exactly
+    chmodSync(join(state, 'records'), 0o750);
+    openLedger(state);
+    expect(statSync(join(state, 'records')).mode & 0o777).toBe(0o700);
+  });
+
   it('accepts a root-owned dir under the sticky, world-writable /tmp (as systemd and sshd do)', () => {
     const l = openLedger(join(root, 'state'));
     expect(scanRecords(l)).toEqual({ records: [], corrupt: [] });

@@ -1,0 +1,84 @@
+// A record written before a NIC moves is fsynced while the NIC moves (src/ledger/atomic-file.ts): visible at once,
+// on disk once finish() returns, and a failed fsync is the caller's error, never lost on the addon's thread.
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { isSysError } from '../../src/errors';
+import { writeFileAtomicDurableLater } from '../../src/ledger/atomic-file';
+import { native } from '../../src/native';
+
+let tmp: string;
+beforeEach(() => {
+  tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'sriovctl-durable-later-'));
+});
+afterEach(() => fs.rmSync(tmp, { recursive: true, force: true }));
+
+const openFds = () => fs.readdirSync('/proc/self/fd').length;
+
+describe('writeFileAtomicDurableLater', () => {
+  it('puts the file in place before finish(), leaves no temp file, and closes what it opened once finished', () => {
+    const file = path.join(tmp, 'rec.json');
+    const fdsBefore = openFds();
+    const pending = writeFileAtomicDurableLater(file, '{"a":1}\n', 0o600);
+    // visible at once: a reader, or the next process after a crash of this one, finds it
+    expect(fs.readFileSync(file, 'utf8')).toBe('{"a":1}\n');
+    expect(fs.statSync(file).mode & 0o777).toBe(0o600);
+    expect(fs.readdirSync(tmp)).toEqual(['rec.json']);
+    // the file and its directory are held open for the fsyncs until finish()
+    expect(openFds()).toBe(fdsBefore + 2);
+    pending.finish();
+    pending.finish(); // idempotent
+    expect(openFds()).toBe(fdsBefore);
+  });
+
+  it('a file that cannot be written leaves nothing behind and holds nothing open', () => {
+    const fdsBefore = openFds();
+    expect(() => writeFileAtomicDurableLater(path.join(tmp, 'missing-dir', 'rec.json'), 'x', 0o600)).toThrow(/ENOENT/);
+    expect(fs.readdirSync(tmp)).toEqual([]);
+    expect(openFds()).toBe(fdsBefore);
+  });
+});
+
+describe('the addon fsync job', () => {
+  it("reports the first fsync that failed as a SysError with the kernel's errno (a pipe cannot be fsynced)", () => {
+    const file = fs.openSync(path.join(tmp, 'f'), 'w');
+    const [r, w] = pipe();
+    try {
+      const job = native.startFsync([file, r]);
+      let err: unknown;
+      try {
+        native.finishFsync(job);
+      } catch (e) {
+        err = e;
+      }
+      expect(isSysError(err, 'EINVAL'), String(err)).toBe(true);
+      expect((err as { op: string }).op).toBe('fsync');
+    } finally {
+      for (const fd of [file, r, w]) fs.closeSync(fd);
+    }
+  });
+
+  it('succeeds for files and directories, and refuses a handle that is not one of its jobs', () => {
+    const file = fs.openSync(path.join(tmp, 'f'), 'w');
+    const dir = fs.openSync(tmp, fs.constants.O_RDONLY | fs.constants.O_DIRECTORY);
+    try {
+      native.finishFsync(native.startFsync([file, dir]));
+    } finally {
+      fs.closeSync(file);
+      fs.closeSync(dir);
+    }
+    expect(() => native.finishFsync({} as never)).toThrow(/not an fsync handle/);
+    expect(() => native.startFsync(['1'] as never)).toThrow(/numbers/);
+  });
+});
+
+/** Two ends of a FIFO (node has no pipe(2)): opened read-write first, neither open blocks. */
+function pipe(): [number, number] {
+  const fifo = path.join(tmp, 'fifo');
+  execFileSync('mkfifo', [fifo]);
+  const r = fs.openSync(fifo, fs.constants.O_RDWR);
+  const w = fs.openSync(fifo, fs.constants.O_WRONLY);
+  return [r, w];
+}
