@@ -16,16 +16,16 @@ import { cniErrorFrom } from './sys-errors';
 import type { VerbContext, VerbHandler } from './verb';
 import { vfDifferences } from './vf-compare';
 
-export const cmdCheck: VerbHandler = (call) => {
+export const cmdCheck: VerbHandler = async (call) => {
   const s = openSession(call.config, { keepHandles: true });
   try {
-    return check(s, call);
+    return await check(s, call);
   } finally {
     s.close();
   }
 };
 
-function check(s: LendSession, { env, conf, ...call }: VerbContext): null {
+async function check(s: LendSession, { env, conf, ...call }: VerbContext): Promise<null> {
   const nicConf = parseNicConf(conf.raw, env.args);
   const prev = conf.prevResult;
   if (!prev) throw invalidConfig('prevResult', 'required for CHECK');
@@ -37,7 +37,7 @@ function check(s: LendSession, { env, conf, ...call }: VerbContext): null {
     const record = attachmentOf(s, nicConf, owner, pod);
     if (!record) throw new CniError(CNI_ERR.NO_RECORD, `no attachment ${containerId}/${ifname} in the ledger`, ownerKey(owner));
 
-    ipamOfCall({ env, conf, ...call })?.check(prev);
+    await ipamOfCall({ env, conf, ...call })?.check(prev);
 
     const problems: string[] = [];
     try {

@@ -37,6 +37,6 @@ async function gc(s: LendSession, call: VerbContext): Promise<void> {
     const err = await releaseAttachment(s, r, env.path, config.stateDir, 'GC');
     if (err) failures.push(err);
   }
-  ipamOfCall(call)?.gc();
+  await ipamOfCall(call)?.gc();
   if (failures.length) throw new CniError(CNI_ERR.GIVE_BACK_FAILED, `GC could not release ${failures.length} attachment(s): ${failures.join('; ')}`, '');
 }

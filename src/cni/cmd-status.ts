@@ -8,7 +8,7 @@ import { isSysError } from '../errors';
 import { ensureTrustedStateDir } from '../secure-dir';
 import { stateFileFlags } from '../state-file';
 
-export const cmdStatus: VerbHandler = (call) => {
+export const cmdStatus: VerbHandler = async (call) => {
   const { config } = call;
   const dir = config.stateDir;
   try {
@@ -30,7 +30,7 @@ export const cmdStatus: VerbHandler = (call) => {
     throw new CniError(CNI_ERR.NOT_READY, `sysfs is not readable (${pci})`, (err as Error).message);
   }
   const ipam = ipamOfCall(call);
-  if (ipam) ipamStatus(ipam);
+  if (ipam) await ipamStatus(ipam);
   return null;
 };
 
@@ -38,12 +38,12 @@ export const cmdStatus: VerbHandler = (call) => {
  * The IPAM plugin's own STATUS answer is passed on; an IPAM plugin that cannot be found or run (or speaks no
  * version of ours) means ADD cannot be served: the spec's 50, "plugin not available".
  */
-function ipamStatus(ipam: Ipam): void {
+async function ipamStatus(ipam: Ipam): Promise<void> {
   try {
     ipam.prepare();
   } catch (err) {
     if (err instanceof CniError) throw new CniError(CNI_ERR.NOT_READY, `${ipam.label} is not available: ${err.message}`, err.details);
     throw err;
   }
-  ipam.status();
+  await ipam.status();
 }

@@ -1,5 +1,6 @@
 // Running another CNI plugin (the IPAM plugin) the way a runtime does: found in CNI_PATH, the same
 // environment with CNI_COMMAND set, the config on stdin, its result or error object on stdout.
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { accessSync, constants, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { isSysError } from '../errors';
@@ -17,15 +18,17 @@ const DEFAULT_DELEGATE_TIMEOUT_S = 120;
  * The environment a delegated plugin inherits (libcni passes the runtime's through, CNI_* included): the call's —
  * process.env for the executable, the caller's own when runCni runs a call in-process.
  */
-let inherited: NodeJS.ProcessEnv = process.env;
+const callEnv = new AsyncLocalStorage<NodeJS.ProcessEnv>();
 
-/** Set by runCni at the start of every call. */
-export function inheritEnv(env: NodeJS.ProcessEnv): void {
-  inherited = env;
+/** Runs `fn` as a call whose environment is `env` (runCni: every call, one-shot or in the daemon). */
+export function withCallEnv<T>(env: NodeJS.ProcessEnv, fn: () => T): T {
+  return callEnv.run(env, fn);
 }
 
+const inherited = (): NodeJS.ProcessEnv => callEnv.getStore() ?? process.env;
+
 function delegateTimeoutMs(): number {
-  const raw = inherited.SRIOVCTL_IPAM_TIMEOUT;
+  const raw = inherited().SRIOVCTL_IPAM_TIMEOUT;
   if (raw === undefined || raw === '') return DEFAULT_DELEGATE_TIMEOUT_S * 1000;
   if (!/^[1-9]\d{0,3}$/.test(raw) || Number(raw) > 3600) {
     throw invalidEnv('SRIOVCTL_IPAM_TIMEOUT', `${JSON.stringify(raw)}: want whole seconds from 1 to 3600`);
@@ -95,7 +98,7 @@ export interface DelegateOutput {
 }
 
 function programCallOf(call: DelegateCall, timeoutMs: number): ProgramCall {
-  return { path: call.path, stdin: call.stdin, env: { ...inherited, ...call.env, CNI_COMMAND: call.command }, timeoutMs, maxOutput: 16 * 1024 * 1024 };
+  return { path: call.path, stdin: call.stdin, env: { ...inherited(), ...call.env, CNI_COMMAND: call.command }, timeoutMs, maxOutput: 16 * 1024 * 1024 };
 }
 
 function startFailure(call: DelegateCall, err: unknown): unknown {

@@ -1,6 +1,6 @@
 // IPAM delegation: the plugin named in ipam.type, run from CNI_PATH for each verb, spoken to in the newest
 // CNI version both of us have (Debian's plugins stop at 1.0.0 while we speak 1.1.0).
-import { execDelegate, findPlugin, startDelegate, type DelegateCall, type DelegateOutput } from './delegate';
+import { findPlugin, startDelegate, type DelegateCall, type DelegateOutput } from './delegate';
 import { CNI_ERR, CniError } from './errors';
 import type { Json } from './fields';
 import { log } from './log';
@@ -82,20 +82,20 @@ export class Ipam {
   }
 
   /** Passes the IPAM plugin's CHECK error on; skipped for a plugin too old to have CHECK. */
-  check(prevResult: CniResult | null): void {
+  async check(prevResult: CniResult | null): Promise<void> {
     if (!this.speaks('0.4.0')) return;
-    this.run('CHECK', prevResult);
+    await this.start('CHECK', prevResult);
   }
 
   /** STATUS and GC exist from 1.1.0 on; a plugin without them has nothing to report or collect. */
-  status(): void {
+  async status(): Promise<void> {
     if (!this.speaks('1.1.0')) return;
-    this.run('STATUS', null);
+    await this.start('STATUS', null);
   }
 
-  gc(): void {
+  async gc(): Promise<void> {
     if (!this.speaks('1.1.0')) return;
-    this.run('GC', null);
+    await this.start('GC', null);
   }
 
   get label(): string {
@@ -122,10 +122,6 @@ export class Ipam {
     if (version !== this.target.cniVersion) log.debug(`${label}: speaking CNI ${version} (network is ${this.target.cniVersion})`);
     this.resolved = { path, label, version };
     return this.resolved;
-  }
-
-  private run(command: string, prevResult: CniResult | null): void {
-    this.logStderr(command, execDelegate(this.delegateCall(command, prevResult)));
   }
 
   private async start(command: string, prevResult: CniResult | null, env?: Record<string, string>): Promise<DelegateOutput> {

@@ -2,6 +2,7 @@
 // Never stdout: that carries the result or the error object and nothing else.
 // The config is not trusted (see log-file.ts): the file is opened only where allowed and only if it is a regular
 // file, and every line is escaped so that a value in it (a network name, a device, an error) stays one line.
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { closeSync, writeSync } from 'node:fs';
 import { escapeControl, LogFileRefused, openLogFile } from './log-file';
 import type { LogConf, LogLevel } from './netconf';
@@ -29,7 +30,11 @@ export class Logger {
     this.toStderr = toStderr;
     this.context = context;
     this.allowedDirs = allowedDirs;
-    // a process runs one call, but an in-process caller runs many: never keep an earlier call's file open
+    this.close();
+  }
+
+  /** The log file, if one was opened, is closed (the next line opens it again). */
+  close(): void {
     if (typeof this.fd === 'number') closeSync(this.fd);
     this.fd = null;
   }
@@ -90,5 +95,24 @@ export class Logger {
   }
 }
 
-/** The process's one logger (a fresh process per CNI call). */
-export const log = new Logger();
+/**
+ * Each CNI call's own logger: its config says where its lines go, and the daemon runs many calls at once. `log`
+ * writes to the logger of the call it runs in (runWithLogger), else to the process's own.
+ */
+const callLogger = new AsyncLocalStorage<Logger>();
+const processLogger = new Logger();
+
+export function runWithLogger<T>(logger: Logger, fn: () => T): T {
+  return callLogger.run(logger, fn);
+}
+
+const current = (): Logger => callLogger.getStore() ?? processLogger;
+
+export const log = {
+  configure: (...args: Parameters<Logger['configure']>) => current().configure(...args),
+  error: (msg: string) => current().error(msg),
+  warning: (msg: string) => current().warning(msg),
+  info: (msg: string) => current().info(msg),
+  debug: (msg: string) => current().debug(msg),
+  enabled: (level: LogLevel) => current().enabled(level),
+};

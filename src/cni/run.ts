@@ -1,10 +1,10 @@
 // Every verb but VERSION: environment, stdin and config parsed and checked, the verb run, its result or one
 // error object printed. Loaded by main.ts only when needed.
 import { readConfig } from '../config';
-import { inheritEnv } from './delegate';
+import { withCallEnv } from './delegate';
 import { CNI_ERR, CniError, errorObject, invalidConfig } from './errors';
 import { parseEnv, type Verb } from './env';
-import { DEFAULT_LOG_CONF, log } from './log';
+import { DEFAULT_LOG_CONF, log, Logger, runWithLogger } from './log';
 import { allowedLogDirs, logFileProblem } from './log-file';
 import { configVersionOf, decodeStdin, parseLogConf, parseNetConf } from './netconf';
 import { formatResult, lostInConversion } from './result';
@@ -46,12 +46,22 @@ function answerVersion(io: CniIo): number {
   return 0;
 }
 
-/** One plugin call on `io`; returns the exit code. */
+/**
+ * One plugin call on `io`; returns the exit code. Calls may run at once in one process (the daemon): each has its
+ * own logger and environment, so nothing of another call's config (its logFile) or variables applies to it.
+ */
 export async function runCni(io: CniIo): Promise<number> {
+  const logger = new Logger();
+  logger.configure(DEFAULT_LOG_CONF, '', [], io.writeStderr);
+  try {
+    return await runWithLogger(logger, () => withCallEnv(io.env, () => runCall(io)));
+  } finally {
+    logger.close();
+  }
+}
+
+async function runCall(io: CniIo): Promise<number> {
   let replyVersion: string = LATEST_VERSION;
-  // a fresh logger per call: nothing of an earlier call's config (its logFile) applies to this one's early errors
-  log.configure(DEFAULT_LOG_CONF, '', [], io.writeStderr);
-  inheritEnv(io.env);
   try {
     // VERSION needs nothing but CNI_COMMAND, and is answered before anything else is read — as main.ts answers it
     // without loading this module at all, so both paths give the same reply whatever else the environment holds

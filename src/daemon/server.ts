@@ -2,8 +2,11 @@
 // one-shot plugin's own code (./run-request.ts). Each connection is greeted at once with a verdict: GO (send the
 // request), or — for a caller in another network namespace (its NICs' home is not ours), a full daemon, a caller
 // that is not root — a refusal before anything is read, so the shim runs the one-shot plugin instead.
-// The engine's calls are synchronous, so requests run one at a time in arrival order; reading and replying are
-// not, so a client that stalls half-way holds only its own connection, and only until its deadline.
+// Requests run as they arrive, at once: each has its own session, logger and environment, and the engine's per-NIC
+// locks keep two calls off one NIC (the loser is told BUSY at once, CNI code 11). The engine's netlink and file work
+// is synchronous, so calls overlap where they wait — an IPAM plugin running, a delegate — not inside a NIC's move,
+// which the kernel serializes anyway (RTNL). Reading and replying never wait on each other: a client that stalls
+// half-way holds only its own connection, and only until its deadline.
 import { lstatSync, statSync, unlinkSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import { CNI_ERR, CniError, errorObject } from '../cni/errors';
@@ -50,9 +53,8 @@ export class Daemon {
   private readonly ownNetns: string;
   private inode = 0;
   private open = 0;
-  /** CNI requests taken and not yet answered (running or waiting their turn). */
+  /** CNI requests taken and not yet answered. */
   private pending = 0;
-  private queue: Promise<unknown> = Promise.resolve();
   private draining: Promise<void> | null = null;
   private drained: (() => void) | null = null;
   private readonly stats = { total: 0, failed: 0, byVerb: {} as Record<string, number>, declined: 0, refused: 0, broken: 0 };
@@ -185,7 +187,7 @@ export class Daemon {
       sock.destroy();
       return;
     }
-    const reply = req.kind === RequestKind.status ? this.statusReply() : await this.enqueue(req);
+    const reply = req.kind === RequestKind.status ? this.statusReply() : await this.runCounted(req);
     // closed once the reply is with the kernel — a client still sending a body we refused to read must not keep
     // the connection — or at the deadline, for one that will not read it
     await new Promise<void>((resolve) => {
@@ -202,12 +204,13 @@ export class Daemon {
     return { exitCode: 0, stdout: JSON.stringify(this.snapshot()) + '\n', stderr: '' };
   }
 
-  /** Requests run one after another: the engine's calls are synchronous, and the plugin's logger is one. */
-  private enqueue(req: DaemonRequest): Promise<DaemonReply> {
+  private async runCounted(req: DaemonRequest): Promise<DaemonReply> {
     this.pending++;
-    const run = this.queue.then(() => this.runLogged(req)).finally(() => this.pending--);
-    this.queue = run.catch(() => undefined);
-    return run;
+    try {
+      return await this.runLogged(req);
+    } finally {
+      this.pending--;
+    }
   }
 
   private async runLogged(req: DaemonRequest): Promise<DaemonReply> {

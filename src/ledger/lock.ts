@@ -33,12 +33,24 @@ export function lockPath(l: Ledger, key: string): string {
   return path.join(locksDir(l.dir), key + '.lock');
 }
 
+/**
+ * NIC locks held by this process, and how (the daemon runs many calls at once on one thread). A call that finds
+ * its NIC held by another call of ours is told BUSY at once: waiting would hold up, on the one thread they share,
+ * the very call it waits for.
+ */
+const heldHere = new Map<string, { exclusive: boolean; count: number }>();
+
 /** Take the lock of NIC `key`; throws SysError 'BUSY' when another holder keeps it past the timeout. */
 export function lockNic(l: Ledger, key: string, opts: LockOptions = {}): NicLock {
   const timeoutMs = opts.timeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS;
+  const file = lockPath(l, key);
+  const here = heldHere.get(file);
+  if (here && (here.exclusive || !opts.shared)) {
+    throw new SysError(`NIC ${key} is busy: another call of this process (pid ${process.pid}) holds its lock`, { code: 'BUSY', op: 'ledger lock' });
+  }
   let taken;
   try {
-    taken = lockFile(lockPath(l, key), { timeoutMs, shared: opts.shared, holder: opts.holder });
+    taken = lockFile(file, { timeoutMs, shared: opts.shared, holder: opts.holder });
   } catch (err) {
     if (err instanceof UnusableLockFile) throw new SysError(err.message, { code: 'UNTRUSTED', op: 'ledger lock' });
     throw err;
@@ -50,5 +62,18 @@ export function lockNic(l: Ledger, key: string, opts: LockOptions = {}): NicLock
       { code: 'BUSY', op: 'ledger lock' },
     );
   }
-  return { key, fd: taken.held.fd, release: taken.held.release };
+  const held = taken.held;
+  heldHere.set(file, { exclusive: !opts.shared, count: (here?.count ?? 0) + 1 });
+  let released = false;
+  return {
+    key,
+    fd: held.fd,
+    release() {
+      if (released) return;
+      released = true;
+      const h = heldHere.get(file)!;
+      if (--h.count === 0) heldHere.delete(file);
+      held.release();
+    },
+  };
 }

@@ -1,0 +1,135 @@
+// The daemon runs calls at once (issue 16): a call whose IPAM plugin is still working holds up no other pod's call,
+// and two calls for one NIC never wait on each other on the daemon's one thread — the loser is told 11 (try again)
+// at once, naming why. A real `sriovctl daemon`, the real shim, stand-in NICs and a stand-in IPAM plugin that
+// allocates only when the test says so.
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { expectErrorShape, ledgerRecords, netnsPath, runCni, runCniAsync, type CniAnswer, type CniCall, type CniRoots } from '../helpers/cni-run';
+import { deviceConf, useCniPodWorld } from '../helpers/cni-world';
+import { startDaemon, type DaemonProcess } from '../helpers/daemon-process';
+import type { Scratch } from '../helpers/kernel';
+import { nicState, standInNic, type NicState } from '../helpers/lend-fixture';
+
+let s: Scratch;
+let roots: CniRoots;
+let pod: string;
+let nic: NicState;
+let dir: string;
+let daemon: DaemonProcess | null = null;
+
+useCniPodWorld((w) => ({ s, roots, pod, nic, dir } = w), 'k0', { tempDir: 'sriovctl-daemon-conc-' });
+
+afterEach(async () => {
+  await daemon?.stop(5000);
+  daemon = null;
+});
+
+const sock = () => join(dir, 'run', 'cni.sock');
+const cniDir = () => join(dir, 'cni');
+const startedFile = (id: string) => join(dir, `started-${id}`);
+const releaseFile = (id: string) => join(dir, `release-${id}`);
+
+/** A stand-in IPAM plugin (it looks at the pod's link, so it runs after the move): allocates once told to. */
+function writeGatedIpam(): void {
+  mkdirSync(cniDir(), { recursive: true });
+  writeFileSync(
+    join(cniDir(), 'gated'),
+    `#!/bin/sh
+[ "$CNI_COMMAND" = VERSION ] && { echo '{"cniVersion":"1.0.0","supportedVersions":["0.3.1","0.4.0","1.0.0"]}'; exit 0; }
+cat >/dev/null
+[ "$CNI_COMMAND" = ADD ] || exit 0
+touch ${dir}/started-$CNI_CONTAINERID
+i=0; while [ ! -e ${dir}/release-$CNI_CONTAINERID ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i+1)); done
+echo '{"cniVersion":"1.0.0","ips":[{"address":"10.93.0.5/24"}]}'
+`,
+    { mode: 0o755 },
+  );
+  // the daemon's pool runs plugins from this dir, and static from Debian's
+  writeFileSync(join(cniDir(), 'static'), `#!/bin/sh\nexec /usr/lib/cni/static "$@"\n`, { mode: 0o755 });
+}
+
+function call(command: string, id: string, podName: string, device: NicState, ipam: object): CniCall {
+  return {
+    command,
+    containerId: id,
+    netns: netnsPath(podName),
+    ifname: 'net1',
+    cniPath: cniDir(),
+    config: deviceConf(s, device, ipam),
+    transport: 'shim',
+    env: { SRIOVCTL_SOCKET: sock() },
+  };
+}
+
+const gated = { type: 'gated' };
+const staticIpam = { type: 'static', addresses: [{ address: '10.94.0.5/24' }] };
+
+async function until(what: string, ready: () => boolean): Promise<void> {
+  // a hang guard, not a measurement: generous for a busy machine
+  for (let i = 0; i < 1200 && !ready(); i++) await new Promise((r) => setTimeout(r, 50));
+  if (!ready()) throw new Error(`gave up waiting: ${what}`);
+}
+
+/** The answer, or a failure naming what the daemon was still doing when it did not come. */
+async function within<T>(what: string, p: Promise<T>, ms = 45_000): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: no answer in ${ms / 1000} s (calls held up?)`)), ms)));
+  try {
+    return await Promise.race([p, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+describe('the daemon runs calls at once', () => {
+  it("an ADD whose IPAM plugin is still working holds up no other pod's ADD, DEL or VERSION", async () => {
+    writeGatedIpam();
+    daemon = await startDaemon(sock());
+    const pod2 = s.netns('pod2');
+    const nic2 = standInNic(s, 'k1');
+    const slow = runCniAsync(call('ADD', 'c1', pod, nic, gated), roots);
+    let slowDone = false;
+    void slow.then(() => (slowDone = true));
+    await until('the first ADD reaches its IPAM plugin', () => existsSync(startedFile('c1')));
+
+    const other = await within('the second pod ADD', runCniAsync(call('ADD', 'c2', pod2, nic2, staticIpam), roots));
+    expect(other.status, other.stdout + other.stderr).toBe(0);
+    expect(nicState('net1', pod2)).toMatchObject({ mac: nic2.mac, up: true });
+    const version = await within('VERSION', runCniAsync({ ...call('VERSION', 'c3', pod2, nic2, staticIpam) }, roots));
+    expect(version.status).toBe(0);
+    const otherDel = await within('the second pod DEL', runCniAsync(call('DEL', 'c2', pod2, nic2, staticIpam), roots));
+    expect(otherDel.status, otherDel.stdout).toBe(0);
+    expect(nicState(nic2.name)).toEqual(nic2);
+    expect(slowDone).toBe(false); // all of that while the first ADD still waited on its plugin
+
+    writeFileSync(releaseFile('c1'), '');
+    const first = await within('the first ADD', slow);
+    expect(first.status, first.stdout + first.stderr).toBe(0);
+    expect(first.json.ips).toEqual([{ address: '10.93.0.5/24', interface: 0 }]);
+    const del = runCni(call('DEL', 'c1', pod, nic, gated), roots);
+    expect(del.status, del.stdout).toBe(0);
+    expect(nicState(nic.name)).toEqual(nic);
+    expect(ledgerRecords(roots.stateDir)).toEqual([]);
+    expect((await daemon.stats()).requests.byVerb).toEqual({ ADD: 2, DEL: 2, VERSION: 1 });
+  });
+
+  it("a DEL for a NIC whose ADD is still in the daemon is told 11 at once, naming why; the runtime's retry gives it back", async () => {
+    writeGatedIpam();
+    daemon = await startDaemon(sock());
+    const slow = runCniAsync(call('ADD', 'c1', pod, nic, gated), roots);
+    await until('the ADD reaches its IPAM plugin', () => existsSync(startedFile('c1')));
+    // the ADD holds the NIC's lock until it records its result: waiting for it on the daemon's thread would hold the
+    // ADD up too, for the whole lock wait (10 s), and then fail anyway
+    const early: CniAnswer = await within('the early DEL', runCniAsync(call('DEL', 'c1', pod, nic, gated), roots), 8000);
+    const err = expectErrorShape(early);
+    expect(err.code).toBe(11);
+    expect(err.msg).toContain('another call of this process');
+    writeFileSync(releaseFile('c1'), '');
+    expect((await within('the ADD', slow)).status).toBe(0);
+    const del = runCni(call('DEL', 'c1', pod, nic, gated), roots);
+    expect(del.status, del.stdout).toBe(0);
+    expect(nicState(nic.name)).toEqual(nic);
+    expect(ledgerRecords(roots.stateDir)).toEqual([]);
+  });
+});
