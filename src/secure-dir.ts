@@ -14,25 +14,35 @@ const STICKY = 0o1000;
 /** Why `dir` is not trusted (one sentence naming the path), or null when it is. A missing path is untrusted. */
 export function untrustedReason(dir: string): string | null {
   if (!isAbsolute(dir)) return `${dir} is not an absolute path`;
-  const euid = process.geteuid?.() ?? -1;
   let below: Stats | null = null;
   for (let p = resolve(dir); ; p = dirname(p)) {
-    let st: Stats;
-    try {
-      st = lstatSync(p);
-    } catch (err) {
-      return `${p} cannot be examined (${(err as NodeJS.ErrnoException).code ?? String(err)})`;
-    }
-    if (st.isSymbolicLink()) return `${p} is a symbolic link`;
-    if (!st.isDirectory()) return `${p} is not a directory`;
-    if (st.uid !== 0 && st.uid !== euid) return `${p} is owned by uid ${st.uid}, not by root`;
-    const opened = (st.mode & GROUP_OR_OTHER_WRITE) !== 0;
-    if (opened && !(below && (st.mode & STICKY) !== 0 && (below.uid === 0 || below.uid === euid))) {
-      return `${p} is writable by group or others (mode ${(st.mode & 0o7777).toString(8)})`;
-    }
+    const st = examine(p, below);
+    if (typeof st === 'string') return st;
     if (p === dirname(p)) return null;
     below = st;
   }
+}
+
+/**
+ * One directory of a path: its stats, or why it is not trusted. `below` is the entry under it on the path (null
+ * for the last one): a sticky directory may be open to others when that entry is root's or ours.
+ */
+function examine(p: string, below: Stats | null): Stats | string {
+  let st: Stats;
+  try {
+    st = lstatSync(p);
+  } catch (err) {
+    return `${p} cannot be examined (${(err as NodeJS.ErrnoException).code ?? String(err)})`;
+  }
+  const euid = process.geteuid?.() ?? -1;
+  if (st.isSymbolicLink()) return `${p} is a symbolic link`;
+  if (!st.isDirectory()) return `${p} is not a directory`;
+  if (st.uid !== 0 && st.uid !== euid) return `${p} is owned by uid ${st.uid}, not by root`;
+  const opened = (st.mode & GROUP_OR_OTHER_WRITE) !== 0;
+  if (opened && !(below && (st.mode & STICKY) !== 0 && (below.uid === 0 || below.uid === euid))) {
+    return `${p} is writable by group or others (mode ${(st.mode & 0o7777).toString(8)})`;
+  }
+  return st;
 }
 
 /**
@@ -79,8 +89,9 @@ export function ensureTrustedStateDir(dir: string, below: readonly string[] = []
         // reported below
       }
     }
-    const reason = entryReason(sub);
-    if (reason) throw new SysError(`state directory ${sub} is not trusted: ${reason}`, { code: 'UNTRUSTED', op: 'state dir' });
+    // its parent is trusted: only root can have put it there, so it is checked as itself alone
+    const st = examine(sub, null);
+    if (typeof st === 'string') throw new SysError(`state directory ${sub} is not trusted: ${st}`, { code: 'UNTRUSTED', op: 'state dir' });
     keepPrivate(sub);
   }
 }
@@ -91,22 +102,6 @@ function isDirectory(p: string): boolean {
   } catch {
     return false;
   }
-}
-
-/** Why one directory, whose parent is trusted, is not (or null): untrustedReason's test of a single entry. */
-function entryReason(p: string): string | null {
-  let st: Stats;
-  try {
-    st = lstatSync(p);
-  } catch (err) {
-    return `${p} cannot be examined (${(err as NodeJS.ErrnoException).code ?? String(err)})`;
-  }
-  if (st.isSymbolicLink()) return `${p} is a symbolic link`;
-  if (!st.isDirectory()) return `${p} is not a directory`;
-  const euid = process.geteuid?.() ?? -1;
-  if (st.uid !== 0 && st.uid !== euid) return `${p} is owned by uid ${st.uid}, not by root`;
-  if ((st.mode & GROUP_OR_OTHER_WRITE) !== 0) return `${p} is writable by group or others (mode ${(st.mode & 0o7777).toString(8)})`;
-  return null;
 }
 
 /** 0700 exactly, set only when it is not (a checked directory: no link is followed). */

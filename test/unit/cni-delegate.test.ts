@@ -152,21 +152,21 @@ describe('Ipam', () => {
     expect(add.stdin.cniVersion).toBe('1.0.0');
     expect(add.stdin.ipam).toEqual({ type: 'ipam' });
   });
-  it('STATUS and GC are skipped for a plugin without them; CHECK is not', () => {
+  it('STATUS and GC are skipped for a plugin without them; CHECK is not', async () => {
     writePlugin(binA, 'ipam', DEBIAN, V100_RESULT);
     const ipam = new Ipam({ raw, type: 'ipam', cniVersion: '1.1.0', cniPath: [binA], stateDir });
-    ipam.status();
-    ipam.gc();
-    ipam.check({ cniVersion: '1.1.0', ips: [{ address: '10.5.0.7/24' }] });
+    await ipam.status();
+    await ipam.gc();
+    await ipam.check({ cniVersion: '1.1.0', ips: [{ address: '10.5.0.7/24' }] });
     expect(calls('ipam').map((c) => c.verb)).toEqual(['VERSION', 'CHECK']);
     const check = calls('ipam')[1].stdin;
     expect(check.prevResult).toEqual({ cniVersion: '1.0.0', ips: [{ address: '10.5.0.7/24' }] });
   });
-  it('STATUS and GC reach a 1.1.0 plugin', () => {
+  it('STATUS and GC reach a 1.1.0 plugin', async () => {
     writePlugin(binA, 'ipam', [...DEBIAN, '1.1.0'], V100_RESULT);
     const ipam = new Ipam({ raw, type: 'ipam', cniVersion: '1.1.0', cniPath: [binA], stateDir });
-    ipam.status();
-    ipam.gc();
+    await ipam.status();
+    await ipam.gc();
     expect(calls('ipam').map((c) => c.verb)).toEqual(['VERSION', 'STATUS', 'GC']);
     expect(calls('ipam')[1].stdin.cniVersion).toBe('1.1.0');
   });
