@@ -8,6 +8,7 @@ export {
   writeNewRecordDurableLater,
   deleteRecord,
   scanRecords,
+  recordKeysWithPrefix,
   recordPath,
   type Ledger,
   type ScanResult,

@@ -15,29 +15,38 @@ beforeEach(() => {
 });
 afterEach(() => fs.rmSync(tmp, { recursive: true, force: true }));
 
-const openFds = () => fs.readdirSync('/proc/self/fd').length;
+/** Descriptors of this process open on `target` (read through /proc: other threads' fds never count). */
+const fdsOn = (target: string) =>
+  fs.readdirSync('/proc/self/fd').filter((fd) => {
+    try {
+      return fs.readlinkSync(`/proc/self/fd/${fd}`) === target;
+    } catch {
+      return false; // closed meanwhile (the readdir's own fd)
+    }
+  }).length;
 
 describe('writeFileAtomicDurableLater', () => {
   it('puts the file in place before finish(), leaves no temp file, and closes what it opened once finished', () => {
     const file = path.join(tmp, 'rec.json');
-    const fdsBefore = openFds();
     const pending = writeFileAtomicDurableLater(file, '{"a":1}\n', 0o600);
     // visible at once: a reader, or the next process after a crash of this one, finds it
     expect(fs.readFileSync(file, 'utf8')).toBe('{"a":1}\n');
     expect(fs.statSync(file).mode & 0o777).toBe(0o600);
     expect(fs.readdirSync(tmp)).toEqual(['rec.json']);
     // the file and its directory are held open for the fsyncs until finish()
-    expect(openFds()).toBe(fdsBefore + 2);
+    expect([fdsOn(file), fdsOn(tmp)]).toEqual([1, 1]);
     pending.finish();
     pending.finish(); // idempotent
-    expect(openFds()).toBe(fdsBefore);
+    expect([fdsOn(file), fdsOn(tmp)]).toEqual([0, 0]);
   });
 
-  it('a file that cannot be written leaves nothing behind and holds nothing open', () => {
-    const fdsBefore = openFds();
-    expect(() => writeFileAtomicDurableLater(path.join(tmp, 'missing-dir', 'rec.json'), 'x', 0o600)).toThrow(/ENOENT/);
-    expect(fs.readdirSync(tmp)).toEqual([]);
-    expect(openFds()).toBe(fdsBefore);
+  it('a file that cannot be renamed into place leaves nothing behind and holds nothing open', () => {
+    const file = path.join(tmp, 'rec.json');
+    fs.mkdirSync(file); // a directory where the file goes: the rename fails (EISDIR)
+    expect(() => writeFileAtomicDurableLater(file, 'x', 0o600)).toThrow(/EISDIR/);
+    expect(fs.readdirSync(tmp)).toEqual(['rec.json']);
+    expect(fs.statSync(file).isDirectory()).toBe(true);
+    expect(fdsOn(tmp)).toBe(0);
   });
 });
 

@@ -76,4 +76,15 @@ describe('give-back order and detach', () => {
     expect(outermostOf([{ key: inPod }, { key: BASE }, { key: inNode }])).toEqual([{ key: BASE }]);
     expect(outermostOf([{ key: inPod }, { key: inNode }])).toEqual([{ key: inNode }]);
   });
+
+  it('passes over a nested record that cannot be read, a temp file and a file not named as a record', () => {
+    lent(BASE, HOST, NODE);
+    const inNode = nestedKey(BASE, NODE);
+    lent(inNode, NODE, POD);
+    const records = path.join(ledger.dir, 'records');
+    fs.writeFileSync(path.join(records, `${nestedKey(BASE, POD)}.json`), 'not json');
+    fs.writeFileSync(path.join(records, `.${nestedKey(BASE, SANDBOX)}.json.tmp-1-0`), '{}');
+    fs.writeFileSync(path.join(records, `${nestedKey(BASE, SANDBOX)}.txt`), '{}');
+    expect(nestedKeys(ledger, BASE)).toEqual([inNode]);
+  });
 });
