@@ -107,8 +107,8 @@ function lendLocked(s: LendSession, plan: LendPlan, req: LendSettings, lock: Nic
     },
     'lend:recorded',
   );
-  // on disk while the NIC moves (the move waits ~15 ms on the kernel): visible at once, durable before the lend
-  // is reported done — so a crash at any point finds the record
+  // in place before anything changes (a crash of this process at any point finds it), fsynced while the NIC moves
+  // (the move waits 10–30 ms on the kernel) and on disk before the lend is reported done
   const durable = writeNewRecordDurableLater(ledger, record);
   try {
     failpoint('lend:recorded');
