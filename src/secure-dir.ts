@@ -13,12 +13,20 @@ const STICKY = 0o1000;
 
 /** Why `dir` is not trusted (one sentence naming the path), or null when it is. A missing path is untrusted. */
 export function untrustedReason(dir: string): string | null {
+  const st = examinePath(dir);
+  return typeof st === 'string' ? st : null;
+}
+
+/** `dir`'s stats when it and every ancestor are trusted, else why not. */
+function examinePath(dir: string): Stats | string {
   if (!isAbsolute(dir)) return `${dir} is not an absolute path`;
   let below: Stats | null = null;
+  let leaf: Stats | null = null;
   for (let p = resolve(dir); ; p = dirname(p)) {
     const st = examine(p, below);
     if (typeof st === 'string') return st;
-    if (p === dirname(p)) return null;
+    leaf ??= st;
+    if (p === dirname(p)) return leaf;
     below = st;
   }
 }
@@ -71,42 +79,43 @@ export function ensureTrustedDir(dir: string): void {
  * to the same mode, is an inode change the file system journals.
  */
 export function ensureTrustedStateDir(dir: string, below: readonly string[] = []): void {
-  if (!isDirectory(dir)) {
-    try {
-      makeDirs(dir, 0o700);
-    } catch {
-      // reported below, by the check, with the path that is wrong
-    }
+  ensureTrusted(dir, examinePath);
+  // its parent is trusted: only root can have put an entry there, so each is checked as itself alone
+  for (const rel of below) ensureTrusted(join(dir, rel), (p) => examine(p, null));
+}
+
+/** `dir` made when missing, checked, then 0700 exactly. */
+function ensureTrusted(dir: string, check: (p: string) => Stats | string): void {
+  let st = check(dir);
+  if (typeof st === 'string' && isMissing(dir)) {
+    makeIfPossible(dir);
+    st = check(dir);
   }
-  assertTrustedStateDir(dir);
-  keepPrivate(dir);
-  for (const rel of below) {
-    const sub = join(dir, rel);
-    if (!isDirectory(sub)) {
-      try {
-        makeDirs(sub, 0o700);
-      } catch {
-        // reported below
-      }
-    }
-    // its parent is trusted: only root can have put it there, so it is checked as itself alone
-    const st = examine(sub, null);
-    if (typeof st === 'string') throw new SysError(`state directory ${sub} is not trusted: ${st}`, { code: 'UNTRUSTED', op: 'state dir' });
-    keepPrivate(sub);
+  if (typeof st === 'string') throw new SysError(`state directory ${dir} is not trusted: ${st}`, { code: 'UNTRUSTED', op: 'state dir' });
+  keepPrivate(dir, st);
+}
+
+function isMissing(p: string): boolean {
+  try {
+    lstatSync(p);
+    return false;
+  } catch {
+    return true;
   }
 }
 
-function isDirectory(p: string): boolean {
+/** mkdir -p, 0700; a failure is reported by the check that follows, naming the path that is wrong. */
+function makeIfPossible(dir: string): void {
   try {
-    return lstatSync(p).isDirectory();
+    makeDirs(dir, 0o700);
   } catch {
-    return false;
+    // see above
   }
 }
 
 /** 0700 exactly, set only when it is not (a checked directory: no link is followed). */
-function keepPrivate(dir: string): void {
-  if ((lstatSync(dir).mode & 0o7777) !== 0o700) chmodSync(dir, 0o700);
+function keepPrivate(dir: string, st: Stats): void {
+  if ((st.mode & 0o7777) !== 0o700) chmodSync(dir, 0o700);
 }
 
 /** Throws SysError 'UNTRUSTED' when `dir` exists and is not trusted; a missing `dir` passes (nothing to read). */

@@ -68,9 +68,11 @@ export function writeFileAtomicDurableLater(file: string, data: string, mode: nu
   const { temp, fd } = writeTemp(file, data, mode);
   let dirFd = -1;
   try {
-    fs.renameSync(temp, file);
+    // opened first: once the file is in place, nothing may fail before its fsync is under way
     dirFd = fs.openSync(path.dirname(file), fs.constants.O_RDONLY | fs.constants.O_DIRECTORY);
+    fs.renameSync(temp, file);
   } catch (err) {
+    if (dirFd >= 0) fs.closeSync(dirFd);
     fs.closeSync(fd);
     fs.rmSync(temp, { force: true });
     throw err;

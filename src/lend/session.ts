@@ -99,11 +99,8 @@ export class LendSession {
   /** commit() with its last record write left to the caller: seal() or rollBack() the HeldLend it returns. */
   commitHeld(plan: LendPlan, settings: LendSettings = {}): HeldLend {
     const held = this.run(() => commitHeld(this, plan, settings));
-    return {
-      ...held,
-      seal: (meta) => held.seal(meta),
-      rollBack: (cause) => this.run(() => held.rollBack(cause)),
-    };
+    // rolling back reopens namespaces: as an engine call of this session, so their handles are released after it
+    return { ...held, rollBack: (cause) => this.run(() => held.rollBack(cause)) };
   }
 
   /** Both phases; a refusal is thrown as its SysError. */
