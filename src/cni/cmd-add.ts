@@ -70,7 +70,7 @@ async function add(s: LendSession, call: VerbContext): Promise<CniResult> {
     // the NIC stays locked until the result is recorded with the 'lent' phase: one record write, not two
     let lent: HeldLend;
     try {
-      lent = commitLend(s, plan, settingsOf(nicConf, plan, meta));
+      lent = await commitLend(s, plan, settingsOf(nicConf, plan, meta));
     } catch (err) {
       throw await releaseEarlyAllocation(err, ipam, early);
     }
@@ -137,9 +137,9 @@ function settingsOf(nicConf: NicConf, plan: LendPlan, meta: CniMeta): LendSettin
 }
 
 /** The engine says BUSY (naming the holder) when another attachment has the NIC or its lock: that is code 11. */
-function commitLend(s: LendSession, plan: LendPlan, settings: LendSettings): HeldLend {
+async function commitLend(s: LendSession, plan: LendPlan, settings: LendSettings): Promise<HeldLend> {
   try {
-    return s.commitHeld(plan, settings);
+    return await s.commitHeld(plan, settings);
   } catch (err) {
     throw cniErrorFrom(err, CNI_ERR.LEND_FAILED, 'lending the device');
   }

@@ -3,8 +3,8 @@
 // request), or — for a caller in another network namespace (its NICs' home is not ours), a full daemon, a caller
 // that is not root — a refusal before anything is read, so the shim runs the one-shot plugin instead.
 // Requests run as they arrive, at once: each has its own session, logger and environment, and the engine's per-NIC
-// locks keep two calls off one NIC (a lock another call of this daemon holds is BUSY at once, CNI code 11; one
-// another process holds is waited for as the one-shot plugin waits, on this thread). The engine's netlink and file work
+// locks keep two calls off one NIC (ADD and DEL wait for a lock another call of this daemon or another process holds
+// as the one-shot plugin waits, but asleep, not on this thread: see lockNicWaiting). The engine's netlink and file work
 // is synchronous, so calls overlap where they wait — an IPAM plugin running, a delegate — not inside a NIC's move,
 // which the kernel serializes anyway (RTNL). Reading and replying never wait on each other: a client that stalls
 // half-way holds only its own connection, and only until its deadline.

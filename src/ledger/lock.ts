@@ -34,20 +34,50 @@ export function lockPath(l: Ledger, key: string): string {
 }
 
 /**
- * NIC locks held by this process, and how (the daemon runs many calls at once on one thread). A call that finds
- * its NIC held by another call of ours is told BUSY at once: waiting would hold up, on the one thread they share,
- * the very call it waits for.
+ * NIC locks held by this process, and how (the daemon runs many calls at once on one thread). The synchronous
+ * lockNic tells a call that finds its NIC held by another call of ours BUSY at once: waiting there would hold up,
+ * on the one thread they share, the very call it waits for. lockNicWaiting waits for it as for any other holder.
  */
 const heldHere = new Map<string, { exclusive: boolean; count: number }>();
 
 /** Take the lock of NIC `key`; throws SysError 'BUSY' when another holder keeps it past the timeout. */
 export function lockNic(l: Ledger, key: string, opts: LockOptions = {}): NicLock {
   const timeoutMs = opts.timeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS;
+  const taken = tryLockNic(l, key, opts, timeoutMs);
+  if ('lock' in taken) return taken.lock;
+  // another call of ours was not waited for (see heldHere)
+  throw busyError(key, taken.busy, taken.busy.here ? null : { waitedMs: taken.waitedMs, timeoutMs });
+}
+
+/** A sleep between two tries of lockNicWaiting: short at first (a DEL finishing), then at most this. */
+const FIRST_PAUSE_MS = 5;
+const MAX_PAUSE_MS = 25;
+
+/**
+ * lockNic for a caller that can wait without holding up its thread (the daemon's calls, every give-back): it
+ * tries at once, then again after short sleeps until the timeout, so other work of this process (another pod's
+ * call) goes on meanwhile — a holder in another process (a CLI cleanup) as well as another call of this one.
+ */
+export async function lockNicWaiting(l: Ledger, key: string, opts: LockOptions = {}): Promise<NicLock> {
+  const timeoutMs = opts.timeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS;
+  const started = Date.now();
+  for (let pause = FIRST_PAUSE_MS; ; pause = Math.min(2 * pause, MAX_PAUSE_MS)) {
+    const taken = tryLockNic(l, key, opts, 0);
+    if ('lock' in taken) return taken.lock;
+    const waitedMs = Date.now() - started;
+    if (waitedMs >= timeoutMs) throw busyError(key, taken.busy, { waitedMs, timeoutMs });
+    await new Promise((resolve) => setTimeout(resolve, Math.min(pause, timeoutMs - waitedMs)));
+  }
+}
+
+/** Who keeps a NIC's lock: another call of this process, or another process (with its holder line, if any). */
+type LockHolder = { here: true } | { here: false; holder: string };
+
+/** One try (another process's holder waited for up to `timeoutMs` in the kernel; ours not at all). */
+function tryLockNic(l: Ledger, key: string, opts: LockOptions, timeoutMs: number): { lock: NicLock } | { busy: LockHolder; waitedMs: number } {
   const file = lockPath(l, key);
   const here = heldHere.get(file);
-  if (here && (here.exclusive || !opts.shared)) {
-    throw new SysError(`NIC ${key} is busy: another call of this process (pid ${process.pid}) holds its lock`, { code: 'BUSY', op: 'ledger lock' });
-  }
+  if (here && (here.exclusive || !opts.shared)) return { busy: { here: true }, waitedMs: 0 };
   let taken;
   try {
     taken = lockFile(file, { timeoutMs, shared: opts.shared, holder: opts.holder });
@@ -55,25 +85,29 @@ export function lockNic(l: Ledger, key: string, opts: LockOptions = {}): NicLock
     if (err instanceof UnusableLockFile) throw new SysError(err.message, { code: 'UNTRUSTED', op: 'ledger lock' });
     throw err;
   }
-  if ('busy' in taken) {
-    const { holder, waitedMs } = taken.busy;
-    throw new SysError(
-      `NIC ${key} is busy: another sriovctl operation holds its lock${holder ? ` (${holder})` : ''} (waited ${waitedMs} ms of ${timeoutMs} ms)`,
-      { code: 'BUSY', op: 'ledger lock' },
-    );
-  }
+  if ('busy' in taken) return { busy: { here: false, holder: taken.busy.holder }, waitedMs: taken.busy.waitedMs };
   const held = taken.held;
   heldHere.set(file, { exclusive: !opts.shared, count: (here?.count ?? 0) + 1 });
   let released = false;
   return {
-    key,
-    fd: held.fd,
-    release() {
-      if (released) return;
-      released = true;
-      const h = heldHere.get(file)!;
-      if (--h.count === 0) heldHere.delete(file);
-      held.release();
+    lock: {
+      key,
+      fd: held.fd,
+      release() {
+        if (released) return;
+        released = true;
+        const h = heldHere.get(file)!;
+        if (--h.count === 0) heldHere.delete(file);
+        held.release();
+      },
     },
   };
+}
+
+function busyError(key: string, who: LockHolder, wait: { waitedMs: number; timeoutMs: number } | null): SysError {
+  const holder = who.here
+    ? `another call of this process (pid ${process.pid}) holds its lock`
+    : `another sriovctl operation holds its lock${who.holder ? ` (${who.holder})` : ''}`;
+  const waited = wait ? ` (waited ${wait.waitedMs} ms of ${wait.timeoutMs} ms)` : '';
+  return new SysError(`NIC ${key} is busy: ${holder}${waited}`, { code: 'BUSY', op: 'ledger lock' });
 }

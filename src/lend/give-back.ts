@@ -1,7 +1,7 @@
 // Giving NICs back from their records: one record, all of one owner, or every unfinished one (recovery). The
 // record alone says what to undo — the VF count (vf-count.ts), then the NIC itself (restore.ts).
 import { SysError } from '../errors';
-import { advanceRecord, deleteRecord, lockNic, readRecord, scanRecords } from '../ledger';
+import { advanceRecord, deleteRecord, lockNicWaiting, readRecord, scanRecords } from '../ledger';
 import type { LendRecord } from '../ledger/types';
 import { failpoint } from './failpoint';
 import { ownerKey, ownerMatches, type OwnerMatch } from '../ledger/owner';
@@ -14,7 +14,8 @@ import { describePendingVfCount, restoreVfCount } from './vf-count';
 /** Give a NIC back from its record. A second call is a no-op ('not-lent'). */
 export async function giveBack(s: LendSession, key: string, opts: GiveBackOptions = {}): Promise<GiveBackResult> {
   const ledger = s.ledger;
-  const lock = lockNic(ledger, key, { timeoutMs: opts.lockTimeoutMs ?? 0 });
+  // waited for without holding up this thread: in the daemon, other pods' calls go on meanwhile
+  const lock = await lockNicWaiting(ledger, key, { timeoutMs: opts.lockTimeoutMs ?? 0 });
   try {
     let record = readRecord(ledger, key);
     if (!record) return { key, owner: null, outcome: 'not-lent', name: null, warnings: [] };

@@ -2,7 +2,7 @@
 // rolled back through the same restore path that give-back uses.
 import { SysError } from '../errors';
 import { assertMtu, normalizeUnicastMac, type Link, type Netns, type Rtnl, type VfSetting } from '../net';
-import { advanceRecord, appendStep, deleteRecord, lockNic, newRecord, readRecord, writeNewRecordDurableLater, writeRecord, type Ledger, type NicLock, type PendingDurability } from '../ledger';
+import { advanceRecord, appendStep, deleteRecord, lockNic, lockNicWaiting, newRecord, readRecord, writeNewRecordDurableLater, writeRecord, type Ledger, type NicLock, type PendingDurability } from '../ledger';
 import type { LendRecord, VfRequest } from '../ledger/types';
 import { failpoint } from './failpoint';
 import { describeNamespace, refOf } from './namespaces';
@@ -30,13 +30,16 @@ export function commit(s: LendSession, plan: LendPlan, asked: LendSettings = {})
   return commitHeld(s, plan, asked).seal();
 }
 
-/** commit() up to the last record write: the NIC moved and configured, its lock held until seal or rollBack. */
-export function commitHeld(s: LendSession, plan: LendPlan, asked: LendSettings = {}): HeldLend {
-  let lock: NicLock | null = null;
+/**
+ * commit() up to the last record write: the NIC moved and configured, its lock held until seal or rollBack. `taken`:
+ * the NIC's lock, already taken by the caller (commitHeldWaiting); else it is taken here.
+ */
+export function commitHeld(s: LendSession, plan: LendPlan, asked: LendSettings = {}, taken?: NicLock): HeldLend {
+  let lock: NicLock | null = taken ?? null;
   try {
     const settings = validSettings(asked);
     const { nic, key } = plan;
-    lock = lockNic(s.ledger, key, { timeoutMs: plan.request.lockTimeoutMs ?? 0 });
+    lock ??= lockNic(s.ledger, key, { timeoutMs: plan.request.lockTimeoutMs ?? 0 });
     finishPrevious(s, key);
     checkSettings(plan, settings);
     refreshUnderLock(nic, key, (id) => lendKeyFor(s.ledger, id, nic.home.id));
@@ -47,6 +50,21 @@ export function commitHeld(s: LendSession, plan: LendPlan, asked: LendSettings =
     lock?.release();
     plan.close();
   }
+}
+
+/**
+ * commitHeld, its wait for the NIC's lock made without holding up this thread (the daemon's other calls go on). What
+ * changed while it waited (another call lent the NIC, or gave it back) is seen under the lock, as always.
+ */
+export async function commitHeldWaiting(s: LendSession, plan: LendPlan, asked: LendSettings = {}): Promise<HeldLend> {
+  let lock: NicLock;
+  try {
+    lock = await lockNicWaiting(s.ledger, plan.key, { timeoutMs: plan.request.lockTimeoutMs ?? 0 });
+  } catch (err) {
+    plan.close();
+    throw err;
+  }
+  return commitHeld(s, plan, asked, lock);
 }
 
 function checkSettings(plan: LendPlan, req: LendSettings): void {

@@ -7,7 +7,7 @@ import { openLedger, type Ledger } from '../ledger';
 import { sysfsAt, type SriovVf, type Sysfs } from '../sriov';
 import type { LendRecord } from '../ledger/types';
 import * as giveBacks from './give-back';
-import { commit, commitHeld, lend } from './lend';
+import { commit, commitHeldWaiting, lend } from './lend';
 import { prepare, type LendPlan, type Refusal } from './prepare';
 import { setLentVfCount, type VfCountRequest } from './vf-count';
 import { returnStray, type StrayNic } from './stray';
@@ -96,9 +96,12 @@ export class LendSession {
     return this.run(() => commit(this, plan, settings));
   }
 
-  /** commit() with its last record write left to the caller: seal() or rollBack() the HeldLend it returns. */
-  commitHeld(plan: LendPlan, settings: LendSettings = {}): HeldLend {
-    const held = this.run(() => commitHeld(this, plan, settings));
+  /**
+   * commit() with its last record write left to the caller: seal() or rollBack() the HeldLend it returns. Its wait for
+   * the NIC's lock does not hold up this thread (the daemon's other calls go on meanwhile).
+   */
+  async commitHeld(plan: LendPlan, settings: LendSettings = {}): Promise<HeldLend> {
+    const held = await this.runAsync(() => commitHeldWaiting(this, plan, settings));
     // rolling back reopens namespaces: as an engine call of this session, so their handles are released after it
     return { ...held, rollBack: (cause) => this.run(() => held.rollBack(cause)) };
   }

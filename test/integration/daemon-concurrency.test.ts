@@ -1,11 +1,12 @@
 // The daemon runs calls at once (issue 16): a call whose IPAM plugin is still working holds up no other pod's call,
-// and two calls for one NIC never wait on each other on the daemon's one thread — the loser is told 11 (try again)
-// at once, naming why. A real `sriovctl daemon`, the real shim, stand-in NICs and a stand-in IPAM plugin that
-// allocates only when the test says so.
+// and a call waiting for a NIC's lock — held by another call of the daemon, or by another process (a CLI cleanup) —
+// waits asleep, holding up no other pod's call either, then goes on once the lock is free. A real `sriovctl
+// daemon`, the real shim, stand-in NICs and a stand-in IPAM plugin that allocates only when the test says so.
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { expectErrorShape, ledgerRecords, netnsPath, runCni, runCniAsync, type CniAnswer, type CniCall, type CniRoots } from '../helpers/cni-run';
+import { lockNic, openLedger, type NicLock } from '../../src/ledger';
+import { expectErrorShape, ledgerRecords, netnsPath, runCni, runCniAsync, type CniCall, type CniRoots } from '../helpers/cni-run';
 import { deviceConf, useCniPodWorld } from '../helpers/cni-world';
 import { startDaemon, type DaemonProcess } from '../helpers/daemon-process';
 import type { Scratch } from '../helpers/kernel';
@@ -17,10 +18,13 @@ let pod: string;
 let nic: NicState;
 let dir: string;
 let daemon: DaemonProcess | null = null;
+let heldByTest: NicLock | null = null;
 
 useCniPodWorld((w) => ({ s, roots, pod, nic, dir } = w), 'k0', { tempDir: 'sriovctl-daemon-conc-' });
 
 afterEach(async () => {
+  heldByTest?.release();
+  heldByTest = null;
   await daemon?.stop(5000);
   daemon = null;
 });
@@ -114,21 +118,63 @@ describe('the daemon runs calls at once', () => {
     expect((await daemon.stats()).requests.byVerb).toEqual({ ADD: 2, DEL: 2, VERSION: 1 });
   });
 
-  it("a DEL for a NIC whose ADD is still in the daemon is told 11 at once, naming why; the runtime's retry gives it back", async () => {
+  it("a DEL for a NIC whose ADD is still in the daemon waits for it, holding up no other pod's call, then gives the NIC back", async () => {
     writeGatedIpam();
     daemon = await startDaemon(sock());
+    const pod2 = s.netns('pod2');
+    const nic2 = standInNic(s, 'k1');
     const slow = runCniAsync(call('ADD', 'c1', pod, nic, gated), roots);
     await until('the ADD reaches its IPAM plugin', () => existsSync(startedFile('c1')));
-    // the ADD holds the NIC's lock until it records its result: waiting for it on the daemon's thread would hold the
-    // ADD up too, for the whole lock wait (10 s), and then fail anyway
-    const early: CniAnswer = await within('the early DEL', runCniAsync(call('DEL', 'c1', pod, nic, gated), roots), 8000);
-    const err = expectErrorShape(early);
-    expect(err.code).toBe(11);
-    expect(err.msg).toContain('another call of this process');
+    // the ADD holds the NIC's lock until it records its result; the runtime's DEL (a pod deleted while it starts)
+    // waits for it as the one-shot plugin's would, up to 10 s
+    const early = runCniAsync(call('DEL', 'c1', pod, nic, gated), roots);
+    let earlyDone = false;
+    void early.then(() => (earlyDone = true));
+    const other = await within('another pod ADD while the DEL waits', runCniAsync(call('ADD', 'c2', pod2, nic2, staticIpam), roots), 8000);
+    expect(other.status, other.stdout + other.stderr).toBe(0);
+    expect((await within('another pod DEL', runCniAsync(call('DEL', 'c2', pod2, nic2, staticIpam), roots), 8000)).status).toBe(0);
+    expect(earlyDone).toBe(false);
     writeFileSync(releaseFile('c1'), '');
     expect((await within('the ADD', slow)).status).toBe(0);
-    const del = runCni(call('DEL', 'c1', pod, nic, gated), roots);
-    expect(del.status, del.stdout).toBe(0);
+    const del = await within('the waiting DEL', early);
+    expect(del.status, del.stdout + del.stderr).toBe(0);
+    expect(nicState(nic.name)).toEqual(nic);
+    expect(nicState(nic2.name)).toEqual(nic2);
+    expect(ledgerRecords(roots.stateDir)).toEqual([]);
+  });
+
+  it("a NIC another process holds (a CLI cleanup) is waited for asleep: other pods' calls go on; past the wait, 11 naming the holder", async () => {
+    writeGatedIpam();
+    daemon = await startDaemon(sock());
+    const pod2 = s.netns('pod2');
+    const nic2 = standInNic(s, 'k1');
+    const add = runCni(call('ADD', 'c1', pod, nic, staticIpam), roots);
+    expect(add.status, add.stdout + add.stderr).toBe(0);
+    const [record] = ledgerRecords(roots.stateDir);
+    heldByTest = lockNic(openLedger(roots.stateDir), record.key, { timeoutMs: 0, holder: 'the test, as a cleanup' });
+
+    // DEL waits up to 10 s for the holder; meanwhile the daemon serves another pod, start to end
+    const del = runCniAsync(call('DEL', 'c1', pod, nic, staticIpam), roots);
+    let delDone = false;
+    void del.then(() => (delDone = true));
+    const other = await within('another pod ADD while a DEL waits for a lock', runCniAsync(call('ADD', 'c2', pod2, nic2, staticIpam), roots), 6000);
+    expect(other.status, other.stdout + other.stderr).toBe(0);
+    expect((await within('another pod DEL', runCniAsync(call('DEL', 'c2', pod2, nic2, staticIpam), roots), 6000)).status).toBe(0);
+    expect(nicState(nic2.name)).toEqual(nic2);
+    expect(delDone).toBe(false);
+    heldByTest.release();
+    heldByTest = null;
+    const back = await within('the DEL once the lock is free', del);
+    expect(back.status, back.stdout + back.stderr).toBe(0);
+    expect(nicState(nic.name)).toEqual(nic);
+
+    // an ADD waits 2 s: held past that, it is 11 naming the holder, and the NIC stays home untouched
+    heldByTest = lockNic(openLedger(roots.stateDir), record.key, { timeoutMs: 0, holder: 'the test, as a cleanup' });
+    const refused = await within('the ADD of a held NIC', runCniAsync(call('ADD', 'c3', pod, nic, staticIpam), roots), 8000);
+    const err = expectErrorShape(refused);
+    expect(err.code).toBe(11);
+    expect(err.msg).toContain('the test, as a cleanup');
+    expect(err.msg).toMatch(/waited \d+ ms of 2000 ms/);
     expect(nicState(nic.name)).toEqual(nic);
     expect(ledgerRecords(roots.stateDir)).toEqual([]);
   });
