@@ -10,6 +10,11 @@ export default defineConfig({
   test: {
     // Integration tests touch the real kernel: forks keep each file's native handles in its own process.
     pool: 'forks',
+    // Three files at once on two cores (Vitest's default is cores - 1: one file at a time here). The integration
+    // files spend most of their time waiting on the kernel (each netns move waits out an RCU grace period) and on
+    // child processes, and every one of them names its namespaces and links with a prefix of its own: run one at
+    // a time, the host tier took 455 s; three at a time, 267 s, with the same 1175 tests passing.
+    maxWorkers: 3,
     testTimeout: 60_000,
     hookTimeout: 60_000,
     reporters: ['default'],

@@ -306,6 +306,17 @@ class RtnlSocketWrap : public Napi::ObjectWrap<RtnlSocketWrap> {
     return info.Env().Undefined();
   }
 
+  // The socket's namespace's cookie as a decimal string (a u64: beyond a JS number), or null (kernel < 5.14).
+  Napi::Value netnsCookie(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    try {
+      std::optional<uint64_t> cookie = conn_->netlink().netnsCookie();
+      return cookie ? Napi::String::New(env, std::to_string(*cookie)) : env.Null();
+    } catch (const SysFailure& f) {
+      throw asJsError(env, f);
+    }
+  }
+
  private:
   ConnPtr conn_;
 };
@@ -319,6 +330,7 @@ Napi::Function defineRtnlSocket(Napi::Env env) {
   std::vector<Napi::ClassPropertyDescriptor<RtnlSocketWrap>> props;
   props.push_back(RtnlSocketWrap::InstanceMethod("close", &RtnlSocketWrap::close));
   props.push_back(RtnlSocketWrap::InstanceMethod("addressing", &RtnlSocketWrap::addressing));
+  props.push_back(RtnlSocketWrap::InstanceMethod("netnsCookie", &RtnlSocketWrap::netnsCookie));
   SRIOVCTL_OP(GetLinkOp, "getLink");
   SRIOVCTL_OP(ListLinksOp, "listLinks");
   SRIOVCTL_OP(SetLinkOp, "setLink");

@@ -93,6 +93,18 @@ NlSocket::NlSocket(int timeoutMs) : timeoutMs_(timeoutMs), seq_(randomSeq()) {
 
 NlSocket::~NlSocket() { close(); }
 
+#ifndef SO_NETNS_COOKIE
+#define SO_NETNS_COOKIE 71  // asm-generic/socket.h, Linux 5.14
+#endif
+
+std::optional<uint64_t> NlSocket::netnsCookie() const {
+  uint64_t cookie = 0;
+  socklen_t len = sizeof cookie;
+  if (getsockopt(fd_, SOL_SOCKET, SO_NETNS_COOKIE, &cookie, &len) == 0 && len == sizeof cookie) return cookie;
+  if (errno == ENOPROTOOPT) return std::nullopt;
+  throw SysFailure(errno, "getsockopt SO_NETNS_COOKIE");
+}
+
 void NlSocket::close() {
   if (fd_ >= 0) ::close(fd_);
   fd_ = -1;

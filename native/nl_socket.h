@@ -39,6 +39,10 @@ class NlSocket {
   void close();
   bool isOpen() const { return fd_ >= 0; }
 
+  // The network namespace's cookie (SO_NETNS_COOKIE): unique for the boot, never reused, unlike the namespace's
+  // nsfs inode. nullopt on a kernel without it (before 5.14).
+  std::optional<uint64_t> netnsCookie() const;
+
   // Our port id (the kernel's nl_pid for this socket) and the sequence number the next request will carry.
   uint32_t portId() const { return portId_; }
   uint32_t nextSeq() const { return seq_ + 1; }

@@ -84,6 +84,8 @@ export interface NativeRtnlSync {
   deleteRoute(route: NativeRouteSpec): void;
   driverInfo(name: string): NativeDriverInfo | null;
   sendGratuitousArp(index: number, ipv4: string): void;
+  /** Its network namespace's cookie (SO_NETNS_COOKIE) in decimal; null on a kernel without it (< 5.14). */
+  netnsCookie(): string | null;
 }
 
 export type NativeRtnlSocket = NativeRtnlSync & {

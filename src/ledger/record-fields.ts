@@ -75,6 +75,10 @@ function namespaceRef(ns: Obj): void {
   if (p !== null && (typeof p !== 'string' || !p.startsWith('/') || p.includes('\0'))) throw new TypeError(`path ${JSON.stringify(p)} is not an absolute path`);
   if (ns.pid !== null) assertInteger('pid', ns.pid, 1, 0x7fffffff);
   if (typeof ns.initial !== 'boolean') throw new TypeError(`'initial' is not a boolean`);
+  // absent from records written before namespaces were recorded with their cookie
+  if (ns.cookie !== undefined && ns.cookie !== null && (typeof ns.cookie !== 'string' || !/^[0-9]{1,20}$/.test(ns.cookie))) {
+    throw new TypeError(`cookie ${JSON.stringify(ns.cookie)} is not a namespace cookie`);
+  }
 }
 
 function vfSnapshot(vf: Obj): void {

@@ -4,14 +4,15 @@
 // whoever wants the NIC next, as sriov-cni's allocator frees a VF whose pod namespace is gone. Both facts are
 // required: a namespace kept alive where we cannot see it still holds the NIC, so the NIC is not found at home.
 import type { LendRecord } from '../ledger/types';
-import { reopen } from './namespaces';
+import { reopenRecorded } from './namespaces';
 import type { LendSession } from './session';
 import { whereIs } from './where';
 
 export function isAbandoned(s: LendSession, record: LendRecord): boolean {
   if (record.phase !== 'lent') return false;
-  // by identity: any path on the machine that still reaches that namespace (named, or any process's) keeps it
-  const target = reopen(record.target);
+  // by identity: any path on the machine that still reaches that namespace (named, or any process's) keeps it; a
+  // newer namespace that was given its inode does not
+  const target = reopenRecorded(s, record.target);
   if (target) {
     target.close();
     return false;

@@ -5,7 +5,7 @@ import { assertMtu, normalizeUnicastMac, type Link, type Netns, type Rtnl, type 
 import { advanceRecord, appendStep, deleteRecord, lockNic, lockNicWaiting, newRecord, readRecord, writeNewRecordDurableLater, writeRecord, type Ledger, type NicLock, type PendingDurability } from '../ledger';
 import type { LendRecord, VfRequest } from '../ledger/types';
 import { failpoint } from './failpoint';
-import { describeNamespace, refOf } from './namespaces';
+import { describeNamespace, recordedRef, refOf } from './namespaces';
 import { lendKeyFor } from './nesting';
 import { nameInUse } from './names';
 import { identityOf, refreshUnderLock, snapshotOf, type ResolvedNic } from './nic';
@@ -113,9 +113,9 @@ function lendLocked(s: LendSession, plan: LendPlan, req: LendSettings, lock: Nic
       key,
       owner: ownerKey(plan.request.owner),
       identity: identityOf(nic),
-      home: refOf(nic.home),
+      home: recordedRef(s, nic.home),
       snapshot,
-      target: refOf(target),
+      target: recordedRef(s, target),
       targetName,
       targetIfindex: null,
       moved: move,

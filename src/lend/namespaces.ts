@@ -6,6 +6,7 @@ import { currentNetns, openNetns, openNetnsOfPid, PROC_NET_INIT_INO, sameNetns, 
 import type { NamespaceSpec } from './types';
 import { SysError } from '../errors';
 import { HOST_ROOTS, NAMED_NETNS_DIR, namespacePaths, procNamespacePaths, safeReaddir, type SearchRoots } from './namespace-search';
+import type { LendSession } from './session';
 
 export { namespacePaths } from './namespace-search';
 
@@ -48,6 +49,11 @@ function pidOfPath(path: string | null): number | null {
 export function refOf(netns: Netns): NamespaceRef {
   const initial = initialRef();
   return { id: netns.id, path: netns.path, pid: pidOfPath(netns.path), initial: initial.initial && sameNetns(netns.id, initial.id) };
+}
+
+/** refOf() for a record: with the namespace's cookie, read off the session's socket in it (see reopenRecorded). */
+export function recordedRef(s: LendSession, netns: Netns): NamespaceRef {
+  return { ...refOf(netns), cookie: s.rtnl(netns).netnsCookie() };
 }
 
 /** The same namespace as `netns`, reached by `path`; close() does `close` (nothing for a caller's handle). */
@@ -123,6 +129,27 @@ export function reopen(ref: NamespaceRef): Netns | null {
   } catch {
     return null;
   }
+}
+
+/**
+ * reopen() for a ref a record holds: when it was recorded with a cookie, only the namespace with that cookie. The
+ * kernel gives the nsfs inode of a namespace that is gone to the next one made (a new pod's, a new node's), so a
+ * match by inode alone could be another namespace; that one is closed and the recorded one is gone (null). The
+ * cookie is read off the session's socket in the namespace, which its caller uses next anyway.
+ */
+export function reopenRecorded(s: LendSession, ref: NamespaceRef): Netns | null {
+  const netns = reopen(ref);
+  if (!netns || !ref.cookie) return netns;
+  let now: string | null;
+  try {
+    now = s.rtnl(netns).netnsCookie();
+  } catch (err) {
+    netns.close();
+    throw err;
+  }
+  if (now === null || now === ref.cookie) return netns;
+  netns.close();
+  return null;
 }
 
 /** The record's pid when, here and now, it is a process in that very namespace (a pid recorded inside a container is

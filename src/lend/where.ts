@@ -6,7 +6,7 @@ import type { LendRecord } from '../ledger/types';
 import { readRecord } from '../ledger';
 import { hintsFor, locateIn } from './locate';
 import { nestedKeys } from './nesting';
-import { describeNamespace, initialRef, refOf, reopen } from './namespaces';
+import { describeNamespace, initialRef, refOf, reopenRecorded } from './namespaces';
 import type { LendSession } from './session';
 
 /** Where a lent NIC can be, and 'pf': the namespace of a VF's PF, where its settings are restored. */
@@ -20,7 +20,7 @@ export interface Place {
 }
 
 export function openPlace(s: LendSession, ref: NamespaceRef, name: PlaceName): Place | null {
-  const ns = reopen(ref);
+  const ns = reopenRecorded(s, ref);
   if (!ns) return null;
   try {
     return { name, ns, rtnl: s.rtnl(ns) };

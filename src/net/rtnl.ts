@@ -332,6 +332,7 @@ const plans = {
     if (ip.family !== 4) throw invalid('IPv4 address', ipv4);
     return plan<void>('sendGratuitousArp', [index, ip.address]);
   },
+  netnsCookie: () => plan<string | null>('netnsCookie', []),
 } satisfies { [K in RtnlMethod]: (...args: Parameters<Rtnl[K]>) => Plan<ReturnType<Rtnl[K]>> };
 
 function runSync<R>(sock: NativeRtnlSocket, p: Plan<R>): R {
@@ -413,6 +414,9 @@ class RtnlConnection implements Rtnl {
   }
   sendGratuitousArp(index: number, ipv4: string) {
     runSync(this.sock, plans.sendGratuitousArp(index, ipv4));
+  }
+  netnsCookie() {
+    return runSync(this.sock, plans.netnsCookie());
   }
 }
 

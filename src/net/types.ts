@@ -33,6 +33,11 @@ export interface NamespaceRef {
   pid: number | null;
   /** True when this is the initial namespace (that of pid 1). */
   initial: boolean;
+  /**
+   * Its cookie (Rtnl.netnsCookie), where the ref was recorded with one: the kernel gives a new namespace the nsfs
+   * inode of one that is gone at once, so `id` alone may name a newer namespace; the cookie is never reused.
+   */
+  cookie?: string | null;
 }
 
 export type VlanProto = '802.1Q' | '802.1ad';
@@ -214,4 +219,9 @@ export interface Rtnl {
   driverInfo(name: string): { driver: string; busInfo: string } | null;
   /** Best-effort gratuitous ARP for `ipv4` from the link (packet socket in this namespace). */
   sendGratuitousArp(index: number, ipv4: string): void;
+  /**
+   * The cookie of this socket's namespace (SO_NETNS_COOKIE, decimal): unique for the boot and never reused, where
+   * a namespace's nsfs inode is reused as soon as the namespace is gone. null on a kernel without it (< 5.14).
+   */
+  netnsCookie(): string | null;
 }

@@ -108,3 +108,35 @@ describe('createNamedNetns / deleteNamedNetns', () => {
     }
   });
 });
+
+describe("a namespace's cookie (SO_NETNS_COOKIE)", () => {
+  it('is the same on every socket in one namespace, another in another namespace, and not that of a namespace made after one was removed', () => {
+    const a = ours('ck1');
+    const b = ours('ck2');
+    const cookieIn = (name: string) => {
+      const ns = openNetns(join(NETNS_RUN_DIR, name));
+      const [one, two] = [connect(ns), connect(ns)];
+      try {
+        expect(one.netnsCookie()).toBe(two.netnsCookie());
+        return one.netnsCookie();
+      } finally {
+        one.close();
+        two.close();
+        ns.close();
+      }
+    };
+    const own = connect();
+    try {
+      expect(own.netnsCookie()).toMatch(/^[0-9]+$/);
+      expect(cookieIn(a)).not.toBe(own.netnsCookie());
+    } finally {
+      own.close();
+    }
+    const first = cookieIn(a);
+    expect(cookieIn(b)).not.toBe(first);
+    // a namespace made under the same name (and, as often as not, with the same inode): a cookie never seen before
+    deleteNamedNetns(a);
+    createNamedNetns(a);
+    expect(cookieIn(a)).not.toBe(first);
+  });
+});

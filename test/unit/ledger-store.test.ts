@@ -113,6 +113,13 @@ describe('records', () => {
     expect(readRecord(ledger, 'pci-0000_03_00_1')?.step).toBe('good');
   });
 
+  it("a namespace's cookie: absent (older records), null (kernel without one) or decimal digits; nothing else", () => {
+    const withCookie = (cookie: unknown) => sampleRecord({ target: { ...sampleRecord().target, cookie } as any });
+    for (const good of [undefined, null, '3', '18446744073709551615']) expect(() => writeRecord(ledger, withCookie(good))).not.toThrow();
+    expect(readRecord(ledger, 'pci-0000_03_00_1')?.target.cookie).toBe('18446744073709551615');
+    for (const bad of [3, '', '-1', '0x10', '123456789012345678901', '1 2']) expect(() => writeRecord(ledger, withCookie(bad))).toThrow(/cookie/);
+  });
+
   it('rejects keys that are not file-name safe', () => {
     expect(() => readRecord(ledger, '../../etc/passwd')).toThrow(TypeError);
     expect(() => writeRecord(ledger, sampleRecord({ key: 'pci-../x' }))).toThrow(TypeError);
