@@ -81,14 +81,22 @@ export function ensureTrustedDir(dir: string): void {
 export function ensureTrustedStateDir(dir: string, below: readonly string[] = []): void {
   ensureTrusted(dir, examinePath);
   // its parent is trusted: only root can have put an entry there, so each is checked as itself alone
-  for (const rel of below) ensureTrusted(join(dir, rel), (p) => examine(p, null));
+  for (const rel of below) ensureTrusted(join(dir, rel), examineEntry);
 }
 
-/** `dir` made when missing, checked, then 0700 exactly. */
-function ensureTrusted(dir: string, check: (p: string) => Stats | string): void {
+/** One entry of a trusted directory, as itself alone (its parent checked already). */
+export function examineEntry(p: string): Stats | string {
+  return examine(p, null);
+}
+
+/**
+ * `dir` made when missing, checked, then 0700 exactly. A first check that failed is always made again: another
+ * process's first use may create it between our check and our look (16 lends at once on a fresh ledger did).
+ */
+export function ensureTrusted(dir: string, check: (p: string) => Stats | string): void {
   let st = check(dir);
-  if (typeof st === 'string' && isMissing(dir)) {
-    makeIfPossible(dir);
+  if (typeof st === 'string') {
+    if (isMissing(dir)) makeIfPossible(dir);
     st = check(dir);
   }
   if (typeof st === 'string') throw new SysError(`state directory ${dir} is not trusted: ${st}`, { code: 'UNTRUSTED', op: 'state dir' });

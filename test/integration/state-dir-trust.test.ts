@@ -10,6 +10,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isSysError } from '../../src/errors';
 import { lockNic, lockPath, openLedger, readRecord, recordPath, scanRecords } from '../../src/ledger';
 import { readClusterState } from '../../src/cluster/state';
+import { ensureTrusted, examineEntry } from '../../src/secure-dir';
 import { assertBuilt, sriovctl } from '../helpers/cli-process';
 import { requireBundle, runCni } from '../helpers/cni-run';
 
@@ -175,5 +176,26 @@ describe('no file under the state directory is followed through a symbolic link 
     const scan = scanRecords(l);
     expect(scan.corrupt).toHaveLength(1);
     expect(scan.corrupt[0].error).toContain('is not a regular file');
+  });
+});
+
+describe('first use by many processes at once', () => {
+  it('a subdirectory another process creates between our check and our look is checked again, not refused', () => {
+    // what 16 lends at once on a fresh ledger ran into: our check finds records/ missing, then, before we look
+    // whether to make it, another process's openLedger has made it (the check's first answer is played here)
+    const dir = join(root, 'records');
+    let calls = 0;
+    const raced = (p: string) => {
+      if (calls++ === 0) {
+        mkdirSync(p, { mode: 0o700 });
+        return `${p} cannot be examined (ENOENT)`;
+      }
+      return examineEntry(p);
+    };
+    expect(() => ensureTrusted(dir, raced)).not.toThrow();
+    expect(calls).toBe(2);
+    expect(statSync(dir).mode & 0o7777).toBe(0o700);
+    // a failure that is still one after the second check stays a refusal
+    expect(() => ensureTrusted(join(root, 'nope'), () => 'planted')).toThrow(/not trusted: planted/);
   });
 });
