@@ -101,7 +101,9 @@ std::optional<uint64_t> NlSocket::netnsCookie() const {
   uint64_t cookie = 0;
   socklen_t len = sizeof cookie;
   if (getsockopt(fd_, SOL_SOCKET, SO_NETNS_COOKIE, &cookie, &len) == 0 && len == sizeof cookie) return cookie;
-  if (errno == ENOPROTOOPT) return std::nullopt;
+  // a kernel before 5.14 says ENOPROTOOPT; qemu-user (an arm64 build run on amd64) does not translate the option
+  // and says EINVAL or EOPNOTSUPP: no cookie, the namespace known by its inode as before
+  if (errno == ENOPROTOOPT || errno == EINVAL || errno == EOPNOTSUPP) return std::nullopt;
   throw SysFailure(errno, "getsockopt SO_NETNS_COOKIE");
 }
 

@@ -40,7 +40,7 @@ class NlSocket {
   bool isOpen() const { return fd_ >= 0; }
 
   // The network namespace's cookie (SO_NETNS_COOKIE): unique for the boot, never reused, unlike the namespace's
-  // nsfs inode. nullopt on a kernel without it (before 5.14).
+  // nsfs inode. nullopt where it cannot be had (a kernel before 5.14, qemu-user).
   std::optional<uint64_t> netnsCookie() const;
 
   // Our port id (the kernel's nl_pid for this socket) and the sequence number the next request will carry.

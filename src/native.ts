@@ -84,7 +84,7 @@ export interface NativeRtnlSync {
   deleteRoute(route: NativeRouteSpec): void;
   driverInfo(name: string): NativeDriverInfo | null;
   sendGratuitousArp(index: number, ipv4: string): void;
-  /** Its network namespace's cookie (SO_NETNS_COOKIE) in decimal; null on a kernel without it (< 5.14). */
+  /** Its network namespace's cookie (SO_NETNS_COOKIE) in decimal; null where there is none to be had (a kernel before 5.14, qemu-user). */
   netnsCookie(): string | null;
 }
 

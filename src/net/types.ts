@@ -221,7 +221,7 @@ export interface Rtnl {
   sendGratuitousArp(index: number, ipv4: string): void;
   /**
    * The cookie of this socket's namespace (SO_NETNS_COOKIE, decimal): unique for the boot and never reused, where
-   * a namespace's nsfs inode is reused as soon as the namespace is gone. null on a kernel without it (< 5.14).
+   * a namespace's nsfs inode is reused as soon as the namespace is gone. null where there is none to be had (a kernel before 5.14, qemu-user).
    */
   netnsCookie(): string | null;
 }
