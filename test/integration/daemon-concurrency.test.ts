@@ -86,6 +86,17 @@ async function within<T>(what: string, p: Promise<T>, ms = 45_000): Promise<T> {
   }
 }
 
+/** While `waiting` waits for a lock, another pod's ADD and DEL each complete within `ms`; `waiting` is still waiting. */
+async function anotherPodMeanwhile(waiting: Promise<unknown>, podName: string, device: NicState, ms: number): Promise<void> {
+  let done = false;
+  void waiting.then(() => (done = true));
+  const add = await within('another pod ADD while a call waits for a lock', runCniAsync(call('ADD', 'c2', podName, device, staticIpam), roots), ms);
+  expect(add.status, add.stdout + add.stderr).toBe(0);
+  expect((await within('another pod DEL', runCniAsync(call('DEL', 'c2', podName, device, staticIpam), roots), ms)).status).toBe(0);
+  expect(nicState(device.name)).toEqual(device);
+  expect(done).toBe(false);
+}
+
 describe('the daemon runs calls at once', () => {
   it("an ADD whose IPAM plugin is still working holds up no other pod's ADD, DEL or VERSION", async () => {
     writeGatedIpam();
@@ -128,12 +139,7 @@ describe('the daemon runs calls at once', () => {
     // the ADD holds the NIC's lock until it records its result; the runtime's DEL (a pod deleted while it starts)
     // waits for it as the one-shot plugin's would, up to 10 s
     const early = runCniAsync(call('DEL', 'c1', pod, nic, gated), roots);
-    let earlyDone = false;
-    void early.then(() => (earlyDone = true));
-    const other = await within('another pod ADD while the DEL waits', runCniAsync(call('ADD', 'c2', pod2, nic2, staticIpam), roots), 8000);
-    expect(other.status, other.stdout + other.stderr).toBe(0);
-    expect((await within('another pod DEL', runCniAsync(call('DEL', 'c2', pod2, nic2, staticIpam), roots), 8000)).status).toBe(0);
-    expect(earlyDone).toBe(false);
+    await anotherPodMeanwhile(early, pod2, nic2, 8000);
     writeFileSync(releaseFile('c1'), '');
     expect((await within('the ADD', slow)).status).toBe(0);
     const del = await within('the waiting DEL', early);
@@ -155,13 +161,7 @@ describe('the daemon runs calls at once', () => {
 
     // DEL waits up to 10 s for the holder; meanwhile the daemon serves another pod, start to end
     const del = runCniAsync(call('DEL', 'c1', pod, nic, staticIpam), roots);
-    let delDone = false;
-    void del.then(() => (delDone = true));
-    const other = await within('another pod ADD while a DEL waits for a lock', runCniAsync(call('ADD', 'c2', pod2, nic2, staticIpam), roots), 6000);
-    expect(other.status, other.stdout + other.stderr).toBe(0);
-    expect((await within('another pod DEL', runCniAsync(call('DEL', 'c2', pod2, nic2, staticIpam), roots), 6000)).status).toBe(0);
-    expect(nicState(nic2.name)).toEqual(nic2);
-    expect(delDone).toBe(false);
+    await anotherPodMeanwhile(del, pod2, nic2, 6000);
     heldByTest.release();
     heldByTest = null;
     const back = await within('the DEL once the lock is free', del);
