@@ -90,26 +90,18 @@ export function examineEntry(p: string): Stats | string {
 }
 
 /**
- * `dir` made when missing, checked, then 0700 exactly. A first check that failed is always made again: another
- * process's first use may create it between our check and our look (16 lends at once on a fresh ledger did).
+ * `dir` made when missing, checked, then 0700 exactly. After a first check that failed, `mkdir -p` (nothing to do
+ * when it exists) and a second check, whatever the first one saw: another process's first use may create it
+ * between the two (16 lends at once on a fresh ledger did), and a wrong entry fails the second check as the first.
  */
 export function ensureTrusted(dir: string, check: (p: string) => Stats | string): void {
   let st = check(dir);
   if (typeof st === 'string') {
-    if (isMissing(dir)) makeIfPossible(dir);
+    makeIfPossible(dir);
     st = check(dir);
   }
   if (typeof st === 'string') throw new SysError(`state directory ${dir} is not trusted: ${st}`, { code: 'UNTRUSTED', op: 'state dir' });
   keepPrivate(dir, st);
-}
-
-function isMissing(p: string): boolean {
-  try {
-    lstatSync(p);
-    return false;
-  } catch {
-    return true;
-  }
 }
 
 /** mkdir -p, 0700; a failure is reported by the check that follows, naming the path that is wrong. */

@@ -86,6 +86,13 @@ async function within<T>(what: string, p: Promise<T>, ms = 45_000): Promise<T> {
   }
 }
 
+/** The stand-in plugins and a daemon, and a second pod with a NIC of its own (the other pod's calls). */
+async function startWithSecondPod(): Promise<{ running: DaemonProcess; pod2: string; nic2: NicState }> {
+  writeGatedIpam();
+  const running = (daemon = await startDaemon(sock()));
+  return { running, pod2: s.netns('pod2'), nic2: standInNic(s, 'k1') };
+}
+
 /** While `waiting` waits for a lock, another pod's ADD and DEL each complete within `ms`; `waiting` is still waiting. */
 async function anotherPodMeanwhile(waiting: Promise<unknown>, podName: string, device: NicState, ms: number): Promise<void> {
   let done = false;
@@ -99,10 +106,7 @@ async function anotherPodMeanwhile(waiting: Promise<unknown>, podName: string, d
 
 describe('the daemon runs calls at once', () => {
   it("an ADD whose IPAM plugin is still working holds up no other pod's ADD, DEL or VERSION", async () => {
-    writeGatedIpam();
-    daemon = await startDaemon(sock());
-    const pod2 = s.netns('pod2');
-    const nic2 = standInNic(s, 'k1');
+    const { running, pod2, nic2 } = await startWithSecondPod();
     const slow = runCniAsync(call('ADD', 'c1', pod, nic, gated), roots);
     let slowDone = false;
     void slow.then(() => (slowDone = true));
@@ -126,14 +130,11 @@ describe('the daemon runs calls at once', () => {
     expect(del.status, del.stdout).toBe(0);
     expect(nicState(nic.name)).toEqual(nic);
     expect(ledgerRecords(roots.stateDir)).toEqual([]);
-    expect((await daemon.stats()).requests.byVerb).toEqual({ ADD: 2, DEL: 2, VERSION: 1 });
+    expect((await running.stats()).requests.byVerb).toEqual({ ADD: 2, DEL: 2, VERSION: 1 });
   });
 
   it("a DEL for a NIC whose ADD is still in the daemon waits for it, holding up no other pod's call, then gives the NIC back", async () => {
-    writeGatedIpam();
-    daemon = await startDaemon(sock());
-    const pod2 = s.netns('pod2');
-    const nic2 = standInNic(s, 'k1');
+    const { pod2, nic2 } = await startWithSecondPod();
     const slow = runCniAsync(call('ADD', 'c1', pod, nic, gated), roots);
     await until('the ADD reaches its IPAM plugin', () => existsSync(startedFile('c1')));
     // the ADD holds the NIC's lock until it records its result; the runtime's DEL (a pod deleted while it starts)
@@ -150,10 +151,7 @@ describe('the daemon runs calls at once', () => {
   });
 
   it("a NIC another process holds (a CLI cleanup) is waited for asleep: other pods' calls go on; past the wait, 11 naming the holder", async () => {
-    writeGatedIpam();
-    daemon = await startDaemon(sock());
-    const pod2 = s.netns('pod2');
-    const nic2 = standInNic(s, 'k1');
+    const { pod2, nic2 } = await startWithSecondPod();
     const add = runCni(call('ADD', 'c1', pod, nic, staticIpam), roots);
     expect(add.status, add.stdout + add.stderr).toBe(0);
     const [record] = ledgerRecords(roots.stateDir);
