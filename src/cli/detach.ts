@@ -2,15 +2,17 @@
 // attach time (which may be a CI job's namespace), by the record — never by what the caller remembers.
 import type { Command } from 'commander';
 import type { LendRecord } from '../ledger/types';
-import { outermostOf, ownerMatches, ownerOfKey } from '../lend';
-import { sameNetns, type NetnsId } from '../net';
+import type { NamespaceSpec } from '../lend/types';
+import { describeSpec, namespaceIdentityOf, outermostOf, ownerMatches, ownerOfKey, sameNamespace, type LendSession, type NamespaceIdentity } from '../lend';
+import { openSpec } from '../lend/namespaces';
+import { isSysError, type Netns } from '../net';
 import type { CommandIo, CommandKit } from './command-kit';
 import { CliError, ExitCode, usageError } from './exit-codes';
 import { giveBackRecord, nicLabel, printGiveBack, worst } from './give-back';
 import { resolveNic } from './nics';
 import { reasonOf } from './output';
 import { nicExistsHere, recordsForNic } from './records';
-import { namespaceIdOf, releaseTarget, resolveTarget } from './targets';
+import { releaseTarget, resolveTarget } from './targets';
 import { vfCountBoundsOf, vfioWaitOption } from './vfio-wait';
 import type { SetNumVfsOptions } from '../sriov';
 
@@ -48,7 +50,7 @@ function detach(io: CommandIo, nicText: string | undefined, opts: DetachOptions)
 async function detachOne(io: CommandIo, nicText: string, vfCount: SetNumVfsOptions): Promise<ExitCode> {
   const selector = resolveNic(nicText);
   // a NIC lent on from where it was attached (a pod inside the node) is given back with the attach record
-  const matches = outermostOf(recordsForNic(io.session.findRecords(), selector));
+  const matches = outermostOf(recordsForNic(io.session.findRecords(), selector, namespaceIdentityOf(io.session, null)));
   if (matches.length === 0) {
     // A second detach is a no-op; a NIC that exists nowhere is a mistake worth an error.
     if (!nicExistsHere(io.session, selector)) throw new CliError('no record of it, and no such NIC here');
@@ -70,7 +72,7 @@ async function detachOne(io: CommandIo, nicText: string, vfCount: SetNumVfsOptio
 
 async function detachAll(io: CommandIo, targetText: string | undefined, vfCount: SetNumVfsOptions): Promise<ExitCode> {
   let records = io.session.findRecords({ owner: { kind: 'attach' } });
-  if (targetText !== undefined) records = records.filter(await lentTo(targetText));
+  if (targetText !== undefined) records = records.filter(await lentTo(io.session, targetText));
   if (records.length === 0) {
     io.out.line(targetText ? `nothing is lent to ${targetText}` : 'nothing is lent by attach');
     return ExitCode.ok;
@@ -91,22 +93,38 @@ async function detachAll(io: CommandIo, targetText: string | undefined, vfCount:
 
 /**
  * A record lent to `targetText`: attached under that very text, or lent to the same namespace however it was
- * typed (`pid:123` and `/proc/123/ns/net` are one target). A target that no longer resolves (its container is
- * gone) still matches by text.
+ * typed (`pid:123` and `/proc/123/ns/net` are one target), and not a namespace that is gone whose inode the target
+ * was given. A target that no longer resolves (its container is gone) still matches by text.
  */
-async function lentTo(targetText: string): Promise<(r: LendRecord) => boolean> {
-  let id: NetnsId | null = null;
+async function lentTo(s: LendSession, targetText: string): Promise<(r: LendRecord) => boolean> {
+  let here: NamespaceIdentity | null = null;
   try {
     const target = await resolveTarget(targetText);
     try {
-      id = namespaceIdOf(target);
+      here = identityOfTarget(s, target);
     } finally {
       releaseTarget(target);
     }
   } catch (err) {
     if (!(err instanceof CliError) || err.exitCode === ExitCode.usage) throw err;
   }
-  return (r) => ownerMatches(r.owner, { kind: 'attach', target: targetText }) || (id !== null && sameNetns(r.target.id, id));
+  return (r) => ownerMatches(r.owner, { kind: 'attach', target: targetText }) || (here !== null && sameNamespace(r.target, here));
+}
+
+/** The target's identity, cookie included (a socket in it): CliError when it is gone by now. */
+function identityOfTarget(s: LendSession, target: NamespaceSpec): NamespaceIdentity {
+  let netns: Netns;
+  try {
+    netns = openSpec(target);
+  } catch (err) {
+    if (!isSysError(err)) throw err;
+    throw new CliError(`namespace ${describeSpec(target)} is gone (${err.message})`);
+  }
+  try {
+    return namespaceIdentityOf(s, netns);
+  } finally {
+    netns.close();
+  }
 }
 
 /** The target as typed to attach. */

@@ -4,7 +4,7 @@
 // PFs), and only then are the VF counts put back: that write can wait on a driver or on a process holding a VF
 // through VFIO, and waits only so long (naming the holder), with every NIC already home. A NIC that fails does not
 // stop the others; each gets one summary line.
-import { DEFAULT_VFIO_HOLDER_WAIT_MS, ownerOfKey, type GiveBackOutcome, type LendSession } from '../lend';
+import { DEFAULT_VFIO_HOLDER_WAIT_MS, ownerOfKey, sameNamespace, type GiveBackOutcome, type LendSession } from '../lend';
 import type { LendRecord } from '../ledger/types';
 import { deviceDir, isBdf, listVfs, type SetNumVfsOptions } from '../sriov';
 import type { Progress } from './progress';
@@ -150,7 +150,7 @@ function openLab(state: ClusterState, progress: Progress, summary: DownSummary):
 export function recordsOf(s: LendSession, name: string): { own: LendRecord[]; borrowed: LendRecord[]; vfNetdevs: LendRecord[] } {
   const all = s.findRecords();
   const own = s.findRecords({ owner: ofCluster(name) }).sort((a, b) => a.owner.localeCompare(b.owner));
-  const nodeIds = own.map((r) => r.target.id);
+  const nodes = own.map((r) => r.target);
   const vfAddresses = new Set<string>();
   for (const r of own) {
     const pf = r.vfCount?.pf ?? r.identity.pciAddress;
@@ -168,7 +168,7 @@ export function recordsOf(s: LendSession, name: string): { own: LendRecord[]; bo
     (r) =>
       !ownKeys.has(r.key) &&
       ((r.identity.pciAddress !== null && vfAddresses.has(r.identity.pciAddress)) ||
-        nodeIds.some((id) => id.dev === r.home.id.dev && id.ino === r.home.id.ino)),
+        nodes.some((node) => sameNamespace(node, r.home))),
   );
   return { own, borrowed, vfNetdevs };
 }

@@ -5,7 +5,7 @@ import { assertMtu, normalizeUnicastMac, type Link, type Netns, type Rtnl, type 
 import { advanceRecord, appendStep, deleteRecord, lockNic, lockNicWaiting, newRecord, readRecord, writeNewRecordDurableLater, writeRecord, type Ledger, type NicLock, type PendingDurability } from '../ledger';
 import type { LendRecord, VfRequest } from '../ledger/types';
 import { failpoint } from './failpoint';
-import { describeNamespace, recordedRef, refOf } from './namespaces';
+import { describeNamespace, namespaceIdentityOf, recordedRef, refOf } from './namespaces';
 import { lendKeyFor } from './nesting';
 import { nameInUse } from './names';
 import { identityOf, refreshUnderLock, snapshotOf, type ResolvedNic } from './nic';
@@ -42,7 +42,7 @@ export function commitHeld(s: LendSession, plan: LendPlan, asked: LendSettings =
     lock ??= lockNic(s.ledger, key, { timeoutMs: plan.request.lockTimeoutMs ?? 0 });
     finishPrevious(s, key);
     checkSettings(plan, settings);
-    refreshUnderLock(nic, key, (id) => lendKeyFor(s.ledger, id, nic.home.id));
+    refreshUnderLock(nic, key, (id) => lendKeyFor(s.ledger, id, namespaceIdentityOf(s, nic.home)));
     const held = lendLocked(s, plan, settings, lock);
     lock = null; // the held lend lets it go
     return held;

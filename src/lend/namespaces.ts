@@ -2,7 +2,7 @@
 // record), recorded as a NamespaceRef, and reopened later — possibly by another process — by identity (nsfs
 // dev + inode), never by trusting a path alone.
 import { join } from 'node:path';
-import { currentNetns, openNetns, openNetnsOfPid, PROC_NET_INIT_INO, sameNetns, statNetnsId, type NamespaceRef, type Netns, type NetnsId } from '../net';
+import { currentNetns, openNetns, openNetnsOfPid, ownNetnsId, PROC_NET_INIT_INO, sameNetns, statNetnsId, type NamespaceRef, type Netns, type NetnsId, type Rtnl } from '../net';
 import type { NamespaceSpec } from './types';
 import { SysError } from '../errors';
 import { HOST_ROOTS, NAMED_NETNS_DIR, namespacePaths, procNamespacePaths, safeReaddir, type SearchRoots } from './namespace-search';
@@ -53,7 +53,28 @@ export function refOf(netns: Netns): NamespaceRef {
 
 /** refOf() for a record: with the namespace's cookie, read off the session's socket in it (see reopenRecorded). */
 export function recordedRef(s: LendSession, netns: Netns): NamespaceRef {
-  return { ...refOf(netns), cookie: s.rtnl(netns).netnsCookie() };
+  return refWithCookie(netns, s.rtnl(netns));
+}
+
+/** refOf() with the namespace's cookie, read off `rtnl`, a socket in that namespace. */
+export function refWithCookie(netns: Netns, rtnl: Rtnl): NamespaceRef {
+  return { ...refOf(netns), cookie: rtnl.netnsCookie() };
+}
+
+/** A namespace as a record or a live lookup names it: its nsfs id, and its cookie where known. */
+export type NamespaceIdentity = Pick<NamespaceRef, 'id' | 'cookie'>;
+
+/** The identity of an open namespace (null: the caller's own), its cookie read off the session's socket in it. */
+export function namespaceIdentityOf(s: LendSession, netns: Netns | null): NamespaceIdentity {
+  return { id: netns ? netns.id : ownNetnsId(), cookie: s.rtnl(netns).netnsCookie() };
+}
+
+/**
+ * Whether a and b are one namespace: the same nsfs id and, where both have a cookie, the same cookie. The kernel
+ * gives the inode of a namespace that is gone to the next one made, so an id alone can name a newer namespace.
+ */
+export function sameNamespace(a: NamespaceIdentity, b: NamespaceIdentity): boolean {
+  return sameNetns(a.id, b.id) && (!a.cookie || !b.cookie || a.cookie === b.cookie);
 }
 
 /** The same namespace as `netns`, reached by `path`; close() does `close` (nothing for a caller's handle). */

@@ -6,6 +6,7 @@
 import { nestedKey, nestedPrefix, readRecord, recordKeyFor, recordKeysWithPrefix, type Ledger } from '../ledger';
 import type { NicIdentity } from '../ledger/types';
 import { ownNetnsId, sameNetns, type NetnsId } from '../net';
+import { sameNamespace, type NamespaceIdentity } from './namespaces';
 
 /** More than any real stack (host → node → pod → nested sandbox) and a bound on a hostile ledger. */
 const MAX_DEPTH = 8;
@@ -14,17 +15,18 @@ const MAX_DEPTH = 8;
  * The record key for lending this NIC from namespace `from`: its own key, or — when a chain of lent records ends
  * with one whose target is `from` and the caller is in `from` itself (the borrower lends on: a node's plugin) — the
  * key nested under that one. Anyone else asking for a lent NIC keeps its own key, so prepare() reports the lend
- * that holds it. `own`: the caller's namespace (tests name one).
+ * that holds it. A holder's target that is gone is not `from`, though `from` was given its inode (the cookies
+ * differ): that lend is abandoned, and prepare() finds it so. `own`: the caller's namespace (tests name one).
  */
-export function lendKeyFor(ledger: Ledger, identity: NicIdentity, from: NetnsId, own: NetnsId = ownNetnsId()): string {
+export function lendKeyFor(ledger: Ledger, identity: NicIdentity, from: NamespaceIdentity, own: NetnsId = ownNetnsId()): string {
   const base = recordKeyFor(identity);
-  if (!sameNetns(from, own)) return base;
+  if (!sameNetns(from.id, own)) return base;
   let key = base;
   for (let depth = 0; depth < MAX_DEPTH; depth++) {
     const holder = readRecord(ledger, key);
     if (!holder || holder.phase !== 'lent') return key;
     const inner = nestedKey(key, holder.target.id);
-    if (sameNetns(holder.target.id, from)) return inner;
+    if (sameNamespace(holder.target, from)) return inner;
     if (!readRecord(ledger, inner)) return base;
     key = inner;
   }

@@ -5,7 +5,7 @@ import { statSync } from 'node:fs';
 import { SysError } from '../errors';
 import { sameNetns, type Link, type Netns, type Rtnl } from '../net';
 import type { NicIdentity, NicSnapshot, VfSnapshot } from '../ledger/types';
-import { openCurrent, openSpec, refOf } from './namespaces';
+import { openCurrent, openSpec, refWithCookie } from './namespaces';
 import { netdevOfPci, pciOfNetdev, vfPlaceOf, type StandInVf, type VfPlace } from './pci';
 import { isDeviceAddress } from '../sriov';
 import type { LendSession } from './session';
@@ -105,7 +105,7 @@ function vfSnapshotOf(place: VfPlace): VfSnapshot {
     pfPciAddress: place.pfPciAddress,
     pfName: pf.link.name,
     pfIfindex: pf.link.index,
-    pfNetns: refOf(pf.ns),
+    pfNetns: refWithCookie(pf.ns, pf.rtnl),
     vf: place.vf,
     settings,
   };

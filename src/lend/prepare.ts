@@ -8,7 +8,7 @@ import { readRecord, scanRecords } from '../ledger';
 import type { LendRecord, NicIdentity } from '../ledger/types';
 import { assertIfName, sameNetns, type Netns, type Rtnl } from '../net';
 import { deviceDir, driverOf, getVf, isBdf, isDeviceAddress, isUserspaceDriver, type SriovVf } from '../sriov';
-import { describeNamespace, openCurrent, openSpec, refOf } from './namespaces';
+import { describeNamespace, namespaceIdentityOf, openCurrent, openSpec, refOf } from './namespaces';
 import { identityOf, resolveNic, type ResolvedNic } from './nic';
 import { carriesDefaultRoute } from './uplink';
 import { assertOwner } from '../ledger/owner';
@@ -69,7 +69,7 @@ export function prepare(s: LendSession, req: PrepareRequest): LendPlan | Refusal
     nic = resolveNic(s, found.selector);
     const identity = identityOf(nic);
     // nested under the lend that put it here, when one did (a node's CNI lending on a VF the host lent the node)
-    const key = lendKeyFor(s.ledger, identity, nic.home.id);
+    const key = lendKeyFor(s.ledger, identity, namespaceIdentityOf(s, nic.home));
     const move = req.move === 'unless-userspace' ? !found.userspace : req.move !== false;
     const refusal = refusalFor(s, req, nic, target, key, found.label, move);
     if (refusal) {

@@ -1,7 +1,7 @@
 // Returning an SR-IOV NIC nobody recorded (found in a foreign namespace by cleanup) to the initial namespace.
 import { SysError } from '../errors';
 import { deleteRecord, lockNic, newRecord, readRecord, recordKeyFor, writeRecord } from '../ledger';
-import { initialRef, openSpec, refOf } from './namespaces';
+import { initialRef, openSpec, refWithCookie } from './namespaces';
 import { identityOfLink } from './nic';
 import { ownerKey } from '../ledger/owner';
 import { restoreFromRecord } from './restore';
@@ -51,7 +51,7 @@ export function returnStray(s: LendSession, stray: StrayNic): GiveBackResult {
           altnames: link.altnames,
           vf: null,
           },
-          target: refOf(where),
+          target: refWithCookie(where, rtnl),
           targetName: link.name,
           targetIfindex: link.index,
           moved: true,

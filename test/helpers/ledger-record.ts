@@ -1,5 +1,7 @@
 // A complete, valid LendRecord for tests of the ledger and of its users; override what a test cares about.
 import { RECORD_SCHEMA, type LendRecord } from '../../src/ledger/types';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 
 export function sampleRecord(overrides: Partial<LendRecord> = {}): LendRecord {
   const now = new Date().toISOString();
@@ -25,4 +27,21 @@ export function sampleRecord(overrides: Partial<LendRecord> = {}): LendRecord {
     meta: {},
     ...overrides,
   };
+}
+
+/**
+ * Record `key`'s `field` namespace as the kernel's inode reuse leaves it: its namespace gone, its nsfs id now that of
+ * the live namespace at `otherPath`, its cookie kept (the recorded namespace's) — deterministic, where waiting for
+ * the kernel to hand an inode to us would race every other test making namespaces. Returns a function that puts the
+ * recorded id back.
+ */
+export function giveRecordedInodeTo(stateDir: string, key: string, field: 'home' | 'target', otherPath: string): () => void {
+  const file = path.join(stateDir, 'records', `${key}.json`);
+  const stored = JSON.parse(fs.readFileSync(file, 'utf8'));
+  if (!/^[0-9]+$/.test(String(stored[field].cookie))) throw new Error(`record ${key} has no ${field} cookie to keep`);
+  const recorded = stored[field].id;
+  const st = fs.statSync(otherPath);
+  const write = (id: unknown) => fs.writeFileSync(file, JSON.stringify({ ...stored, [field]: { ...stored[field], id } }, null, 2));
+  write({ dev: st.dev, ino: st.ino });
+  return () => write(recorded);
 }

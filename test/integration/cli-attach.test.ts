@@ -7,6 +7,7 @@ import { fakeContainerRuntimes } from '../helpers/cli-fake-runtime';
 import type { StatusEntry } from '../../src/cli/status';
 import { lend } from '../helpers/engine';
 import { execFileSync } from 'node:child_process';
+import { giveRecordedInodeTo } from '../helpers/ledger-record';
 
 /** `ip …` inside the namespace of process `pid`. */
 function ipInPid(pid: number, ...args: string[]): string {
@@ -125,6 +126,26 @@ describe('sriovctl attach / detach / status', () => {
 
     const d = await w.run('detach', '--all', '--target', `${rt}:kind-worker`);
     expect(d.code).toBe(0);
+    expect(w.state(nic.name)).toEqual(nic);
+  });
+
+  it("detach --all --target: a namespace that was given a gone target's inode is not that target", async () => {
+    const nic = w.pf('a', PF_A);
+    const node = w.netns('node');
+    const newer = w.netns('newer');
+    expect((await w.run('attach', nic.name, node)).code).toBe(0);
+    const [key] = w.records().map((f) => f.replace(/\.json$/, ''));
+    const putBack = giveRecordedInodeTo(w.env.stateDir, key, 'target', `/var/run/netns/${newer}`);
+
+    // by inode alone `newer` would be the NIC's target, and detach would give back a NIC never lent to it
+    const d = await w.run('detach', '--all', '--target', newer);
+    expect(d.stderr).toBe('');
+    expect(d.stdout).toBe(`nothing is lent to ${newer}\n`);
+    expect(w.records()).toHaveLength(1);
+    expect(w.state(nic.name, node)).not.toBeNull();
+
+    putBack();
+    expect((await w.run('detach', '--all', '--target', node)).code).toBe(0);
     expect(w.state(nic.name)).toEqual(nic);
   });
 

@@ -5,14 +5,13 @@
 // that reuse leaves: its namespace gone, its inode now another live namespace's (the record's id pointed at a
 // scratch namespace, its cookie kept) — deterministic, where waiting for the kernel to hand the inode to us
 // would race every other test making namespaces at the same time.
-import { readFileSync, statSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { expect, it } from 'vitest';
 import { openSession } from '../../src/lend';
 import { ledgerRecords, netnsPath, runCni, type CniRoots } from '../helpers/cni-run';
 import { useCniPodWorld } from '../helpers/cni-world';
 import { ip, type Scratch } from '../helpers/kernel';
 import { nicState, type NicState } from '../helpers/lend-fixture';
+import { giveRecordedInodeTo } from '../helpers/ledger-record';
 
 let s: Scratch;
 let roots: CniRoots;
@@ -30,15 +29,10 @@ function expectOk(a: ReturnType<typeof callAs>) {
   return a;
 }
 
-/** The record's `field` namespace as the kernel's reuse leaves it: its inode now that of `other`, its cookie kept. */
+/** The one record's `field` namespace as the kernel's reuse leaves it: its inode now that of `other`. */
 function giveItsInodeTo(field: 'home' | 'target', other: string): void {
   const [record] = ledgerRecords(roots.stateDir);
-  expect(record[field].cookie, 'the record has the namespace cookie').toMatch(/^[0-9]+$/);
-  const st = statSync(netnsPath(other));
-  const file = join(roots.stateDir, 'records', `${record.key}.json`);
-  const stored = JSON.parse(readFileSync(file, 'utf8'));
-  stored[field].id = { dev: st.dev, ino: st.ino };
-  writeFileSync(file, JSON.stringify(stored, null, 2));
+  giveRecordedInodeTo(roots.stateDir, record.key, field, netnsPath(other));
 }
 
 it("ADD: a lent record whose pod namespace is gone is abandoned, though a newer namespace has that namespace's inode", () => {

@@ -20,45 +20,54 @@ afterEach(() => fs.rmSync(tmp, { recursive: true, force: true }));
 
 const BASE = 'pci-0000_03_00_1';
 const identity = sampleRecord().identity;
-const ns = (ino: number) => ({ id: { dev: 4, ino }, path: null, pid: null, initial: false });
+const ns = (ino: number, cookie?: string) => ({ id: { dev: 4, ino }, path: null, pid: null, initial: false, cookie });
 const HOST = { dev: 4, ino: 4026531840 };
 const NODE = { dev: 4, ino: 4026532100 };
 const POD = { dev: 4, ino: 4026532200 };
 const SANDBOX = { dev: 4, ino: 4026532300 };
 
-/** A lent record of key `key` whose NIC went from `from` to `to`. */
-function lent(key: string, from: { ino: number }, to: { ino: number }): void {
-  writeRecord(ledger, sampleRecord({ key, phase: 'lent', step: 'configured', home: ns(from.ino), target: ns(to.ino) }));
+/** A lent record of key `key` whose NIC went from `from` to `to` (whose cookie was `toCookie`). */
+function lent(key: string, from: { ino: number }, to: { ino: number }, toCookie?: string): void {
+  writeRecord(ledger, sampleRecord({ key, phase: 'lent', step: 'configured', home: ns(from.ino), target: ns(to.ino, toCookie) }));
 }
 
 describe('lendKeyFor', () => {
   it('is the NIC\'s own key when nothing holds it', () => {
-    expect(lendKeyFor(ledger, identity, HOST, HOST)).toBe(BASE);
+    expect(lendKeyFor(ledger, identity, { id: HOST }, HOST)).toBe(BASE);
   });
 
   it('nests a lend made from the namespace a lent record put the NIC in, one level per lend', () => {
     lent(BASE, HOST, NODE);
     const inNode = nestedKey(BASE, NODE);
-    expect(lendKeyFor(ledger, identity, NODE, NODE)).toBe(inNode);
+    expect(lendKeyFor(ledger, identity, { id: NODE }, NODE)).toBe(inNode);
     expect(inNode).toBe(`${BASE}_in_${NODE.ino.toString(16)}`);
     lent(inNode, NODE, POD);
-    expect(lendKeyFor(ledger, identity, POD, POD)).toBe(nestedKey(inNode, POD));
+    expect(lendKeyFor(ledger, identity, { id: POD }, POD)).toBe(nestedKey(inNode, POD));
   });
 
   it('keeps the own key (so the holder is reported) when the NIC is asked for from anywhere else', () => {
     lent(BASE, HOST, NODE);
-    expect(lendKeyFor(ledger, identity, SANDBOX, SANDBOX)).toBe(BASE);
-    expect(lendKeyFor(ledger, identity, HOST, HOST)).toBe(BASE);
+    expect(lendKeyFor(ledger, identity, { id: SANDBOX }, SANDBOX)).toBe(BASE);
+    expect(lendKeyFor(ledger, identity, { id: HOST }, HOST)).toBe(BASE);
   });
 
   it('nests only for a caller inside that namespace: the host naming the NIC in the node does not lend it on', () => {
     lent(BASE, HOST, NODE);
-    expect(lendKeyFor(ledger, identity, NODE, HOST)).toBe(BASE);
+    expect(lendKeyFor(ledger, identity, { id: NODE }, HOST)).toBe(BASE);
+  });
+
+  it('does not nest under a record whose target is gone, though the caller\'s namespace was given its inode', () => {
+    lent(BASE, HOST, NODE, '8193');
+    // another cookie: a newer namespace with the gone node's inode; its own key, so prepare() finds the old lend
+    expect(lendKeyFor(ledger, identity, { id: NODE, cookie: '9001' }, NODE)).toBe(BASE);
+    expect(lendKeyFor(ledger, identity, { id: NODE, cookie: '8193' }, NODE)).toBe(nestedKey(BASE, NODE));
+    // no cookie on one side (an older record, a kernel before 5.14): the inode decides, as before
+    expect(lendKeyFor(ledger, identity, { id: NODE, cookie: null }, NODE)).toBe(nestedKey(BASE, NODE));
   });
 
   it('does not nest under a record that is not lent (a crashed lend is finished under its own key)', () => {
     writeRecord(ledger, sampleRecord({ key: BASE, phase: 'lending', home: ns(HOST.ino), target: ns(NODE.ino) }));
-    expect(lendKeyFor(ledger, identity, NODE, NODE)).toBe(BASE);
+    expect(lendKeyFor(ledger, identity, { id: NODE }, NODE)).toBe(BASE);
   });
 });
 

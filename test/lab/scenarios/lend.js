@@ -139,4 +139,33 @@ module.exports = [
       expectEqual(looks(vf.netdev), netdevBefore, 'VF netdev at home');
     },
   },
+  {
+    name: "lend: a VF whose PF's namespace is gone writes no PF-side setting into the namespace that was given its inode",
+    async run(ctx) {
+      const fx = await createVfFixture(ctx, { numVfs: 2 });
+      const { SRIOVCTL_STATE_DIR: stateDir } = isolate(ctx, fx.sysfsRoot);
+      const engine = session(ctx);
+      const vf = fx.vfs[1];
+      const pod = tempNetns(ctx, ctx.ifname('pod'));
+      const stranger = tempNetns(ctx, ctx.ifname('str'));
+      // a link in the stranger with the PF's ifindex and name: by inode alone, give-back would take it for the PF
+      ip('-n', stranger, 'link', 'add', fx.pf.name, 'index', String(fx.pf.index), 'type', 'dummy');
+      const strangerBefore = looks(fx.pf.name, stranger);
+      const { record } = engine.lend({ nic: { pci: vf.bdf }, target: { path: `/run/netns/${pod}` }, owner: labOwner('pfns'), name: 'net1', vf: { vlan: { vlan: 7, qos: 0, proto: '802.1Q' } } });
+      const pfNetns = record.snapshot.vf.pfNetns;
+      expect(/^[0-9]+$/.test(String(pfNetns.cookie)), `the PF's namespace is recorded with its cookie (${JSON.stringify(pfNetns)})`);
+      // as the kernel's inode reuse leaves it: the PF's namespace gone, its inode now the stranger's, its cookie kept
+      const file = path.join(stateDir, 'records', `${record.key}.json`);
+      const stored = JSON.parse(fs.readFileSync(file, 'utf8'));
+      const st = fs.statSync(`/run/netns/${stranger}`);
+      stored.snapshot.vf.pfNetns = { ...pfNetns, id: { dev: st.dev, ino: st.ino }, path: `/run/netns/${stranger}`, pid: null, initial: false };
+      fs.writeFileSync(file, JSON.stringify(stored, null, 2));
+
+      const back = await engine.giveBack(record.key);
+      expect(back.warnings.some((w) => w.includes('namespace is gone; VF 1 settings not restored')), `warned: ${JSON.stringify(back.warnings)}`);
+      expect(looks(vf.netdev), 'VF netdev at home');
+      expectEqual(looks(fx.pf.name, stranger), strangerBefore, "the stranger's link untouched");
+      expectEqual(fs.readdirSync(path.join(stateDir, 'records')), [], 'no record left');
+    },
+  },
 ];
