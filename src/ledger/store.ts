@@ -42,7 +42,11 @@ export function recordPath(l: Ledger, key: string): string {
 
 /** The record for `key`, or null when there is none. Throws SysError 'CORRUPT' when the file cannot be used. */
 export function readRecord(l: Ledger, key: string): LendRecord | null {
-  const file = recordPath(l, key);
+  return readRecordFile(recordPath(l, key), key, () => true);
+}
+
+/** readRecord of `file` (key's), or null without parsing when `mayHold` says its text cannot be a wanted record. */
+function readRecordFile(file: string, key: string, mayHold: (text: string) => boolean): LendRecord | null {
   let text: string;
   try {
     text = readStateFile(file).toString('utf8');
@@ -53,7 +57,7 @@ export function readRecord(l: Ledger, key: string): LendRecord | null {
     const why = e.code === 'ELOOP' ? 'is a symbolic link (not followed)' : e.code === 'EFTYPE' ? 'is not a regular file' : 'cannot be read';
     throw corrupt(file, why, e.code);
   }
-  return parseRecord(file, key, text);
+  return mayHold(text) ? parseRecord(file, key, text) : null;
 }
 
 function parseRecord(file: string, key: string, text: string): LendRecord {
@@ -110,8 +114,12 @@ export interface ScanResult {
   corrupt: { file: string; error: string }[];
 }
 
-/** Every record in the ledger. Never throws for a bad file; temp files of interrupted writes are ignored. */
-export function scanRecords(l: Ledger): ScanResult {
+/**
+ * Every record in the ledger. Never throws for a bad file; temp files of interrupted writes are ignored.
+ * `mayHold`: a cheap look at a file's text that is false only for a file that cannot be a wanted record; such a
+ * file is neither parsed nor checked (validating a record costs more than reading it), and is not in the result.
+ */
+export function scanRecords(l: Ledger, mayHold: (text: string) => boolean = () => true): ScanResult {
   const dir = recordsDir(l.dir);
   const result: ScanResult = { records: [], corrupt: [] };
   let names: string[];
@@ -126,7 +134,8 @@ export function scanRecords(l: Ledger): ScanResult {
       removeIfAbandoned(path.join(dir, name));
       continue;
     }
-    const file = path.join(dir, name);
+    // not path.join: `dir` is normal already (recordsDir joined it) and `name` a bare entry; joining costs most of a scan
+    const file = `${dir}/${name}`;
     if (!name.endsWith(RECORD_SUFFIX)) {
       result.corrupt.push({ file, error: `unexpected file in ${dir} (not <key>${RECORD_SUFFIX})` });
       continue;
@@ -134,7 +143,7 @@ export function scanRecords(l: Ledger): ScanResult {
     const key = name.slice(0, -RECORD_SUFFIX.length);
     try {
       assertRecordKey(key);
-      const record = readRecord(l, key);
+      const record = readRecordFile(file, key, mayHold);
       if (record) result.records.push(record);
     } catch (err) {
       result.corrupt.push({ file, error: (err as Error).message });

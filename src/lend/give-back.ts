@@ -4,7 +4,7 @@ import { SysError } from '../errors';
 import { advanceRecord, deleteRecord, lockNicWaiting, readRecord, scanRecords } from '../ledger';
 import type { LendRecord } from '../ledger/types';
 import { failpoint } from './failpoint';
-import { ownerKey, ownerMatches, type OwnerMatch } from '../ledger/owner';
+import { ownerKey, ownerMatches, ownerTextFilter, type OwnerMatch } from '../ledger/owner';
 import { nestedKeys } from './nesting';
 import { restoreFromRecord } from './restore';
 import type { LendSession } from './session';
@@ -85,10 +85,22 @@ export interface RecordFilter {
 
 /** Readable records matching the filter (corrupt ones are left to recover()/status to report). */
 export function findRecords(s: LendSession, filter: RecordFilter = {}): LendRecord[] {
-  const { records } = scanRecords(s.ledger);
+  const owner = filter.owner;
+  const { records } = filter.key !== undefined ? oneRecord(s, filter.key) : scanRecords(s.ledger, owner === undefined ? undefined : ownerTextFilter(owner));
   return records.filter(
     (r) => (filter.owner === undefined || ownerMatches(r.owner, filter.owner)) && (filter.key === undefined || r.key === filter.key),
   );
+}
+
+/** The record of `key` as a scan would have it: none when there is none, or when it is corrupt. */
+function oneRecord(s: LendSession, key: string): { records: LendRecord[] } {
+  try {
+    const record = readRecord(s.ledger, key);
+    return { records: record ? [record] : [] };
+  } catch (err) {
+    if (err instanceof SysError && err.code === 'CORRUPT') return { records: [] };
+    throw err;
+  }
 }
 
 /**
