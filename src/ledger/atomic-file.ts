@@ -1,6 +1,7 @@
 // Durable file replacement: a reader sees the old content or the new, never a mix, even across a crash.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { isSysError } from '../errors';
 import { native } from '../native';
 
 /** Temp files are '.<final name>.tmp-<pid>-<random>': hidden, and never mistaken for a finished file. */
@@ -44,12 +45,52 @@ export function writeFileAtomic(file: string, data: string | ((fd: number) => vo
       fs.closeSync(fd);
     }
     hooks.beforeRename?.(temp);
-    fs.renameSync(temp, file);
+    putInPlace(temp, file);
   } catch (err) {
     fs.rmSync(temp, { force: true });
     throw err;
   }
   if (durable) fsyncDir(dir);
+}
+
+/** Whether renameat2's exchange works here (not on every filesystem, nor under every emulator): asked once. */
+let exchangeWorks = true;
+
+/**
+ * `temp` becomes `file`. An existing regular file is swapped with it and the old content, now at `temp`, removed:
+ * a rename over an existing file would make ext4 write the new data back at once (auto_da_alloc), and the rename
+ * and the file's later unlink wait on the disk — a record rewritten twice per pod. Else a plain rename.
+ */
+function putInPlace(temp: string, file: string): void {
+  if (exchangeWorks && isRegularFile(file)) {
+    try {
+      native.exchangeFiles(temp, file);
+      try {
+        fs.unlinkSync(temp);
+      } catch {
+        // the new content is in place; a temp name left with the old content is hidden from every reader (and a
+        // ledger scan removes it once this process is gone)
+      }
+      return;
+    } catch (err) {
+      if (!isSysError(err)) throw err;
+      if (EXCHANGE_UNSUPPORTED.has(err.code)) exchangeWorks = false;
+      // gone meanwhile: renamed into place as a new file
+      else if (err.code !== 'ENOENT') throw err;
+    }
+  }
+  fs.renameSync(temp, file);
+}
+
+/** What renameat2 answers where it cannot exchange: an old kernel, a filesystem without it, an emulator. */
+const EXCHANGE_UNSUPPORTED = new Set(['EINVAL', 'ENOSYS', 'EOPNOTSUPP', 'ENOTSUP']);
+
+function isRegularFile(file: string): boolean {
+  try {
+    return fs.lstatSync(file).isFile();
+  } catch {
+    return false;
+  }
 }
 
 /** A write that is visible already and on disk once finish() has returned. */

@@ -23,17 +23,36 @@ function sriovctl(env, ...args) {
   return { code: r.status, stdout: r.stdout, stderr: r.stderr, line: `sriovctl ${args.join(' ')} -> ${r.status}: ${(r.stdout + r.stderr).trim()}` };
 }
 
+/** The named namespaces (nodes of the local provider) of cluster `name`. */
+function nodeNamespaces(name) {
+  return sh('ip', ['netns', 'list']).split('\n').map((l) => l.split(' ')[0]).filter((ns) => ns.startsWith(`${name}-`));
+}
+
+/**
+ * Whether a `cluster down` could still change anything outside the private state dir (which is removed right
+ * after): a record (a NIC to give back), a node namespace, or a simulated cluster (its simulated NICs). A scenario
+ * that took its cluster down itself leaves none of them, and the safety net need not start the CLI (1–3 s in the VM).
+ */
+function clusterLeftOver(env, name) {
+  if (recordFiles(env).length > 0 || nodeNamespaces(name).length > 0) return true;
+  const file = path.join(env.SRIOVCTL_STATE_DIR, 'clusters', name, 'cluster.json');
+  if (!fs.existsSync(file)) return false;
+  try {
+    return Boolean(JSON.parse(fs.readFileSync(file, 'utf8')).sim);
+  } catch {
+    return true;
+  }
+}
+
 /** A private ledger, the real sysfs, a cluster name; the cluster is taken down and its nodes removed afterwards. */
 function clusterEnv(ctx) {
   const env = cliEnv(ctx, 'cluster');
   const name = `lab${Math.random().toString(16).slice(2, 6)}`;
   // (registered after cliEnv's: runs before the state dir is removed)
   ctx.defer(() => {
+    if (!clusterLeftOver(env, name)) return;
     sriovctl(env, 'cluster', 'down', '--name', name, '-q');
-    for (const line of sh('ip', ['netns', 'list']).split('\n')) {
-      const ns = line.split(' ')[0];
-      if (ns.startsWith(`${name}-`)) sh('ip', ['netns', 'del', ns]);
-    }
+    for (const ns of nodeNamespaces(name)) sh('ip', ['netns', 'del', ns]);
   });
   return { env, name };
 }
