@@ -2,10 +2,8 @@
 // attach time (which may be a CI job's namespace), by the record — never by what the caller remembers.
 import type { Command } from 'commander';
 import type { LendRecord } from '../ledger/types';
-import type { NamespaceSpec } from '../lend/types';
-import { describeSpec, namespaceIdentityOf, outermostOf, ownerMatches, ownerOfKey, sameNamespace, type LendSession, type NamespaceIdentity } from '../lend';
-import { openSpec } from '../lend/namespaces';
-import { isSysError, type Netns } from '../net';
+import { describeSpec, identityOfSpec, namespaceIdentityOf, outermostOf, ownerMatches, ownerOfKey, sameNamespace, type LendSession, type NamespaceIdentity, type NamespaceSpec } from '../lend';
+import { isSysError } from '../net';
 import type { CommandIo, CommandKit } from './command-kit';
 import { CliError, ExitCode, usageError } from './exit-codes';
 import { giveBackRecord, nicLabel, printGiveBack, worst } from './give-back';
@@ -111,19 +109,13 @@ async function lentTo(s: LendSession, targetText: string): Promise<(r: LendRecor
   return (r) => ownerMatches(r.owner, { kind: 'attach', target: targetText }) || (here !== null && sameNamespace(r.target, here));
 }
 
-/** The target's identity, cookie included (a socket in it): CliError when it is gone by now. */
+/** The target's identity, cookie included: CliError when it is gone by now. */
 function identityOfTarget(s: LendSession, target: NamespaceSpec): NamespaceIdentity {
-  let netns: Netns;
   try {
-    netns = openSpec(target);
+    return identityOfSpec(s, target);
   } catch (err) {
     if (!isSysError(err)) throw err;
     throw new CliError(`namespace ${describeSpec(target)} is gone (${err.message})`);
-  }
-  try {
-    return namespaceIdentityOf(s, netns);
-  } finally {
-    netns.close();
   }
 }
 

@@ -85,20 +85,18 @@ export interface RecordFilter {
 
 /** Readable records matching the filter (corrupt ones are left to recover()/status to report). */
 export function findRecords(s: LendSession, filter: RecordFilter = {}): LendRecord[] {
-  const owner = filter.owner;
-  const { records } = filter.key !== undefined ? oneRecord(s, filter.key) : scanRecords(s.ledger, owner === undefined ? undefined : ownerTextFilter(owner));
-  return records.filter(
-    (r) => (filter.owner === undefined || ownerMatches(r.owner, filter.owner)) && (filter.key === undefined || r.key === filter.key),
-  );
+  const { owner, key } = filter;
+  const candidates = key !== undefined ? recordOrNone(s, key) : scanRecords(s.ledger, owner && ownerTextFilter(owner)).records;
+  return owner === undefined ? candidates : candidates.filter((r) => ownerMatches(r.owner, owner));
 }
 
 /** The record of `key` as a scan would have it: none when there is none, or when it is corrupt. */
-function oneRecord(s: LendSession, key: string): { records: LendRecord[] } {
+function recordOrNone(s: LendSession, key: string): LendRecord[] {
   try {
     const record = readRecord(s.ledger, key);
-    return { records: record ? [record] : [] };
+    return record ? [record] : [];
   } catch (err) {
-    if (err instanceof SysError && err.code === 'CORRUPT') return { records: [] };
+    if (err instanceof SysError && err.code === 'CORRUPT') return [];
     throw err;
   }
 }

@@ -6,7 +6,7 @@ export { ownerKey, ownerOfKey, ownerMatches, type Owner, type OwnerMatch } from 
 export { DEFAULT_VFIO_HOLDER_WAIT_MS, MAX_VFIO_HOLDER_WAIT_MS, describePendingVfCount, type VfCountRequest } from './vf-count';
 export type { StrayNic } from './stray';
 export { LendSession, openSession, type SessionOptions } from './session';
-export { describeSpec, namespaceIdentityOf, sameNamespace, type NamespaceIdentity } from './namespaces';
+export { describeSpec, identityOfSpec, namespaceIdentityOf, sameNamespace, type NamespaceIdentity } from './namespaces';
 export { uplinkNames } from './uplink';
 export { nestingDepth, outermostOf } from './nesting';
 export { LEND_STEPS, GIVE_BACK_STEPS, VF_COUNT_STEPS } from './steps';

@@ -69,6 +69,16 @@ export function namespaceIdentityOf(s: LendSession, netns: Netns | null): Namesp
   return { id: netns ? netns.id : ownNetnsId(), cookie: s.rtnl(netns).netnsCookie() };
 }
 
+/** The identity of the namespace a caller named, opened for the look (SysError when it cannot be: gone). */
+export function identityOfSpec(s: LendSession, spec: NamespaceSpec): NamespaceIdentity {
+  const netns = openSpec(spec);
+  try {
+    return namespaceIdentityOf(s, netns);
+  } finally {
+    netns.close();
+  }
+}
+
 /**
  * Whether a and b are one namespace: the same nsfs id and, where both have a cookie, the same cookie. The kernel
  * gives the inode of a namespace that is gone to the next one made, so an id alone can name a newer namespace.
