@@ -9,6 +9,7 @@ import { nicState, standInNic, type NicState } from './lend-fixture';
 import { afterEach, beforeAll, beforeEach } from 'vitest';
 import { assertBuilt, netnsProcess, sriovctl, type CliEnv, type CliResult } from './cli-process';
 import { simMac, type SimPfSpec } from '../../src/sriov/sim';
+import { requireBundle, runCni, type CniAnswer, type CniCall } from './cni-run';
 
 export class CliWorld {
   readonly s = new Scratch();
@@ -59,6 +60,23 @@ export class CliWorld {
       return { bdf: vfBdf, nic: nicState(name)! };
     });
     return { pf, vfs };
+  }
+
+  /**
+   * A node's plugin lending VF `vfBdf` on to `pod` as net1: sriovctl-cni ADD run inside named namespace `node` on this
+   * world's state dir and tree, as the node's kubelet would (the container ID is `ctr-<prefix>`).
+   */
+  nodePluginAdd(node: string, pod: string, vfBdf: string): CniAnswer {
+    requireBundle();
+    const call: CniCall = {
+      command: 'ADD',
+      containerId: `ctr-${this.s.prefix}`,
+      netns: `/var/run/netns/${pod}`,
+      ifname: 'net1',
+      inNetns: node,
+      config: { cniVersion: '1.0.0', name: `net-${this.s.prefix}`, type: 'sriovctl-cni', deviceID: vfBdf, ipam: {} },
+    };
+    return runCni(call, { stateDir: this.env.stateDir, sim: this.sysfs.sim });
   }
 
   /** A stand-in NIC sysfs does not know (no PCI address): like a node's eth0. */

@@ -7,7 +7,6 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { useCliWorld, type CliWorld } from '../helpers/cli-fixture';
 import { findRecords } from '../helpers/engine';
-import { requireBundle, runCni } from '../helpers/cni-run';
 
 const PF = '0000:7a:00.0';
 
@@ -58,22 +57,11 @@ describe('a VF count change while the PF or its VFs are lent', () => {
   });
 
   it('from inside the node: the VFs lent to it, one lent on to a pod by its plugin', async () => {
-    requireBundle();
     const { pf, vfs } = w.pfWithVfs('b', PF, 2);
     const node = w.netns('node');
     const pod = w.netns('pod');
     for (const nic of [vfs[0].bdf, vfs[1].bdf, pf.name]) expect((await w.run('attach', nic, node)).code).toBe(0);
-    const add = runCni(
-      {
-        command: 'ADD',
-        containerId: `ctr-${w.s.prefix}`,
-        netns: `/var/run/netns/${pod}`,
-        ifname: 'net1',
-        inNetns: node,
-        config: { cniVersion: '1.0.0', name: `net-${w.s.prefix}`, type: 'sriovctl-cni', deviceID: vfs[0].bdf, ipam: {} },
-      },
-      { stateDir: w.env.stateDir, sim: w.sysfs.sim },
-    );
+    const add = w.nodePluginAdd(node, pod, vfs[0].bdf);
     expect(add.status, add.stderr + add.stdout).toBe(0);
     expect(findRecords().some((r) => r.key.includes('_in_'))).toBe(true);
 

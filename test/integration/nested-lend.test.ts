@@ -7,7 +7,6 @@
 // pod) with the pod's MTU and no record.
 import { describe, expect, it } from 'vitest';
 import { useCliWorld, type CliWorld } from '../helpers/cli-fixture';
-import { requireBundle, runCni } from '../helpers/cni-run';
 import { findRecords } from '../helpers/engine';
 import { ip } from '../helpers/kernel';
 import type { NicState } from '../helpers/lend-fixture';
@@ -20,7 +19,6 @@ describe('a VF lent to a node and on to a pod by the node\'s plugin', () => {
 
   /** The VF lent host → node → pod; each layer changed it. */
   async function lendThrough(): Promise<{ vf: NicState; vfBdf: string; node: string; pod: string }> {
-    requireBundle();
     const { vfs } = w.pfWithVfs('a', PF, 1);
     const [{ bdf: vfBdf, nic: vf }] = vfs;
     const node = w.netns('node');
@@ -28,17 +26,7 @@ describe('a VF lent to a node and on to a pod by the node\'s plugin', () => {
     const attach = await w.run('attach', vfBdf, node);
     expect(attach.code, attach.stderr).toBe(0);
     ip('-n', node, 'link', 'set', vf.name, 'mtu', '1300');
-    const add = runCni(
-      {
-        command: 'ADD',
-        containerId: `ctr-${w.s.prefix}`,
-        netns: `/var/run/netns/${pod}`,
-        ifname: 'net1',
-        inNetns: node,
-        config: { cniVersion: '1.0.0', name: `net-${w.s.prefix}`, type: 'sriovctl-cni', deviceID: vfBdf, ipam: {} },
-      },
-      { stateDir: w.env.stateDir, sim: w.sysfs.sim },
-    );
+    const add = w.nodePluginAdd(node, pod, vfBdf);
     expect(add.status, add.stderr + add.stdout).toBe(0);
     ip('-n', pod, 'link', 'set', 'net1', 'mtu', '1280');
     expect(w.state('net1', pod)).toMatchObject({ mac: vf.mac, mtu: 1280 });
