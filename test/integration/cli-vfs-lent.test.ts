@@ -6,7 +6,9 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { useCliWorld, type CliWorld } from '../helpers/cli-fixture';
-import { findRecords } from '../helpers/engine';
+import { findRecords, lend } from '../helpers/engine';
+import { readConfig } from '../../src/config';
+import { openSession } from '../../src/lend';
 
 const PF = '0000:7a:00.0';
 
@@ -54,6 +56,27 @@ describe('a VF count change while the PF or its VFs are lent', () => {
     // the PF itself lent (no VF lent): the host may not change what the node holds
     expect((await w.run('attach', pf.name, node)).code).toBe(0);
     await expectRefused(w.run('vfs', PF, '0'), [`PF ${PF} (${pf.name}) held by attach:${node} (sriovctl detach ${PF})`]);
+  });
+
+  it("the engine's change as the PF's own lend (cluster up's path): refused while a VF is lent, the VF untouched", async () => {
+    const { pf, vfs } = w.pfWithVfs('d', PF, 2);
+    const node = w.netns('node');
+    expect((await w.run('attach', vfs[0].bdf, node)).code).toBe(0);
+    const owner = { kind: 'cluster', cluster: 'c', node: 'n' } as const;
+    const { record } = lend({ nic: { name: pf.name }, target: { path: `/var/run/netns/${node}` }, owner });
+    const session = openSession(readConfig(process.env));
+    try {
+      await expectRefused(
+        session.setLentVfCount({ key: record.key, owner, pf: PF, count: 4 }).then(
+          () => ({ code: 0, stderr: '' }),
+          (err: Error) => ({ code: 1, stderr: `${err.message}\n` }),
+        ),
+        [`VF ${vfs[0].bdf} (${vfs[0].nic.name}) held by attach:${node}`],
+      );
+    } finally {
+      session.close();
+    }
+    expect(w.state(vfs[0].nic.name, node)).toMatchObject({ mac: vfs[0].nic.mac, mtu: vfs[0].nic.mtu });
   });
 
   it('from inside the node: the VFs lent to it, one lent on to a pod by its plugin', async () => {
