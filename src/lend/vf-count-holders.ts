@@ -43,12 +43,13 @@ export interface VfCountClearance {
 }
 
 /**
- * The refusal of a VF count change on PF `pf`, or the clearance when nothing is in the way. In the way: every record of a
- * VF of this PF, whoever holds it — the asker too, since the change removes the VF its record is about — and every
- * record of the PF itself except the asker's own lend of it. The asker's own lend is the normal case, not a
- * conflict: `cluster up` lends the PF to a node and then creates its VFs, and a node changes the count of the PF it
- * was lent; both hold the PF as its borrower, and the PF's record puts the count at home back on give-back. A
- * nested lend of the PF (the node's plugin gave the whole PF on to a pod) is not the asker's: it blocks.
+ * The refusal of a VF count change on PF `pf`, or the clearance when nothing is in the way. In the way: every
+ * record of a VF of this PF, whoever holds it — the asker too (a node holding the VF netdevs `cluster up` lent it):
+ * the change removes the VF from under its record — and every record of the PF itself but the asker's own lend of
+ * it. That lend is the normal case, not a conflict: `cluster up` lends the PF to a node and then creates its VFs,
+ * and a node changes the count of the PF it was lent; both hold the PF as its borrower, and the PF's record puts
+ * the count at home back on give-back. A nested lend of the PF (the node's plugin gave the whole PF on to a pod) is
+ * not the asker's: it blocks.
  */
 export function checkVfCountChange(s: LendSession, pf: string, asker: VfCountAsker): VfCountRefusal | VfCountClearance {
   const vfs = new Set(vfAddressesOf(s, pf));
