@@ -12,7 +12,7 @@ import { vfCountBoundsOf } from './vfio-wait';
 import { resolveNic } from './nics';
 import { reasonOf } from './output';
 import { releaseTarget, resolveTarget } from './targets';
-import { createVfs, planVfs, type VfPlan } from './vf-plan';
+import { createVfs, planVfs, refuseVfCountChange, type VfPlan } from './vf-plan';
 
 interface AttachOptions {
   as?: string;
@@ -57,6 +57,8 @@ async function attach(io: CommandIo, nicText: string, targetText: string, opts: 
   let plan: VfPlan | null;
   try {
     plan = opts.vfs !== undefined ? planVfs(io.session, nic, nicText, opts.vfs, opts.driver) : null;
+    // a VF of it lent already: refused before the PF moves, not after
+    if (plan) refuseVfCountChange(io.session, plan.pf, { key: lendPlan.key, owner });
   } catch (err) {
     lendPlan.close();
     throw err;

@@ -1,8 +1,8 @@
 // VF counts for `attach --vfs` and `vfs`: checked before anything changes, applied through src/sriov (0 first,
 // poll, read back, bounded) — on a lent PF through the engine, which records the count first so every give-back
 // puts it back.
-import type { LendSession, NicRef, Owner } from '../lend';
-import { bindDriver, deviceOfNetdev, getPf, setNumVfs, type SriovVf } from '../sriov';
+import type { LendSession, NicRef, Owner, VfCountAsker } from '../lend';
+import { bindDriver, deviceOfNetdev, getPf, type SriovVf } from '../sriov';
 import { CliError } from './exit-codes';
 
 export interface VfPlan {
@@ -31,13 +31,25 @@ export function planVfs(s: LendSession, nic: NicRef, nicText: string, count: num
   return { pf: pf.address, count, driver, before: pf.numVfs, timeoutMs };
 }
 
+/** The engine's refusal of a VF count change (a lent VF, a PF lent elsewhere), as the CLI's one line: exit 1. */
+export function refuseVfCountChange(s: LendSession, pf: string, asker: VfCountAsker): void {
+  const check = s.checkVfCountChange(pf, asker);
+  if (check.refused) throw new CliError(check.error.message);
+}
+
+async function vfsOrRefused(change: ReturnType<LendSession['setVfCountHere']>): Promise<SriovVf[]> {
+  const vfs = await change;
+  if ('refused' in vfs) throw new CliError(vfs.error.message);
+  return vfs;
+}
+
 /** Creates the VFs (on the PF lent as `lent`, when it is) and binds them; yields one line per action for -v. */
 export async function createVfs(s: LendSession, plan: VfPlan, lent?: { key: string; owner: Owner }): Promise<string[]> {
   const lines: string[] = [];
   const numVfs = { timeoutMs: plan.timeoutMs };
   const vfs: SriovVf[] = lent
     ? await s.setLentVfCount({ ...lent, pf: plan.pf, count: plan.count, numVfs })
-    : await setNumVfs(s.sysfs, plan.pf, plan.count, numVfs);
+    : await vfsOrRefused(s.setVfCountHere({ pf: plan.pf, count: plan.count, numVfs }));
   lines.push(`sriov_numvfs of ${plan.pf}: ${plan.before} -> ${vfs.length}`);
   if (plan.driver) {
     for (const vf of vfs) {

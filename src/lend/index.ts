@@ -3,7 +3,8 @@
 export type { RecordFilter } from './give-back';
 export { isRefusal, type LendPlan, type Refusal } from './prepare';
 export { ownerKey, ownerOfKey, ownerMatches, type Owner, type OwnerMatch } from '../ledger/owner';
-export { DEFAULT_VFIO_HOLDER_WAIT_MS, MAX_VFIO_HOLDER_WAIT_MS, describePendingVfCount, type VfCountRequest } from './vf-count';
+export { DEFAULT_VFIO_HOLDER_WAIT_MS, MAX_VFIO_HOLDER_WAIT_MS, describePendingVfCount, type VfCountHereRequest, type VfCountRequest } from './vf-count';
+export type { VfCountAsker, VfCountClearance, VfCountHolder, VfCountRefusal } from './vf-count-holders';
 export type { StrayNic } from './stray';
 export { LendSession, openSession, type SessionOptions } from './session';
 export { describeSpec, identityOfSpec, namespaceIdentityOf, sameNamespace, type NamespaceIdentity } from './namespaces';

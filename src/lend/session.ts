@@ -9,7 +9,8 @@ import type { LendRecord } from '../ledger/types';
 import * as giveBacks from './give-back';
 import { commit, commitHeldWaiting, lend } from './lend';
 import { prepare, type LendPlan, type Refusal } from './prepare';
-import { setLentVfCount, type VfCountRequest } from './vf-count';
+import { setLentVfCount, setVfCountHere, type VfCountHereRequest, type VfCountRequest } from './vf-count';
+import { checkVfCountChange, type VfCountAsker, type VfCountClearance, type VfCountRefusal } from './vf-count-holders';
 import { returnStray, type StrayNic } from './stray';
 import type { GiveBackOptions, GiveBackResult, HeldLend, LendRequest, LendResult, LendSettings, PrepareRequest, RecoverOptions, RecoverReport } from './types';
 import { closePlace, openPlace, whereIs, type Whereabouts } from './where';
@@ -124,6 +125,16 @@ export class LendSession {
   /** Give a lent PF `count` VFs, its count at home recorded first: every give-back puts it back. */
   setLentVfCount(req: VfCountRequest): Promise<SriovVf[]> {
     return this.runAsync(() => setLentVfCount(this, req));
+  }
+
+  /** A PF's VF count set from the caller's namespace, or the refusal naming every lend in the way. */
+  setVfCountHere(req: VfCountHereRequest): Promise<SriovVf[] | VfCountRefusal> {
+    return this.runAsync(() => setVfCountHere(this, req));
+  }
+
+  /** Read-only: whether `asker` may change PF `pf`'s VF count now (what setLentVfCount checks first). */
+  checkVfCountChange(pf: string, asker: VfCountAsker): VfCountRefusal | VfCountClearance {
+    return this.run(() => checkVfCountChange(this, pf, asker));
   }
 
   findRecords(filter: giveBacks.RecordFilter = {}): LendRecord[] {

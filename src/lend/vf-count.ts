@@ -6,9 +6,10 @@ import { advanceRecord, lockNic, readRecord } from '../ledger';
 import type { LendRecord } from '../ledger/types';
 import { getPf, setNumVfs, type SetNumVfsOptions, type SriovVf } from '../sriov';
 import { failpoint } from './failpoint';
-import { ownerKey, type Owner } from '../ledger/owner';
+import { ownerKey, ownerOfKey, type Owner } from '../ledger/owner';
 import type { LendSession } from './session';
 import type { PendingVfCount } from './types';
+import { checkVfCountChange, type VfCountRefusal } from './vf-count-holders';
 
 export interface VfCountRequest {
   /** The lent NIC's record key, and who must still hold it. */
@@ -22,7 +23,10 @@ export interface VfCountRequest {
   numVfs?: SetNumVfsOptions;
 }
 
-/** Give the lent PF `count` VFs; its count at home is recorded first (once: a second call keeps the first). */
+/**
+ * Give the lent PF `count` VFs; its count at home is recorded first (once: a second call keeps the first). Refused
+ * (its SysError thrown, nothing written) while one of its VFs is lent (see vf-count-holders.ts).
+ */
 export async function setLentVfCount(s: LendSession, req: VfCountRequest): Promise<SriovVf[]> {
   const lock = lockNic(s.ledger, req.key, { timeoutMs: req.lockTimeoutMs ?? 2000 });
   try {
@@ -33,6 +37,8 @@ export async function setLentVfCount(s: LendSession, req: VfCountRequest): Promi
         op: 'set VF count',
       });
     }
+    const check = checkVfCountChange(s, req.pf, { key: req.key, owner: req.owner });
+    if (check.refused) throw check.error;
     if (!record.vfCount) {
       const before = getPf(s.sysfs, req.pf).numVfs;
       advanceRecord(s.ledger, { ...record, vfCount: { pf: req.pf, before } }, 'vfs:recorded', `${before} VFs at home`);
@@ -43,6 +49,26 @@ export async function setLentVfCount(s: LendSession, req: VfCountRequest): Promi
   } finally {
     lock.release();
   }
+}
+
+export interface VfCountHereRequest {
+  /** The PF's device address (a PCI BDF, or 'netdevsimN'). */
+  pf: string;
+  count: number;
+  numVfs?: SetNumVfsOptions;
+}
+
+/**
+ * PF `pf` gets `count` VFs, asked from the caller's namespace (`sriovctl vfs`): refused while the PF or one of its
+ * VFs is lent, unless the PF is lent to this very namespace and none of its VFs is — then the change is that lend's
+ * own (setLentVfCount: the count at home recorded first, so the PF's give-back puts it back).
+ */
+export async function setVfCountHere(s: LendSession, req: VfCountHereRequest): Promise<SriovVf[] | VfCountRefusal> {
+  const check = checkVfCountChange(s, req.pf, 'here');
+  if (check.refused) return check;
+  const lend = check.ownLend;
+  if (lend) return setLentVfCount(s, { key: lend.key, owner: ownerOfKey(lend.owner)!, pf: req.pf, count: req.count, numVfs: req.numVfs });
+  return setNumVfs(s.sysfs, req.pf, req.count, req.numVfs);
 }
 
 /** How long a give-back waits by default for a process holding one of the PF's VFs through VFIO to let go. */

@@ -3,12 +3,13 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { Scratch } from './kernel';
+import { ip, Scratch } from './kernel';
 import { fakeSysfs, type FakeSysfs } from './fake-sysfs';
 import { nicState, standInNic, type NicState } from './lend-fixture';
 import { afterEach, beforeAll, beforeEach } from 'vitest';
 import { assertBuilt, netnsProcess, sriovctl, type CliEnv, type CliResult } from './cli-process';
-import type { SimPfSpec } from '../../src/sriov/sim';
+import { simMac, type SimPfSpec } from '../../src/sriov/sim';
+import { requireBundle, runCni, type CniAnswer, type CniCall } from './cni-run';
 
 export class CliWorld {
   readonly s = new Scratch();
@@ -45,6 +46,37 @@ export class CliWorld {
     const nic = standInNic(this.s, suffix, opts.netns);
     this.sysfs.sim.addPf({ bdf, netdev: { name: nic.name, mac: nic.mac }, ...opts.spec });
     return nic;
+  }
+
+  /**
+   * A stand-in PF with `count` VFs whose netdevs are stand-ins too (veth ends named and addressed as the tree names
+   * them, MTU 1450): VF netdevs that can be lent, here and in a node's plugin.
+   */
+  pfWithVfs(suffix: string, bdf: string, count: number): { pf: NicState; vfs: { bdf: string; nic: NicState }[] } {
+    const pf = this.pf(suffix, bdf, { spec: { numVfs: count, vfNetdevTemplate: `${this.s.prefix}${suffix}v{index}` } });
+    const vfs = this.sysfs.sim.vfAddresses(bdf).map((vfBdf, i) => {
+      const [name] = this.s.veth(`${suffix}v${i}`, `${suffix}v${i}p`);
+      ip('link', 'set', name, 'address', simMac(vfBdf), 'mtu', '1450');
+      return { bdf: vfBdf, nic: nicState(name)! };
+    });
+    return { pf, vfs };
+  }
+
+  /**
+   * A node's plugin lending VF `vfBdf` on to `pod` as net1: sriovctl-cni ADD run inside named namespace `node` on this
+   * world's state dir and tree, as the node's kubelet would (the container ID is `ctr-<prefix>`).
+   */
+  nodePluginAdd(node: string, pod: string, vfBdf: string): CniAnswer {
+    requireBundle();
+    const call: CniCall = {
+      command: 'ADD',
+      containerId: `ctr-${this.s.prefix}`,
+      netns: `/var/run/netns/${pod}`,
+      ifname: 'net1',
+      inNetns: node,
+      config: { cniVersion: '1.0.0', name: `net-${this.s.prefix}`, type: 'sriovctl-cni', deviceID: vfBdf, ipam: {} },
+    };
+    return runCni(call, { stateDir: this.env.stateDir, sim: this.sysfs.sim });
   }
 
   /** A stand-in NIC sysfs does not know (no PCI address): like a node's eth0. */

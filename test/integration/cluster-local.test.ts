@@ -17,6 +17,7 @@ import { holdVfioGroup, uniqueIommuGroups } from '../helpers/vfio-holder';
 import { deleteLinkAnywhere, ip, Scratch } from '../helpers/kernel';
 import { isolatedRoots, nicState } from '../helpers/lend-fixture';
 import { namespacesWith, sriovctl, standInPfs } from './cluster-fixture';
+import { sriovctl as cliIn } from '../helpers/cli-process';
 
 let s: Scratch;
 let roots: ReturnType<typeof isolatedRoots>;
@@ -202,6 +203,26 @@ describe('local provider, simulated NICs', () => {
     expect(again.stderr).toContain(`sim: delete ${plan[0].name}`);
     for (const nic of plan) expect(nicState(nic.name)).toBeNull();
     expect(nicState(foreign)).not.toBeNull();
+  });
+
+  it('vfs inside a node, its VFs lent to it: refused at once naming the cluster and its down, nothing changed', async () => {
+    const up = await sriovctl('cluster', 'up', '--name', name, '--agents', '1', '--vfs', '2', '-q');
+    expect(up.code, up.stderr).toBe(0);
+    const [pf] = simNicPlan(name, 1);
+    const node = `${name}-agent-0`;
+    const tree = readClusterState(stateDirOfTest(), name)!.sim!.sysfsRoot;
+    const numvfsFile = join(tree, 'bus', 'pci', 'devices', pf.pciAddress, 'sriov_numvfs');
+    const records = () => findRecords().map((r) => JSON.stringify(r));
+    const before = { numvfs: readFileSync(numvfsFile, 'utf8'), records: records() };
+    // the node's own sriovctl: its namespace, the host's state dir and the lab's tree (as the node's plugin sees them)
+    const r = await cliIn({ stateDir: stateDirOfTest(), sysfsRoot: tree }, ['vfs', pf.name, '1'], { netns: node });
+    expect(r.code, r.stderr).toBe(1);
+    for (const v of [0, 1]) {
+      expect(r.stderr).toContain(`VF ${pf.pciAddress.slice(0, 8)}02.${v} (${pf.name}v${v}) held by cluster:${name}/${node} (sriovctl cluster down --name ${name})`);
+    }
+    expect(r.stderr).not.toContain(`PF ${pf.pciAddress}`);
+    expect({ numvfs: readFileSync(numvfsFile, 'utf8'), records: records() }).toEqual(before);
+    expect((await status()).nodes.map((n) => n.vfs?.ready ?? null)).toEqual([null, 2]);
   });
 
   it('-v shows each kernel action; a second down is a no-op', async () => {
