@@ -56,8 +56,9 @@ export class Ext4Image {
       fs.truncateSync(image, sizeMiB * 1024 * 1024);
       run('mkfs.ext4', '-q', '-F', image);
       device = run('losetup', '--find', '--show', image);
-      // named namespaces made later still appear in it (/run/netns is a shared mount); our mount stays in it
-      holder = spawn('unshare', ['--mount', '--propagation', 'unchanged', 'sleep', 'infinity'], { stdio: 'ignore' });
+      // a slave: what is mounted or unmounted in ours reaches it (a named namespace deleted is not pinned by its
+      // copy), and nothing mounted in it reaches ours
+      holder = spawn('unshare', ['--mount', '--propagation', 'slave', 'sleep', 'infinity'], { stdio: 'ignore' });
       await ownMountNamespace(holder);
       const fsImage = new Ext4Image(dir, device, holder, mountPoint);
       fsImage.mount();

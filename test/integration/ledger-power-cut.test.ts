@@ -1,8 +1,10 @@
 // What a power cut leaves of the ledger on a real ext4: the state dir on a loop-mounted image, EXT4_IOC_SHUTDOWN
 // (the journal flushed, every write not yet on disk dropped) at seeded random moments of `attach`, `detach`, CNI
 // ADD and CNI DEL, then the filesystem mounted again and the NIC given back from what survived (`cleanup`, or the
-// pod's DEL): never an empty or corrupt record, every NIC home with its name, MAC and MTU. A lend's records are
-// rewritten without an fsync; one swapped in for the last durable one (renameat2 exchange) came back 0 bytes here.
+// pod's DEL): never an empty or corrupt record, every NIC home with its name, MAC and MTU. A record's rewrites are
+// not fsynced, so each must be renamed over the old file, whose data ext4 writes first (one swapped in by renameat2's
+// exchange came back 0 bytes), and its first write fsynced before its rename (one renamed first, then fsynced on a
+// thread, came back empty when the cut followed its writer's death).
 import type { ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -10,6 +12,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startSriovctl, sriovctl, type CliEnv } from '../helpers/cli-process';
 import { netnsPath, requireBundle, runCni, runCniAsync, type CniAnswer } from '../helpers/cni-run';
 import { Ext4Image } from '../helpers/ext4-image';
+import { prng } from '../helpers/hostile-inputs';
 import { Scratch } from '../helpers/kernel';
 import { nicState, standInNic } from '../helpers/lend-fixture';
 import { SimSysfs } from '../../src/sriov/sim';
@@ -18,18 +21,6 @@ const ROUNDS_PER_DOOR = 3;
 const SEED = Number(process.env.SRIOVCTL_CRASH_SEED) || Math.floor(Math.random() * 2 ** 31);
 /** The cut comes at a uniform moment of this many times the door's own duration (some land after it is done). */
 const SPREAD = 1.3;
-
-/** mulberry32: the same seed, the same moments. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 2 ** 32;
-  };
-}
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -60,11 +51,10 @@ describe('a power cut on ext4 at random moments of a lend or a give-back', () =>
   });
 
   it(`leaves every record whole and every NIC home (${ROUNDS_PER_DOOR} cuts per front door)`, { timeout: 300_000 }, async () => {
-    const random = seeded(SEED);
+    const random = prng(SEED);
     const nic = standInNic(s, 'n0');
     const target = s.netns('tgt');
     const pod = s.netns('pod');
-    // after the namespaces: the image's mount namespace is a copy of ours
     const fsImage = (image = await Ext4Image.create());
     const stateDir = path.join(fsImage.mountPoint, 'state');
     const cli: CliEnv = { stateDir, sysfsRoot: sim.root, launcher: fsImage.launcher };
