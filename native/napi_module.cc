@@ -5,7 +5,6 @@
 #include <cstring>
 #include <string>
 
-#include "exchange_files.h"
 #include "flock.h"
 #include "fsync_job.h"
 #include "link.h"
@@ -89,13 +88,6 @@ Napi::Value LockFd(const Napi::CallbackInfo& info) {
   return guarded(info.Env(), [&] {
     bool locked = lockFd(argInt(info, 0, "fd"), argBool(info, 1, "exclusive"), argInt(info, 2, "timeoutMs"));
     return Napi::Boolean::New(info.Env(), locked);
-  });
-}
-
-Napi::Value ExchangeFiles(const Napi::CallbackInfo& info) {
-  return guarded(info.Env(), [&] {
-    exchangeFiles(argString(info, 0, "a"), argString(info, 1, "b"));
-    return info.Env().Undefined();
   });
 }
 
@@ -219,7 +211,6 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("sysctlWrite", Napi::Function::New(env, SysctlWrite, "sysctlWrite"));
   exports.Set("lockFd", Napi::Function::New(env, LockFd, "lockFd"));
   exports.Set("unlockFd", Napi::Function::New(env, UnlockFd, "unlockFd"));
-  exports.Set("exchangeFiles", Napi::Function::New(env, ExchangeFiles, "exchangeFiles"));
   exports.Set("startFsync", Napi::Function::New(env, StartFsync, "startFsync"));
   exports.Set("finishFsync", Napi::Function::New(env, FinishFsync, "finishFsync"));
   exports.Set("readFd", Napi::Function::New(env, ReadFd, "readFd"));

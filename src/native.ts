@@ -129,8 +129,6 @@ export interface NativeAddon {
   sysctlWrite(nsFd: number, key: string, value: string): void;
   lockFd(fd: number, exclusive: boolean, timeoutMs: number): boolean;
   unlockFd(fd: number): void;
-  /** renameat2(RENAME_EXCHANGE) of two existing paths (see atomic-file.ts). */
-  exchangeFiles(a: string, b: string): void;
   /** fsync of each fd, in order, on a thread of the addon's: the caller goes on meanwhile (see atomic-file.ts). */
   startFsync(fds: number[]): NativeFsyncJob;
   /** Waits for the job; SysError (op 'fsync') for the first fsync that failed. */

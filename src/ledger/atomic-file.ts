@@ -1,7 +1,6 @@
 // Durable file replacement: a reader sees the old content or the new, never a mix, even across a crash.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { isSysError } from '../errors';
 import { native } from '../native';
 
 /** Temp files are '.<final name>.tmp-<pid>-<random>': hidden, and never mistaken for a finished file. */
@@ -21,8 +20,9 @@ export interface AtomicWriteHooks {
   /** Test seam: runs after the temp file is written and before the rename (a crash here must keep the old file). */
   beforeRename?: (tempPath: string) => void;
   /**
-   * Default true: fsync the file and the directory, so the write survives power loss. False: still atomic (a
-   * reader or a process crash sees old or new, never a mix — the page cache outlives the process), no fsync.
+   * Default true: fsync the file and the directory, so the write survives power loss. False: no fsync, still atomic
+   * (a reader or a process crash sees old or new, never a mix: the page cache outlives the process); after a power
+   * cut, the old content or the new where the filesystem writes a file renamed over another first (ext4, btrfs).
    */
   durable?: boolean;
 }
@@ -35,62 +35,19 @@ let tempCounter = 0;
  * is the content, or a function that writes it to the temp file's fd (large files, copied in chunks).
  */
 export function writeFileAtomic(file: string, data: string | ((fd: number) => void), mode: number, hooks: AtomicWriteHooks = {}): void {
-  const dir = path.dirname(file);
   const durable = hooks.durable !== false;
-  const { temp, fd } = writeTemp(file, data, mode);
+  const temp = writeTemp(file, data, mode, durable);
   try {
-    try {
-      if (durable) fs.fsyncSync(fd);
-    } finally {
-      fs.closeSync(fd);
-    }
     hooks.beforeRename?.(temp);
-    putInPlace(temp, file);
+    // renamed over the old file, never swapped with it: ext4 (auto_da_alloc, its default) and btrfs write the data
+    // of a file renamed over another before the rename is committed, so a power cut finds the old content or the
+    // new, never an empty file (an exchange, with the old file unlinked, came back 0 bytes)
+    fs.renameSync(temp, file);
   } catch (err) {
     fs.rmSync(temp, { force: true });
     throw err;
   }
-  if (durable) fsyncDir(dir);
-}
-
-/** Whether renameat2's exchange works here (not on every filesystem, nor under every emulator): asked once. */
-let exchangeWorks = true;
-
-/**
- * `temp` becomes `file`. An existing regular file is swapped with it and the old content, now at `temp`, removed:
- * a rename over an existing file would make ext4 write the new data back at once (auto_da_alloc), and the rename
- * and the file's later unlink wait on the disk — a record rewritten twice per pod. Else a plain rename.
- */
-function putInPlace(temp: string, file: string): void {
-  if (exchangeWorks && isRegularFile(file)) {
-    try {
-      native.exchangeFiles(temp, file);
-      try {
-        fs.unlinkSync(temp);
-      } catch {
-        // the new content is in place; a temp name left with the old content is hidden from every reader (and a
-        // ledger scan removes it once this process is gone)
-      }
-      return;
-    } catch (err) {
-      if (!isSysError(err)) throw err;
-      if (EXCHANGE_UNSUPPORTED.has(err.code)) exchangeWorks = false;
-      // gone meanwhile: renamed into place as a new file
-      else if (err.code !== 'ENOENT') throw err;
-    }
-  }
-  fs.renameSync(temp, file);
-}
-
-/** What renameat2 answers where it cannot exchange: an old kernel, a filesystem without it, an emulator. */
-const EXCHANGE_UNSUPPORTED = new Set(['EINVAL', 'ENOSYS', 'EOPNOTSUPP', 'ENOTSUP']);
-
-function isRegularFile(file: string): boolean {
-  try {
-    return fs.lstatSync(file).isFile();
-  } catch {
-    return false;
-  }
+  if (durable) fsyncDir(path.dirname(file));
 }
 
 /** A write that is visible already and on disk once finish() has returned. */
@@ -100,25 +57,25 @@ export interface PendingDurability {
 }
 
 /**
- * writeFileAtomic for a new file whose durability is needed only once the work it precedes is reported done (a lend
- * record: in place before the NIC moves, on disk before the lend is answered). The rename comes first and both
- * fsyncs run on a thread of the addon's while the caller goes on (the move waits on the kernel meanwhile): every
- * reader, and a process that crashes, sees the new file at once; a power cut before finish() may leave it empty.
+ * writeFileAtomic for a new file whose directory entry needs to be durable only once the work it precedes is reported
+ * done (a lend record: in place before the NIC moves, on disk before the lend is answered). The data is fsynced
+ * before the rename, so the file is never seen empty, even after a power cut; the directory's fsync runs on a thread
+ * of the addon's while the caller goes on (the move waits on the kernel meanwhile). A power cut before finish() may
+ * leave no file at all (it finds the NIC where the reboot put it), never an empty one.
  */
 export function writeFileAtomicDurableLater(file: string, data: string, mode: number): PendingDurability {
-  const { temp, fd } = writeTemp(file, data, mode);
+  const temp = writeTemp(file, data, mode, true);
   let dirFd = -1;
   try {
-    // opened first: once the file is in place, nothing may fail before its fsync is under way
+    // opened first: once the file is in place, nothing may fail before its directory's fsync is under way
     dirFd = fs.openSync(path.dirname(file), fs.constants.O_RDONLY | fs.constants.O_DIRECTORY);
     fs.renameSync(temp, file);
   } catch (err) {
     if (dirFd >= 0) fs.closeSync(dirFd);
-    fs.closeSync(fd);
     fs.rmSync(temp, { force: true });
     throw err;
   }
-  const job = native.startFsync([fd, dirFd]);
+  const job = native.startFsync([dirFd]);
   let done = false;
   return {
     finish() {
@@ -127,27 +84,30 @@ export function writeFileAtomicDurableLater(file: string, data: string, mode: nu
       try {
         native.finishFsync(job);
       } finally {
-        fs.closeSync(fd);
         fs.closeSync(dirFd);
       }
     },
   };
 }
 
-/** The temp file beside `file` with `data` in it, open; removed again if writing fails. */
-function writeTemp(file: string, data: string | ((fd: number) => void), mode: number): { temp: string; fd: number } {
+/** The temp file beside `file` with `data` in it (fsynced when `sync`), closed; removed again if writing fails. */
+function writeTemp(file: string, data: string | ((fd: number) => void), mode: number, sync: boolean): string {
   const { temp, fd } = createTemp(path.dirname(file), path.basename(file), mode);
   try {
-    // the umask can narrow the create mode; set it exactly
-    fs.fchmodSync(fd, mode);
-    if (typeof data === 'string') fs.writeSync(fd, data);
-    else data(fd);
+    try {
+      // the umask can narrow the create mode; set it exactly
+      fs.fchmodSync(fd, mode);
+      if (typeof data === 'string') fs.writeSync(fd, data);
+      else data(fd);
+      if (sync) fs.fsyncSync(fd);
+    } finally {
+      fs.closeSync(fd);
+    }
   } catch (err) {
-    fs.closeSync(fd);
     fs.rmSync(temp, { force: true });
     throw err;
   }
-  return { temp, fd };
+  return temp;
 }
 
 /** A new temp file beside `name`; a name left by a dead process with our pid is skipped, not an error. */

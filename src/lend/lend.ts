@@ -125,8 +125,9 @@ function lendLocked(s: LendSession, plan: LendPlan, req: LendSettings, lock: Nic
     },
     'lend:recorded',
   );
-  // in place before anything changes (a crash of this process at any point finds it), fsynced while the NIC moves
-  // (the move waits 10–30 ms on the kernel) and on disk before the lend is reported done
+  // in place, its data on disk, before anything changes (a crash of this process at any point finds it); its
+  // directory entry fsynced while the NIC moves (the move waits 10–30 ms on the kernel), on disk before the lend is
+  // reported done
   const durable = writeNewRecordDurableLater(ledger, record);
   try {
     failpoint('lend:recorded');

@@ -45,6 +45,8 @@ export interface CliEnv {
   pathPrefix?: string;
   /** More environment (e.g. SRIOVCTL_FAILPOINT for one run). */
   extra?: NodeJS.ProcessEnv;
+  /** A command that runs the CLI (nsenter into the mount namespace where the state dir is mounted). */
+  launcher?: string[];
 }
 
 function envFor(e: CliEnv): NodeJS.ProcessEnv {
@@ -54,8 +56,9 @@ function envFor(e: CliEnv): NodeJS.ProcessEnv {
   return { ...env, ...e.extra };
 }
 
-function argvFor(args: string[], netns?: string): [string, string[]] {
-  return netns ? ['ip', ['netns', 'exec', netns, process.execPath, BIN, ...args]] : [process.execPath, [BIN, ...args]];
+function argvFor(e: CliEnv, args: string[], netns?: string): [string, string[]] {
+  const argv = [...(e.launcher ?? []), ...(netns ? ['ip', 'netns', 'exec', netns] : []), process.execPath, BIN, ...args];
+  return [argv[0], argv.slice(1)];
 }
 
 /**
@@ -63,13 +66,13 @@ function argvFor(args: string[], netns?: string): [string, string[]] {
  * simulated sysfs drivers running in the test process keep reacting while the CLI waits for them.
  */
 export function sriovctl(e: CliEnv, args: string[], opts: { netns?: string } = {}): Promise<CliResult> {
-  const [cmd, argv] = argvFor(args, opts.netns);
+  const [cmd, argv] = argvFor(e, args, opts.netns);
   return collectOutput(spawn(cmd, argv, { env: envFor(e), stdio: ['ignore', 'pipe', 'pipe'] }), 60_000);
 }
 
 /** Start `sriovctl args…` without waiting (for crash tests). */
 export function startSriovctl(e: CliEnv, args: string[]): ChildProcess {
-  const [cmd, argv] = argvFor(args);
+  const [cmd, argv] = argvFor(e, args);
   return spawn(cmd, argv, { env: envFor(e), stdio: 'ignore' });
 }
 

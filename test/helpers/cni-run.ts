@@ -87,6 +87,8 @@ export interface CniCall {
   inNetns?: string;
   /** This transport whatever the project's (default: the project's; see viaShim). */
   transport?: 'oneshot' | 'shim';
+  /** A command that runs the plugin (nsenter into the mount namespace where the state dir is mounted). */
+  launcher?: string[];
 }
 
 export interface CniAnswer {
@@ -122,8 +124,8 @@ function usesShim(call: CniCall): boolean {
 
 function command(call: CniCall): [string, string[]] {
   const plugin = usesShim(call) ? [SHIM] : [process.execPath, PLUGIN];
-  if (call.inNetns) return ['ip', ['netns', 'exec', call.inNetns, ...plugin]];
-  return [plugin[0], plugin.slice(1)];
+  const argv = [...(call.launcher ?? []), ...(call.inNetns ? ['ip', 'netns', 'exec', call.inNetns] : []), ...plugin];
+  return [argv[0], argv.slice(1)];
 }
 
 function stdinOf(call: CniCall): string {

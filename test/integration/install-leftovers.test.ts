@@ -3,10 +3,11 @@
 // temp dir, and the next one removes it and installs; two installers on one directory take turns and end with one
 // consistent payload; one that cannot get the lock in time names the lock file and its holder; what is not ours
 // (a symlink named like a temp dir, another user's dir, a link inside an old payload) is left alone, never
-// followed; an old payload a launcher holds is kept. (The packaged plugin's own launcher: test/field/install-cni.)
+// followed; an old payload a launcher holds is kept; an upgrade replaces the plugin by rename (a reader of the old
+// one reads it whole, the name holds a new file). (The packaged plugin's own launcher: test/field/install-cni.)
 import type { ChildProcess } from 'node:child_process';
 import { execFileSync } from 'node:child_process';
-import { chownSync, closeSync, constants, existsSync, lstatSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync, writeSync } from 'node:fs';
+import { chownSync, closeSync, constants, existsSync, fstatSync, lstatSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, readlinkSync, readSync, rmSync, statSync, symlinkSync, writeFileSync, writeSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -109,6 +110,33 @@ function expectPayloadOf(src: string): string {
   expect(readFileSync(join(bin, 'sriovctl-cni'), 'utf8')).toBe(readFileSync(join(src, 'plugin'), 'utf8'));
   return version;
 }
+
+describe('install-cni: an upgrade replaces the plugin by rename, never in place', () => {
+  it('a reader that opened the old plugin reads it whole after the upgrade; the name holds a new file, and no temp file is left', async () => {
+    const plugin = join(bin, 'sriovctl-cni');
+    const old = source('old');
+    // big enough that a reader (a kubelet running it) is still part-way through when the upgrade comes
+    writeFileSync(join(old, 'plugin'), Buffer.alloc(1 << 20, 'old plugin '));
+    expect((await installed(old)).code).toBe(0);
+    const fd = openSync(plugin, constants.O_RDONLY);
+    try {
+      const oldInode = fstatSync(fd).ino;
+      const half = Buffer.alloc(1 << 19);
+      expect(readSync(fd, half, 0, half.length, null)).toBe(half.length);
+
+      const next = source('next');
+      writeFileSync(join(next, 'plugin'), Buffer.alloc(1 << 20, 'next plugin '));
+      expect((await installed(next)).code).toBe(0);
+      const rest = readFileSync(fd);
+      expect(Buffer.concat([half, rest]).equals(readFileSync(join(old, 'plugin'))), 'the old plugin, read through the fd held across the upgrade').toBe(true);
+      expect(statSync(plugin).ino).not.toBe(oldInode);
+      expect(readFileSync(plugin).equals(readFileSync(join(next, 'plugin')))).toBe(true);
+      expect(tempNames()).toEqual([]);
+    } finally {
+      closeSync(fd);
+    }
+  });
+});
 
 describe('install-cni: a killed installer, and two at once', () => {
   it('SIGKILLed mid-copy, it leaves its temp dir and the old payload in use; the next install removes the temp dir and installs', async () => {

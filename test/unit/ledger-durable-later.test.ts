@@ -1,5 +1,6 @@
-// A record written before a NIC moves is fsynced while the NIC moves (src/ledger/atomic-file.ts): visible at once,
-// on disk once finish() returns, and a failed fsync is the caller's error, never lost on the addon's thread.
+// A record written before a NIC moves (src/ledger/atomic-file.ts): its data fsynced before it is visible, its
+// directory fsynced while the NIC moves, on disk once finish() returns, and a failed fsync is the caller's error,
+// never lost on the addon's thread.
 import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -26,15 +27,15 @@ const fdsOn = (target: string) =>
   }).length;
 
 describe('writeFileAtomicDurableLater', () => {
-  it('puts the file in place before finish(), leaves no temp file, and closes what it opened once finished', () => {
+  it('puts the file in place before finish(), leaves no temp file, and holds only its directory open until finished', () => {
     const file = path.join(tmp, 'rec.json');
     const pending = writeFileAtomicDurableLater(file, '{"a":1}\n', 0o600);
     // visible at once: a reader, or the next process after a crash of this one, finds it
     expect(fs.readFileSync(file, 'utf8')).toBe('{"a":1}\n');
     expect(fs.statSync(file).mode & 0o777).toBe(0o600);
     expect(fs.readdirSync(tmp)).toEqual(['rec.json']);
-    // the file and its directory are held open for the fsyncs until finish()
-    expect([fdsOn(file), fdsOn(tmp)]).toEqual([1, 1]);
+    // the file's data was fsynced before the rename; its directory is held open for its fsync until finish()
+    expect([fdsOn(file), fdsOn(tmp)]).toEqual([0, 1]);
     pending.finish();
     pending.finish(); // idempotent
     expect([fdsOn(file), fdsOn(tmp)]).toEqual([0, 0]);

@@ -1,0 +1,148 @@
+// What a power cut leaves of the ledger on a real ext4: the state dir on a loop-mounted image, EXT4_IOC_SHUTDOWN
+// (the journal flushed, every write not yet on disk dropped) at seeded random moments of `attach`, `detach`, CNI
+// ADD and CNI DEL, then the filesystem mounted again and the NIC given back from what survived (`cleanup`, or the
+// pod's DEL): never an empty or corrupt record, every NIC home with its name, MAC and MTU. A record's rewrites are
+// not fsynced, so each must be renamed over the old file, whose data ext4 writes first (one swapped in by renameat2's
+// exchange came back 0 bytes), and its first write fsynced before its rename (one renamed first, then fsynced on a
+// thread, came back empty when the cut followed its writer's death).
+import type { ChildProcess } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { startSriovctl, sriovctl, type CliEnv } from '../helpers/cli-process';
+import { netnsPath, requireBundle, runCni, runCniAsync, type CniAnswer } from '../helpers/cni-run';
+import { Ext4Image } from '../helpers/ext4-image';
+import { prng } from '../helpers/hostile-inputs';
+import { Scratch } from '../helpers/kernel';
+import { nicState, standInNic } from '../helpers/lend-fixture';
+import { SimSysfs } from '../../src/sriov/sim';
+
+const ROUNDS_PER_DOOR = 3;
+const SEED = Number(process.env.SRIOVCTL_CRASH_SEED) || Math.floor(Math.random() * 2 ** 31);
+/** The cut comes at a uniform moment of this many times the door's own duration (some land after it is done). */
+const SPREAD = 1.3;
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function exited(child: ChildProcess): Promise<void> {
+  return new Promise((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve() : child.once('exit', () => resolve())));
+}
+
+/** The front doors, and an attach killed the moment its record is written (the cut as soon as it is gone). */
+type Door = 'attach' | 'detach' | 'add' | 'del' | 'attach-killed';
+
+describe('a power cut on ext4 at random moments of a lend or a give-back', () => {
+  let s: Scratch;
+  let image: Ext4Image | null = null;
+  let sim: SimSysfs;
+  beforeEach(() => {
+    requireBundle();
+    s = new Scratch();
+    sim = SimSysfs.create();
+    s.onCleanup(() => sim.remove());
+  });
+  afterEach(async () => {
+    try {
+      await image?.remove();
+    } finally {
+      image = null;
+      s.cleanup();
+    }
+  });
+
+  it(`leaves every record whole and every NIC home (${ROUNDS_PER_DOOR} cuts per front door)`, { timeout: 300_000 }, async () => {
+    const random = prng(SEED);
+    const nic = standInNic(s, 'n0');
+    const target = s.netns('tgt');
+    const pod = s.netns('pod');
+    const fsImage = (image = await Ext4Image.create());
+    const stateDir = path.join(fsImage.mountPoint, 'state');
+    const cli: CliEnv = { stateDir, sysfsRoot: sim.root, launcher: fsImage.launcher };
+    const roots = { stateDir, sim };
+    const recordsHere = () => recordFiles(fsImage.view(stateDir));
+    const attachArgs = ['attach', nic.name, target, '--as', 'eth7'];
+    const conf = { cniVersion: '1.1.0', name: `net-${s.prefix}`, type: 'sriovctl-cni', device: nic.name, ipam: { type: 'static', addresses: [{ address: '10.79.0.5/24' }] } };
+    const cniCall = (command: string) => ({ command, containerId: `ctr-${s.prefix}`, netns: netnsPath(pod), ifname: 'net1', config: conf, transport: 'oneshot' as const, launcher: fsImage.launcher });
+    const expectCni = (a: CniAnswer, what: string) => expect(a.status, `${what}: ${a.stdout}${a.stderr}`).toBe(0);
+    const expectCli = async (args: string[]) => {
+      const r = await sriovctl(cli, args);
+      expect(r.code, `sriovctl ${args.join(' ')}: ${r.stdout}${r.stderr}`).toBe(0);
+    };
+
+    /** Each door's work as a process of its own (what the cut interrupts). */
+    const start: Record<Door, () => Promise<unknown>> = {
+      attach: () => exited(startSriovctl(cli, attachArgs)),
+      'attach-killed': () => exited(startSriovctl({ ...cli, extra: { SRIOVCTL_FAILPOINT: 'lend:recorded' } }, attachArgs)),
+      detach: () => exited(startSriovctl(cli, ['detach', nic.name])),
+      add: () => runCniAsync(cniCall('ADD'), roots),
+      del: () => runCniAsync(cniCall('DEL'), roots),
+    };
+    /** What a give-back door needs lent first (written by a whole lend: its records not yet on disk, as in service). */
+    const before: Record<Door, () => Promise<void>> = {
+      attach: async () => {},
+      'attach-killed': async () => {},
+      detach: () => expectCli(attachArgs),
+      add: async () => {},
+      del: async () => expectCni(runCni(cniCall('ADD'), roots), 'ADD'),
+    };
+    /** What the next boot runs: cleanup for the CLI, the pod's DEL for the CNI (a runtime calls DEL again). */
+    const giveBack: Record<Door, () => Promise<void>> = {
+      attach: () => expectCli(['cleanup']),
+      'attach-killed': () => expectCli(['cleanup']),
+      detach: () => expectCli(['cleanup']),
+      add: async () => expectCni(runCni(cniCall('DEL'), roots), 'DEL after the cut'),
+      del: async () => expectCni(runCni(cniCall('DEL'), roots), 'DEL after the cut'),
+    };
+    const doors: Door[] = ['attach', 'detach', 'add', 'del', 'attach-killed'];
+
+    // how long each door takes here, now (a lend, then its give-back, for both front doors)
+    const took = {} as Record<Door, number>;
+    for (const door of ['attach', 'detach', 'add', 'del'] as const) {
+      const t0 = performance.now();
+      await start[door]();
+      took[door] = performance.now() - t0;
+    }
+    expect(nicState(nic.name)).toEqual(nic);
+
+    const seen: string[] = [];
+    for (let round = 0; round < ROUNDS_PER_DOOR; round++) {
+      for (const door of doors) {
+        const where = `seed ${SEED} (SRIOVCTL_CRASH_SEED), round ${round}, ${door}`;
+        await before[door]();
+        const cut = await fsImage.arm();
+        const delay = random() * (took[door] ?? 0) * SPREAD;
+        const work = start[door]();
+        if (door === 'attach-killed') await work;
+        else await sleep(delay);
+        await cut.fire();
+        await work;
+        const moment = door === 'attach-killed' ? 'once it was killed' : `${delay.toFixed(0)} ms in`;
+        fsImage.remount();
+
+        const files = recordsHere();
+        for (const f of files) {
+          const text = fs.readFileSync(f, 'utf8');
+          expect(text.length, `${where}: ${path.basename(f)} is empty after the cut ${moment}`).toBeGreaterThan(0);
+          expect(() => JSON.parse(text), `${where}: ${path.basename(f)} after the cut ${moment}`).not.toThrow();
+        }
+        seen.push(`${door}@${moment}:${files.length ? JSON.parse(fs.readFileSync(files[0], 'utf8')).phase : 'none'}`);
+
+        await giveBack[door]();
+        expect(nicState(nic.name), `${where}: the NIC after the give-back`).toEqual(nic);
+        expect(recordsHere(), where).toEqual([]);
+      }
+    }
+    // eslint-disable-next-line no-console
+    console.log(`power cuts (seed ${SEED}; ms per door ${JSON.stringify(Object.fromEntries(Object.entries(took).map(([d, ms]) => [d, Math.round(ms)])))}): ${seen.join(' ')}`);
+  });
+});
+
+/** The record files of the ledger (temp files of an interrupted write are hidden, and not records). */
+function recordFiles(stateDir: string): string[] {
+  const dir = path.join(stateDir, 'records');
+  if (!fs.existsSync(dir)) return [];
+  return fs
+    .readdirSync(dir)
+    .filter((f) => f.endsWith('.json') && !f.startsWith('.'))
+    .map((f) => path.join(dir, f));
+}
