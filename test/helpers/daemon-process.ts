@@ -2,6 +2,7 @@
 // SIGKILL when it does not drain), and its log kept for the failure message.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { queryDaemon } from '../../src/daemon/query';
 import type { DaemonStats } from '../../src/daemon/server';
@@ -22,9 +23,15 @@ export interface DaemonProcess {
   stop(graceMs?: number): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
+/**
+ * The daemon's configuration for a test rig: callers (each test) may name their own state dir, sysfs root and
+ * plugin dirs below the temp dir, and Debian's plugins are its own. `env` overrides (an empty value unsets).
+ */
+export const TEST_DAEMON_ENV: Readonly<Record<string, string>> = { SRIOVCTL_DAEMON_CALLER_ROOT: tmpdir(), SRIOVCTL_DAEMON_CNI_PATH: '/usr/lib/cni' };
+
 export async function startDaemon(socket: string, env: Record<string, string> = {}, timeoutMs = 30_000): Promise<DaemonProcess> {
   const child = spawn(process.execPath, [CLI, 'daemon'], {
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', SRIOVCTL_SOCKET: socket, ...env },
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', SRIOVCTL_SOCKET: socket, ...TEST_DAEMON_ENV, ...env },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let log = '';
