@@ -28,6 +28,12 @@ export interface DaemonCallConfig {
    * log dirs and plugin dirs (a plugin dir only when it is root's alone all the way up). Null: none.
    */
   callerRoot: string | null;
+  /**
+   * SRIOVCTL_DAEMON_MOUNT_NS=host (or pid:<n>): the daemon (in a container, with hostPID) serves callers in pid 1's
+   * (pid n's) mount namespace too, each call only when every path it uses is the same file there as in the
+   * daemon's own. Null (own, the default): the daemon's own mount namespace alone.
+   */
+  hostMountsOf: number | null;
 }
 
 export function daemonCallConfig(env: NodeJS.ProcessEnv): DaemonCallConfig {
@@ -36,12 +42,16 @@ export function daemonCallConfig(env: NodeJS.ProcessEnv): DaemonCallConfig {
   if (relative !== undefined) throw new Error(`SRIOVCTL_DAEMON_CNI_PATH: ${JSON.stringify(relative)} is not an absolute directory`);
   const root = env.SRIOVCTL_DAEMON_CALLER_ROOT || null;
   if (root !== null && !isAbsolute(root)) throw new Error(`SRIOVCTL_DAEMON_CALLER_ROOT: ${JSON.stringify(root)} is not an absolute directory`);
+  const mountNs = env.SRIOVCTL_DAEMON_MOUNT_NS || 'own';
+  const pid = mountNs === 'own' ? null : mountNs === 'host' ? 1 : /^pid:[1-9]\d{0,9}$/.test(mountNs) ? Number(mountNs.slice(4)) : NaN;
+  if (Number.isNaN(pid)) throw new Error(`SRIOVCTL_DAEMON_MOUNT_NS: ${JSON.stringify(mountNs)}: want own, host or pid:<n>`);
   return {
     config: readConfig(env),
     logDirs: allowedLogDirs(env),
     cniPath: cniPath.map((d) => resolve(d)),
     path: env.PATH || '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
     callerRoot: root === null ? null : resolve(root),
+    hostMountsOf: pid,
   };
 }
 

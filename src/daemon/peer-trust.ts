@@ -1,8 +1,8 @@
 // Whom the daemon serves: a caller that could do the work itself. It acts with all of root's privileges on the
 // host, so a caller is served only when it holds CAP_NET_ADMIN and CAP_SYS_ADMIN in the daemon's user namespace
-// (the initial one, where the daemon runs) and is in the network and mount namespaces the daemon serves (its own):
-// there, the caller could move the NICs and write the ledger itself, and every path it names means what it means
-// to the daemon. Anyone else is declined before anything is read (the shim then runs the one-shot plugin with the
+// (the initial one, where the daemon runs) and is in the network and mount namespaces the daemon serves (its own,
+// and pid 1's when it serves the host from a container): there, the caller could move the NICs and write the
+// ledger itself, and every path it names means what it means to the daemon. Anyone else is declined before anything is read (the shim then runs the one-shot plugin with the
 // caller's own privileges). Everything is read of the process behind the peer's pidfd: /proc/<pid> is read by
 // number, then the pidfd is checked to be still alive — a process that is alive still holds its pid, so what was
 // read was its own, never that of a process that took the pid after the caller exited.
@@ -22,7 +22,8 @@ const CAP_SYS_ADMIN = 21n;
 const REQUIRED_CAPS = (1n << CAP_NET_ADMIN) | (1n << CAP_SYS_ADMIN);
 
 export type PeerJudgement =
-  | { serve: true; pid: number }
+  /** hostMounts: the caller is in pid 1's mount namespace, not the daemon's own. */
+  | { serve: true; pid: number; hostMounts: boolean }
   /** refused: not root at all (answered as such); else declined to the one-shot plugin. */
   | { serve: false; refused: boolean; reason: string };
 
@@ -36,13 +37,24 @@ export function namespacesOf(procDir: string): NamespaceIds {
   return ids;
 }
 
-/** The daemon's own namespaces: the ones it serves. */
-export function servedNamespaces(): NamespaceIds {
-  return namespacesOf('/proc/self');
+/**
+ * The namespaces the daemon serves: its own, and — for a daemon in a container serving the host (hostPID) — also
+ * pid 1's mount namespace (`hostMnt`), whose callers' paths are checked call by call (./host-paths.ts). Read
+ * once at start: a daemon serves the namespaces it started with.
+ */
+export interface ServedNamespaces {
+  own: NamespaceIds;
+  hostMnt: string | null;
+}
+
+export function servedNamespaces(hostMountsOf: number | null): ServedNamespaces {
+  const own = namespacesOf('/proc/self');
+  const hostMnt = hostMountsOf === null ? null : namespacesOf(`/proc/${hostMountsOf}`).mnt;
+  return { own, hostMnt: hostMnt === own.mnt ? null : hostMnt };
 }
 
 /** Who is at the other end of the connected unix socket `fd`, and whether the daemon serves it. */
-export function judgePeer(fd: number, served: NamespaceIds): PeerJudgement {
+export function judgePeer(fd: number, served: ServedNamespaces): PeerJudgement {
   let peer: ReturnType<typeof native.peerPidfd>;
   try {
     peer = native.peerPidfd(fd);
@@ -59,7 +71,7 @@ export function judgePeer(fd: number, served: NamespaceIds): PeerJudgement {
     }
     if (!native.pidfdAlive(peer.pidfd)) return declined(`pid ${peer.pid} exited while it was examined`);
     const problem = peerProblem(facts, served);
-    return problem ? declined(`pid ${peer.pid} ${problem}`) : { serve: true, pid: peer.pid };
+    return problem ? declined(`pid ${peer.pid} ${problem}`) : { serve: true, pid: peer.pid, hostMounts: facts.ns.mnt !== served.own.mnt };
   } finally {
     closeSync(peer.pidfd);
   }
@@ -82,9 +94,10 @@ function readPeer(pid: number): PeerFacts {
 }
 
 /** Why a caller with these facts could not do the daemon's work itself, or null when it could. */
-export function peerProblem(facts: PeerFacts, served: NamespaceIds): string | null {
+export function peerProblem(facts: PeerFacts, served: ServedNamespaces): string | null {
   for (const ns of NAMESPACES) {
-    if (facts.ns[ns] !== served[ns]) return `is in another ${NAMESPACE_LABEL[ns]} namespace than the daemon serves`;
+    const ok = facts.ns[ns] === served.own[ns] || (ns === 'mnt' && facts.ns.mnt === served.hostMnt);
+    if (!ok) return `is in another ${NAMESPACE_LABEL[ns]} namespace than the daemon serves`;
   }
   if ((facts.capEff & REQUIRED_CAPS) !== REQUIRED_CAPS) {
     return `lacks CAP_NET_ADMIN and CAP_SYS_ADMIN (CapEff ${facts.capEff.toString(16).padStart(16, '0')})`;

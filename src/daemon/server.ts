@@ -17,7 +17,8 @@ import { CNI_ERR, CniError, errorObject } from '../cni/errors';
 import { LATEST_VERSION } from '../cni/versions';
 import { admitCall, daemonCallConfig, type DaemonCallConfig } from './caller-env';
 import { readRequest } from './connection';
-import { judgePeer, servedNamespaces, type NamespaceIds } from './peer-trust';
+import { pathNotShared, pathsOfCall } from './host-paths';
+import { judgePeer, servedNamespaces, type ServedNamespaces } from './peer-trust';
 import { runRequest } from './run-request';
 import { prepareSocketPath } from './socket-path';
 import { encodeHello, encodeReply, encodeSentBack, RequestKind, StdinState, Verdict, type DaemonReply, type DaemonRequest } from './wire';
@@ -61,7 +62,7 @@ export class Daemon {
   private readonly server: Server;
   private readonly started = Date.now();
   /** The namespaces a caller must be in (the daemon's own). */
-  private readonly served: NamespaceIds;
+  private readonly served: ServedNamespaces;
   private inode = 0;
   private open = 0;
   /** CNI requests taken and not yet answered. */
@@ -71,7 +72,7 @@ export class Daemon {
   private readonly stats = { total: 0, failed: 0, byVerb: {} as Record<string, number>, declined: 0, refused: 0, broken: 0 };
 
   private constructor(private readonly opts: Required<DaemonOptions>) {
-    this.served = servedNamespaces();
+    this.served = servedNamespaces(opts.callConfig.hostMountsOf);
     this.server = createServer({ allowHalfOpen: true }, (sock) => this.accept(sock));
   }
 
@@ -142,7 +143,7 @@ export class Daemon {
 
   private accept(sock: Socket): void {
     sock.on('error', () => {}); // a client gone away: its own loss, reported where it is noticed
-    const verdict = this.verdictFor(sock);
+    const { verdict, hostMounts } = this.verdictFor(sock);
     if (verdict !== Verdict.go) {
       // closed once the verdict is out, whatever the client does next
       sock.end(encodeHello(verdict), () => sock.destroy());
@@ -150,30 +151,32 @@ export class Daemon {
     }
     sock.write(encodeHello(verdict));
     this.open++;
-    void this.serve(sock).finally(() => {
+    void this.serve(sock, hostMounts).finally(() => {
       this.open--;
       this.maybeDrained();
     });
   }
 
-  private verdictFor(sock: Socket): Verdict {
+  /** The greeting's verdict; hostMounts: a caller served from pid 1's mount namespace (its paths checked per call). */
+  private verdictFor(sock: Socket): { verdict: Verdict; hostMounts: boolean } {
     const peer = judgePeer((sock as unknown as { _handle: { fd: number } })._handle.fd, this.served);
+    const not = (verdict: Verdict) => ({ verdict, hostMounts: false });
     if (!peer.serve && peer.refused) {
       this.stats.refused++;
       this.opts.log(`refused ${peer.reason}`);
-      return Verdict.refused;
+      return not(Verdict.refused);
     }
     if (this.draining || this.open >= this.opts.maxConnections) {
       this.stats.declined++;
-      return Verdict.decline;
+      return not(Verdict.decline);
     }
-    if (peer.serve) return Verdict.go;
+    if (peer.serve) return { verdict: Verdict.go, hostMounts: peer.hostMounts };
     this.stats.declined++;
     this.opts.log(`sent a caller to the one-shot plugin: ${peer.reason}`);
-    return Verdict.decline;
+    return not(Verdict.decline);
   }
 
-  private async serve(sock: Socket): Promise<void> {
+  private async serve(sock: Socket, hostMounts: boolean): Promise<void> {
     let req: DaemonRequest;
     try {
       req = await readRequest(sock, this.opts.requestDeadlineMs);
@@ -183,7 +186,7 @@ export class Daemon {
       sock.destroy();
       return;
     }
-    const reply = req.kind === RequestKind.status ? encodeReply(this.statusReply()) : await this.admitted(req);
+    const reply = req.kind === RequestKind.status ? encodeReply(this.statusReply()) : await this.admitted(req, hostMounts);
     // closed once the reply is with the kernel — a client still sending a body we refused to read must not keep
     // the connection — or at the deadline, for one that will not read it
     await new Promise<void>((resolve) => {
@@ -201,8 +204,11 @@ export class Daemon {
    * not the daemon's. A call whose stdin was cut short cannot be replayed by the shim: it runs with the daemon's own
    * configuration, where it fails on its stdin before anything else is read, as it would one-shot.
    */
-  private async admitted(req: DaemonRequest): Promise<Buffer> {
-    const admission = admitCall(req.env, this.opts.callConfig);
+  private async admitted(req: DaemonRequest, hostMounts: boolean): Promise<Buffer> {
+    let admission = admitCall(req.env, this.opts.callConfig);
+    const host = this.opts.callConfig.hostMountsOf;
+    const unshared = admission.admitted && hostMounts && host !== null ? pathNotShared(pathsOfCall(admission.env), host) : null;
+    if (unshared !== null) admission = { admitted: false, reason: `${unshared} is not the same file in the daemon's mount namespace as in the host's`, env: admission.env };
     if (admission.admitted) return encodeReply(await this.runCounted({ ...req, env: admission.env }));
     if (req.stdinState === StdinState.read || req.stdinState === StdinState.notRead) {
       this.stats.declined++;

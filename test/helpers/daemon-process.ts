@@ -29,8 +29,10 @@ export interface DaemonProcess {
  */
 export const TEST_DAEMON_ENV: Readonly<Record<string, string>> = { SRIOVCTL_DAEMON_CALLER_ROOT: tmpdir(), SRIOVCTL_DAEMON_CNI_PATH: '/usr/lib/cni' };
 
-export async function startDaemon(socket: string, env: Record<string, string> = {}, timeoutMs = 30_000): Promise<DaemonProcess> {
-  const child = spawn(process.execPath, [CLI, 'daemon'], {
+/** `prefix`: a command the daemon is run under (`unshare -m …`), exec'ing it in the end. */
+export async function startDaemon(socket: string, env: Record<string, string> = {}, timeoutMs = 30_000, prefix: string[] = []): Promise<DaemonProcess> {
+  const [cmd, ...args] = [...prefix, process.execPath, CLI, 'daemon'];
+  const child = spawn(cmd, args, {
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin', SRIOVCTL_SOCKET: socket, ...TEST_DAEMON_ENV, ...env },
     stdio: ['ignore', 'ignore', 'pipe'],
   });

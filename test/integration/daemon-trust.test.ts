@@ -31,8 +31,8 @@ const sock = () => join(dir, 'run', 'cni.sock');
 const pluginDir = () => join(dir, 'plugins');
 const marker = () => join(dir, 'spy-ran');
 
-async function daemon(env: Record<string, string> = {}): Promise<DaemonProcess> {
-  const d = await startDaemon(sock(), env);
+async function daemon(env: Record<string, string> = {}, prefix: string[] = []): Promise<DaemonProcess> {
+  const d = await startDaemon(sock(), env, 30_000, prefix);
   daemons.push(d);
   return d;
 }
@@ -186,3 +186,26 @@ describe('the daemon\'s own configuration', () => {
     expect(nicState(nic.name)).toEqual(nic);
   });
 });
+
+describe('a daemon in a mount namespace of its own serving the host\'s (SRIOVCTL_DAEMON_MOUNT_NS, as in the DaemonSet)', () => {
+  it('a host call whose paths are the same files in both runs in the daemon; one whose state dir is another file there is sent back', async () => {
+    // this test plays the host: the daemon serves its mount namespace (the DaemonSet's, pid 1's: `host`)
+    const covered = join(dir, 'covered-state');
+    mkdirSync(covered);
+    // the daemon's namespace: a copy of ours, but with a tmpfs over `covered`
+    const d = await daemon({ SRIOVCTL_DAEMON_MOUNT_NS: `pid:${process.pid}` }, ['unshare', '-m', 'sh', '-c', `mount -t tmpfs none ${covered} && exec "$0" "$@"`]);
+    writeSpy(pluginDir());
+    const served = shimAs([], callEnv('STATUS'));
+    expect(served.status, served.stdout + served.stderr).toBe(0);
+    expect((await d.stats()).requests.byVerb).toEqual({ STATUS: 1 });
+    const [daemonRun] = spyRuns();
+    expect(daemonRun[3]).not.toBe(OWN_MNT_NS); // run by the daemon, in its namespace
+    const back = shimAs([], callEnv('STATUS', { SRIOVCTL_STATE_DIR: covered }));
+    expect(back.status, back.stdout + back.stderr).toBe(0);
+    expect(spyRuns()[1]).toEqual(['STATUS', '0', FULL_CAPS, OWN_MNT_NS]); // one-shot, here
+    const st = await d.stats();
+    expect(st.requests.byVerb).toEqual({ STATUS: 1 });
+    expect(d.log()).toContain(`sent a call back to the one-shot plugin: ${covered} is not the same file in the daemon's mount namespace as in the host's`);
+  });
+});
+
