@@ -55,6 +55,15 @@ export function daemonCallConfig(env: NodeJS.ProcessEnv): DaemonCallConfig {
   };
 }
 
+/** One line for the daemon's log at start: where its calls act, and whom it serves. */
+export function describeCallConfig(d: DaemonCallConfig): string {
+  const mounts = d.hostMountsOf === null ? 'its own' : `its own and pid ${d.hostMountsOf}'s`;
+  return (
+    `state dir ${d.config.stateDir}, sysfs root ${d.config.sysfsRoot}, plugin dirs ${d.cniPath.join(':')}, ` +
+    `log dirs ${d.logDirs.join(':') || '(none)'}, mount namespaces ${mounts}${d.callerRoot ? `, callers' own dirs below ${d.callerRoot}` : ''}`
+  );
+}
+
 export type Admission =
   | { admitted: true; env: Record<string, string> }
   /** `env`: the call with the daemon's own configuration, for a call that cannot be sent back (its stdin is spent). */
