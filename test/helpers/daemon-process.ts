@@ -4,6 +4,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { afterEach } from 'vitest';
 import { queryDaemon } from '../../src/daemon/query';
 import type { DaemonStats } from '../../src/daemon/server';
 
@@ -74,3 +75,21 @@ export async function startDaemon(socket: string, env: Record<string, string> = 
     await new Promise((r) => setTimeout(r, 50));
   }
 }
+
+/**
+ * For a test file: `daemon(env, prefix)` starts a daemon on `socket()` (the test's own path), and every daemon a
+ * test started is stopped after it.
+ */
+export function useDaemons(socket: () => string): (env?: Record<string, string>, prefix?: string[]) => Promise<DaemonProcess> {
+  let started: DaemonProcess[] = [];
+  afterEach(async () => {
+    for (const d of started) await d.stop(5000);
+    started = [];
+  });
+  return async (env = {}, prefix = []) => {
+    const d = await startDaemon(socket(), env, 30_000, prefix);
+    started.push(d);
+    return d;
+  };
+}
+

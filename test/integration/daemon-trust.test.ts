@@ -6,10 +6,10 @@
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, readlinkSync, writeFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ledgerRecords, netnsPath, SHIM, type CniRoots } from '../helpers/cni-run';
 import { deviceConf, useCniPodWorld } from '../helpers/cni-world';
-import { startDaemon, type DaemonProcess } from '../helpers/daemon-process';
+import { useDaemons } from '../helpers/daemon-process';
 import type { Scratch } from '../helpers/kernel';
 import { nicState, type NicState } from '../helpers/lend-fixture';
 
@@ -18,24 +18,14 @@ let roots: CniRoots;
 let pod: string;
 let nic: NicState;
 let dir: string;
-let daemons: DaemonProcess[] = [];
 
 useCniPodWorld((w) => ({ s, roots, pod, nic, dir } = w), 't0', { tempDir: 'sriovctl-daemon-trust-' });
-
-afterEach(async () => {
-  for (const d of daemons) await d.stop(5000);
-  daemons = [];
-});
 
 const sock = () => join(dir, 'run', 'cni.sock');
 const pluginDir = () => join(dir, 'plugins');
 const marker = () => join(dir, 'spy-ran');
 
-async function daemon(env: Record<string, string> = {}, prefix: string[] = []): Promise<DaemonProcess> {
-  const d = await startDaemon(sock(), env, 30_000, prefix);
-  daemons.push(d);
-  return d;
-}
+const daemon = useDaemons(sock);
 
 /**
  * A spy IPAM plugin in `where`: each run appends "<verb> <uid> <CapEff> <mount namespace>" to `log`, dumps its
