@@ -71,6 +71,8 @@ export type Admission =
 
 /** The environment the daemon runs `caller`'s call with, or why it sends the call back. */
 export function admitCall(caller: Readonly<Record<string, string>>, d: DaemonCallConfig): Admission {
+  // VERSION reads nothing but CNI_COMMAND and acts nowhere: the daemon answers it whatever else the caller set
+  if (caller.CNI_COMMAND === 'VERSION') return { admitted: true, env: { CNI_COMMAND: 'VERSION' } };
   const env: Record<string, string> = { PATH: d.path };
   for (const k of [...CNI_VARIABLES, ...CALLER_TUNABLES]) if (caller[k] !== undefined) env[k] = caller[k];
   const own = { ...env, CNI_PATH: d.cniPath.join(':'), SRIOVCTL_STATE_DIR: d.config.stateDir, SRIOVCTL_SYSFS_ROOT: d.config.sysfsRoot, SRIOVCTL_CNI_LOG_DIRS: d.logDirs.join(':') };

@@ -28,6 +28,10 @@ describe('what the daemon takes from a caller', () => {
     expect(reason({ CNI_PATH: '/usr/lib/cni:/proc/1234/root/bin' })).toBe('its CNI_PATH names /proc/1234/root/bin, not one of the daemon\'s plugin dirs (/opt/cni/bin:/usr/lib/cni)');
   });
 
+  it('VERSION is answered whatever else the caller set (it reads nothing else and acts nowhere)', () => {
+    expect(admitCall({ CNI_COMMAND: 'VERSION', SRIOVCTL_STATE_DIR: '/x', CNI_PATH: '/y' }, d)).toEqual({ admitted: true, env: { CNI_COMMAND: 'VERSION' } });
+  });
+
   it('a call sent back still carries the daemon\'s own configuration, for a call that must run anyway (its stdin spent)', () => {
     const a = admitCall({ ...call, SRIOVCTL_STATE_DIR: '/x', LD_PRELOAD: '/x.so' }, d);
     expect(a.admitted).toBe(false);
