@@ -4,11 +4,12 @@
 // followed there — so no path of the call lands on something other than what the caller meant.
 import { statSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { allowedLogDirs } from '../cni/log-file';
 import { pathInRoot } from '../lend/namespace-search';
 
 /** The paths a call with this (admitted) environment acts on. */
 export function pathsOfCall(env: Readonly<Record<string, string>>): string[] {
-  const paths = [env.SRIOVCTL_STATE_DIR, env.SRIOVCTL_SYSFS_ROOT, ...(env.SRIOVCTL_CNI_LOG_DIRS ?? '').split(':'), ...(env.CNI_PATH ?? '').split(':')];
+  const paths = [env.SRIOVCTL_STATE_DIR, env.SRIOVCTL_SYSFS_ROOT, ...allowedLogDirs(env), ...(env.CNI_PATH ?? '').split(':')];
   // a /proc/<pid>/ns/net path names a process, the same one in both views under hostPID
   if (env.CNI_NETNS && !env.CNI_NETNS.startsWith('/proc/')) paths.push(env.CNI_NETNS);
   return paths.filter((p): p is string => typeof p === 'string' && p.startsWith('/'));
