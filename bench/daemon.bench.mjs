@@ -6,6 +6,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { connect } from 'node:net';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { benchEnv, median, roundRatios } from './bench-helpers.mjs';
@@ -28,7 +29,10 @@ const OTHER_RECORDS = 200;
 const ip = (...args) => execFileSync('ip', args, { stdio: ['ignore', 'pipe', 'pipe'] });
 
 async function startDaemon(socket) {
-  const child = spawn(process.execPath, [CLI, 'daemon'], { env: benchEnv({ SRIOVCTL_SOCKET: socket }), stdio: ['ignore', 'ignore', 'ignore'] });
+  // the bench's calls name their own state dir and sysfs root (below the temp dir) and Debian's plugins: the
+  // daemon's configuration must admit them, or every call would be sent back to the one-shot plugin
+  const env = benchEnv({ SRIOVCTL_SOCKET: socket, SRIOVCTL_DAEMON_CALLER_ROOT: tmpdir(), SRIOVCTL_DAEMON_CNI_PATH: CNI_DIR });
+  const child = spawn(process.execPath, [CLI, 'daemon'], { env, stdio: ['ignore', 'ignore', 'ignore'] });
   for (let i = 0; i < 600; i++) {
     if (existsSync(socket) && (await queryDaemon(socket, 1000)).serving) return child;
     await new Promise((r) => setTimeout(r, 50));

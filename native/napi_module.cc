@@ -144,6 +144,24 @@ Napi::Value PeerCredOf(const Napi::CallbackInfo& info) {
   });
 }
 
+// peerPidfd(fd) → {pidfd, pid, uid, fromSocket}: a pidfd of the peer of a connected unix socket.
+Napi::Value PeerPidfdOf(const Napi::CallbackInfo& info) {
+  return guarded(info.Env(), [&] {
+    PeerPidfd p = peerPidfd(argInt(info, 0, "fd"));
+    Napi::Object o = Napi::Object::New(info.Env());
+    o.Set("pidfd", static_cast<double>(p.pidfd));
+    o.Set("pid", static_cast<double>(p.pid));
+    o.Set("uid", static_cast<double>(p.uid));
+    o.Set("fromSocket", p.fromSocket);
+    return o;
+  });
+}
+
+// pidfdAlive(pidfd) → boolean.
+Napi::Value PidfdAlive(const Napi::CallbackInfo& info) {
+  return guarded(info.Env(), [&]() -> Napi::Value { return Napi::Boolean::New(info.Env(), pidfdAlive(argInt(info, 0, "pidfd"))); });
+}
+
 // encodeSetVf(pfIndex, vf, change, seq) → Buffer: the exact request setVf would send.
 Napi::Value EncodeSetVf(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
@@ -215,6 +233,8 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("finishFsync", Napi::Function::New(env, FinishFsync, "finishFsync"));
   exports.Set("readFd", Napi::Function::New(env, ReadFd, "readFd"));
   exports.Set("peerCred", Napi::Function::New(env, PeerCredOf, "peerCred"));
+  exports.Set("peerPidfd", Napi::Function::New(env, PeerPidfdOf, "peerPidfd"));
+  exports.Set("pidfdAlive", Napi::Function::New(env, PidfdAlive, "pidfdAlive"));
   exports.Set("runProgram", Napi::Function::New(env, RunProgram, "runProgram"));
   exports.Set("startProgram", Napi::Function::New(env, StartProgram, "startProgram"));
   exports.Set("encodeSetVf", Napi::Function::New(env, EncodeSetVf, "encodeSetVf"));

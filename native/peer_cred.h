@@ -1,4 +1,5 @@
-// Who is at the other end of a connected unix socket (SO_PEERCRED): the daemon serves root alone.
+// Who is at the other end of a connected unix socket: its credentials (SO_PEERCRED) and a pidfd of it
+// (SO_PEERPIDFD), so what the daemon reads of the caller in /proc is known to be the caller's.
 #pragma once
 
 #include <sys/types.h>
@@ -13,5 +14,18 @@ struct PeerCred {
 
 // The credentials the kernel recorded when the peer connected; throws SysFailure on a descriptor that is not one.
 PeerCred peerCred(int fd);
+
+struct PeerPidfd {
+  int pidfd;       // the caller's, O_CLOEXEC; the caller closes it
+  pid_t pid;       // SO_PEERCRED's pid: what /proc names it by (0 when it is not in our pid namespace)
+  uid_t uid;
+  bool fromSocket; // SO_PEERPIDFD (Linux 6.5+); else pidfd_open(pid), which may name a process that took the pid
+};
+
+// A pidfd of the peer: SO_PEERPIDFD, or pidfd_open of SO_PEERCRED's pid where the kernel has no SO_PEERPIDFD.
+PeerPidfd peerPidfd(int fd);
+
+// Is the process behind `pidfd` still alive (pidfd_send_signal with signal 0)? Throws on anything but ESRCH.
+bool pidfdAlive(int pidfd);
 
 }  // namespace sriovctl

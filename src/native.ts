@@ -137,6 +137,13 @@ export interface NativeAddon {
   readFd(fd: number, timeoutMs: number, maxBytes: number): Buffer;
   /** SO_PEERCRED of a connected unix socket: who connected (the daemon serves root alone). */
   peerCred(fd: number): { pid: number; uid: number; gid: number };
+  /**
+   * A pidfd of the peer (the caller closes it): SO_PEERPIDFD (fromSocket), or pidfd_open of SO_PEERCRED's pid on a
+   * kernel without it. `pid` is SO_PEERCRED's (0: not in our pid namespace).
+   */
+  peerPidfd(fd: number): { pidfd: number; pid: number; uid: number; fromSocket: boolean };
+  /** pidfd_send_signal(pidfd, 0): false once that process is gone (ESRCH). */
+  pidfdAlive(pidfd: number): boolean;
   /** vfork+exec the program, feed stdin, capture stdout/stderr, wait (src/proc/run-program.ts validates). */
   runProgram(...args: NativeProgramArgs): NativeProgramOutcome;
   /** runProgram on a libuv pool thread: the JS thread goes on (moves a NIC) while the program runs. */

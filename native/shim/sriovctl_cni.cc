@@ -1,7 +1,9 @@
 // sriovctl-cni, the shim: what kubelet runs. It hands the call (environment + stdin) to `sriovctl daemon` over its
 // unix socket and relays the daemon's stdout, stderr and exit code. When no daemon takes the call — no socket,
 // refused, no greeting within a bound, or a greeting that says "not here" — nothing has been read yet, so it execs
-// the one-shot plugin with its stdin untouched: a DEL always works, daemon or not. Every wait is bounded; once the
+// the one-shot plugin with its stdin untouched: a DEL always works, daemon or not. A daemon that has read the call
+// may still send it back unrun (it asks for a configuration not the daemon's): the one-shot plugin then runs it,
+// its stdin replayed from what we read. Every wait is bounded; once the
 // request is sent, a reply that is cut short, late or malformed is CNI error 109 naming the cause (the call may
 // have half-run in the daemon: the runtime's DEL finishes it, as after a one-shot plugin that died).
 // The wire format is src/daemon/wire.ts's. Static, C library only: k3s nodes have no glibc.
@@ -13,7 +15,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -25,9 +29,11 @@ extern char** environ;
 namespace {
 
 const char kDefaultSocket[] = "/run/sriovctl/cni.sock";
+const unsigned char kProtocolVersion = 2;  // src/daemon/wire.ts PROTOCOL_VERSION
 const size_t kMaxStdin = 1 << 20;         // src/cni/stdio.ts MAX_STDIN_BYTES
 const size_t kMaxEnv = 256 * 1024;        // src/daemon/wire.ts MAX_ENV_BYTES
 const size_t kMaxReplyPart = 16u << 20;   // stdout or stderr of one reply
+const size_t kMaxReason = 64 * 1024;      // why the daemon sent a call back
 const int kStdinTimeoutMs = 30 * 1000;    // src/cni/stdio.ts STDIN_TIMEOUT_MS
 // Bounds on the daemon; the environment may shorten them (SRIOVCTL_DAEMON_WAIT_MS, SRIOVCTL_DAEMON_REPLY_MS).
 const int kDefaultGreetingMs = 5 * 1000;  // a daemon greets at accept; longer means wedged or gone
@@ -96,6 +102,8 @@ std::string selfDir() {
 
 bool executable(const std::string& p) { return access(p.c_str(), X_OK) == 0; }
 
+// Only absolute PATH entries: an empty or relative one would be the runtime's current directory, which is not ours
+// to run a file from as root.
 std::string findInPath(const char* name) {
   const char* path = getenv("PATH");
   std::string dirs = path && *path ? path : "/usr/local/bin:/usr/bin:/bin";
@@ -103,9 +111,11 @@ std::string findInPath(const char* name) {
   while (start <= dirs.size()) {
     size_t end = dirs.find(':', start);
     if (end == std::string::npos) end = dirs.size();
-    std::string candidate = (end > start ? dirs.substr(start, end - start) : ".") + "/" + name;
-    if (executable(candidate)) return candidate;
+    std::string dir = dirs.substr(start, end - start);
     start = end + 1;
+    if (dir.empty() || dir[0] != '/') continue;
+    std::string candidate = dir + "/" + name;
+    if (executable(candidate)) return candidate;
   }
   return "";
 }
@@ -234,6 +244,28 @@ int connectDaemon(const std::string& path, std::string* why) {
   return fd;
 }
 
+// The daemon read the call and sent it back unrun (it asks for a configuration not the daemon's: another state
+// dir, other plugin dirs): the one-shot plugin runs it, on the stdin we read, replayed from memory. The daemon sends
+// back only a call whose stdin was read whole or not at all (VERSION).
+[[noreturn]] void sentBack(int fd, const unsigned char* head, StdinState state, const std::string& in, const std::string& path,
+                           int64_t deadline) {
+  uint32_t reasonLen = le32(head + 4);
+  if (reasonLen > kMaxReason) failCni("malformed reply from " + path + ": a reason of " + std::to_string(reasonLen) + " bytes");
+  std::string reason(reasonLen, '\0');
+  if (const char* cause = readExact(fd, &reason[0], reasonLen, deadline)) failCni("malformed reply from " + path + ": cut short (" + cause + ")");
+  close(fd);
+  if (state == kRead) {
+    int mem = int(syscall(SYS_memfd_create, "stdin", MFD_CLOEXEC));
+    if (mem < 0) failCni(std::string("the daemon sent the call back and its stdin cannot be kept (memfd_create: ") + strerror(errno) + ")");
+    writeAll(mem, in.data(), in.size());
+    if (lseek(mem, 0, SEEK_SET) != 0 || dup2(mem, 0) != 0) failCni(std::string("the daemon sent the call back and its stdin cannot be replayed: ") + strerror(errno));
+    close(mem);
+  } else if (state != kNotRead) {
+    failCni("malformed reply from " + path + ": a call sent back after its stdin was cut short");
+  }
+  execFallback(path + ": the daemon sent the call back (" + reason + ")");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -263,7 +295,7 @@ int main(int argc, char** argv) {
   if (const char* cause = readExact(fd, reinterpret_cast<char*>(hello), sizeof hello, greetingDeadline)) {
     execFallback(path + ": no greeting (" + cause + ")");
   }
-  if (memcmp(hello, "SRVD", 4) != 0 || hello[4] != 1) execFallback(path + ": not a sriovctl daemon of this version");
+  if (memcmp(hello, "SRVD", 4) != 0 || hello[4] != kProtocolVersion) execFallback(path + ": not a sriovctl daemon of this version");
   if (hello[5] != 0) execFallback(path + ": the daemon sent the call back (verdict " + std::to_string(hello[5]) + ")");
 
   // the daemon takes the call: from here on, no fallback (stdin is being consumed, the call may run)
@@ -287,6 +319,7 @@ int main(int argc, char** argv) {
   if (const char* cause = readExact(fd, reinterpret_cast<char*>(head), sizeof head, replyDeadline)) {
     failCni("the daemon at " + path + " gave no reply (" + cause + "); the call may have half-run: a DEL finishes it");
   }
+  if (memcmp(head, "SRB1", 4) == 0) sentBack(fd, head, state, in, path, replyDeadline);
   if (memcmp(head, "SRP1", 4) != 0) failCni("malformed reply from " + path + ": bad magic");
   uint32_t code = le32(head + 4), outLen = le32(head + 8), errLen = le32(head + 12);
   if (code > 255) failCni("malformed reply from " + path + ": exit code " + std::to_string(code));

@@ -4,6 +4,7 @@
 // exits 0 when a daemon answers on the socket, else 1 naming why — a readiness probe for an image with no shell.
 import type { Command } from 'commander';
 import { queryDaemon } from '../daemon/query';
+import { daemonCallConfig, describeCallConfig, type DaemonCallConfig } from '../daemon/caller-env';
 import { Daemon } from '../daemon/server';
 import { socketPath } from '../daemon/socket-path';
 import { boundDaemonMemory } from '../daemon/memory-bound';
@@ -38,14 +39,16 @@ async function serve(_io: CommandIo): Promise<ExitCode> {
   boundDaemonMemory();
   const log = (line: string) => process.stderr.write(`${new Date().toISOString()} sriovctl daemon[${process.pid}] ${line}\n`);
   let daemon: Daemon;
+  let callConfig: DaemonCallConfig;
   try {
-    daemon = await Daemon.start({ socket: socketPath(process.env), log, requestDeadlineMs: requestDeadlineMs(process.env.SRIOVCTL_DAEMON_REQUEST_DEADLINE_S) });
+    callConfig = daemonCallConfig(process.env);
+    daemon = await Daemon.start({ socket: socketPath(process.env), log, callConfig, requestDeadlineMs: requestDeadlineMs(process.env.SRIOVCTL_DAEMON_REQUEST_DEADLINE_S) });
   } catch (err) {
     throw new CliError(`cannot serve: ${(err as Error).message}`);
   }
   // a bug in one connection's handling must not take every later call down: log it, keep serving
   process.on('uncaughtException', (err) => log(`internal error: ${err.stack ?? err.message}`));
-  log(`serving ${socketPath(process.env)}`);
+  log(`serving ${socketPath(process.env)}: ${describeCallConfig(callConfig)}`);
   await new Promise<void>((resolve) => {
     const stop = (sig: string) => {
       log(`${sig}: no new requests; finishing ${daemon.inFlight} in flight`);

@@ -1,7 +1,9 @@
 // The one place `cluster up` uses the network itself (a --primary-cni URL): through the proxy the environment
 // names, as curl reads it — https_proxy/HTTPS_PROXY for https, http_proxy/HTTP_PROXY for http, NO_PROXY to bypass.
 // Node's own fetch ignores these variables. A small client instead of a dependency: a CONNECT tunnel through the
-// proxy (for http too), TLS over it for https, redirects followed a few times, the body bounded, one deadline.
+// proxy (for http too), TLS over it for https, redirects followed a few times (never from https to http: a manifest
+// asked for over TLS is never taken in the clear), the body bounded, one deadline. A proxy is only ever named
+// without its credentials: errors end up in CI logs.
 import { request as httpRequest, type ClientRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import type { Socket } from 'node:net';
@@ -18,8 +20,8 @@ export async function fetchText(url: string, opts: { timeoutMs: number; op: stri
   let current = url;
   for (let hop = 0; ; hop++) {
     const via = proxyFor(current, env);
-    const where = via ? ` (through proxy ${via})` : '';
-    const fail = (why: string) => new SysError(`cannot fetch ${url}${where}: ${why}`, { code: 'UNREACHABLE', op: opts.op });
+    const where = via ? ` (through proxy ${withoutCredentials(via)})` : '';
+    const fail = (why: string) => new SysError(`cannot fetch ${withoutCredentials(url)}${where}: ${why}`, { code: 'UNREACHABLE', op: opts.op });
     let res: { status: number; location: string | null; body: string };
     try {
       res = await once(current, via, deadline);
@@ -28,7 +30,11 @@ export async function fetchText(url: string, opts: { timeoutMs: number; op: stri
     }
     if (res.status >= 300 && res.status < 400 && res.location) {
       if (hop >= MAX_REDIRECTS) throw fail(`more than ${MAX_REDIRECTS} redirects`);
-      current = new URL(res.location, current).toString();
+      const next = new URL(res.location, current);
+      if (new URL(current).protocol === 'https:' && next.protocol !== 'https:') {
+        throw fail(`redirected to ${withoutCredentials(next.toString())}, which is not https: refused`);
+      }
+      current = next.toString();
       continue;
     }
     if (res.status !== 200) throw fail(`HTTP ${res.status}`);
@@ -86,7 +92,7 @@ function once(url: string, proxy: string | null, deadline: number): Promise<{ st
     }
     const p = new URL(proxy.includes('://') ? proxy : `http://${proxy}`);
     if (p.protocol !== 'http:') {
-      finish(new Error(`proxy ${proxy}: only http:// proxies are supported`));
+      finish(new Error(`proxy ${withoutCredentials(proxy)}: only http:// proxies are supported`));
       return;
     }
     const headers: Record<string, string> = { host: `${target.hostname}:${port}` };
@@ -111,6 +117,20 @@ function once(url: string, proxy: string | null, deadline: number): Promise<{ st
     });
     tunnel.end();
   });
+}
+
+/** `url` with any user and password replaced by `***` (a proxy as the environment names it may carry both). */
+export function withoutCredentials(url: string): string {
+  let u: URL;
+  try {
+    u = new URL(url.includes('://') ? url : `http://${url}`);
+  } catch {
+    return url.includes('@') ? '(a proxy URL that does not parse)' : url;
+  }
+  if (!u.username && !u.password) return url;
+  u.username = '***';
+  u.password = '';
+  return u.toString().replace(/\/$/, url.endsWith('/') ? '/' : '');
 }
 
 /**

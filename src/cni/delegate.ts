@@ -1,10 +1,12 @@
-// Running another CNI plugin (the IPAM plugin) the way a runtime does: found in CNI_PATH, the same
-// environment with CNI_COMMAND set, the config on stdin, its result or error object on stdout.
+// Running another CNI plugin (the IPAM plugin) the way a runtime does: found in CNI_PATH, the call's environment
+// (one-shot) or its CNI variables alone (the daemon) with CNI_COMMAND set, the config on stdin, its result or error
+// object on stdout.
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { accessSync, constants, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { isSysError } from '../errors';
 import { runProgram, startProgram, type ProgramCall, type ProgramOutcome } from '../proc/run-program';
+import { CNI_VARIABLES } from './env';
 import { CNI_ERR, CniError, invalidEnv } from './errors';
 import { pluginNameProblem } from '../ledger/plugin-name';
 
@@ -15,17 +17,33 @@ import { pluginNameProblem } from '../ledger/plugin-name';
 const DEFAULT_DELEGATE_TIMEOUT_S = 120;
 
 /**
- * The environment a delegated plugin inherits (libcni passes the runtime's through, CNI_* included): the call's —
- * process.env for the executable, the caller's own when runCni runs a call in-process.
+ * The environment a delegated plugin inherits. The one-shot plugin passes the runtime's through, CNI_* included, as
+ * libcni and the reference plugins do (the spec's "same environment"): it runs with the caller's own privileges, so
+ * nothing the caller sets there is more than the caller could run itself. The daemon runs plugins with privileges
+ * the caller may not have: there a plugin gets the CNI variables and PATH alone (`clean`), never LD_PRELOAD or any
+ * other variable of the caller's.
  */
-const callEnv = new AsyncLocalStorage<NodeJS.ProcessEnv>();
+interface CallEnv {
+  env: NodeJS.ProcessEnv;
+  clean: boolean;
+}
+const callEnv = new AsyncLocalStorage<CallEnv>();
+
+/** What a plugin run from a clean call gets: the CNI protocol's variables and PATH. */
+const CLEAN_DELEGATE_ENV: readonly string[] = [...CNI_VARIABLES, 'PATH'];
 
 /** Runs `fn` as a call whose environment is `env` (runCni: every call, one-shot or in the daemon). */
-export function withCallEnv<T>(env: NodeJS.ProcessEnv, fn: () => T): T {
-  return callEnv.run(env, fn);
+export function withCallEnv<T>(env: NodeJS.ProcessEnv, fn: () => T, clean = false): T {
+  return callEnv.run({ env, clean }, fn);
 }
 
-const inherited = (): NodeJS.ProcessEnv => callEnv.getStore() ?? process.env;
+const inherited = (): NodeJS.ProcessEnv => callEnv.getStore()?.env ?? process.env;
+
+function delegateEnv(): NodeJS.ProcessEnv {
+  const call = callEnv.getStore();
+  if (!call?.clean) return inherited();
+  return Object.fromEntries(CLEAN_DELEGATE_ENV.filter((k) => call.env[k] !== undefined).map((k) => [k, call.env[k]]));
+}
 
 function delegateTimeoutMs(): number {
   const raw = inherited().SRIOVCTL_IPAM_TIMEOUT;
@@ -98,7 +116,7 @@ export interface DelegateOutput {
 }
 
 function programCallOf(call: DelegateCall, timeoutMs: number): ProgramCall {
-  return { path: call.path, stdin: call.stdin, env: { ...inherited(), ...call.env, CNI_COMMAND: call.command }, timeoutMs, maxOutput: 16 * 1024 * 1024 };
+  return { path: call.path, stdin: call.stdin, env: { ...delegateEnv(), ...call.env, CNI_COMMAND: call.command }, timeoutMs, maxOutput: 16 * 1024 * 1024 };
 }
 
 function startFailure(call: DelegateCall, err: unknown): unknown {

@@ -8,6 +8,9 @@ import { CNI_ERR, CniError, invalidEnv } from './errors';
 /** sriov-cni's bound on the wait for carrier after link-up (see pod-link-ready.ts). */
 export const DEFAULT_CARRIER_WAIT_MS = 200;
 
+/** The CNI protocol's own variables: what a runtime passes a plugin, and a plugin its delegate. */
+export const CNI_VARIABLES = ['CNI_COMMAND', 'CNI_CONTAINERID', 'CNI_NETNS', 'CNI_IFNAME', 'CNI_ARGS', 'CNI_PATH'] as const;
+
 export const VERBS = ['ADD', 'DEL', 'CHECK', 'STATUS', 'GC', 'VERSION'] as const;
 export type Verb = (typeof VERBS)[number];
 

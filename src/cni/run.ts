@@ -35,6 +35,8 @@ export interface CniIo {
   readStdin(): string;
   writeStdout(value: unknown): void;
   writeStderr(text: string): void;
+  /** Delegated plugins get the CNI variables and PATH alone (the daemon's calls), not all of `env`. */
+  cleanDelegateEnv?: boolean;
 }
 
 export function run(): Promise<number> {
@@ -54,7 +56,7 @@ export async function runCni(io: CniIo): Promise<number> {
   const logger = new Logger();
   logger.configure(DEFAULT_LOG_CONF, '', [], io.writeStderr);
   try {
-    return await runWithLogger(logger, () => withCallEnv(io.env, () => runCall(io)));
+    return await runWithLogger(logger, () => withCallEnv(io.env, () => runCall(io), io.cleanDelegateEnv));
   } finally {
     logger.close();
   }

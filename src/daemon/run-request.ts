@@ -1,4 +1,5 @@
-// One CNI request through the one-shot plugin's own code (runCni): the caller's environment and stdin in, its
+// One CNI request through the one-shot plugin's own code (runCni): the environment the daemon admitted
+// (./caller-env.ts) and the caller's stdin in, its
 // stdout, stderr and exit code out. The stdin the shim could not read (too large, never closed) fails here with
 // the plugin's own error for it, so both transports answer alike.
 import { runCni, type CniIo } from '../cni/run';
@@ -22,6 +23,8 @@ export async function runRequest(req: DaemonRequest): Promise<DaemonReply> {
     },
     writeStdout: (value) => void out.push(JSON.stringify(value) + '\n'),
     writeStderr: (text) => void err.push(text),
+    // the call runs with the daemon's privileges: its IPAM plugin gets nothing of the caller's but the CNI variables
+    cleanDelegateEnv: true,
   };
   const exitCode = await runCni(io);
   return { exitCode, stdout: out.join(''), stderr: err.join('') };

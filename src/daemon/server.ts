@@ -1,22 +1,27 @@
 // `sriovctl daemon`'s server: a root-only unix socket whose every connection is one CNI call, run through the
 // one-shot plugin's own code (./run-request.ts). Each connection is greeted at once with a verdict: GO (send the
-// request), or — for a caller in another network namespace (its NICs' home is not ours), a full daemon, a caller
-// that is not root — a refusal before anything is read, so the shim runs the one-shot plugin instead.
+// request), or — for a caller that could not do the work itself (./peer-trust.ts: another namespace, no
+// CAP_NET_ADMIN and CAP_SYS_ADMIN), a full daemon, a caller that is not root — a refusal before anything is read,
+// so the shim runs the one-shot plugin instead, with the caller's own privileges. A call is run with the CNI
+// variables the caller sent and the daemon's own configuration (./caller-env.ts); one that asks for another state
+// dir, sysfs root, log dirs or plugin dirs is sent back unrun, and the shim runs the one-shot plugin on it.
 // Requests run as they arrive, at once: each has its own session, logger and environment, and the engine's per-NIC
 // locks keep two calls off one NIC (ADD and DEL wait for a lock another call of this daemon or another process holds
 // as the one-shot plugin waits, but asleep, not on this thread: see lockNicWaiting). The engine's netlink and file work
 // is synchronous, so calls overlap where they wait — an IPAM plugin running, a delegate — not inside a NIC's move,
 // which the kernel serializes anyway (RTNL). Reading and replying never wait on each other: a client that stalls
 // half-way holds only its own connection, and only until its deadline.
-import { lstatSync, statSync, unlinkSync } from 'node:fs';
+import { lstatSync, unlinkSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import { CNI_ERR, CniError, errorObject } from '../cni/errors';
 import { LATEST_VERSION } from '../cni/versions';
-import { native } from '../native';
+import { admitCall, daemonCallConfig, type DaemonCallConfig } from './caller-env';
 import { readRequest } from './connection';
+import { pathNotShared, pathsOfCall } from './host-paths';
+import { judgePeer, servedNamespaces, type ServedNamespaces } from './peer-trust';
 import { runRequest } from './run-request';
 import { prepareSocketPath } from './socket-path';
-import { encodeHello, encodeReply, RequestKind, Verdict, type DaemonReply, type DaemonRequest } from './wire';
+import { encodeHello, encodeReply, encodeSentBack, RequestKind, StdinState, Verdict, type DaemonReply, type DaemonRequest } from './wire';
 
 export interface DaemonOptions {
   socket: string;
@@ -26,6 +31,8 @@ export interface DaemonOptions {
   maxConnections?: number;
   /** A connection's whole request must arrive within this (the shim reads stdin for up to 30 s). Default 40 s. */
   requestDeadlineMs?: number;
+  /** Where calls act (state dir, sysfs root, log and plugin dirs). Default: from the daemon's environment. */
+  callConfig?: DaemonCallConfig;
 }
 
 /** What `sriovctl status` shows (a contract: `status --json` prints it as `daemon`). */
@@ -36,7 +43,10 @@ export interface DaemonStats {
   uptimeSeconds: number;
   /** CNI requests run, by verb, and how many of them failed (exit code ≠ 0). */
   requests: { total: number; failed: number; byVerb: Record<string, number> };
-  /** Connections sent back to the one-shot plugin (another namespace, full) or refused (not root). */
+  /**
+   * Connections sent back to the one-shot plugin (a caller that could not do the work itself, a call asking for
+   * another configuration, a full daemon) or refused (not root).
+   */
   declined: number;
   refused: number;
   /** Connections dropped for a malformed or incomplete request. */
@@ -51,7 +61,8 @@ export interface DaemonStats {
 export class Daemon {
   private readonly server: Server;
   private readonly started = Date.now();
-  private readonly ownNetns: string;
+  /** The namespaces a caller must be in (the daemon's own). */
+  private readonly served: ServedNamespaces;
   private inode = 0;
   private open = 0;
   /** CNI requests taken and not yet answered. */
@@ -61,13 +72,13 @@ export class Daemon {
   private readonly stats = { total: 0, failed: 0, byVerb: {} as Record<string, number>, declined: 0, refused: 0, broken: 0 };
 
   private constructor(private readonly opts: Required<DaemonOptions>) {
-    this.ownNetns = netnsId(process.pid);
+    this.served = servedNamespaces(opts.callConfig.hostMountsOf);
     this.server = createServer({ allowHalfOpen: true }, (sock) => this.accept(sock));
   }
 
   /** Listening on `opts.socket` (0600, its directory 0700). */
   static async start(options: DaemonOptions): Promise<Daemon> {
-    const d = new Daemon({ maxConnections: 32, requestDeadlineMs: 40_000, ...options });
+    const d = new Daemon({ maxConnections: 32, requestDeadlineMs: 40_000, callConfig: daemonCallConfig(process.env), ...options });
     await prepareSocketPath(d.opts.socket);
     const umask = process.umask(0o177); // the socket is born 0600: no window in which another user may connect
     try {
@@ -132,7 +143,7 @@ export class Daemon {
 
   private accept(sock: Socket): void {
     sock.on('error', () => {}); // a client gone away: its own loss, reported where it is noticed
-    const verdict = this.verdictFor(sock);
+    const { verdict, hostMounts } = this.verdictFor(sock);
     if (verdict !== Verdict.go) {
       // closed once the verdict is out, whatever the client does next
       sock.end(encodeHello(verdict), () => sock.destroy());
@@ -140,45 +151,32 @@ export class Daemon {
     }
     sock.write(encodeHello(verdict));
     this.open++;
-    void this.serve(sock).finally(() => {
+    void this.serve(sock, hostMounts).finally(() => {
       this.open--;
       this.maybeDrained();
     });
   }
 
-  private verdictFor(sock: Socket): Verdict {
-    let peer: { pid: number; uid: number };
-    try {
-      peer = native.peerCred((sock as unknown as { _handle: { fd: number } })._handle.fd);
-    } catch (err) {
+  /** The greeting's verdict; hostMounts: a caller served from pid 1's mount namespace (its paths checked per call). */
+  private verdictFor(sock: Socket): { verdict: Verdict; hostMounts: boolean } {
+    const peer = judgePeer((sock as unknown as { _handle: { fd: number } })._handle.fd, this.served);
+    const not = (verdict: Verdict) => ({ verdict, hostMounts: false });
+    if (!peer.serve && peer.refused) {
       this.stats.refused++;
-      this.opts.log(`refused a connection: no peer credentials (${(err as Error).message})`);
-      return Verdict.refused;
-    }
-    if (peer.uid !== 0) {
-      this.stats.refused++;
-      this.opts.log(`refused pid ${peer.pid}: uid ${peer.uid} is not root`);
-      return Verdict.refused;
+      this.opts.log(`refused ${peer.reason}`);
+      return not(Verdict.refused);
     }
     if (this.draining || this.open >= this.opts.maxConnections) {
       this.stats.declined++;
-      return Verdict.decline;
+      return not(Verdict.decline);
     }
-    // the caller's namespace is its NICs' home: one that is not ours is served by the one-shot plugin, in it
-    let theirs: string;
-    try {
-      theirs = netnsId(peer.pid);
-    } catch {
-      theirs = '';
-    }
-    if (theirs !== this.ownNetns) {
-      this.stats.declined++;
-      return Verdict.decline;
-    }
-    return Verdict.go;
+    if (peer.serve) return { verdict: Verdict.go, hostMounts: peer.hostMounts };
+    this.stats.declined++;
+    this.opts.log(`sent a caller to the one-shot plugin: ${peer.reason}`);
+    return not(Verdict.decline);
   }
 
-  private async serve(sock: Socket): Promise<void> {
+  private async serve(sock: Socket, hostMounts: boolean): Promise<void> {
     let req: DaemonRequest;
     try {
       req = await readRequest(sock, this.opts.requestDeadlineMs);
@@ -188,7 +186,7 @@ export class Daemon {
       sock.destroy();
       return;
     }
-    const reply = req.kind === RequestKind.status ? this.statusReply() : await this.runCounted(req);
+    const reply = req.kind === RequestKind.status ? encodeReply(this.statusReply()) : await this.admitted(req, hostMounts);
     // closed once the reply is with the kernel — a client still sending a body we refused to read must not keep
     // the connection — or at the deadline, for one that will not read it
     await new Promise<void>((resolve) => {
@@ -197,8 +195,27 @@ export class Daemon {
         clearTimeout(timer);
         resolve();
       });
-      sock.end(encodeReply(reply), () => sock.destroy());
+      sock.end(reply, () => sock.destroy());
     });
+  }
+
+  /**
+   * The call run with the environment the daemon admits, or sent back (the frame) when it asks for a configuration
+   * not the daemon's. A call whose stdin was cut short cannot be replayed by the shim: it runs with the daemon's own
+   * configuration, where it fails on its stdin before anything else is read, as it would one-shot.
+   */
+  private async admitted(req: DaemonRequest, hostMounts: boolean): Promise<Buffer> {
+    let admission = admitCall(req.env, this.opts.callConfig);
+    const host = this.opts.callConfig.hostMountsOf;
+    const unshared = admission.admitted && hostMounts && host !== null ? pathNotShared(pathsOfCall(admission.env), host) : null;
+    if (unshared !== null) admission = { admitted: false, reason: `${unshared} is not the same file in the daemon's mount namespace as in the host's`, env: admission.env };
+    if (admission.admitted) return encodeReply(await this.runCounted({ ...req, env: admission.env }));
+    if (req.stdinState === StdinState.read || req.stdinState === StdinState.notRead) {
+      this.stats.declined++;
+      this.opts.log(`sent a call back to the one-shot plugin: ${admission.reason}`);
+      return encodeSentBack(admission.reason);
+    }
+    return encodeReply(await this.runCounted({ ...req, env: admission.env }));
   }
 
   private statusReply(): DaemonReply {
@@ -232,12 +249,6 @@ function memoryMiB(): DaemonStats['memory'] {
   const m = process.memoryUsage();
   const mib = (n: number) => Math.round((n / 2 ** 20) * 10) / 10;
   return { rss: mib(m.rss), heapTotal: mib(m.heapTotal), heapUsed: mib(m.heapUsed), external: mib(m.external) };
-}
-
-/** A network namespace's identity (device:inode of its nsfs file) as seen through /proc/<pid>/ns/net. */
-function netnsId(pid: number): string {
-  const st = statSync(`/proc/${pid}/ns/net`);
-  return `${st.dev}:${st.ino}`;
 }
 
 /** runCni answers every failure itself; anything escaping it is a bug, answered as the plugin answers one. */

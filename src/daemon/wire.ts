@@ -5,14 +5,20 @@
 //   client → daemon, after GO            REQUEST "SRQ1" u8 kind u8 stdinState u16 0 u32 envLen u32 stdinLen
 //                                                 env ("K=V\0" each) stdin
 //   daemon → client                      REPLY   "SRP1" u32 exitCode u32 stdoutLen u32 stderrLen stdout stderr
+//                                     or SENT BACK "SRB1" u32 reasonLen u32 0 u32 0 reason
 //
-// A verdict other than GO means: nothing was read, nothing ran — run the one-shot plugin yourself.
+// A verdict other than GO means: nothing was read, nothing ran — run the one-shot plugin yourself. SENT BACK means:
+// the call was read and nothing of it ran (it asks for a configuration that is not the daemon's) — run the one-shot
+// plugin on the same environment and stdin. Only a call whose stdin was read whole, or not at all, is sent back.
 import { MAX_STDIN_BYTES } from '../cni/stdio';
 
-export const PROTOCOL_VERSION = 1;
+export const PROTOCOL_VERSION = 2;
 export const HELLO_MAGIC = 'SRVD';
 export const REQUEST_MAGIC = 'SRQ1';
 export const REPLY_MAGIC = 'SRP1';
+export const SENT_BACK_MAGIC = 'SRB1';
+/** The longest reason a sent-back call carries (the shim's bound). */
+export const MAX_REASON_BYTES = 64 * 1024;
 export const HELLO_BYTES = 8;
 export const REQUEST_HEADER_BYTES = 16;
 export const REPLY_HEADER_BYTES = 16;
@@ -21,7 +27,10 @@ export const REPLY_HEADER_BYTES = 16;
 export const Verdict = {
   /** Send the request: it will be run. */
   go: 0,
-  /** Not here (the caller is in another network namespace, or the daemon is full): run the one-shot plugin. */
+  /**
+   * Not here (the caller could not do the work itself: not in the namespaces the daemon serves, or without
+   * CAP_NET_ADMIN and CAP_SYS_ADMIN there — or the daemon is full): run the one-shot plugin, with your own privileges.
+   */
   decline: 1,
   /** The caller is not root. */
   refused: 2,
@@ -81,6 +90,12 @@ export function encodeRequest(req: DaemonRequest): Buffer {
   const stdin = Buffer.from(req.stdin);
   // the first field's bytes: kind, stdin state, two zero bytes
   return frame(REQUEST_MAGIC, [req.kind | (req.stdinState << 8), env.length, stdin.length], [env, stdin]);
+}
+
+/** A call sent back unrun, and why (cut to MAX_REASON_BYTES). */
+export function encodeSentBack(reason: string): Buffer {
+  const why = Buffer.from(reason).subarray(0, MAX_REASON_BYTES);
+  return frame(SENT_BACK_MAGIC, [why.length, 0, 0], [why]);
 }
 
 export function encodeReply(reply: DaemonReply): Buffer {

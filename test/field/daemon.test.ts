@@ -57,7 +57,7 @@ afterEach(() => {
 
 /** The packaged executable serving `socket`; stopped (SIGTERM, it must drain and exit 0) by the returned function. */
 async function packagedDaemon(): Promise<() => Promise<number | null>> {
-  const d = await startPackagedDaemon(executable('amd64'), { ...env, SRIOVCTL_SOCKET: socket });
+  const d = await startPackagedDaemon(executable('amd64'), { ...env, SRIOVCTL_SOCKET: socket, SRIOVCTL_DAEMON_CNI_PATH: '/usr/lib/cni' });
   return () => d.stop();
 }
 

@@ -2,7 +2,9 @@
 // SIGKILL when it does not drain), and its log kept for the failure message.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { afterEach } from 'vitest';
 import { queryDaemon } from '../../src/daemon/query';
 import type { DaemonStats } from '../../src/daemon/server';
 
@@ -22,9 +24,17 @@ export interface DaemonProcess {
   stop(graceMs?: number): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-export async function startDaemon(socket: string, env: Record<string, string> = {}, timeoutMs = 30_000): Promise<DaemonProcess> {
-  const child = spawn(process.execPath, [CLI, 'daemon'], {
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', SRIOVCTL_SOCKET: socket, ...env },
+/**
+ * The daemon's configuration for a test rig: callers (each test) may name their own state dir, sysfs root and
+ * plugin dirs below the temp dir, and Debian's plugins are its own. `env` overrides (an empty value unsets).
+ */
+export const TEST_DAEMON_ENV: Readonly<Record<string, string>> = { SRIOVCTL_DAEMON_CALLER_ROOT: tmpdir(), SRIOVCTL_DAEMON_CNI_PATH: '/usr/lib/cni' };
+
+/** `prefix`: a command the daemon is run under (`unshare -m …`), exec'ing it in the end. */
+export async function startDaemon(socket: string, env: Record<string, string> = {}, timeoutMs = 30_000, prefix: string[] = []): Promise<DaemonProcess> {
+  const [cmd, ...args] = [...prefix, process.execPath, CLI, 'daemon'];
+  const child = spawn(cmd, args, {
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', SRIOVCTL_SOCKET: socket, ...TEST_DAEMON_ENV, ...env },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let log = '';
@@ -65,3 +75,21 @@ export async function startDaemon(socket: string, env: Record<string, string> = 
     await new Promise((r) => setTimeout(r, 50));
   }
 }
+
+/**
+ * For a test file: `daemon(env, prefix)` starts a daemon on `socket()` (the test's own path), and every daemon a
+ * test started is stopped after it.
+ */
+export function useDaemons(socket: () => string): (env?: Record<string, string>, prefix?: string[]) => Promise<DaemonProcess> {
+  let started: DaemonProcess[] = [];
+  afterEach(async () => {
+    for (const d of started) await d.stop(5000);
+    started = [];
+  });
+  return async (env = {}, prefix = []) => {
+    const d = await startDaemon(socket(), env, 30_000, prefix);
+    started.push(d);
+    return d;
+  };
+}
+

@@ -5,11 +5,11 @@ import { spawn, spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { decodeHello, encodeHello, encodeRequest, HELLO_BYTES, RequestKind, StdinState, Verdict } from '../../src/daemon/wire';
 import { expectErrorShape, ledgerRecords, netnsPath, runCni, runCniAsync, SHIM, type CniCall, type CniRoots } from '../helpers/cni-run';
 import { deviceConf, useCniPodWorld } from '../helpers/cni-world';
-import { startDaemon, type DaemonProcess } from '../helpers/daemon-process';
+import { startDaemon, useDaemons } from '../helpers/daemon-process';
 import { ipJson, type Scratch } from '../helpers/kernel';
 import { nicState, type NicState } from '../helpers/lend-fixture';
 
@@ -18,22 +18,12 @@ let roots: CniRoots;
 let pod: string;
 let nic: NicState;
 let dir: string;
-let daemons: DaemonProcess[] = [];
 
 useCniPodWorld((w) => ({ s, roots, pod, nic, dir } = w), 'q0', { tempDir: 'sriovctl-daemon-' });
 
-afterEach(async () => {
-  for (const d of daemons) await d.stop(5000);
-  daemons = [];
-});
-
 const sock = () => join(dir, 'run', 'cni.sock');
 
-async function daemon(env: Record<string, string> = {}): Promise<DaemonProcess> {
-  const d = await startDaemon(sock(), env);
-  daemons.push(d);
-  return d;
-}
+const daemon = useDaemons(sock);
 
 function conf() {
   return deviceConf(s, nic, { type: 'static', addresses: [{ address: '10.77.0.5/24' }] });

@@ -66,4 +66,24 @@ describe('the shim\'s one-shot plugin', () => {
     expect(run(shim, ['--print-fallback']).stdout).toBe(`${join(dir, 'sriovctl.d', 'oneshot')}\n`);
     expect(run(shim).stdout).toBe(`exe=${join(dir, 'sriovctl.d', 'oneshot')} argv0=sriovctl-cni cmd=DEL\n`);
   });
+
+  it('in a checkout, node is looked up in the absolute PATH entries alone: an empty or relative entry is not the current directory', () => {
+    // a checkout's layout (<root>/build/Release/sriovctl-cni beside <root>/bin/sriovctl-cni.js) and a planted ./node
+    const root = join(dir, 'checkout');
+    mkdirSync(join(root, 'build', 'Release'), { recursive: true });
+    mkdirSync(join(root, 'bin'));
+    copyFileSync(SHIM, join(root, 'build', 'Release', 'sriovctl-cni'));
+    copyFileSync(PLUGIN, join(root, 'bin', 'sriovctl-cni.js'));
+    const cwd = join(dir, 'cwd');
+    standIn(join(cwd, 'node'));
+    standIn(join(cwd, 'rel', 'node'));
+    for (const path of [':/nonexistent', '/nonexistent:', 'rel:/nonexistent', '/nonexistent::/nonexistent2']) {
+      const env = { PATH: path, CNI_COMMAND: 'DEL', SRIOVCTL_SOCKET: noDaemon() };
+      const shim = join(root, 'build', 'Release', 'sriovctl-cni');
+      expect(spawnSync(shim, ['--print-fallback'], { env, cwd, encoding: 'utf8' }).status, path).toBe(1);
+      const r = spawnSync(shim, [], { env, cwd, input: SCRIPT, encoding: 'utf8', timeout: 30_000 });
+      expect(r.stdout, path).not.toContain('exe=');
+      expect(JSON.parse(r.stdout)).toMatchObject({ code: 109 });
+    }
+  });
 });

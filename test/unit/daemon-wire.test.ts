@@ -12,15 +12,17 @@ import {
   MAX_ENV_BYTES,
   RequestKind,
   StdinState,
+  encodeSentBack,
+  MAX_REASON_BYTES,
   Verdict,
 } from '../../src/daemon/wire';
 
 describe('daemon wire format', () => {
-  it('a greeting: "SRVD", version 1, the verdict', () => {
+  it('a greeting: "SRVD", version 2, the verdict', () => {
     const b = encodeHello(Verdict.refused);
-    expect([...b]).toEqual([0x53, 0x52, 0x56, 0x44, 1, 2, 0, 0]);
+    expect([...b]).toEqual([0x53, 0x52, 0x56, 0x44, 2, 2, 0, 0]);
     expect(decodeHello(b)).toBe(Verdict.refused);
-    expect(() => decodeHello(Buffer.from('SRVD\x02\x00\x00\x00', 'latin1'))).toThrow('protocol 2');
+    expect(() => decodeHello(Buffer.from('SRVD\x03\x00\x00\x00', 'latin1'))).toThrow('protocol 3');
     expect(() => decodeHello(Buffer.from('HTTP/1.1', 'latin1'))).toThrow('not a sriovctl daemon');
   });
 
@@ -59,5 +61,13 @@ describe('daemon wire format', () => {
     const b = encodeReply({ exitCode: 1, stdout: '{"code":7}\n', stderr: 'log\n' });
     expect(decodeReplyHeader(b)).toEqual({ exitCode: 1, stdoutLen: 11, stderrLen: 4 });
     expect(b.toString('utf8', 16)).toBe('{"code":7}\nlog\n');
+  });
+
+  it('a call sent back: "SRB1", the reason\'s length, two zero fields, the reason (bounded)', () => {
+    const b = encodeSentBack('its CNI_PATH names /x');
+    expect(b.toString('latin1', 0, 4)).toBe('SRB1');
+    expect([b.readUInt32LE(4), b.readUInt32LE(8), b.readUInt32LE(12)]).toEqual([21, 0, 0]);
+    expect(b.toString('utf8', 16)).toBe('its CNI_PATH names /x');
+    expect(encodeSentBack('x'.repeat(MAX_REASON_BYTES + 10)).readUInt32LE(4)).toBe(MAX_REASON_BYTES);
   });
 });

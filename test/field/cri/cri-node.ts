@@ -106,6 +106,8 @@ export class CriNode {
       SRIOVCTL_CACHE_DIR: this.cacheDir,
       SRIOVCTL_STATE_DIR: this.stateDir,
       SRIOVCTL_SYSFS_ROOT: this.sim.root,
+      // containerd's CNI_PATH is its bin_dir: the daemon's plugin dirs
+      SRIOVCTL_DAEMON_CNI_PATH: this.containerd.binDir,
     });
     return this.daemon;
   }

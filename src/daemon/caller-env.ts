@@ -1,0 +1,110 @@
+// What the daemon takes from a caller's environment: the CNI protocol's variables and a short allow-list of
+// per-call tunables that name no path and grant nothing (CALLER_TUNABLES). Everything that says where to act — the
+// state dir, the sysfs root, the log dirs, the IPAM plugin dirs — is the daemon's own configuration, read once at
+// start; a caller asking for another one is sent back to the one-shot plugin, which honours it with the caller's own
+// privileges. Anything else the caller has (LD_PRELOAD, HOME, …) never reaches the daemon's call or its children.
+import { isAbsolute, resolve } from 'node:path';
+import { allowedLogDirs } from '../cni/log-file';
+import { CNI_VARIABLES } from '../cni/env';
+import { readConfig, type Config } from '../config';
+import { untrustedReason } from '../secure-dir';
+
+/** Tunables a caller may set per call: a bound or a wait, no path, no privilege. */
+export const CALLER_TUNABLES = ['SRIOVCTL_CNI_CARRIER_WAIT_MS', 'SRIOVCTL_IPAM_TIMEOUT'] as const;
+
+/** The plugin dirs a daemon runs IPAM plugins from when SRIOVCTL_DAEMON_CNI_PATH names none (the CNI default). */
+export const DEFAULT_DAEMON_CNI_PATH = ['/opt/cni/bin'];
+
+/** Where the daemon acts, whoever asks: read from its own environment at start. */
+export interface DaemonCallConfig {
+  config: Config;
+  logDirs: string[];
+  /** The IPAM plugin dirs a call's CNI_PATH may name (SRIOVCTL_DAEMON_CNI_PATH). */
+  cniPath: string[];
+  /** The PATH IPAM plugins get (the daemon's own). */
+  path: string;
+  /**
+   * SRIOVCTL_DAEMON_CALLER_ROOT, a test rig's setting: below it a caller may name its own state dir, sysfs root,
+   * log dirs and plugin dirs (a plugin dir only when it is root's alone all the way up). Null: none.
+   */
+  callerRoot: string | null;
+  /**
+   * SRIOVCTL_DAEMON_MOUNT_NS=host (or pid:<n>): the daemon (in a container, with hostPID) serves callers in pid 1's
+   * (pid n's) mount namespace too, each call only when every path it uses is the same file there as in the
+   * daemon's own. Null (own, the default): the daemon's own mount namespace alone.
+   */
+  hostMountsOf: number | null;
+}
+
+export function daemonCallConfig(env: NodeJS.ProcessEnv): DaemonCallConfig {
+  const cniPath = env.SRIOVCTL_DAEMON_CNI_PATH ? env.SRIOVCTL_DAEMON_CNI_PATH.split(':') : DEFAULT_DAEMON_CNI_PATH;
+  const relative = cniPath.find((d) => !isAbsolute(d));
+  if (relative !== undefined) throw new Error(`SRIOVCTL_DAEMON_CNI_PATH: ${JSON.stringify(relative)} is not an absolute directory`);
+  const root = env.SRIOVCTL_DAEMON_CALLER_ROOT || null;
+  if (root !== null && !isAbsolute(root)) throw new Error(`SRIOVCTL_DAEMON_CALLER_ROOT: ${JSON.stringify(root)} is not an absolute directory`);
+  const mountNs = env.SRIOVCTL_DAEMON_MOUNT_NS || 'own';
+  const pid = mountNs === 'own' ? null : mountNs === 'host' ? 1 : /^pid:[1-9]\d{0,9}$/.test(mountNs) ? Number(mountNs.slice(4)) : NaN;
+  if (Number.isNaN(pid)) throw new Error(`SRIOVCTL_DAEMON_MOUNT_NS: ${JSON.stringify(mountNs)}: want own, host or pid:<n>`);
+  return {
+    config: readConfig(env),
+    logDirs: allowedLogDirs(env),
+    cniPath: cniPath.map((d) => resolve(d)),
+    path: env.PATH || '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
+    callerRoot: root === null ? null : resolve(root),
+    hostMountsOf: pid,
+  };
+}
+
+/** One line for the daemon's log at start: where its calls act, and whom it serves. */
+export function describeCallConfig(d: DaemonCallConfig): string {
+  const mounts = d.hostMountsOf === null ? 'its own' : `its own and pid ${d.hostMountsOf}'s`;
+  return (
+    `state dir ${d.config.stateDir}, sysfs root ${d.config.sysfsRoot}, plugin dirs ${d.cniPath.join(':')}, ` +
+    `log dirs ${d.logDirs.join(':') || '(none)'}, mount namespaces ${mounts}${d.callerRoot ? `, callers' own dirs below ${d.callerRoot}` : ''}`
+  );
+}
+
+export type Admission =
+  | { admitted: true; env: Record<string, string> }
+  /** `env`: the call with the daemon's own configuration, for a call that cannot be sent back (its stdin is spent). */
+  | { admitted: false; reason: string; env: Record<string, string> };
+
+/** The environment the daemon runs `caller`'s call with, or why it sends the call back. */
+export function admitCall(caller: Readonly<Record<string, string>>, d: DaemonCallConfig): Admission {
+  // VERSION reads nothing but CNI_COMMAND and acts nowhere: the daemon answers it whatever else the caller set
+  if (caller.CNI_COMMAND === 'VERSION') return { admitted: true, env: { CNI_COMMAND: 'VERSION' } };
+  const env: Record<string, string> = { PATH: d.path };
+  for (const k of [...CNI_VARIABLES, ...CALLER_TUNABLES]) if (caller[k] !== undefined) env[k] = caller[k];
+  const own = { ...env, CNI_PATH: d.cniPath.join(':'), SRIOVCTL_STATE_DIR: d.config.stateDir, SRIOVCTL_SYSFS_ROOT: d.config.sysfsRoot, SRIOVCTL_CNI_LOG_DIRS: d.logDirs.join(':') };
+  const back = (reason: string): Admission => ({ admitted: false, reason, env: own });
+
+  // a relative directory is the caller's working directory's, which the daemon does not share
+  for (const k of ['SRIOVCTL_STATE_DIR', 'SRIOVCTL_SYSFS_ROOT'] as const) {
+    if (caller[k] && !isAbsolute(caller[k])) return back(`its ${k} ${JSON.stringify(caller[k])} is relative`);
+  }
+  const asked = readConfig(caller);
+  if (asked.stateDir !== d.config.stateDir && !below(asked.stateDir, d)) return back(`it asks for state dir ${asked.stateDir}; the daemon's is ${d.config.stateDir}`);
+  if (asked.sysfsRoot !== d.config.sysfsRoot && !below(asked.sysfsRoot, d)) return back(`it asks for sysfs root ${asked.sysfsRoot}; the daemon's is ${d.config.sysfsRoot}`);
+  env.SRIOVCTL_STATE_DIR = asked.stateDir;
+  env.SRIOVCTL_SYSFS_ROOT = asked.sysfsRoot;
+
+  const logDirs = allowedLogDirs(caller);
+  const sameLogDirs = logDirs.join(':') === d.logDirs.join(':');
+  if (!sameLogDirs && !(logDirs.length > 0 && logDirs.every((p) => below(p, d)))) {
+    return back(`it asks for log dirs ${logDirs.join(':') || '(none)'}; the daemon's are ${d.logDirs.join(':') || '(none)'}`);
+  }
+  if (caller.SRIOVCTL_CNI_LOG_DIRS !== undefined) env.SRIOVCTL_CNI_LOG_DIRS = caller.SRIOVCTL_CNI_LOG_DIRS;
+
+  // relative entries mean nothing to the plugin (it runs IPAM plugins by absolute path only), so they are left as given
+  const foreign = (caller.CNI_PATH ?? '')
+    .split(':')
+    .filter((p) => p.startsWith('/'))
+    .find((p) => !d.cniPath.includes(resolve(p)) && !(below(p, d) && untrustedReason(p) === null));
+  if (foreign !== undefined) return back(`its CNI_PATH names ${foreign}, not one of the daemon's plugin dirs (${d.cniPath.join(':')})`);
+  return { admitted: true, env };
+}
+
+/** Is `p` (lexically, once normalised) strictly below the caller root? */
+function below(p: string, d: DaemonCallConfig): boolean {
+  return d.callerRoot !== null && resolve(p).startsWith(`${d.callerRoot === '/' ? '' : d.callerRoot}/`);
+}

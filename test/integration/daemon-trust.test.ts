@@ -1,0 +1,201 @@
+// Whom the daemon serves, and what it takes from them: a real `sriovctl daemon`, the real shim, stand-in NICs and
+// spy IPAM plugins that record who ran them. A caller that could not do the work itself (no capabilities, another
+// mount namespace) is sent to the one-shot plugin, which runs with the caller's own privileges; a call asking for a
+// state dir that is not the daemon's is sent back and run one-shot; the daemon's IPAM plugins get none of the
+// caller's variables but the CNI ones.
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, readFileSync, readlinkSync, writeFileSync, existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ledgerRecords, netnsPath, SHIM, type CniRoots } from '../helpers/cni-run';
+import { deviceConf, useCniPodWorld } from '../helpers/cni-world';
+import { useDaemons } from '../helpers/daemon-process';
+import type { Scratch } from '../helpers/kernel';
+import { nicState, type NicState } from '../helpers/lend-fixture';
+
+let s: Scratch;
+let roots: CniRoots;
+let pod: string;
+let nic: NicState;
+let dir: string;
+
+useCniPodWorld((w) => ({ s, roots, pod, nic, dir } = w), 't0', { tempDir: 'sriovctl-daemon-trust-' });
+
+const sock = () => join(dir, 'run', 'cni.sock');
+const pluginDir = () => join(dir, 'plugins');
+const marker = () => join(dir, 'spy-ran');
+
+const daemon = useDaemons(sock);
+
+/**
+ * A spy IPAM plugin in `where`: each run appends "<verb> <uid> <CapEff> <mount namespace>" to `log`, dumps its
+ * environment (NUL-separated) to `log`.env, and answers ADD with an address.
+ */
+function spyText(log: string): string {
+  return `#!/bin/sh
+[ "$CNI_COMMAND" = VERSION ] && { echo '{"cniVersion":"1.1.0","supportedVersions":["0.4.0","1.0.0","1.1.0"]}'; exit 0; }
+cat >/dev/null
+echo "$CNI_COMMAND $(id -u) $(awk '/^CapEff/{print $2}' /proc/$$/status) $(readlink /proc/$$/ns/mnt)" >> ${log}
+env -0 > ${log}.env
+[ "$CNI_COMMAND" = ADD ] && echo '{"cniVersion":"1.1.0","ips":[{"address":"10.95.0.5/24"}]}'
+exit 0
+`;
+}
+
+function writeSpy(where: string): void {
+  mkdirSync(where, { recursive: true });
+  writeFileSync(join(where, 'spy'), spyText(marker()), { mode: 0o755 });
+}
+
+/** Lines the spy wrote: [verb, uid, CapEff, mount namespace]. */
+function spyRuns(): string[][] {
+  return existsSync(marker()) ? readFileSync(marker(), 'utf8').trim().split('\n').map((l) => l.split(' ')) : [];
+}
+
+const spyConf = () => deviceConf(s, nic, { type: 'spy' });
+
+function callEnv(command: string, more: Record<string, string> = {}): Record<string, string> {
+  return {
+    PATH: process.env.PATH ?? '/usr/bin:/bin',
+    SRIOVCTL_STATE_DIR: roots.stateDir,
+    SRIOVCTL_SYSFS_ROOT: roots.sim.root,
+    SRIOVCTL_SOCKET: sock(),
+    CNI_COMMAND: command,
+    CNI_CONTAINERID: 'c1',
+    CNI_NETNS: netnsPath(pod),
+    CNI_IFNAME: 'net1',
+    CNI_PATH: pluginDir(),
+    ...more,
+  };
+}
+
+/** The shim run as `prefix` asks (setpriv, unshare, …) with `env` and the config on stdin. */
+function shimAs(prefix: string[], env: Record<string, string>, config: object = spyConf()) {
+  const [cmd, ...args] = [...prefix, SHIM];
+  const r = spawnSync(cmd, args, { env, input: JSON.stringify(config), encoding: 'utf8', timeout: 60_000 });
+  return { status: r.status, stdout: r.stdout ?? '', stderr: r.stderr ?? '' };
+}
+
+const FULL_CAPS = readFileSync('/proc/self/status', 'utf8').match(/^CapEff:\s*(\S+)$/m)![1];
+const OWN_MNT_NS = readlinkSync('/proc/self/ns/mnt');
+
+describe('a caller that could not do the work itself is sent to the one-shot plugin', () => {
+  it('root with every capability dropped: its STATUS, whose IPAM plugin is its own script, never runs with the daemon\'s capabilities', async () => {
+    const d = await daemon();
+    writeSpy(pluginDir());
+    const r = shimAs(['setpriv', '--inh-caps=-all', '--bounding-set=-all'], callEnv('STATUS'));
+    const runs = spyRuns();
+    expect(runs.length, r.stdout + r.stderr).toBeGreaterThan(0);
+    // the one-shot plugin ran it, as the caller: uid 0, and no capability at all
+    for (const [verb, uid, capEff] of runs) expect([verb, uid, capEff]).toEqual(['STATUS', '0', '0000000000000000']);
+    expect(FULL_CAPS).not.toBe('0000000000000000');
+    const st = await d.stats();
+    expect(st.requests.total).toBe(0);
+    expect(st.declined).toBe(1);
+    expect(d.log()).toMatch(/lacks CAP_NET_ADMIN and CAP_SYS_ADMIN \(CapEff 0000000000000000\)/);
+  });
+
+  it('a caller in a private mount namespace naming /proc/<its pid>/root/… as CNI_PATH: its plugin runs in its own namespace, never the daemon\'s', async () => {
+    const d = await daemon();
+    const hidden = join(dir, 'hidden');
+    mkdirSync(hidden);
+    const spyFile = join(dir, 'spy.sh');
+    writeFileSync(spyFile, spyText(marker()), { mode: 0o755 });
+    // inside: a tmpfs over `hidden` holding the spy, seen from outside only through /proc/<pid>/root
+    const script = `mount -t tmpfs none ${hidden} && cp ${spyFile} ${hidden}/spy && CNI_PATH=/proc/$$/root${hidden} exec ${SHIM}`;
+    const inner = spawnSync('unshare', ['-m', 'sh', '-c', script], { env: callEnv('STATUS'), input: JSON.stringify(spyConf()), encoding: 'utf8', timeout: 60_000 });
+    const runs = spyRuns();
+    expect(runs.length, inner.stdout + inner.stderr).toBeGreaterThan(0);
+    for (const [verb, , , mntNs] of runs) {
+      expect(verb).toBe('STATUS');
+      expect(mntNs).not.toBe(OWN_MNT_NS);
+    }
+    const st = await d.stats();
+    expect(st.requests.total).toBe(0);
+    expect(st.declined).toBe(1);
+    expect(d.log()).toMatch(/is in another mount namespace than the daemon serves/);
+  });
+});
+
+describe('the daemon\'s own configuration', () => {
+  it('a call asking for another state dir is sent back and run one-shot (its record in its own state dir); the daemon\'s own is served', async () => {
+    const own = join(dir, 'daemon-state');
+    const d = await daemon({ SRIOVCTL_DAEMON_CALLER_ROOT: '', SRIOVCTL_STATE_DIR: own, SRIOVCTL_SYSFS_ROOT: roots.sim.root });
+    const conf = deviceConf(s, nic, { type: 'static', addresses: [{ address: '10.78.0.5/24' }] });
+    const add = shimAs([], callEnv('ADD', { CNI_PATH: '/usr/lib/cni' }), conf);
+    expect(add.status, add.stdout + add.stderr).toBe(0);
+    expect(JSON.parse(add.stdout).interfaces[0].name).toBe('net1');
+    expect(ledgerRecords(roots.stateDir)).toHaveLength(1);
+    expect(ledgerRecords(own)).toEqual([]);
+    let st = await d.stats();
+    expect(st.requests.total).toBe(0);
+    expect(st.declined).toBe(1);
+    expect(d.log()).toContain(`sent a call back to the one-shot plugin: it asks for state dir ${roots.stateDir}; the daemon's is ${own}`);
+    const del = shimAs([], callEnv('DEL', { CNI_PATH: '/usr/lib/cni' }), conf);
+    expect(del.status, del.stdout + del.stderr).toBe(0);
+    expect(nicState(nic.name)).toEqual(nic);
+    expect(ledgerRecords(roots.stateDir)).toEqual([]);
+    // the daemon's own state dir, asked for: the daemon runs it
+    const served = shimAs([], callEnv('ADD', { CNI_PATH: '/usr/lib/cni', SRIOVCTL_STATE_DIR: own }), conf);
+    expect(served.status, served.stdout + served.stderr).toBe(0);
+    expect(ledgerRecords(own)).toHaveLength(1);
+    expect(shimAs([], callEnv('DEL', { CNI_PATH: '/usr/lib/cni', SRIOVCTL_STATE_DIR: own }), conf).status).toBe(0);
+    st = await d.stats();
+    expect(st.requests.byVerb).toEqual({ ADD: 1, DEL: 1 });
+    expect(nicState(nic.name)).toEqual(nic);
+  });
+
+  it('a CNI_PATH naming a dir that is not one of the daemon\'s plugin dirs is sent back', async () => {
+    // the caller's state dir and sysfs root are the daemon's own: only its plugin dir is not
+    const d = await daemon({ SRIOVCTL_DAEMON_CALLER_ROOT: '', SRIOVCTL_STATE_DIR: roots.stateDir, SRIOVCTL_SYSFS_ROOT: roots.sim.root });
+    writeSpy(pluginDir());
+    const r = shimAs([], callEnv('STATUS'));
+    expect(spyRuns().map(([verb, uid, capEff]) => [verb, uid, capEff])).toEqual([['STATUS', '0', FULL_CAPS]]); // one-shot, as this (full) root
+    const st = await d.stats();
+    expect(st.requests.total, r.stdout + r.stderr).toBe(0);
+    expect(d.log()).toContain(`its CNI_PATH names ${pluginDir()}, not one of the daemon's plugin dirs (/usr/lib/cni)`);
+  });
+
+  it('the daemon\'s IPAM plugin gets the CNI variables and PATH, never the caller\'s LD_PRELOAD or anything else', async () => {
+    const d = await daemon();
+    writeSpy(pluginDir());
+    const extra = { LD_PRELOAD: join(dir, 'no-such-preload.so'), LD_LIBRARY_PATH: dir, SRIOVCTL_TEST_SECRET: 'x' };
+    const add = shimAs([], callEnv('ADD', extra));
+    expect(add.status, add.stdout + add.stderr).toBe(0);
+    expect((await d.stats()).requests.byVerb).toEqual({ ADD: 1 });
+    const env = Object.fromEntries(
+      readFileSync(`${marker()}.env`, 'utf8')
+        .split('\0')
+        .filter(Boolean)
+        .map((e) => [e.slice(0, e.indexOf('=')), e.slice(e.indexOf('=') + 1)]),
+    );
+    for (const k of ['LD_PRELOAD', 'LD_LIBRARY_PATH', 'SRIOVCTL_TEST_SECRET', 'SRIOVCTL_STATE_DIR', 'SRIOVCTL_SOCKET']) expect(env).not.toHaveProperty(k);
+    expect(env).toMatchObject({ CNI_COMMAND: 'ADD', CNI_CONTAINERID: 'c1', CNI_IFNAME: 'net1', CNI_NETNS: netnsPath(pod), CNI_PATH: pluginDir() });
+    expect(env.PATH).toBeTruthy();
+    expect(shimAs([], callEnv('DEL', extra)).status).toBe(0);
+    expect(nicState(nic.name)).toEqual(nic);
+  });
+});
+
+describe('a daemon in a mount namespace of its own serving the host\'s (SRIOVCTL_DAEMON_MOUNT_NS, as in the DaemonSet)', () => {
+  it('a host call whose paths are the same files in both runs in the daemon; one whose state dir is another file there is sent back', async () => {
+    // this test plays the host: the daemon serves its mount namespace (the DaemonSet's, pid 1's: `host`)
+    const covered = join(dir, 'covered-state');
+    mkdirSync(covered);
+    // the daemon's namespace: a copy of ours, but with a tmpfs over `covered`
+    const d = await daemon({ SRIOVCTL_DAEMON_MOUNT_NS: `pid:${process.pid}` }, ['unshare', '-m', 'sh', '-c', `mount -t tmpfs none ${covered} && exec "$0" "$@"`]);
+    writeSpy(pluginDir());
+    const served = shimAs([], callEnv('STATUS'));
+    expect(served.status, served.stdout + served.stderr).toBe(0);
+    expect((await d.stats()).requests.byVerb).toEqual({ STATUS: 1 });
+    const [daemonRun] = spyRuns();
+    expect(daemonRun[3]).not.toBe(OWN_MNT_NS); // run by the daemon, in its namespace
+    const back = shimAs([], callEnv('STATUS', { SRIOVCTL_STATE_DIR: covered }));
+    expect(back.status, back.stdout + back.stderr).toBe(0);
+    expect(spyRuns()[1]).toEqual(['STATUS', '0', FULL_CAPS, OWN_MNT_NS]); // one-shot, here
+    const st = await d.stats();
+    expect(st.requests.byVerb).toEqual({ STATUS: 1 });
+    expect(d.log()).toContain(`sent a call back to the one-shot plugin: ${covered} is not the same file in the daemon's mount namespace as in the host's`);
+  });
+});
+
