@@ -67,12 +67,18 @@ function nameserverOutputs(rtnl: Rtnl, links: readonly Link[], nameservers: read
       if (link && !out.has(link.index)) out.set(link.index, `nameserver ${ns.address}%${ns.zone}`);
       continue;
     }
+    // without a zone a link-local address names no link (every link has fe80::/64): the lookup would pick any one
+    if (isLinkLocal6(ns)) continue;
     const r = rtnl.lookupRoute(ns.address, { udpPort: DNS_PORT });
     // a local address (a resolver on this host) is reached through no NIC
     if (!r || r.type !== RTN_UNICAST) continue;
     for (const i of outputsOf(r)) if (!out.has(i)) out.set(i, `route to nameserver ${ns.address} (${describeRoute(r)})`);
   }
   return out;
+}
+
+function isLinkLocal6(ns: Nameserver): boolean {
+  return ns.family === 6 && /^fe[89ab][0-9a-f]:/.test(ns.address);
 }
 
 function outputsOf(r: Route): number[] {

@@ -55,12 +55,14 @@ describe.skipIf(!isRoot)('uplink rule (shared by lend and cluster preflight)', (
     ipIn(ns, 'route', 'add', '10.64.0.0/24', 'via', '10.65.0.1', 'dev', ruled, 'table', '200');
     ipIn(ns, 'rule', 'add', 'to', '10.64.0.53', 'ipproto', 'udp', 'dport', '53', 'lookup', '200', 'priority', '100');
     ipIn(ns, 'addr', 'add', '10.66.0.2/24', 'dev', plain);
+    ipIn(ns, '-6', 'route', 'add', 'fe80::/64', 'dev', plain);
 
     const conf = [
       'nameserver 10.63.0.53',
       'nameserver 10.64.0.53 # by rule',
       'nameserver fd63::53',
       `nameserver fe80::53%${zoned}`,
+      'nameserver fe80::54', // no zone: no link of its own, whichever fe80::/64 a lookup would pick
       // a resolver of this host's own (a local address), and one nothing routes to
       'nameserver 10.66.0.2',
       '; nameserver 10.66.0.99 is a comment',
