@@ -1,6 +1,7 @@
 // The nameservers of a resolv.conf, read as the resolver reads them: the link the host reaches one through is as
 // much its way out as the link with the default route (uplink.ts), since without it no name resolves.
 import * as fs from 'node:fs';
+import { SysError } from '../errors';
 import { canonicalIp, type AddressFamily } from '../net';
 import { assertRegularFile } from '../state-file';
 
@@ -15,21 +16,21 @@ export interface Nameserver {
 /**
  * The `nameserver` lines of resolv.conf `file` (usually a symbolic link: followed; never a FIFO: it is opened
  * non-blocking and must be a regular file). A missing file has none. Lines the resolver would ignore (comments, an
- * address it cannot parse) are ignored here too.
+ * address it cannot parse) are ignored here too. A file that cannot be read is a SysError naming it: the rule
+ * cannot be applied, so nothing is lent.
  */
 export function readNameservers(file: string): Nameserver[] {
-  let fd: number;
+  let fd: number | null = null;
   try {
     fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
-    throw err;
-  }
-  try {
     assertRegularFile(fd, file);
     return parseNameservers(fs.readFileSync(fd, 'utf8'));
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code ?? 'EIO';
+    if (code === 'ENOENT') return [];
+    throw new SysError(`${file}: ${(err as Error).message}`, { code, op: 'reading the nameservers' });
   } finally {
-    fs.closeSync(fd);
+    if (fd !== null) fs.closeSync(fd);
   }
 }
 

@@ -44,6 +44,7 @@ describe('readNameservers', () => {
     expect(readNameservers(join(dir, 'resolv.conf'))).toEqual([{ address: '127.0.0.53', family: 4, zone: null }]);
     expect(readNameservers(join(dir, 'none'))).toEqual([]);
     execFileSync('mkfifo', [join(dir, 'fifo')]);
-    expect(() => readNameservers(join(dir, 'fifo'))).toThrow(/not a regular file/);
+    expect(() => readNameservers(join(dir, 'fifo'))).toThrow(expect.objectContaining({ name: 'SysError', code: 'EFTYPE', message: expect.stringMatching(/fifo is not a regular file/) }));
+    expect(() => readNameservers(dir)).toThrow(expect.objectContaining({ name: 'SysError', code: 'EFTYPE' }));
   });
 });
