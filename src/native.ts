@@ -82,6 +82,8 @@ export interface NativeRtnlSync {
   listRoutes(family: 0 | 4 | 6, table: number): Route[];
   addRoute(route: NativeRouteSpec): void;
   deleteRoute(route: NativeRouteSpec): void;
+  /** RTM_GETROUTE fibmatch for one address; ipProto/dport 0: not given. Throws the kernel's errno (ENETUNREACH, …). */
+  lookupRoute(family: 4 | 6, address: string, ipProto: number, dport: number): Route;
   driverInfo(name: string): NativeDriverInfo | null;
   sendGratuitousArp(index: number, ipv4: string): void;
   /** Its network namespace's cookie (SO_NETNS_COOKIE) in decimal; null where there is none to be had (a kernel before 5.14, qemu-user). */

@@ -29,4 +29,5 @@ export {
   assertIfName,
   assertAltname,
   parseCidr,
+  canonicalIp,
 } from './validate';
