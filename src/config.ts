@@ -1,12 +1,15 @@
 // The configuration every part of sriovctl shares, read once at a front door (flags, environment, CNI config)
 // and passed down explicitly: nothing below a front door reads or writes the environment for it.
 import * as path from 'node:path';
+import type { SearchBounds } from './lend/namespace-search';
 
 export interface Config {
   /** Where the ledger and every other durable file live. */
   readonly stateDir: string;
   /** The sysfs root (a fake tree in tests and in the simulated lab). */
   readonly sysfsRoot: string;
+  /** How much of other containers' namespace directories one call may read (default DEFAULT_SEARCH_BOUNDS). */
+  readonly namespaceSearch?: SearchBounds;
 }
 
 export const DEFAULT_STATE_DIR = '/var/lib/sriovctl';

@@ -13,7 +13,7 @@ import { failpoint } from './failpoint';
 import { describeNamespace, initialRef, refOf } from './namespaces';
 import { chooseFallbackName, nameInUse } from './names';
 import type { GiveBackOutcome } from './types';
-import { closePlace, openPlace, openSearchPlaces, searchPlaces, type Place } from './where';
+import { closePlace, findInPlaces, openPlace, openSearchPlaces, type Place } from './where';
 
 export interface RestoreResult {
   outcome: Exclude<GiveBackOutcome, 'not-lent'>;
@@ -29,7 +29,17 @@ const REAPPEAR_TIMEOUT_MS = 3000;
  * (the caller does it, so it can decide what a failure means); on failure the record stays, with the step reached.
  */
 export function restoreFromRecord(s: LendSession, record: LendRecord): RestoreResult {
+  // what the search for its namespaces gave up on is said with the outcome: "gone" may mean "not found in time"
+  const skippedBefore = s.search.skipped.length;
   const warnings: string[] = [];
+  try {
+    return restoreWith(s, record, warnings);
+  } finally {
+    warnings.push(...s.search.skipped.slice(skippedBefore));
+  }
+}
+
+function restoreWith(s: LendSession, record: LendRecord, warnings: string[]): RestoreResult {
   const home = openPlace(s, record.home, 'home') ?? fallbackHome(s, record, warnings);
   let places: Place[] = [home];
   try {
@@ -71,7 +81,7 @@ function fallbackHome(s: LendSession, record: LendRecord, warnings: string[]): P
 
 /** Search every place (see where.ts); a physical NIC still on its way back to the initial namespace is waited for. */
 function findNic(s: LendSession, record: LendRecord, places: Place[]): { place: Place; link: Link } | null {
-  const search = () => searchPlaces(record, places);
+  const search = () => findInPlaces(s, record, places);
   const hit = search();
   // A virtual NIC whose namespace died was destroyed with it: gone. So is a physical one whose device is gone
   // (a VF removed by a VF count change: the kernel destroys its netdev wherever it is). Any other physical one
