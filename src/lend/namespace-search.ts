@@ -8,7 +8,7 @@
 // Another mount namespace's directories are anyone's: an unprivileged user namespace may put a million entries,
 // FIFOs and links in its own /run/netns. They are read entry by entry within bounds (SearchBounds), and a
 // directory given up on is reported (SearchBudget.skipped), never read to the end.
-import { lstatSync, opendirSync, readdirSync, readlinkSync, statSync, type Dir } from 'node:fs';
+import { lstatSync, opendirSync, readdirSync, readlinkSync, statSync, type Dir, type Dirent } from 'node:fs';
 import { join } from 'node:path';
 import { sameNetns, statNetnsId } from '../net/netns-id';
 import type { NetnsId } from '../net/types';
@@ -81,7 +81,7 @@ export class SearchBudget {
   }
 
   /** The entries of `dir`, one at a time, until a bound says stop (then `dir` is reported skipped). */
-  *entries(dir: string): Generator<string> {
+  *entries(dir: string): Generator<Dirent> {
     const already = this.stopReason(0, 0);
     if (already) {
       this.skip(dir, 0, already);
@@ -107,7 +107,7 @@ export class SearchBudget {
         if (!entry) return;
         read++;
         this.entriesRead++;
-        yield entry.name;
+        yield entry;
       }
     } finally {
       this.msSpent += performance.now() - start;
@@ -185,24 +185,24 @@ export function* foreignMountCandidates(budget: SearchBudget, roots: SearchRoots
       const dir = pathInRoot(root, containerDir);
       if (dir === null || listed.has(dir)) continue;
       listed.add(dir);
-      for (const name of budget.entries(dir)) {
-        const path = `${containerDir}/${name}`;
-        const hostPath = entryInRoot(root, dir, name, path);
+      for (const entry of budget.entries(dir)) {
+        const path = `${containerDir}/${entry.name}`;
+        const hostPath = entryInRoot(root, dir, entry, path);
         if (hostPath) yield { hostPath, inRoot: { root, path } };
       }
     }
   }
 }
 
-/** An entry of a directory already resolved inside `root`: itself unless it is a link, then resolved there too. */
-function entryInRoot(root: string, dir: string, name: string, path: string): string | null {
-  const here = join(dir, name);
-  try {
-    if (!lstatSync(here).isSymbolicLink()) return here;
-  } catch {
-    return null;
-  }
-  return pathInRoot(root, path);
+/**
+ * An entry of a directory already resolved inside `root` that may be a namespace file: a file (a bind mount of
+ * one shows as the file it covers), or a link, resolved inside `root`. Never a FIFO, a socket, a device or a
+ * directory: a namespace is bind-mounted on a file only.
+ */
+function entryInRoot(root: string, dir: string, entry: Dirent, path: string): string | null {
+  if (entry.isFile()) return join(dir, entry.name);
+  if (entry.isSymbolicLink()) return pathInRoot(root, path);
+  return null;
 }
 
 /** The identity of a process's mount namespace as a key (stat follows the ns/mnt magic link), or null when gone. */

@@ -29,17 +29,7 @@ const REAPPEAR_TIMEOUT_MS = 3000;
  * (the caller does it, so it can decide what a failure means); on failure the record stays, with the step reached.
  */
 export function restoreFromRecord(s: LendSession, record: LendRecord): RestoreResult {
-  // what the search for its namespaces gave up on is said with the outcome: "gone" may mean "not found in time"
-  const skippedBefore = s.search.skipped.length;
   const warnings: string[] = [];
-  try {
-    return restoreWith(s, record, warnings);
-  } finally {
-    warnings.push(...s.search.skipped.slice(skippedBefore));
-  }
-}
-
-function restoreWith(s: LendSession, record: LendRecord, warnings: string[]): RestoreResult {
   const home = openPlace(s, record.home, 'home') ?? fallbackHome(s, record, warnings);
   let places: Place[] = [home];
   try {

@@ -144,8 +144,11 @@ export class LendSession {
   }
 
   /** Give a NIC back from its record (its VF count, then the NIC). A second call is a no-op ('not-lent'). */
-  giveBack(key: string, opts: GiveBackOptions = {}): Promise<GiveBackResult> {
-    return this.runAsync(() => giveBacks.giveBack(this, key, opts));
+  async giveBack(key: string, opts: GiveBackOptions = {}): Promise<GiveBackResult> {
+    const skippedBefore = this.search.skipped.length;
+    const result = await this.runAsync(() => giveBacks.giveBack(this, key, opts));
+    // what the search for its namespaces gave up on is said with the outcome: "gone" may mean "not found in time"
+    return { ...result, warnings: [...result.warnings, ...this.search.skipped.slice(skippedBefore)] };
   }
 
   /** Finish every incomplete lend (roll back) and give-back found in the ledger. Lent NICs stay lent. */
