@@ -18,7 +18,7 @@ export interface NeighbourPlan {
   loop?: boolean;
   /** A bind mount of its own network namespace (it has one: `unshare -n`), a real candidate of its own. */
   bindOwnNetns?: boolean;
-  /** A link /run/netns/<name> flipped without pause between `a` and `b`. */
+  /** A link /run/netns/<name> flipped without pause between `a` and `b` (../plain: a plain file of its own, from here reached inside its root). */
   flip?: { name: string; a: string; b: string };
 }
 
@@ -51,6 +51,7 @@ if (plan.bindOwnNetns) {
   execFileSync('mount', ['--bind', '/proc/self/ns/net', dir + '/own']);
 }
 fs.writeFileSync('/run/flips', '0');
+fs.writeFileSync('/run/plain', 'a file of its own, not a namespace\\n');
 process.stdout.write('ready\\n');
 if (plan.flip) {
   const { name, a, b } = plan.flip;
