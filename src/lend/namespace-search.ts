@@ -87,6 +87,11 @@ export class SearchBudget {
       this.skip(dir, 0, already);
       return;
     }
+    const version = dirVersion(dir);
+    if (version && oversized.get(version.key) === version.mtime) {
+      this.skipped.push(`namespace search skipped ${dir}: over the bounds of one directory when last read, unchanged since`);
+      return;
+    }
     let d: Dir;
     try {
       d = opendirSync(dir, { bufferSize: 64 });
@@ -101,6 +106,7 @@ export class SearchBudget {
         const why = this.stopReason(read, elapsed);
         if (why) {
           this.skip(dir, read, why);
+          if (version && this.overDirBound(read, elapsed)) rememberOversized(version);
           return;
         }
         const entry = d.readSync();
@@ -115,6 +121,10 @@ export class SearchBudget {
     }
   }
 
+  private overDirBound(read: number, elapsedMs: number): boolean {
+    return read >= this.bounds.entriesPerDir || elapsedMs >= this.bounds.msPerDir;
+  }
+
   private stopReason(read: number, elapsedMs: number): string | null {
     const b = this.bounds;
     if (read >= b.entriesPerDir) return `entries per directory (${b.entriesPerDir})`;
@@ -127,6 +137,30 @@ export class SearchBudget {
   private skip(dir: string, read: number, bound: string): void {
     this.skipped.push(`namespace search skipped ${dir} after ${read} entries: bound of ${bound} reached`);
   }
+}
+
+/**
+ * Directories that went over a bound of their own (entries or time per directory), by identity, with the
+ * modification time they had: a long-lived process (the daemon's search thread) skips them at once while they
+ * stay unchanged, instead of reading their first entries again on every call — a node's own directory never
+ * comes near the bounds. One that changes is read again (within the bounds). Kept small: a neighbour making
+ * directories by the thousand costs us reads, not memory.
+ */
+const oversized = new Map<string, number>();
+const MAX_OVERSIZED = 256;
+
+function dirVersion(dir: string): { key: string; mtime: number } | null {
+  try {
+    const st = statSync(dir);
+    return { key: `${st.dev}:${st.ino}`, mtime: st.mtimeMs };
+  } catch {
+    return null;
+  }
+}
+
+function rememberOversized(v: { key: string; mtime: number }): void {
+  if (oversized.size >= MAX_OVERSIZED) oversized.clear();
+  oversized.set(v.key, v.mtime);
 }
 
 /**
