@@ -7,15 +7,12 @@ import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createRequire } from 'node:module';
-import { median, roundRatios, rotate, benchEnv } from './bench-helpers.mjs';
-import { elapsedMs, withCniWorld } from './cni-world.mjs';
+import { median, roundRatios, rotate } from './bench-helpers.mjs';
+import { elapsedMs, ipIfThere, withCniWorld } from './cni-world.mjs';
+import { startDaemon } from './daemon-process.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
-const require = createRequire(import.meta.url);
-const { queryDaemon } = require(join(ROOT, 'dist', 'daemon', 'query.js'));
 const SHIM = join(ROOT, 'build', 'Release', 'sriovctl-cni');
-const CLI = join(ROOT, 'bin', 'sriovctl.js');
 const PLANTER = join(ROOT, 'test', 'helpers', 'neighbour-planter.js');
 const ROUNDS = Number(process.env.HOSTILE_BENCH_ROUNDS) || 41;
 const ENTRIES = 300_000;
@@ -30,16 +27,6 @@ function startNeighbour() {
     child.stdout.on('data', (d) => String(d).includes('ready') && resolve(child));
     child.once('exit', (code) => reject(new Error(`the neighbour exited (${code}) before planting`)));
   });
-}
-
-async function startDaemon(socket) {
-  const child = spawn(process.execPath, [CLI, 'daemon'], { env: benchEnv({ SRIOVCTL_SOCKET: socket }), stdio: ['ignore', 'ignore', 'ignore'] });
-  for (let i = 0; i < 600; i++) {
-    if (existsSync(socket) && (await queryDaemon(socket, 1000)).serving) return child;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  child.kill('SIGKILL');
-  throw new Error(`sriovctl daemon did not serve ${socket}`);
 }
 
 export default async function hostileNeighbourBench(ctx) {
@@ -75,16 +62,8 @@ export default async function hostileNeighbourBench(ctx) {
         }
         return elapsedMs(() => call([SHIM], conf, 'DEL', { env }))[0];
       } finally {
-        try {
-          ip('netns', 'del', pod);
-        } catch {
-          // deleted above
-        }
-        try {
-          ip('link', 'del', nic);
-        } catch {
-          // died with the pod
-        }
+        ipIfThere('netns', 'del', pod);
+        ipIfThere('link', 'del', nic);
       }
     };
     try {

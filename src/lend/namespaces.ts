@@ -149,7 +149,7 @@ export function findByHints(ref: NamespaceRef): NamespaceCandidate | null {
 
 /** Open a candidate: a foreign one inside its container's root, never through ours. */
 export function openCandidate(c: NamespaceCandidate): Netns {
-  return c.inRoot ? openNetnsInRoot(c.inRoot.root, c.inRoot.path) : openNetns(c.hostPath);
+  return c.inRoot ? openNetnsInRoot(c.inRoot.root, c.inRoot.path, c.hostPath) : openNetns(c.hostPath);
 }
 
 /** Reopen a recorded namespace, verified by identity; null when it is gone. */

@@ -37,12 +37,13 @@ export function openNetns(path: string): Netns {
 
 /**
  * A namespace file inside a container's root (`root`: /proc/<pid>/root), every link resolved there as the
- * container sees it, never through our own tree. Its path is the host's view of it (root + path).
+ * container sees it, never through our own tree. Its path is `shownAs`, how it is reached from here (default
+ * root + path).
  */
-export function openNetnsInRoot(root: string, path: string): Netns {
+export function openNetnsInRoot(root: string, path: string, shownAs = root + path): Netns {
   if (typeof root !== 'string' || !root.startsWith('/')) throw invalid('container root', root);
   if (typeof path !== 'string' || !path.startsWith('/')) throw invalid('namespace path', path);
-  return new OpenNetns(native.netnsOpenInRoot(root, path), root + path);
+  return new OpenNetns(native.netnsOpenInRoot(root, path), shownAs);
 }
 
 /** The namespace of process `pid`, opened through a pidfd: a pid reused meanwhile cannot redirect it. */

@@ -11,11 +11,11 @@ import { scanForStrays } from '../../src/cli/stray-scan';
 import { openSession } from '../../src/lend';
 import { DEFAULT_SEARCH_BOUNDS } from '../../src/lend/namespace-search';
 import { statNetnsId } from '../../src/net';
-import { ledgerRecords, netnsPath, runCniAsync, type CniCall, type CniRoots } from '../helpers/cni-run';
-import { deviceConf, useCniPodWorld } from '../helpers/cni-world';
+import { ledgerRecords, netnsPath, runCniAsync, type CniCall } from '../helpers/cni-run';
+import { deviceConf, useCniPodWorld, type CniPodWorld } from '../helpers/cni-world';
 import { startDaemon, type DaemonProcess } from '../helpers/daemon-process';
 import { startNeighbour, type Neighbour } from '../helpers/hostile-neighbour';
-import { ip, type Scratch } from '../helpers/kernel';
+import { ip } from '../helpers/kernel';
 import { nicState, standInNic, type NicState } from '../helpers/lend-fixture';
 import { useCliWorld, type CliWorld } from '../helpers/cli-fixture';
 
@@ -46,13 +46,9 @@ function expectBounded(output: string, n: Neighbour): void {
 }
 
 describe('a neighbour with 300 000 entries in its /run/netns', () => {
-  let s: Scratch;
-  let roots: CniRoots;
-  let pod: string;
-  let nic: NicState;
-  let dir: string;
+  let w: CniPodWorld;
   let daemon: DaemonProcess | null = null;
-  useCniPodWorld((w) => ({ s, roots, pod, nic, dir } = w), 'n0', { tempDir: 'sriovctl-neighbour-cni-' });
+  useCniPodWorld((world) => (w = world), 'n0', { tempDir: 'sriovctl-neighbour-cni-' });
 
   afterEach(async () => {
     await daemon?.stop(5000);
@@ -65,17 +61,17 @@ describe('a neighbour with 300 000 entries in its /run/netns', () => {
     containerId: id,
     netns: podPath,
     ifname: 'net1',
-    config: deviceConf(s, device, staticIpam),
+    config: deviceConf(w.s, device, staticIpam),
     transport,
-    env: transport === 'shim' ? { SRIOVCTL_SOCKET: join(dir, 'run', 'cni.sock') } : {},
+    env: transport === 'shim' ? { SRIOVCTL_SOCKET: join(w.dir, 'run', 'cni.sock') } : {},
   });
 
   /** A pod namespace that goes away before its DEL (the runtime deleted it first), with our NIC lent into it. */
   async function lentIntoDoomedPod(transport: 'oneshot' | 'shim'): Promise<string> {
-    const doomed = `${s.prefix}doomed`;
+    const doomed = `${w.s.prefix}doomed`;
     ip('netns', 'add', doomed);
-    s.onCleanup(() => execFileSync('ip', ['netns', 'del', doomed], { stdio: 'ignore' }));
-    const add = await runCniAsync(call('ADD', 'c1', netnsPath(doomed), nic, transport), roots);
+    w.s.onCleanup(() => execFileSync('ip', ['netns', 'del', doomed], { stdio: 'ignore' }));
+    const add = await runCniAsync(call('ADD', 'c1', netnsPath(doomed), w.nic, transport), w.roots);
     expect(add.status, add.stdout + add.stderr).toBe(0);
     // the namespace dies with its last reference: the stand-in (a veth) dies with it
     ip('netns', 'del', doomed);
@@ -85,33 +81,32 @@ describe('a neighbour with 300 000 entries in its /run/netns', () => {
   it('a one-shot DEL whose pod namespace is gone reads at most the bound of that directory, and says it skipped it', async () => {
     const n = await neighbour({ files: HUGE });
     const doomed = await lentIntoDoomedPod('oneshot');
-    const del = await runCniAsync(call('DEL', 'c1', netnsPath(doomed), nic, 'oneshot'), roots);
+    const del = await runCniAsync(call('DEL', 'c1', netnsPath(doomed), w.nic, 'oneshot'), w.roots);
     expect(del.status, del.stdout + del.stderr).toBe(0);
     expectBounded(del.stderr, n);
-    expect(ledgerRecords(roots.stateDir)).toEqual([]);
+    expect(ledgerRecords(w.roots.stateDir)).toEqual([]);
   });
 
   it("through the daemon: the DEL is bounded and says so, and another pod's ADD and DEL meanwhile are served", async () => {
     const n = await neighbour({ files: HUGE });
-    mkdirSync(join(dir, 'run'), { recursive: true, mode: 0o700 });
-    const running = (daemon = await startDaemon(join(dir, 'run', 'cni.sock')));
+    mkdirSync(join(w.dir, 'run'), { recursive: true, mode: 0o700 });
+    const running = (daemon = await startDaemon(join(w.dir, 'run', 'cni.sock')));
     const doomed = await lentIntoDoomedPod('shim');
-    const pod2 = s.netns('pod2');
-    const nic2 = standInNic(s, 'n1');
-    const slow = runCniAsync(call('DEL', 'c1', netnsPath(doomed), nic, 'shim'), roots);
-    const add2 = await runCniAsync(call('ADD', 'c2', netnsPath(pod2), nic2, 'shim'), roots);
+    const pod2 = w.s.netns('pod2');
+    const nic2 = standInNic(w.s, 'n1');
+    const slow = runCniAsync(call('DEL', 'c1', netnsPath(doomed), w.nic, 'shim'), w.roots);
+    const add2 = await runCniAsync(call('ADD', 'c2', netnsPath(pod2), nic2, 'shim'), w.roots);
     expect(add2.status, add2.stdout + add2.stderr).toBe(0);
     expect(nicState('net1', pod2)).toMatchObject({ mac: nic2.mac });
-    const del2 = await runCniAsync(call('DEL', 'c2', netnsPath(pod2), nic2, 'shim'), roots);
+    const del2 = await runCniAsync(call('DEL', 'c2', netnsPath(pod2), nic2, 'shim'), w.roots);
     expect(del2.status, del2.stdout + del2.stderr).toBe(0);
     const del = await slow;
     expect(del.status, del.stdout + del.stderr).toBe(0);
     expectBounded(del.stderr, n);
     expect(nicState(nic2.name)).toEqual(nic2);
-    expect(ledgerRecords(roots.stateDir)).toEqual([]);
+    expect(ledgerRecords(w.roots.stateDir)).toEqual([]);
     // every call was the daemon's, none fell back to the one-shot plugin
     expect((await running.stats()).requests.byVerb).toEqual({ ADD: 2, DEL: 2 });
-    void pod;
   });
 });
 
