@@ -28,7 +28,11 @@ if (plan.flip) {
   for (;;) {
     fs.symlinkSync(n % 2 ? b : a, tmp);
     fs.renameSync(tmp, dir + '/' + name);
-    if (++n % 1000 === 0) fs.writeFileSync('/run/flips', String(n));
+    if (++n % 1000 === 0) {
+      // whole or not at all: a reader never sees the file empty
+      fs.writeFileSync('/run/flips.new', String(n));
+      fs.renameSync('/run/flips.new', '/run/flips');
+    }
   }
 } else {
   // SIGUSR1 puts /run/netns out of the way, SIGUSR2 back (a bench's "alone" rounds): only we may rename in our tmpfs

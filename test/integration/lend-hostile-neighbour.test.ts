@@ -176,7 +176,7 @@ describe("links in a neighbour's /run/netns", () => {
         }
       }
       // the link really flipped all along
-      expect(n.flips()).toBeGreaterThan(flipsBefore);
+      expect(n.flips(), 'flips counted by the neighbour').toBeGreaterThan(flipsBefore);
     } finally {
       s.close();
     }
