@@ -158,6 +158,22 @@ describe('bounds on other containers\' directories', () => {
     expect(b.skipped.every((line) => line.includes('entries per call (60)'))).toBe(true);
   });
 
+  it('skips at once a directory that went over its bound while it is unchanged, and reads it again once it changes', () => {
+    const hostile = plant('500', 300);
+    const gone = { id: { dev: 1, ino: 1 }, path: null, pid: null, initial: false };
+    const first = budget({ entriesPerDir: 50 });
+    findNamespacePath(gone, roots, first);
+    expect(first.entriesRead).toBe(52);
+    const again = budget({ entriesPerDir: 50 });
+    findNamespacePath(gone, roots, again);
+    expect(again.entriesRead).toBe(2);
+    expect(again.skipped).toEqual([`namespace search skipped ${hostile}: over the bounds of one directory when last read, unchanged since`]);
+    writeFileSync(join(hostile, 'one-more'), '');
+    const changed = budget({ entriesPerDir: 50 });
+    findNamespacePath(gone, roots, changed);
+    expect(changed.entriesRead).toBe(52);
+  });
+
   it('still finds a pod namespace in a node that lists before the hostile directory', () => {
     plant('500', 300);
     const pod = proc('200', 'root', 'run', 'netns', 'cni-pod1');
