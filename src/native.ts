@@ -118,6 +118,8 @@ export interface NativeAddon {
   RtnlSocket: new (nsFd: number, timeoutMs: number) => NativeRtnlSocket;
   /** Opened O_PATH first and checked to be on nsfs: a FIFO or a device is EINVAL at once, never opened. */
   netnsOpen(path: string): NativeNetns;
+  /** netnsOpen of `path` resolved inside `root` (openat2 RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS). */
+  netnsOpenInRoot(root: string, path: string): NativeNetns;
   /** Pinned by a pidfd: the namespace of the process that holds `pid` now, whatever the pid names later. */
   netnsOpenPid(pid: number): NativeNetns;
   netnsIdentity(fd: number): NativeNetns;

@@ -3,6 +3,7 @@ export * from './types';
 export { SysError, isSysError } from '../errors';
 export {
   openNetns,
+  openNetnsInRoot,
   openNetnsOfPid,
   currentNetns,
   createAnonymousNetns,
