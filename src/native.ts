@@ -165,8 +165,8 @@ export interface NativeAddon {
   detachMount(target: string): void;
   sysctlRead(nsFd: number, key: string): string;
   sysctlWrite(nsFd: number, key: string, value: string): void;
-  /** [name, value] of every readable and writable entry of a /proc/sys directory, sorted, at most maxEntries. */
-  sysctlReadDir(nsFd: number, dir: string, maxEntries: number): [string, string][];
+  /** Per /proc/sys directory: [name, value] of every readable and writable entry, sorted, at most maxEntries; null when it is not there. */
+  sysctlReadDirs(nsFd: number, dirs: string[], maxEntries: number): ([string, string][] | null)[];
   lockFd(fd: number, exclusive: boolean, timeoutMs: number): boolean;
   unlockFd(fd: number): void;
   /** renameat2(RENAME_EXCHANGE) of two existing paths (see atomic-file.ts). */
