@@ -108,19 +108,24 @@ struct AltnameOp : VoidOp<AltnameOp<Add>> {
   }
 };
 
-struct AddLinkOp : VoidOp<AddLinkOp> {
-  NewLink spec;
-  static AddLinkOp parse(const Napi::CallbackInfo& info, ConnPtr c) {
-    AddLinkOp op;
+// One object argument, converted by FromJs and handed to Apply.
+template <class Spec, Spec (*FromJs)(const Napi::Object&), void (*Apply)(NlSocket&, const Spec&)>
+struct SpecOp : VoidOp<SpecOp<Spec, FromJs, Apply>> {
+  Spec spec;
+  static SpecOp parse(const Napi::CallbackInfo& info, ConnPtr c) {
+    SpecOp op;
     op.conn = std::move(c);
-    op.spec = newLinkFromJs(argObject(info, 0, "spec"));
+    op.spec = FromJs(argObject(info, 0, "spec"));
     return op;
   }
   Done exec(Connection& c) {
-    addLink(c.netlink(), spec);
+    Apply(c.netlink(), spec);
     return {};
   }
 };
+
+using AddLinkOp = SpecOp<NewLink, newLinkFromJs, addLink>;
+using PutAddressOp = SpecOp<AddressSpec, addressSpecFromJs, putAddress>;
 
 struct DeleteLinkGroupOp : VoidOp<DeleteLinkGroupOp> {
   uint32_t group = 0;
@@ -184,20 +189,6 @@ struct ListAddressesOp : ConnOp<ListAddressesOp<Details>, std::vector<AddressInf
   std::vector<AddressInfo> exec(Connection& c) { return listAddresses(c.netlink(), index, family); }
   static Napi::Value toJs(Napi::Env env, const std::vector<AddressInfo>& a) {
     return Details ? addressDetailsToJs(env, a) : addressesToJs(env, a);
-  }
-};
-
-struct PutAddressOp : VoidOp<PutAddressOp> {
-  AddressSpec spec;
-  static PutAddressOp parse(const Napi::CallbackInfo& info, ConnPtr c) {
-    PutAddressOp op;
-    op.conn = std::move(c);
-    op.spec = addressSpecFromJs(argObject(info, 0, "address"));
-    return op;
-  }
-  Done exec(Connection& c) {
-    putAddress(c.netlink(), spec);
-    return {};
   }
 };
 

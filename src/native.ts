@@ -4,7 +4,7 @@
 import { loadAddonModule } from './addon-file';
 import { SysError } from './errors';
 // Type-only: the addon builds exactly these shapes (no runtime dependency on src/net).
-import type { Address, AddressDetail, Link, Route, RouteDetail } from './net/types';
+import type { Address, AddressDetail, AddressPut, Link, Route, RouteDetail } from './net/types';
 
 export interface NativeNetns {
   fd: number;
@@ -73,21 +73,8 @@ export interface NativeRoutePut extends NativeRouteSpec {
   nhId?: number;
 }
 
-export interface NativeAddressPut {
-  index: number;
-  family: 4 | 6;
-  address: string;
-  prefixLen: number;
-  peer?: string;
-  broadcast?: string;
-  label?: string;
-  flags: number;
-  scope: number;
-  validLft: number;
-  preferredLft: number;
-  metric?: number;
-  proto?: number;
-}
+/** AddressPut with its CIDR split. */
+export type NativeAddressPut = Omit<AddressPut, 'cidr'> & { family: 4 | 6; address: string; prefixLen: number };
 
 export interface NativeDriverInfo {
   driver: string;

@@ -5,7 +5,7 @@
 import { isSysError, SysError } from '../errors';
 import { readSysctlDirs, writeSysctl, type Link, type Netns, type RoutePut, type Rtnl } from '../net';
 import type { L3Snapshot, NicSnapshot, RouteSnapshot, SysctlSnapshot } from '../ledger/types';
-import { describeRoute, routeSnapshot as routeSnapshotOf, SYSCTL_DIRS } from './l3-snapshot';
+import { describeRoute, routeBase, routeSnapshot as routeSnapshotOf, SYSCTL_DIRS } from './l3-snapshot';
 
 /** Sysctls, then addresses: before the link is set up. Returns whether anything changed. */
 export function restoreL3BeforeUp(ns: Netns, rtnl: Rtnl, link: Link, snap: NicSnapshot, warnings: string[]): boolean {
@@ -102,15 +102,7 @@ function restoreAddresses(rtnl: Rtnl, link: Link, homeName: string, l3: L3Snapsh
 function routePut(r: RouteSnapshot, nicIndex: number): RoutePut {
   const via: Partial<RoutePut> = r.nhId !== null ? { nhId: r.nhId } : r.hops.length > 0 ? {} : { index: nicIndex, ...(r.gateway === null ? {} : { gateway: r.gateway }) };
   return {
-    family: r.family,
-    dst: r.dst,
-    table: r.table,
-    type: r.type,
-    protocol: r.protocol,
-    scope: r.scope,
-    tos: r.tos,
-    flags: r.flags,
-    metrics: r.metrics,
+    ...routeBase(r),
     hops: r.nhId !== null ? [] : r.hops.map((h) => ({ index: h.nic ? nicIndex : h.index, gateway: h.gateway, weight: h.weight, flags: h.flags })),
     ...via,
     ...(r.metric === null ? {} : { metric: r.metric }),

@@ -14,7 +14,7 @@
 //   net/ipv6/neigh/<nic> whose value differs from the namespace's default (…/default/…): a new link in a namespace
 //   gets those defaults. Neighbour parameters come from the initial namespace's net/*/neigh/default, which other
 //   namespaces do not show: where home has no such directory, every neighbour entry is recorded.
-import { ADDRESS_FLAGS, FOREVER_LIFETIME, readSysctlDirs, type AddressDetail, type Link, type Netns, type RouteDetail, type Rtnl } from '../net';
+import { ADDRESS_FLAGS, FOREVER_LIFETIME, readSysctlDirs, type AddressDetail, type Link, type Netns, type RouteBase, type RouteDetail, type Rtnl } from '../net';
 import type { AddressSnapshot, L3Snapshot, RouteSnapshot, SysctlDir, SysctlSnapshot } from '../ledger/types';
 
 /** IFA_PROTO values (<linux/if_addr.h>). */
@@ -82,22 +82,19 @@ function routeLeftBecause(r: RouteDetail): string | null {
   return null;
 }
 
+/** The fields a route is put back with and recorded by, from any of its forms. */
+export function routeBase(r: RouteBase): RouteBase {
+  return { family: r.family, dst: r.dst, table: r.table, type: r.type, protocol: r.protocol, scope: r.scope, tos: r.tos, flags: r.flags & RTNH_F_ONLINK, metrics: r.metrics.filter(([type]) => type !== RTAX_CC_ALGO) };
+}
+
 export function routeSnapshot(r: RouteDetail, nicIndex: number): RouteSnapshot {
   return {
-    family: r.family,
-    dst: r.dst,
-    table: r.table,
-    type: r.type,
-    protocol: r.protocol,
-    scope: r.scope,
-    tos: r.tos,
-    flags: r.flags & RTNH_F_ONLINK,
+    ...routeBase(r),
     metric: r.metric,
     gateway: r.hops.length > 0 ? null : r.gateway,
     prefsrc: r.prefsrc,
     src: r.src,
     pref: r.pref,
-    metrics: r.metrics.filter(([type]) => type !== RTAX_CC_ALGO),
     ccAlgo: r.ccAlgo,
     hops: r.hops.map((h) => ({ nic: h.index === nicIndex, index: h.index, gateway: h.gateway, weight: h.weight, flags: h.flags & RTNH_F_ONLINK })),
     nhId: r.nhId,

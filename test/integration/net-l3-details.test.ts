@@ -33,7 +33,7 @@ beforeEach(() => {
 });
 afterEach(() => s.cleanup());
 
-const base = { table: 254, type: 1, protocol: 4, scope: 0, tos: 0, flags: 0, metrics: [], hops: [] } as const;
+const base = { table: 254, type: 1, protocol: 4, scope: 0, tos: 0, flags: 0, metrics: [] as RoutePut['metrics'], hops: [] as RoutePut['hops'] };
 
 describe('addresses in detail', () => {
   it('puts back peer, broadcast, label, flags and lifetimes, and a second put is not an error', () => {
