@@ -44,6 +44,8 @@ export function l3SnapshotOf(home: Netns, rtnl: Rtnl, link: Link): L3Snapshot {
     if (why === null) routes.push(routeSnapshot(r, link.index));
     else if (why !== '') leftToOwner.push(`route ${describeRoute(r)}: ${why}`);
   }
+  // nexthop objects and policy rules have their places in the record and in the restore order (l3-restore.ts); this
+  // version records none of them
   return { addresses, routes, sysctls: sysctlsOf(home, link.name), nexthops: [], rules: [], leftToOwner };
 }
 
