@@ -102,6 +102,7 @@ describe('a round trip brings back what the kernel forgets on a move', () => {
     it('says what it left to its owner, and exits 3 naming what it could not restore, the rest restored', async () => {
       const { home, nic, other } = l3Home(w.s);
       ipIn(home, 'addr', 'add', '192.0.2.50/24', 'dev', nic.name, 'valid_lft', '3000', 'preferred_lft', '3000');
+      ipIn(home, 'route', 'add', '10.99.0.0/16', 'via', '192.0.2.1', 'dev', nic.name, 'proto', 'dhcp');
       const pod = w.netns('pod');
       const before = await captureNic(home, nic.name);
       expect((await w.runIn(home, 'attach', nic.name, pod)).code).toBe(0);
@@ -109,11 +110,12 @@ describe('a round trip brings back what the kernel forgets on a move', () => {
       const r = await w.runIn(home, 'detach', nic.name);
       expect(r.code).toBe(3);
       expect(r.stdout).toContain(`${nic.name}: left to its owner: address 192.0.2.50/24: a lease with a finite lifetime`);
+      expect(r.stdout).toContain(`${nic.name}: left to its owner: route 10.99.0.0/16 via 192.0.2.1: a DHCP client's`);
       expect(r.stderr).toMatch(/warning: .*route 10\.60\.0\.0\/16 nexthops via 192\.0\.2\.1, via 198\.51\.100\.2: .*not restored/);
       expect(r.stderr).toMatch(/warning: .*route 2001:db8:30::\/48 nexthops .*not restored/);
       const left = diffCaptures(before, await captureNic(home, nic.name));
-      // the lease, the kernel's local route for it, and the multipath routes whose other hop is gone
-      const expected = /^(addresses\.192\.0\.2\.50\/24\.|routes\.local 192\.0\.2\.50 |routes\.unicast (10\.60\.0\.0\/16|2001:db8:30::\/48) )/;
+      // the lease, the kernel's local route for it, the DHCP client's route, and the multipath routes whose other hop is gone
+      const expected = /^(addresses\.192\.0\.2\.50\/24\.|routes\.local 192\.0\.2\.50 |routes\.unicast (10\.99\.0\.0\/16|10\.60\.0\.0\/16|2001:db8:30::\/48) )/;
       expect(left.some((d) => expected.test(d))).toBe(true);
       expect(left.filter((d) => !expected.test(d))).toEqual([]);
     });
