@@ -4,7 +4,7 @@
 import { loadAddonModule } from './addon-file';
 import { SysError } from './errors';
 // Type-only: the addon builds exactly these shapes (no runtime dependency on src/net).
-import type { Address, Link, Route } from './net/types';
+import type { Address, AddressDetail, AddressPut, Link, Route, RouteDetail } from './net/types';
 
 export interface NativeNetns {
   fd: number;
@@ -56,6 +56,26 @@ export interface NativeRouteSpec {
   scope?: number;
 }
 
+/** A route put back as it was: NativeRouteSpec and every other field the kernel keeps (see RoutePut). */
+export interface NativeRoutePut extends NativeRouteSpec {
+  protocol: number;
+  type: number;
+  scope: number;
+  tos: number;
+  flags: number;
+  prefsrc?: string;
+  src?: string;
+  srcLen?: number;
+  pref?: number;
+  metrics: [number, number][];
+  ccAlgo?: string;
+  hops: { index: number; gateway?: string; weight: number; flags: number }[];
+  nhId?: number;
+}
+
+/** AddressPut with its CIDR split. */
+export type NativeAddressPut = Omit<AddressPut, 'cidr'> & { family: 4 | 6; address: string; prefixLen: number };
+
 export interface NativeDriverInfo {
   driver: string;
   busInfo: string;
@@ -78,8 +98,13 @@ export interface NativeRtnlSync {
   listAddresses(index: number, family: 0 | 4 | 6): Address[];
   addAddress(index: number, family: 4 | 6, address: string, prefixLen: number): void;
   deleteAddress(index: number, family: 4 | 6, address: string, prefixLen: number): void;
+  listAddressDetails(index: number, family: 0 | 4 | 6): AddressDetail[];
+  putAddress(address: NativeAddressPut): void;
   /** family 0: both; table 0: every table. */
   listRoutes(family: 0 | 4 | 6, table: number): Route[];
+  /** As listRoutes, only routes through link `index` (0: any). */
+  listRouteDetails(family: 0 | 4 | 6, table: number, index: number): RouteDetail[];
+  putRoute(route: NativeRoutePut, replace: boolean): void;
   addRoute(route: NativeRouteSpec): void;
   deleteRoute(route: NativeRouteSpec): void;
   /** RTM_GETROUTE fibmatch for one address; ipProto/dport 0: not given. Throws the kernel's errno (ENETUNREACH, …). */
@@ -131,6 +156,8 @@ export interface NativeAddon {
   detachMount(target: string): void;
   sysctlRead(nsFd: number, key: string): string;
   sysctlWrite(nsFd: number, key: string, value: string): void;
+  /** Per /proc/sys directory: [name, value] of every readable and writable entry, sorted, at most maxEntries; null when it is not there. */
+  sysctlReadDirs(nsFd: number, dirs: string[], maxEntries: number): ([string, string][] | null)[];
   lockFd(fd: number, exclusive: boolean, timeoutMs: number): boolean;
   unlockFd(fd: number): void;
   /** fsync of each fd, in order, on a thread of the addon's: the caller goes on meanwhile (see atomic-file.ts). */
