@@ -100,6 +100,15 @@ void forEachAttr(const void* data, size_t len, Fn&& fn) {
   }
 }
 
+// Every attribute after a family header inside a message (what AttrTable::afterHeader indexes).
+template <class Fn>
+void forEachAttrAfterHeader(const nlmsghdr* h, size_t familyHeaderLen, Fn&& fn) {
+  size_t off = NLMSG_ALIGN(familyHeaderLen);
+  size_t payload = h->nlmsg_len >= NLMSG_HDRLEN ? h->nlmsg_len - NLMSG_HDRLEN : 0;
+  if (payload < off) return;
+  forEachAttr(static_cast<const uint8_t*>(NLMSG_DATA(h)) + off, payload - off, fn);
+}
+
 template <class Fn>
 void forEachNested(const rtattr* nest, Fn&& fn) {
   forEachAttr(RTA_DATA(nest), RTA_PAYLOAD(nest), fn);

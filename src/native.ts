@@ -4,7 +4,7 @@
 import { loadAddonModule } from './addon-file';
 import { SysError } from './errors';
 // Type-only: the addon builds exactly these shapes (no runtime dependency on src/net).
-import type { Address, Link, Route } from './net/types';
+import type { Address, Link, Nexthop, NexthopMember, NumberRange, ResilientGroup, Route, Rule } from './net/types';
 
 export interface NativeNetns {
   fd: number;
@@ -56,6 +56,49 @@ export interface NativeRouteSpec {
   scope?: number;
 }
 
+/** A rule as the addon encodes it: action is FR_ACT_*; absent fields are not sent. */
+export interface NativeRuleSpec {
+  family: 4 | 6;
+  priority?: number;
+  action: number;
+  table?: number;
+  invert?: boolean;
+  tos?: number;
+  protocol?: number;
+  src?: string;
+  srcLen?: number;
+  dst?: string;
+  dstLen?: number;
+  iifName?: string;
+  oifName?: string;
+  fwmark?: number;
+  fwmask?: number;
+  goto?: number;
+  flow?: number;
+  l3mdev?: boolean;
+  uidRange?: NumberRange;
+  ipProto?: number;
+  sport?: NumberRange;
+  dport?: NumberRange;
+  suppressPrefixLen?: number;
+  suppressIfGroup?: number;
+}
+
+/** A nexthop as the addon encodes it: family 0 for a group; groupType NEXTHOP_GRP_TYPE_*. */
+export interface NativeNexthopSpec {
+  id: number;
+  family: 0 | 4 | 6;
+  protocol?: number;
+  onlink?: boolean;
+  index?: number;
+  gateway?: string;
+  blackhole?: boolean;
+  fdb?: boolean;
+  group?: NexthopMember[];
+  groupType?: number;
+  resilient?: ResilientGroup;
+}
+
 export interface NativeDriverInfo {
   driver: string;
   busInfo: string;
@@ -82,6 +125,13 @@ export interface NativeRtnlSync {
   listRoutes(family: 0 | 4 | 6, table: number): Route[];
   addRoute(route: NativeRouteSpec): void;
   deleteRoute(route: NativeRouteSpec): void;
+  /** family 0: both. */
+  listRules(family: 0 | 4 | 6): Rule[];
+  addRule(rule: NativeRuleSpec): void;
+  deleteRule(rule: NativeRuleSpec): void;
+  listNexthops(): Nexthop[];
+  addNexthop(nexthop: NativeNexthopSpec, replace: boolean): void;
+  deleteNexthop(id: number): void;
   driverInfo(name: string): NativeDriverInfo | null;
   sendGratuitousArp(index: number, ipv4: string): void;
   /** Its network namespace's cookie (SO_NETNS_COOKIE) in decimal; null where there is none to be had (a kernel before 5.14, qemu-user). */
