@@ -1,8 +1,8 @@
 // libFuzzer target over the addon's netlink reply parsers, built from the addon's own sources (native/*.cc) with
 // AddressSanitizer and UndefinedBehaviorSanitizer (test/fuzz/run.sh). Every input is treated as a buffer the
 // kernel could have handed to recv(): concatenated messages, each given to every parser the socket layer uses —
-// links with VF tables (including the wrapped 16-bit IFLA_VFINFO_LIST length), addresses, routes, errors with
-// extended-ack TLVs, and the reply filter. A read outside the buffer, a wrapped length or a bad shift stops the
+// links with VF tables (including the wrapped 16-bit IFLA_VFINFO_LIST length), addresses, routes, policy rules,
+// nexthop objects and groups, errors with extended-ack TLVs, and the reply filter. A read outside the buffer, a wrapped length or a bad shift stops the
 // run with a report; the input is copied to an allocation of exactly its size so ASan sees any overread.
 #include <cstdint>
 #include <cstring>
@@ -10,9 +10,11 @@
 
 #include "../../native/addr.h"
 #include "../../native/link.h"
+#include "../../native/nexthop.h"
 #include "../../native/nl_message.h"
 #include "../../native/nl_socket.h"
 #include "../../native/route.h"
+#include "../../native/rule.h"
 #include "../../native/vf.h"
 
 using namespace sriovctl;
@@ -34,6 +36,15 @@ void parseOne(const nlmsghdr* h) {
   if (parseAddressMessage(h, addr)) sink = sink + addr.address.size();
   RouteInfo route;
   if (parseRouteMessage(h, route)) sink = sink + (route.dst ? route.dst->size() : 0) + (route.gateway ? 1 : 0) + route.nexthopOifs.size();
+  RuleInfo rule;
+  if (parseRuleMessage(h, rule))
+    sink = sink + (rule.src ? rule.src->size() : 0) + (rule.iifName ? rule.iifName->size() : 0) + rule.unknownAttrs.size();
+  NexthopInfo nh;
+  if (parseNexthopMessage(h, nh)) {
+    size_t n = nh.id + (nh.gateway ? nh.gateway->size() : 0) + nh.unknownAttrs.size();
+    for (const auto& m : nh.group) n += m.id + m.weight;
+    sink = sink + n;
+  }
   if (h->nlmsg_type == NLMSG_ERROR) {
     if (auto f = failureFromError(h, "fuzz")) sink = sink + f->kernelMessage.size();
   } else if (h->nlmsg_type == NLMSG_DONE) {
