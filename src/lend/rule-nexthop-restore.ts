@@ -1,0 +1,95 @@
+// Putting a NIC's nexthop objects and policy rules back at home from its record (rule-nexthop-snapshot.ts says what
+// is recorded). Nexthops go back after the addresses (a gateway must be reachable) and before the routes that use
+// them by id; rules after the routes. Both are idempotent: what is there already as recorded is left alone, so a
+// give-back that crashed half-way is finished by running it again. Whatever cannot be put back is a warning naming
+// it; the rest is still restored.
+import { isSysError } from '../errors';
+import type { Nexthop, NexthopMember, Rtnl, Rule } from '../net';
+import type { NexthopSnapshot, RuleSnapshot } from '../ledger/rule-nexthop-types';
+import { describeNexthop, describeRule, nexthopSpecOf, ruleKey, ruleSnapshotOf, ruleSpecOf } from '../ledger/rule-nexthop-specs';
+
+/** The NIC's nexthops on `nicIndex` (its ifindex at home now), then the groups as they were. Returns the warnings. */
+export function restoreNexthops(rtnl: Rtnl, nicIndex: number, nexthops: readonly NexthopSnapshot[]): string[] {
+  if (nexthops.length === 0) return [];
+  const warnings: string[] = [];
+  const current = new Map(rtnl.listNexthops().map((n) => [n.id, n]));
+  const present = new Set(current.keys());
+  for (const n of nexthops) {
+    if (n.kind !== 'nexthop') continue;
+    const there = current.get(n.id);
+    if (there) {
+      if (!sameNexthop(there, n, nicIndex)) warnings.push(`${describeNexthop(n)}: id ${n.id} is now another nexthop's; not restored`);
+      continue;
+    }
+    if (attempt(warnings, describeNexthop(n), () => rtnl.addNexthop(nexthopSpecOf(n, nicIndex)))) present.add(n.id);
+  }
+  for (const g of nexthops) {
+    if (g.kind !== 'group') continue;
+    const members = g.members.filter((m) => present.has(m.id));
+    for (const m of g.members) if (!present.has(m.id)) warnings.push(`${describeNexthop(g)}: member ${m.id} is gone; left out`);
+    if (members.length === 0) {
+      warnings.push(`${describeNexthop(g)}: none of its members is left; not restored`);
+      continue;
+    }
+    const there = current.get(g.id);
+    if (there && there.group === null) {
+      warnings.push(`${describeNexthop(g)}: id ${g.id} is now a single nexthop's; not restored`);
+      continue;
+    }
+    // the kernel only takes members out: any it holds that the record does not were added while the NIC was away
+    const merged = there ? [...members, ...(there.group ?? []).filter((m) => !members.some((x) => x.id === m.id))] : members;
+    if (there && sameMembers(there.group ?? [], merged)) continue;
+    attempt(warnings, describeNexthop(g), () => rtnl.addNexthop(nexthopSpecOf({ ...g, members: merged }, nicIndex), { replace: there !== undefined }));
+  }
+  return warnings;
+}
+
+/**
+ * Every recorded rule is there again, attached: the kernel kept it while the NIC was away and attached it when the
+ * NIC came back under `nic.recordedName` (its name now is `nic.name`); one that is gone is added again. Returns the
+ * warnings.
+ */
+export function restoreRules(rtnl: Rtnl, nic: { recordedName: string; name: string }, rules: readonly RuleSnapshot[]): string[] {
+  if (rules.length === 0) return [];
+  const warnings: string[] = [];
+  const current = rtnl.listRules().map((rule) => ({ rule, key: currentKey(rule) }));
+  for (const r of rules) {
+    const key = ruleKey(r);
+    let there = current.find((c) => c.key === key)?.rule;
+    if (!there) {
+      if (!attempt(warnings, describeRule(r), () => rtnl.addRule(ruleSpecOf(r)))) continue;
+      there = rtnl.listRules({ family: r.family }).find((c) => currentKey(c) === key);
+    }
+    const detachedOnNic = (r.iifName === nic.recordedName && there?.iifDetached) || (r.oifName === nic.recordedName && there?.oifDetached);
+    if (detachedOnNic) {
+      warnings.push(`${describeRule(r)}: no device named ${nic.recordedName} is here (the NIC is back as ${nic.name}); the rule stays detached until one is`);
+    }
+  }
+  return warnings;
+}
+
+function currentKey(r: Rule): string | null {
+  const s = ruleSnapshotOf(r);
+  return 'snapshot' in s ? ruleKey(s.snapshot) : null;
+}
+
+function sameNexthop(n: Nexthop, s: NexthopSnapshot & { kind: 'nexthop' }, nicIndex: number): boolean {
+  return n.group === null && n.index === nicIndex && n.family === s.family && n.gateway === s.gateway && n.onlink === s.onlink;
+}
+
+function sameMembers(a: readonly NexthopMember[], b: readonly NexthopMember[]): boolean {
+  const key = (l: readonly NexthopMember[]) => JSON.stringify([...l].sort((x, y) => x.id - y.id));
+  return key(a) === key(b);
+}
+
+/** Runs one kernel request; a refusal becomes a warning naming what was not restored and why. */
+function attempt(warnings: string[], what: string, request: () => void): boolean {
+  try {
+    request();
+    return true;
+  } catch (err) {
+    if (!isSysError(err)) throw err;
+    warnings.push(`${what}: not restored (${err.message})`);
+    return false;
+  }
+}
