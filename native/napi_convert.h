@@ -39,6 +39,9 @@ Napi::Array linksToJs(Napi::Env env, const std::vector<LinkInfo>& links);
 Napi::Object vfToJs(Napi::Env env, const VfInfo& v);
 Napi::Array addressesToJs(Napi::Env env, const std::vector<AddressInfo>& addrs);
 Napi::Array routesToJs(Napi::Env env, const std::vector<RouteInfo>& routes);
+// Everything a give-back needs to put them back (src/net/types.ts AddressDetail, RouteDetail).
+Napi::Array addressDetailsToJs(Napi::Env env, const std::vector<AddressInfo>& addrs);
+Napi::Array routeDetailsToJs(Napi::Env env, const std::vector<RouteInfo>& routes);
 Napi::Value driverInfoToJs(Napi::Env env, const std::optional<DriverInfo>& d);
 
 LinkChange linkChangeFromJs(const Napi::Object& o);
@@ -46,7 +49,11 @@ NewLink newLinkFromJs(const Napi::Object& o);
 // { kind: 'mac'|'vlan'|'spoofchk'|'trust'|'linkState'|'rate', … } (see src/native.ts NativeVfChange).
 VfChange vfChangeFromJs(const Napi::Object& o);
 // { family: 4|6, dst?: address, dstLen, gateway?, index?, metric?, table? }
+// and, for a route put back as it was: protocol, type, tos, flags, prefsrc, src/srcLen, pref, metrics, ccAlgo,
+// hops, nhId (src/native.ts NativeRouteSpec)
 RouteSpec routeSpecFromJs(const Napi::Object& o);
+// src/native.ts NativeAddressSpec
+AddressSpec addressSpecFromJs(const Napi::Object& o);
 
 // 4 → AF_INET, 6 → AF_INET6, 0 → AF_UNSPEC.
 int familyFromJs(Napi::Env env, int32_t family);

@@ -78,6 +78,21 @@ Napi::Value SysctlRead(const Napi::CallbackInfo& info) {
   });
 }
 
+// sysctlReadDir(nsFd, dir, maxEntries) → [[name, value], …]
+Napi::Value SysctlReadDir(const Napi::CallbackInfo& info) {
+  return guarded(info.Env(), [&] {
+    auto entries = readSysctlDir(argInt(info, 0, "nsFd"), argString(info, 1, "dir"), argU32(info, 2, "maxEntries"));
+    Napi::Array out = Napi::Array::New(info.Env(), entries.size());
+    for (uint32_t i = 0; i < entries.size(); i++) {
+      Napi::Array pair = Napi::Array::New(info.Env(), 2);
+      pair.Set(0u, entries[i].first);
+      pair.Set(1u, entries[i].second);
+      out.Set(i, pair);
+    }
+    return out;
+  });
+}
+
 Napi::Value SysctlWrite(const Napi::CallbackInfo& info) {
   return guarded(info.Env(), [&] {
     writeSysctl(argInt(info, 0, "nsFd"), argString(info, 1, "key"), argString(info, 2, "value"));
@@ -216,6 +231,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("makeSharedMount", Napi::Function::New(env, MakeSharedMount, "makeSharedMount"));
   exports.Set("detachMount", Napi::Function::New(env, DetachMount, "detachMount"));
   exports.Set("sysctlRead", Napi::Function::New(env, SysctlRead, "sysctlRead"));
+  exports.Set("sysctlReadDir", Napi::Function::New(env, SysctlReadDir, "sysctlReadDir"));
   exports.Set("sysctlWrite", Napi::Function::New(env, SysctlWrite, "sysctlWrite"));
   exports.Set("lockFd", Napi::Function::New(env, LockFd, "lockFd"));
   exports.Set("unlockFd", Napi::Function::New(env, UnlockFd, "unlockFd"));

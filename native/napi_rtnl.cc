@@ -170,7 +170,9 @@ struct SetVfOp : VoidOp<SetVfOp> {
   }
 };
 
-struct ListAddressesOp : ConnOp<ListAddressesOp, std::vector<AddressInfo>> {
+// Details: every field a give-back puts back (addressDetailsToJs), else the plain Address.
+template <bool Details>
+struct ListAddressesOp : ConnOp<ListAddressesOp<Details>, std::vector<AddressInfo>> {
   int index = 0;
   int family = 0;
   static ListAddressesOp parse(const Napi::CallbackInfo& info, ConnPtr c) {
@@ -181,7 +183,23 @@ struct ListAddressesOp : ConnOp<ListAddressesOp, std::vector<AddressInfo>> {
     return op;
   }
   std::vector<AddressInfo> exec(Connection& c) { return listAddresses(c.netlink(), index, family); }
-  static Napi::Value toJs(Napi::Env env, const std::vector<AddressInfo>& a) { return addressesToJs(env, a); }
+  static Napi::Value toJs(Napi::Env env, const std::vector<AddressInfo>& a) {
+    return Details ? addressDetailsToJs(env, a) : addressesToJs(env, a);
+  }
+};
+
+struct PutAddressOp : VoidOp<PutAddressOp> {
+  AddressSpec spec;
+  static PutAddressOp parse(const Napi::CallbackInfo& info, ConnPtr c) {
+    PutAddressOp op;
+    op.conn = std::move(c);
+    op.spec = addressSpecFromJs(argObject(info, 0, "address"));
+    return op;
+  }
+  Done exec(Connection& c) {
+    putAddress(c.netlink(), spec);
+    return {};
+  }
 };
 
 template <bool Add>
@@ -207,18 +225,43 @@ struct AddressOp : VoidOp<AddressOp<Add>> {
   }
 };
 
-struct ListRoutesOp : ConnOp<ListRoutesOp, std::vector<RouteInfo>> {
+// Details: every field a give-back puts back (routeDetailsToJs), filtered by output device (0: any).
+template <bool Details>
+struct ListRoutesOp : ConnOp<ListRoutesOp<Details>, std::vector<RouteInfo>> {
   int family = 0;
   uint32_t table = 0;
+  int oif = 0;
   static ListRoutesOp parse(const Napi::CallbackInfo& info, ConnPtr c) {
     ListRoutesOp op;
     op.conn = std::move(c);
     op.family = familyFromJs(info.Env(), argInt(info, 0, "family"));
     op.table = argU32(info, 1, "table");
+    if (Details) op.oif = argInt(info, 2, "index");
     return op;
   }
-  std::vector<RouteInfo> exec(Connection& c) { return listRoutes(c.netlink(), family, table); }
-  static Napi::Value toJs(Napi::Env env, const std::vector<RouteInfo>& r) { return routesToJs(env, r); }
+  std::vector<RouteInfo> exec(Connection& c) { return listRoutes(c.netlink(), family, table, oif); }
+  static Napi::Value toJs(Napi::Env env, const std::vector<RouteInfo>& r) {
+    return Details ? routeDetailsToJs(env, r) : routesToJs(env, r);
+  }
+};
+
+struct PutRouteOp : VoidOp<PutRouteOp> {
+  RouteSpec spec;
+  bool replace = false;
+  static PutRouteOp parse(const Napi::CallbackInfo& info, ConnPtr c) {
+    PutRouteOp op;
+    op.conn = std::move(c);
+    op.spec = routeSpecFromJs(argObject(info, 0, "route"));
+    op.replace = argBool(info, 1, "replace");
+    return op;
+  }
+  Done exec(Connection& c) {
+    if (replace)
+      replaceRoute(c.netlink(), spec);
+    else
+      addRoute(c.netlink(), spec);
+    return {};
+  }
 };
 
 template <bool Add>
@@ -408,10 +451,14 @@ Napi::Function defineRtnlSocket(Napi::Env env) {
   SRIOVCTL_OP(DeleteLinkOp, "deleteLink");
   SRIOVCTL_OP(DeleteLinkGroupOp, "deleteLinkGroup");
   SRIOVCTL_OP(SetVfOp, "setVf");
-  SRIOVCTL_OP(ListAddressesOp, "listAddresses");
+  SRIOVCTL_OP(ListAddressesOp<false>, "listAddresses");
+  SRIOVCTL_OP(ListAddressesOp<true>, "listAddressDetails");
+  SRIOVCTL_OP(PutAddressOp, "putAddress");
   SRIOVCTL_OP(AddressOp<true>, "addAddress");
   SRIOVCTL_OP(AddressOp<false>, "deleteAddress");
-  SRIOVCTL_OP(ListRoutesOp, "listRoutes");
+  SRIOVCTL_OP(ListRoutesOp<false>, "listRoutes");
+  SRIOVCTL_OP(ListRoutesOp<true>, "listRouteDetails");
+  SRIOVCTL_OP(PutRouteOp, "putRoute");
   SRIOVCTL_OP(RouteOp<true>, "addRoute");
   SRIOVCTL_OP(RouteOp<false>, "deleteRoute");
   SRIOVCTL_OP(ListRulesOp, "listRules");

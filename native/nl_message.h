@@ -54,6 +54,19 @@ class NlRequest {
     std::memcpy(buf_.data() + off, &s, sizeof s);
   }
 
+  // A struct whose fields are completed once what follows it is appended (an rtnexthop's length): its offset,
+  // for structAt.
+  template <class Struct>
+  size_t beginStruct(const Struct& s) {
+    size_t off = buf_.size();
+    appendStruct(s);
+    return off;
+  }
+  template <class Struct>
+  Struct& structAt(size_t off) {
+    return *reinterpret_cast<Struct*>(buf_.data() + off);
+  }
+
   // Nested attributes: beginNest returns a handle that endNest closes (fixing up its length).
   // NLA_F_NESTED marks a pure nest; a payload that starts with a struct (the veth peer) is not one.
   size_t beginNest(uint16_t type, bool pureNest = true);

@@ -2,11 +2,19 @@
 #pragma once
 
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace sriovctl {
 
 // key: 'net/ipv4/ip_forward' (relative to /proc/sys). nsFd < 0: the caller's namespace.
 std::string readSysctl(int nsFd, const std::string& key);
 void writeSysctl(int nsFd, const std::string& key, const std::string& value);
+
+// Every entry of a sysctl directory ('net/ipv4/conf/eth0') that can be both read and written, with its value,
+// sorted by name, all read on one thread inside the namespace. Entries the owner cannot write (mc_forwarding) and
+// those a read refuses (stable_secret before it is set: EIO) are left out; so are entries past maxEntries, and
+// values longer than a page. ENOENT when the directory is not there (no such link in that namespace).
+std::vector<std::pair<std::string, std::string>> readSysctlDir(int nsFd, const std::string& dir, size_t maxEntries);
 
 }  // namespace sriovctl

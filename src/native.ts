@@ -4,7 +4,7 @@
 import { loadAddonModule } from './addon-file';
 import { SysError } from './errors';
 // Type-only: the addon builds exactly these shapes (no runtime dependency on src/net).
-import type { Address, Link, Nexthop, NexthopMember, NumberRange, ResilientGroup, Route, Rule } from './net/types';
+import type { Address, AddressDetail, Link, Nexthop, NexthopMember, NumberRange, ResilientGroup, Route, RouteDetail, Rule } from './net/types';
 
 export interface NativeNetns {
   fd: number;
@@ -54,6 +54,39 @@ export interface NativeRouteSpec {
   metric?: number;
   table?: number;
   scope?: number;
+}
+
+/** A route put back as it was: NativeRouteSpec and every other field the kernel keeps (see RoutePut). */
+export interface NativeRoutePut extends NativeRouteSpec {
+  protocol: number;
+  type: number;
+  scope: number;
+  tos: number;
+  flags: number;
+  prefsrc?: string;
+  src?: string;
+  srcLen?: number;
+  pref?: number;
+  metrics: [number, number][];
+  ccAlgo?: string;
+  hops: { index: number; gateway?: string; weight: number; flags: number }[];
+  nhId?: number;
+}
+
+export interface NativeAddressPut {
+  index: number;
+  family: 4 | 6;
+  address: string;
+  prefixLen: number;
+  peer?: string;
+  broadcast?: string;
+  label?: string;
+  flags: number;
+  scope: number;
+  validLft: number;
+  preferredLft: number;
+  metric?: number;
+  proto?: number;
 }
 
 /** A rule as the addon encodes it: action is FR_ACT_*; absent fields are not sent. */
@@ -121,8 +154,13 @@ export interface NativeRtnlSync {
   listAddresses(index: number, family: 0 | 4 | 6): Address[];
   addAddress(index: number, family: 4 | 6, address: string, prefixLen: number): void;
   deleteAddress(index: number, family: 4 | 6, address: string, prefixLen: number): void;
+  listAddressDetails(index: number, family: 0 | 4 | 6): AddressDetail[];
+  putAddress(address: NativeAddressPut): void;
   /** family 0: both; table 0: every table. */
   listRoutes(family: 0 | 4 | 6, table: number): Route[];
+  /** As listRoutes, only routes through link `index` (0: any). */
+  listRouteDetails(family: 0 | 4 | 6, table: number, index: number): RouteDetail[];
+  putRoute(route: NativeRoutePut, replace: boolean): void;
   addRoute(route: NativeRouteSpec): void;
   deleteRoute(route: NativeRouteSpec): void;
   /** family 0: both. */
@@ -177,6 +215,8 @@ export interface NativeAddon {
   detachMount(target: string): void;
   sysctlRead(nsFd: number, key: string): string;
   sysctlWrite(nsFd: number, key: string, value: string): void;
+  /** [name, value] of every readable and writable entry of a /proc/sys directory, sorted, at most maxEntries. */
+  sysctlReadDir(nsFd: number, dir: string, maxEntries: number): [string, string][];
   lockFd(fd: number, exclusive: boolean, timeoutMs: number): boolean;
   unlockFd(fd: number): void;
   /** renameat2(RENAME_EXCHANGE) of two existing paths (see atomic-file.ts). */

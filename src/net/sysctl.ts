@@ -21,3 +21,16 @@ export function writeSysctl(ns: Netns | null, key: string, value: string): void 
   if (typeof value !== 'string' || value.includes('\0')) throw invalid('sysctl value', value);
   native.sysctlWrite(nsFdOf(ns), key, value);
 }
+
+/** More entries than any per-link directory has (ipv6/conf/<link> has about 60): a bound, not a limit met. */
+const MAX_DIR_ENTRIES = 512;
+
+/**
+ * Every entry of a sysctl directory (e.g. 'net/ipv4/conf/eth0') that can be read and written, as name → value,
+ * read on one thread inside `ns`. Read-only entries (mc_forwarding) and unreadable ones (stable_secret before it is
+ * set) are left out. SysError ENOENT when there is no such directory.
+ */
+export function readSysctlDir(ns: Netns | null, dir: string): Map<string, string> {
+  assertKey(dir);
+  return new Map(native.sysctlReadDir(nsFdOf(ns), dir, MAX_DIR_ENTRIES));
+}

@@ -132,7 +132,60 @@ export interface Address {
 }
 
 /** The IFA_F_* bits callers test (<linux/if_addr.h>). */
-export const ADDRESS_FLAGS = { DADFAILED: 0x08, TENTATIVE: 0x40 } as const;
+export const ADDRESS_FLAGS = {
+  SECONDARY: 0x01,
+  /** Also IFA_F_TEMPORARY: an IPv6 privacy address the kernel made from a mngtmpaddr one. */
+  TEMPORARY: 0x01,
+  NODAD: 0x02,
+  OPTIMISTIC: 0x04,
+  DADFAILED: 0x08,
+  HOMEADDRESS: 0x10,
+  DEPRECATED: 0x20,
+  TENTATIVE: 0x40,
+  PERMANENT: 0x80,
+  MANAGETEMPADDR: 0x100,
+  NOPREFIXROUTE: 0x200,
+  MCAUTOJOIN: 0x400,
+} as const;
+
+/** IFA_CACHEINFO's lifetime that never runs out (INFINITY_LIFE_TIME). */
+export const FOREVER_LIFETIME = 0xffffffff;
+
+/** Everything the kernel shows of an address that a give-back can put back (Rtnl.listAddressDetails). */
+export interface AddressDetail extends Address {
+  /** RT_SCOPE_* (0 global, 253 link, 254 host). */
+  scope: number;
+  /** The point-to-point peer (IFA_ADDRESS when it differs from IFA_LOCAL), or null. */
+  peer: string | null;
+  /** IFA_BROADCAST (IPv4), or null. */
+  broadcast: string | null;
+  /** IFA_LABEL (IPv4: the link's name, or 'name:alias'), or null. */
+  label: string | null;
+  /** IFA_CACHEINFO: seconds left; FOREVER_LIFETIME for an address that does not expire. */
+  validLft: number;
+  preferredLft: number;
+  /** IFA_PROTO (0 unspecified, 1 kernel loopback, 2 kernel from a router advertisement, 3 kernel link-local), or null (a kernel before 5.18). */
+  proto: number | null;
+  /** IFA_RT_PRIORITY: the metric of the prefix route the kernel makes for it, or null. */
+  metric: number | null;
+}
+
+/** An address to put back as it was (RTM_NEWADDR create-or-replace: one already there is updated, no error). */
+export interface AddressPut {
+  index: number;
+  /** 'a.b.c.d/len' or 'x::y/len': the interface's own address. */
+  cidr: string;
+  peer?: string;
+  broadcast?: string;
+  label?: string;
+  /** IFA_F_* the owner may set (NODAD, OPTIMISTIC, HOMEADDRESS, MANAGETEMPADDR, NOPREFIXROUTE, MCAUTOJOIN). */
+  flags: number;
+  scope: number;
+  validLft: number;
+  preferredLft: number;
+  metric?: number;
+  proto?: number;
+}
 
 /** The IFF_* bits of Link.flags callers test (<linux/if.h>): RUNNING is operational, LOWER_UP the carrier. */
 export const LINK_FLAGS = { UP: 0x1, RUNNING: 0x40, LOWER_UP: 0x10000 } as const;
@@ -152,6 +205,66 @@ export interface Route {
   protocol: number;
   /** RTN_* (1 = unicast); filled by listRoutes. */
   type?: number;
+}
+
+/** One nexthop of a multipath route (RTA_MULTIPATH). */
+export interface RouteHop {
+  index: number;
+  /** RTA_GATEWAY, or RTA_VIA when of the other family; null for a hop without a gateway. */
+  gateway: string | null;
+  /** 1..256 (rtnh_hops + 1). */
+  weight: number;
+  /** RTNH_F_* (4 onlink; 1 dead, 16 linkdown: the kernel's). */
+  flags: number;
+}
+
+/** Everything the kernel shows of a route that a give-back can put back (Rtnl.listRouteDetails). */
+export interface RouteDetail extends Route {
+  type: number;
+  hops: RouteHop[];
+  tos: number;
+  /** rtm_flags: RTNH_F_ONLINK (4) is the owner's; RTNH_F_LINKDOWN, RTM_F_* the kernel's. */
+  flags: number;
+  prefsrc: string | null;
+  /** RTA_SRC as a CIDR (IPv6 source-specific routing), or null. */
+  src: string | null;
+  /** RTA_PREF (IPv6 router preference: 0 medium, 1 high, 3 low), or null. */
+  pref: number | null;
+  /** RTA_METRICS as [RTAX_*, value] (mtu 2, window 3, rtt 4, …, advmss 8, hoplimit 10, …). */
+  metrics: [number, number][];
+  /** RTAX_CC_ALGO, or null. */
+  ccAlgo: string | null;
+  /** RTA_NH_ID: the route uses nexthop object nhId, or null. */
+  nhId: number | null;
+  /** RTA_EXPIRES: seconds left for a route that times out, or null. */
+  expires: number | null;
+  /** RTA_ENCAP: a lightweight-tunnel route. */
+  encap: boolean;
+}
+
+/** A route to put back as it was: exactly these fields (absent: not sent). */
+export interface RoutePut {
+  family: AddressFamily;
+  /** 'default' or a CIDR. */
+  dst: string;
+  table: number;
+  type: number;
+  protocol: number;
+  scope: number;
+  tos: number;
+  /** Only RTNH_F_ONLINK is sent. */
+  flags: number;
+  /** Of the other family: sent as RTA_VIA. */
+  gateway?: string;
+  index?: number;
+  metric?: number;
+  prefsrc?: string;
+  src?: string;
+  pref?: number;
+  metrics: [number, number][];
+  ccAlgo?: string;
+  hops: RouteHop[];
+  nhId?: number;
 }
 
 export interface RouteSpec {
@@ -343,7 +456,16 @@ export interface Rtnl {
   addAddress(index: number, cidr: string): void;
   deleteAddress(index: number, cidr: string): void;
 
+  /** Every field of the addresses of link `index` (a dump the kernel filters where it can). */
+  listAddressDetails(index: number): AddressDetail[];
+  /** Create the address, or update it when it is there (not an error). */
+  putAddress(address: AddressPut): void;
+
   listRoutes(opts?: { family?: AddressFamily; table?: number }): Route[];
+  /** Every field of the routes, in every table, whose output device or any nexthop is link `index`. */
+  listRouteDetails(index: number): RouteDetail[];
+  /** Add the route (EEXIST when its key is taken), or with `replace` make the route of its key exactly this one. */
+  putRoute(route: RoutePut, opts: { replace: boolean }): void;
   addRoute(route: RouteSpec): void;
   deleteRoute(route: RouteSpec): void;
 
