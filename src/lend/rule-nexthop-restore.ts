@@ -8,10 +8,10 @@ import type { Nexthop, NexthopMember, Rtnl, Rule } from '../net';
 import type { NexthopSnapshot, RuleSnapshot } from '../ledger/rule-nexthop-types';
 import { describeNexthop, describeRule, nexthopSpecOf, ruleKey, ruleSnapshotOf, ruleSpecOf } from '../ledger/rule-nexthop-specs';
 
-/** The NIC's nexthops on `nicIndex` (its ifindex at home now), then the groups as they were. Returns the warnings. */
-export function restoreNexthops(rtnl: Rtnl, nicIndex: number, nexthops: readonly NexthopSnapshot[]): string[] {
-  if (nexthops.length === 0) return [];
-  const warnings: string[] = [];
+/** The NIC's nexthops on `nicIndex` (its ifindex at home now), then the groups as they were. Returns whether anything changed. */
+export function restoreNexthops(rtnl: Rtnl, nicIndex: number, nexthops: readonly NexthopSnapshot[], warnings: string[]): boolean {
+  if (nexthops.length === 0) return false;
+  let changed = false;
   const current = new Map(rtnl.listNexthops().map((n) => [n.id, n]));
   const present = new Set(current.keys());
   for (const n of nexthops) {
@@ -21,7 +21,10 @@ export function restoreNexthops(rtnl: Rtnl, nicIndex: number, nexthops: readonly
       if (!sameNexthop(there, n, nicIndex)) warnings.push(`${describeNexthop(n)}: id ${n.id} is now another nexthop's; not restored`);
       continue;
     }
-    if (attempt(warnings, describeNexthop(n), () => rtnl.addNexthop(nexthopSpecOf(n, nicIndex)))) present.add(n.id);
+    if (attempt(warnings, describeNexthop(n), () => rtnl.addNexthop(nexthopSpecOf(n, nicIndex)))) {
+      present.add(n.id);
+      changed = true;
+    }
   }
   for (const g of nexthops) {
     if (g.kind !== 'group') continue;
@@ -39,25 +42,27 @@ export function restoreNexthops(rtnl: Rtnl, nicIndex: number, nexthops: readonly
     // the kernel only takes members out: any it holds that the record does not were added while the NIC was away
     const merged = there ? [...members, ...(there.group ?? []).filter((m) => !members.some((x) => x.id === m.id))] : members;
     if (there && sameMembers(there.group ?? [], merged)) continue;
-    attempt(warnings, describeNexthop(g), () => rtnl.addNexthop(nexthopSpecOf({ ...g, members: merged }, nicIndex), { replace: there !== undefined }));
+    const replace = there !== undefined;
+    if (attempt(warnings, describeNexthop(g), () => rtnl.addNexthop(nexthopSpecOf({ ...g, members: merged }, nicIndex), { replace }))) changed = true;
   }
-  return warnings;
+  return changed;
 }
 
 /**
  * Every recorded rule is there again, attached: the kernel kept it while the NIC was away and attached it when the
- * NIC came back under `nic.recordedName` (its name now is `nic.name`); one that is gone is added again. Returns the
- * warnings.
+ * NIC came back under `nic.recordedName` (its name now is `nic.name`); one that is gone is added again. Returns
+ * whether anything changed.
  */
-export function restoreRules(rtnl: Rtnl, nic: { recordedName: string; name: string }, rules: readonly RuleSnapshot[]): string[] {
-  if (rules.length === 0) return [];
-  const warnings: string[] = [];
+export function restoreRules(rtnl: Rtnl, nic: { recordedName: string; name: string }, rules: readonly RuleSnapshot[], warnings: string[]): boolean {
+  if (rules.length === 0) return false;
+  let changed = false;
   const current = rtnl.listRules().map((rule) => ({ rule, key: currentKey(rule) }));
   for (const r of rules) {
     const key = ruleKey(r);
     let there = current.find((c) => c.key === key)?.rule;
     if (!there) {
       if (!attempt(warnings, describeRule(r), () => rtnl.addRule(ruleSpecOf(r)))) continue;
+      changed = true;
       there = rtnl.listRules({ family: r.family }).find((c) => currentKey(c) === key);
     }
     const detachedOnNic = (r.iifName === nic.recordedName && there?.iifDetached) || (r.oifName === nic.recordedName && there?.oifDetached);
@@ -65,7 +70,7 @@ export function restoreRules(rtnl: Rtnl, nic: { recordedName: string; name: stri
       warnings.push(`${describeRule(r)}: no device named ${nic.recordedName} is here (the NIC is back as ${nic.name}); the rule stays detached until one is`);
     }
   }
-  return warnings;
+  return changed;
 }
 
 function currentKey(r: Rule): string | null {
@@ -89,7 +94,7 @@ function attempt(warnings: string[], what: string, request: () => void): boolean
     return true;
   } catch (err) {
     if (!isSysError(err)) throw err;
-    warnings.push(`${what}: not restored (${err.message})`);
+    warnings.push(`${what}: ${err.describe()}; not restored`);
     return false;
   }
 }
