@@ -4,7 +4,7 @@
 // a give-back cut short and run again converges. An item the kernel refuses is a warning naming it; the rest goes on.
 import { isSysError, SysError } from '../errors';
 import { readSysctlDir, writeSysctl, type Link, type Netns, type RoutePut, type Rtnl } from '../net';
-import type { L3Snapshot, NicSnapshot, RouteSnapshot } from '../ledger/types';
+import type { L3Snapshot, NicSnapshot, RouteSnapshot, SysctlSnapshot } from '../ledger/types';
 import { describeRoute, routeSnapshot as routeSnapshotOf, SYSCTL_DIRS } from './l3-snapshot';
 import { restoreNexthops, restoreRules } from './rule-nexthop-restore';
 
@@ -36,7 +36,7 @@ function reason(err: unknown): string {
 function restoreSysctls(ns: Netns, link: Link, l3: L3Snapshot, warnings: string[]): boolean {
   let changed = false;
   for (const dir of SYSCTL_DIRS) {
-    const want = l3.sysctls.filter((s) => s.dir === dir);
+    const want = writeOrder(l3.sysctls.filter((s) => s.dir === dir));
     if (want.length === 0) continue;
     const base = `net/${dir}/${link.name}`;
     let now: Map<string, string>;
@@ -46,7 +46,6 @@ function restoreSysctls(ns: Netns, link: Link, l3: L3Snapshot, warnings: string[
       warnings.push(`sysctls ${base.replace(/\//g, '.')}: ${reason(err)}; not restored`);
       continue;
     }
-    // in the recorded (sorted) order: an alias written after its coarser twin wins (retrans_time, then retrans_time_ms)
     for (const s of want) {
       if (now.get(s.name) === s.value) continue;
       try {
@@ -59,6 +58,17 @@ function restoreSysctls(ns: Netns, link: Link, l3: L3Snapshot, warnings: string[
   }
   return changed;
 }
+
+/**
+ * The recorded (sorted) order — an alias written after its coarser twin wins (retrans_time, then retrans_time_ms) —
+ * except what another entry needs first: addr_gen_mode 2 (stable privacy) is refused (EINVAL) until stable_secret is set.
+ */
+function writeOrder(entries: SysctlSnapshot[]): SysctlSnapshot[] {
+  const first = entries.filter((e) => WRITTEN_FIRST.includes(e.name));
+  return [...first, ...entries.filter((e) => !first.includes(e))];
+}
+
+const WRITTEN_FIRST = ['stable_secret'];
 
 function restoreAddresses(rtnl: Rtnl, link: Link, homeName: string, l3: L3Snapshot, warnings: string[]): boolean {
   if (l3.addresses.length === 0) return false;
