@@ -18,7 +18,10 @@ export function restoreNexthops(rtnl: Rtnl, nicIndex: number, nexthops: readonly
     if (n.kind !== 'nexthop') continue;
     const there = current.get(n.id);
     if (there) {
-      if (!sameNexthop(there, n, nicIndex)) warnings.push(`${describeNexthop(n)}: id ${n.id} is now another nexthop's; not restored`);
+      if (sameNexthop(there, n, nicIndex)) continue;
+      warnings.push(`${describeNexthop(n)}: id ${n.id} is now another nexthop's; not restored`);
+      // nor put in the NIC's groups: that id is no longer the NIC's nexthop
+      present.delete(n.id);
       continue;
     }
     if (attempt(warnings, describeNexthop(n), () => rtnl.addNexthop(nexthopSpecOf(n, nicIndex)))) {
