@@ -52,6 +52,16 @@ std::optional<RuleRange> optRange(const Napi::Object& o, const char* key) {
   return RuleRange{required(o.Env(), optU32(r, "start"), "start"), required(o.Env(), optU32(r, "end"), "end")};
 }
 
+std::string hexOf(const std::vector<uint8_t>& bytes) {
+  static const char digits[] = "0123456789abcdef";
+  std::string out;
+  for (uint8_t b : bytes) {
+    out += digits[b >> 4];
+    out += digits[b & 0xf];
+  }
+  return out;
+}
+
 template <class Small>
 std::optional<Small> optNarrow(const Napi::Object& o, const char* key) {
   auto v = optU32(o, key);
@@ -89,7 +99,12 @@ Napi::Array rulesToJs(Napi::Env env, const std::vector<RuleInfo>& rules) {
     o.Set("dport", rangeOrNull(env, r.dport));
     o.Set("suppressPrefixLen", orNull(env, r.suppressPrefixLen));
     o.Set("suppressIfGroup", orNull(env, r.suppressIfGroup));
-    o.Set("unknownAttributes", attrTypesToJs(env, r.unknownAttrs));
+    o.Set("extraAttributes", arrayToJs(env, r.extraAttrs, [&](const RawAttr& a) {
+            Napi::Object x = Napi::Object::New(env);
+            x.Set("type", a.type);
+            x.Set("data", hexOf(a.data));
+            return x;
+          }));
     return o;
   });
 }
@@ -121,6 +136,21 @@ RuleSpec ruleSpecFromJs(const Napi::Object& o) {
   r.dport = optRange(o, "dport");
   r.suppressPrefixLen = optU32(o, "suppressPrefixLen");
   r.suppressIfGroup = optU32(o, "suppressIfGroup");
+  Napi::Value extra = o.Get("extraAttributes");
+  if (!extra.IsUndefined()) {
+    if (!extra.IsArray()) throw Napi::TypeError::New(env, "extraAttributes: expected an array of {type, data}");
+    Napi::Array a = extra.As<Napi::Array>();
+    for (uint32_t i = 0; i < a.Length(); ++i) {
+      Napi::Value e = a.Get(i);
+      if (!e.IsObject()) throw Napi::TypeError::New(env, "extraAttributes: expected an array of {type, data}");
+      Napi::Object eo = e.As<Napi::Object>();
+      Napi::Value data = eo.Get("data");
+      if (!data.IsBuffer()) throw Napi::TypeError::New(env, "extraAttributes: data: expected a Buffer");
+      auto buf = data.As<Napi::Buffer<uint8_t>>();
+      r.extraAttrs.push_back({static_cast<uint16_t>(required(env, optU32(eo, "type"), "type")),
+                              std::vector<uint8_t>(buf.Data(), buf.Data() + buf.Length())});
+    }
+  }
   return r;
 }
 

@@ -3,11 +3,14 @@
 #include <linux/fib_rules.h>
 #include <sys/socket.h>
 
+#include <cerrno>
+#include <string>
+
 namespace sriovctl {
 
 namespace {
 
-// Every attribute type parseRuleMessage reads and ruleRequest can send back; FRA_PAD carries nothing.
+// Every attribute type parseRuleMessage reads by name and ruleRequest sends from a field; FRA_PAD carries nothing.
 bool knownRuleAttr(uint16_t type) {
   switch (type) {
     case FRA_DST: case FRA_SRC: case FRA_IIFNAME: case FRA_GOTO: case FRA_PRIORITY: case FRA_FWMARK:
@@ -83,10 +86,22 @@ NlRequest ruleRequest(uint16_t type, uint16_t flags, const RuleSpec& r) {
   if (r.suppressPrefixLen) req.putU32(FRA_SUPPRESS_PREFIXLEN, *r.suppressPrefixLen);
   if (r.suppressIfGroup) req.putU32(FRA_SUPPRESS_IFGROUP, *r.suppressIfGroup);
   if (r.protocol) req.putU8(FRA_PROTOCOL, *r.protocol);
+  for (const auto& a : r.extraAttrs) {
+    if (knownRuleAttr(a.type & NLA_TYPE_MASK))
+      throw SysFailure::withDetail(EINVAL, "rule attribute " + std::to_string(a.type), "sent from its own field");
+    req.put(a.type, a.data.data(), a.data.size());
+  }
   return req;
 }
 
 }  // namespace
+
+std::vector<uint16_t> namedRuleAttrTypes() {
+  std::vector<uint16_t> out;
+  for (uint16_t t = 1; t <= FRA_MAX; ++t)
+    if (knownRuleAttr(t)) out.push_back(t);
+  return out;
+}
 
 bool parseRuleMessage(const nlmsghdr* h, RuleInfo& r) {
   auto* frh = familyHeader<fib_rule_hdr>(h);
@@ -126,7 +141,7 @@ bool parseRuleMessage(const nlmsghdr* h, RuleInfo& r) {
   r.suppressPrefixLen = suppressor(tb[FRA_SUPPRESS_PREFIXLEN]);
   r.suppressIfGroup = suppressor(tb[FRA_SUPPRESS_IFGROUP]);
   forEachAttrAfterHeader(h, sizeof(fib_rule_hdr), [&](const rtattr* a) {
-    if (!knownRuleAttr(attrType(a))) r.unknownAttrs.push_back(attrType(a));
+    if (!knownRuleAttr(attrType(a))) r.extraAttrs.push_back({a->rta_type, readBytes(a)});
   });
   return true;
 }

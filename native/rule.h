@@ -17,6 +17,13 @@ struct RuleRange {
   uint32_t end = 0;
 };
 
+// An attribute carried as the kernel sent it: a match newer than this build's UAPI header (a port mask, a DSCP),
+// sent back byte for byte so the rule is recreated as it was. Never one of the attributes read by name.
+struct RawAttr {
+  uint16_t type = 0;
+  std::vector<uint8_t> data;
+};
+
 struct RuleInfo {
   int family = 0;  // AF_INET / AF_INET6
   uint32_t priority = 0;
@@ -42,9 +49,8 @@ struct RuleInfo {
   std::optional<RuleRange> dport;
   std::optional<uint32_t> suppressPrefixLen;
   std::optional<uint32_t> suppressIfGroup;
-  // Attribute types this build cannot re-send (a newer kernel's matches, a tunnel id): such a rule cannot be
-  // recreated exactly, and its caller must know.
-  std::vector<uint16_t> unknownAttrs;
+  // Every attribute not read by name above, as sent (FRA_PAD aside).
+  std::vector<RawAttr> extraAttrs;
 };
 
 struct RuleSpec {
@@ -72,7 +78,11 @@ struct RuleSpec {
   std::optional<RuleRange> dport;
   std::optional<uint32_t> suppressPrefixLen;
   std::optional<uint32_t> suppressIfGroup;
+  std::vector<RawAttr> extraAttrs;
 };
+
+// The FRA_* types read into, and sent from, the named fields above (and FRA_PAD): never a RawAttr's.
+std::vector<uint16_t> namedRuleAttrTypes();
 
 // An RTM_NEWRULE of IPv4 or IPv6; false for anything else.
 bool parseRuleMessage(const nlmsghdr* h, RuleInfo& r);

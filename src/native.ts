@@ -115,6 +115,7 @@ export interface NativeRuleSpec {
   dport?: NumberRange;
   suppressPrefixLen?: number;
   suppressIfGroup?: number;
+  extraAttributes?: { type: number; data: Buffer }[];
 }
 
 /** A nexthop as the addon encodes it: family 0 for a group; groupType NEXTHOP_GRP_TYPE_*. */
@@ -202,6 +203,8 @@ export interface NativeAddon {
   setErrorClass(cls: typeof SysError): void;
   /** new RtnlSocket(nsFd, timeoutMs): the socket is created on a thread inside nsFd (-1: our namespace). */
   RtnlSocket: new (nsFd: number, timeoutMs: number) => NativeRtnlSocket;
+  /** The FRA_* types a rule's named fields send (<linux/fib_rules.h> of the build): never an extra attribute's. */
+  namedRuleAttributes: number[];
   /** Opened O_PATH first and checked to be on nsfs: a FIFO or a device is EINVAL at once, never opened. */
   netnsOpen(path: string): NativeNetns;
   /** Pinned by a pidfd: the namespace of the process that holds `pid` now, whatever the pid names later. */

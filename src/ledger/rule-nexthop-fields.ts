@@ -14,7 +14,7 @@ export function checkRuleSnapshots(what: string, v: unknown): void {
   for (const [i, r] of entries(what, v, MAX_RULES)) {
     at(`${what}[${i}]`, () => {
       assertKnownKeys('rule', r, RULE_KEYS);
-      for (const k of RULE_KEYS) if (!(k in r)) throw new TypeError(`missing ${k}`);
+      for (const k of RULE_KEYS) if (!(k in r) && k !== 'extraAttributes') throw new TypeError(`missing ${k}`);
       const rule = r as unknown as RuleSnapshot;
       if (rule.iifName === null && rule.oifName === null) throw new TypeError('names no device');
       ruleSpec(ruleSpecOf(rule));

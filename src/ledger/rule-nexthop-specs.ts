@@ -6,13 +6,15 @@ import type { NexthopSnapshot, RuleSnapshot } from './rule-nexthop-types';
 export const RULE_KEYS: readonly (keyof RuleSnapshot)[] = [
   'family', 'priority', 'action', 'table', 'src', 'dst', 'iifName', 'oifName', 'invert', 'tos', 'protocol', 'fwmark',
   'fwmask', 'goto', 'flow', 'l3mdev', 'uidRange', 'ipProto', 'sport', 'dport', 'suppressPrefixLen', 'suppressIfGroup',
+  'extraAttributes',
 ];
 
 /** Equal for two rules the kernel holds as one (every match and the priority), whatever order a record's keys are in. */
 export function ruleKey(r: RuleSnapshot): string {
   return JSON.stringify(RULE_KEYS.map((k) => {
+    if (k === 'extraAttributes') return [...(r.extraAttributes ?? [])].map((a) => `${a.type}:${a.data}`).sort();
     const v = r[k];
-    return v !== null && typeof v === 'object' ? [v.start, v.end] : v;
+    return v !== null && v !== undefined && typeof v === 'object' && 'start' in v ? [v.start, v.end] : v;
   }));
 }
 
@@ -24,6 +26,7 @@ export function ruleSpecOf(r: RuleSnapshot): RuleSpec {
   for (const k of optional) {
     if (r[k] !== null) (spec as unknown as Record<string, unknown>)[k] = r[k];
   }
+  if (r.extraAttributes && r.extraAttributes.length > 0) spec.extraAttributes = r.extraAttributes;
   return spec;
 }
 
@@ -42,7 +45,6 @@ export function nexthopSpecOf(n: NexthopSnapshot, nicIndex: number): NexthopSpec
 /** A rule as recorded (null: it cannot be recorded faithfully; `why` says what to tell its owner). */
 export function ruleSnapshotOf(r: Rule): { snapshot: RuleSnapshot } | { why: string } {
   if (r.action === 'unspec') return { why: 'an action this version does not know' };
-  if (r.unknownAttributes.length > 0) return { why: `matches this version cannot replay (attribute ${r.unknownAttributes.join(', ')})` };
   return {
     snapshot: {
       family: r.family,
@@ -67,6 +69,7 @@ export function ruleSnapshotOf(r: Rule): { snapshot: RuleSnapshot } | { why: str
       dport: r.dport,
       suppressPrefixLen: r.suppressPrefixLen,
       suppressIfGroup: r.suppressIfGroup,
+      extraAttributes: r.extraAttributes,
     },
   };
 }

@@ -1,5 +1,5 @@
 // The policy rules and nexthop objects of a NIC's L3 snapshot: what give-back needs to put them back as they were.
-import type { NumberRange, ResilientGroup, RuleAction } from '../net/types';
+import type { NumberRange, ResilientGroup, RuleAction, RuleAttribute } from '../net/types';
 
 /**
  * A policy rule naming the NIC as `iif` or `oif` (it may name other devices too). The kernel keeps such a rule while
@@ -30,6 +30,8 @@ export interface RuleSnapshot {
   dport: NumberRange | null;
   suppressPrefixLen: number | null;
   suppressIfGroup: number | null;
+  /** Matches newer than this version's names for them, as the kernel sent them; absent in older records. */
+  extraAttributes?: RuleAttribute[];
 }
 
 /**

@@ -1,5 +1,5 @@
 // Validation of policy rules and nexthop objects before they reach C++: every bad value is a TypeError naming it.
-import type { NativeNexthopSpec, NativeRuleSpec } from '../native';
+import { native, type NativeNexthopSpec, type NativeRuleSpec } from '../native';
 import type { AddressFamily, NexthopMember, NexthopSpec, NumberRange, ResilientGroup, RuleAction, RuleSpec } from './types';
 import { assertBoolean, assertIfName, assertIndex, assertInteger, assertKnownKeys, invalid, parseCidr, parseIp } from './validate';
 
@@ -33,9 +33,33 @@ function u8(what: string, v: unknown): number {
   return v;
 }
 
+/**
+ * The FRA_* types the named fields of a RuleSpec send (and FRA_PAD), from the addon's header: an extra attribute is
+ * none of them, so bytes from a record can never stand in for a device name or a table.
+ */
+const NAMED_RULE_ATTRIBUTES = new Set(native.namedRuleAttributes);
+const MAX_EXTRA_ATTRIBUTES = 16;
+const MAX_EXTRA_BYTES = 64;
+
+function extraAttributes(v: unknown): { type: number; data: Buffer }[] {
+  if (!Array.isArray(v) || v.length > MAX_EXTRA_ATTRIBUTES) throw invalid('rule extraAttributes', v, `expected at most ${MAX_EXTRA_ATTRIBUTES} {type, data}`);
+  return v.map((a: unknown) => {
+    assertPlainObject('rule extra attribute', a);
+    assertKnownKeys('rule extra attribute', a, ['type', 'data']);
+    // NLA_TYPE_MASK: no nested or byte-order flag
+    assertInteger('rule extra attribute type', a.type, 1, 0x3fff);
+    if (NAMED_RULE_ATTRIBUTES.has(a.type)) throw invalid('rule extra attribute', a, 'its type is sent from a named field');
+    if (typeof a.data !== 'string' || !/^([0-9a-f]{2})*$/.test(a.data) || a.data.length > 2 * MAX_EXTRA_BYTES) {
+      throw invalid('rule extra attribute data', a.data, `expected lower-case hex of at most ${MAX_EXTRA_BYTES} bytes`);
+    }
+    return { type: a.type, data: Buffer.from(a.data, 'hex') };
+  });
+}
+
 const RULE_KEYS = [
   'family', 'priority', 'action', 'table', 'src', 'dst', 'iifName', 'oifName', 'invert', 'tos', 'protocol', 'fwmark',
   'fwmask', 'goto', 'flow', 'l3mdev', 'uidRange', 'ipProto', 'sport', 'dport', 'suppressPrefixLen', 'suppressIfGroup',
+  'extraAttributes',
 ] as const;
 
 /** A RuleSpec → what the addon encodes; TypeError on anything the kernel would misread. */
@@ -100,6 +124,7 @@ export function ruleSpec(rule: RuleSpec): NativeRuleSpec {
     assertInteger('rule suppressIfGroup', rule.suppressIfGroup, 0, 0x7fffffff);
     out.suppressIfGroup = rule.suppressIfGroup;
   }
+  if (rule.extraAttributes !== undefined && rule.extraAttributes.length > 0) out.extraAttributes = extraAttributes(rule.extraAttributes);
   return out;
 }
 

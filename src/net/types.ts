@@ -328,8 +328,14 @@ export interface Rule {
   dport: NumberRange | null;
   suppressPrefixLen: number | null;
   suppressIfGroup: number | null;
-  /** Attribute types this build cannot send back (a newer kernel's match): the rule cannot be recreated as it is. */
-  unknownAttributes: number[];
+  /** Every other attribute as the kernel sent it (a match newer than this build: a port mask, a DSCP), to send back. */
+  extraAttributes: RuleAttribute[];
+}
+
+/** A rule attribute carried as bytes: its FRA_* type and its payload in lower-case hex. */
+export interface RuleAttribute {
+  type: number;
+  data: string;
 }
 
 /** A rule to add or delete: the matches of Rule, each optional (absent = any). */
@@ -357,6 +363,8 @@ export interface RuleSpec {
   dport?: NumberRange;
   suppressPrefixLen?: number;
   suppressIfGroup?: number;
+  /** Sent as they are, after the named fields; never one of the attributes those fields send. */
+  extraAttributes?: RuleAttribute[];
 }
 
 /** A member of a nexthop group. */

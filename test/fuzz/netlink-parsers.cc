@@ -38,7 +38,7 @@ void parseOne(const nlmsghdr* h) {
   if (parseRouteMessage(h, route)) sink = sink + (route.dst ? route.dst->size() : 0) + (route.gateway ? 1 : 0) + route.nexthopOifs.size();
   RuleInfo rule;
   if (parseRuleMessage(h, rule))
-    sink = sink + (rule.src ? rule.src->size() : 0) + (rule.iifName ? rule.iifName->size() : 0) + rule.unknownAttrs.size();
+    sink = sink + (rule.src ? rule.src->size() : 0) + (rule.iifName ? rule.iifName->size() : 0) + rule.extraAttrs.size();
   NexthopInfo nh;
   if (parseNexthopMessage(h, nh)) {
     size_t n = nh.id + (nh.gateway ? nh.gateway->size() : 0) + nh.unknownAttrs.size();

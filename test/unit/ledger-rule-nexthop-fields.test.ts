@@ -23,7 +23,7 @@ const l3 = (rules: unknown[], nexthops: unknown[]) => ({ addresses: [], routes: 
 
 describe('rules and nexthops of a record', () => {
   it('accepts what a snapshot records, and a record without them', () => {
-    expect(recordProblem(withL3(l3([rule, { ...rule, family: 6, src: null, iifName: null, oifName: 'ens3f1', action: 'prohibit', table: 0 }], [single, group])))).toBeNull();
+    expect(recordProblem(withL3(l3([{ ...rule, extraAttributes: [{ type: 29, data: 'ffff' }] }, { ...rule, family: 6, src: null, iifName: null, oifName: 'ens3f1', action: 'prohibit', table: 0 }], [single, group])))).toBeNull();
     expect(recordProblem(withL3({ addresses: [], routes: [], sysctls: [], leftToOwner: [] }))).toBeNull();
     expect(recordProblem(withL3(undefined))).toBeNull();
   });
@@ -36,6 +36,7 @@ describe('rules and nexthops of a record', () => {
     ['rules[0]: .*unknown field', [{ ...rule, extra: 1 }], []],
     ['rules[0]: missing goto', [(({ goto: _g, ...r }) => r)(rule)], []],
     ['rules[0]: .*sport', [{ ...rule, sport: { start: 9, end: 1 } }], []],
+    ['rules[0]: .*sent from a named field', [{ ...rule, extraAttributes: [{ type: 17, data: '657468300000' }] }], []],
     ['nexthops[0]: .*nexthop id', [], [{ ...single, id: 0 }]],
     ['nexthops[0]: .*family does not match', [], [{ ...single, gateway: '2001:db8::1' }]],
     ['nexthops[0]: kind', [], [{ ...single, kind: 'route' }]],
