@@ -62,11 +62,74 @@ std::string hexOf(const std::vector<uint8_t>& bytes) {
   return out;
 }
 
+// Calls one(object) for each element of the array field `key` (absent: none); anything else is a TypeError naming it.
+template <class Fn>
+void forEachObjectIn(const Napi::Object& o, const char* key, const char* shape, Fn&& one) {
+  Napi::Value v = o.Get(key);
+  if (v.IsUndefined()) return;
+  const std::string expected = std::string(key) + ": expected an array of " + shape;
+  if (!v.IsArray()) throw Napi::TypeError::New(o.Env(), expected);
+  Napi::Array a = v.As<Napi::Array>();
+  for (uint32_t i = 0; i < a.Length(); ++i) {
+    Napi::Value e = a.Get(i);
+    if (!e.IsObject()) throw Napi::TypeError::New(o.Env(), expected);
+    one(e.As<Napi::Object>());
+  }
+}
+
 template <class Small>
 std::optional<Small> optNarrow(const Napi::Object& o, const char* key) {
   auto v = optU32(o, key);
   if (!v) return std::nullopt;
   return static_cast<Small>(*v);
+}
+
+void matchesToJs(Napi::Env env, Napi::Object& o, const RuleMatches& m) {
+  o.Set("iifName", orNull(env, m.iifName));
+  o.Set("oifName", orNull(env, m.oifName));
+  o.Set("tos", m.tos);
+  o.Set("fwmark", orNull(env, m.fwmark));
+  o.Set("fwmask", orNull(env, m.fwmask));
+  o.Set("goto", orNull(env, m.gotoPriority));
+  o.Set("flow", orNull(env, m.flow));
+  o.Set("l3mdev", Napi::Boolean::New(env, m.l3mdev));
+  o.Set("uidRange", rangeOrNull(env, m.uidRange));
+  o.Set("ipProto", orNull(env, m.ipProto));
+  o.Set("sport", rangeOrNull(env, m.sport));
+  o.Set("dport", rangeOrNull(env, m.dport));
+  o.Set("suppressPrefixLen", orNull(env, m.suppressPrefixLen));
+  o.Set("suppressIfGroup", orNull(env, m.suppressIfGroup));
+  o.Set("extraAttributes", arrayToJs(env, m.extraAttrs, [&](const RawAttr& a) {
+          Napi::Object x = Napi::Object::New(env);
+          x.Set("type", a.type);
+          x.Set("data", hexOf(a.data));
+          return x;
+        }));
+}
+
+void matchesFromJs(const Napi::Object& o, RuleMatches& m) {
+  Napi::Env env = o.Env();
+  m.tos = static_cast<uint8_t>(optU32(o, "tos").value_or(0));
+  m.iifName = optString(o, "iifName");
+  m.oifName = optString(o, "oifName");
+  m.fwmark = optU32(o, "fwmark");
+  m.fwmask = optU32(o, "fwmask");
+  m.gotoPriority = optU32(o, "goto");
+  m.flow = optU32(o, "flow");
+  m.l3mdev = optBool(o, "l3mdev").value_or(false);
+  m.uidRange = optRange(o, "uidRange");
+  m.ipProto = optNarrow<uint8_t>(o, "ipProto");
+  m.sport = optRange(o, "sport");
+  m.dport = optRange(o, "dport");
+  m.suppressPrefixLen = optU32(o, "suppressPrefixLen");
+  m.suppressIfGroup = optU32(o, "suppressIfGroup");
+  forEachObjectIn(o, "extraAttributes", "{type, data}", [&](const Napi::Object& e) {
+    Napi::Value data = e.Get("data");
+    if (!data.IsBuffer()) throw Napi::TypeError::New(env, "extraAttributes: data: expected a Buffer");
+    auto buf = data.As<Napi::Buffer<uint8_t>>();
+    m.extraAttrs.push_back({static_cast<uint16_t>(required(env, optU32(e, "type"), "type")),
+                            std::vector<uint8_t>(buf.Data(), buf.Data() + buf.Length())});
+  });
 }
 
 }  // namespace
@@ -80,31 +143,12 @@ Napi::Array rulesToJs(Napi::Env env, const std::vector<RuleInfo>& rules) {
     o.Set("table", r.table);
     o.Set("src", cidrOrNull(env, r.src, r.srcLen));
     o.Set("dst", cidrOrNull(env, r.dst, r.dstLen));
-    o.Set("iifName", orNull(env, r.iifName));
-    o.Set("oifName", orNull(env, r.oifName));
     o.Set("invert", Napi::Boolean::New(env, (r.flags & FIB_RULE_INVERT) != 0));
     o.Set("iifDetached", Napi::Boolean::New(env, (r.flags & FIB_RULE_IIF_DETACHED) != 0));
     o.Set("oifDetached", Napi::Boolean::New(env, (r.flags & FIB_RULE_OIF_DETACHED) != 0));
     o.Set("flags", r.flags);
-    o.Set("tos", r.tos);
     o.Set("protocol", r.protocol);
-    o.Set("fwmark", orNull(env, r.fwmark));
-    o.Set("fwmask", orNull(env, r.fwmask));
-    o.Set("goto", orNull(env, r.gotoPriority));
-    o.Set("flow", orNull(env, r.flow));
-    o.Set("l3mdev", Napi::Boolean::New(env, r.l3mdev));
-    o.Set("uidRange", rangeOrNull(env, r.uidRange));
-    o.Set("ipProto", orNull(env, r.ipProto));
-    o.Set("sport", rangeOrNull(env, r.sport));
-    o.Set("dport", rangeOrNull(env, r.dport));
-    o.Set("suppressPrefixLen", orNull(env, r.suppressPrefixLen));
-    o.Set("suppressIfGroup", orNull(env, r.suppressIfGroup));
-    o.Set("extraAttributes", arrayToJs(env, r.extraAttrs, [&](const RawAttr& a) {
-            Napi::Object x = Napi::Object::New(env);
-            x.Set("type", a.type);
-            x.Set("data", hexOf(a.data));
-            return x;
-          }));
+    matchesToJs(env, o, r);
     return o;
   });
 }
@@ -117,40 +161,12 @@ RuleSpec ruleSpecFromJs(const Napi::Object& o) {
   r.action = static_cast<uint8_t>(required(env, optU32(o, "action"), "action"));
   r.table = optU32(o, "table").value_or(0);
   if (optBool(o, "invert").value_or(false)) r.flags |= FIB_RULE_INVERT;
-  r.tos = static_cast<uint8_t>(optU32(o, "tos").value_or(0));
   r.protocol = optNarrow<uint8_t>(o, "protocol");
   if (auto src = optString(o, "src")) r.src = parseInet(r.family, *src, "rule src");
   r.srcLen = static_cast<uint8_t>(optU32(o, "srcLen").value_or(0));
   if (auto dst = optString(o, "dst")) r.dst = parseInet(r.family, *dst, "rule dst");
   r.dstLen = static_cast<uint8_t>(optU32(o, "dstLen").value_or(0));
-  r.iifName = optString(o, "iifName");
-  r.oifName = optString(o, "oifName");
-  r.fwmark = optU32(o, "fwmark");
-  r.fwmask = optU32(o, "fwmask");
-  r.gotoPriority = optU32(o, "goto");
-  r.flow = optU32(o, "flow");
-  r.l3mdev = optBool(o, "l3mdev").value_or(false);
-  r.uidRange = optRange(o, "uidRange");
-  r.ipProto = optNarrow<uint8_t>(o, "ipProto");
-  r.sport = optRange(o, "sport");
-  r.dport = optRange(o, "dport");
-  r.suppressPrefixLen = optU32(o, "suppressPrefixLen");
-  r.suppressIfGroup = optU32(o, "suppressIfGroup");
-  Napi::Value extra = o.Get("extraAttributes");
-  if (!extra.IsUndefined()) {
-    if (!extra.IsArray()) throw Napi::TypeError::New(env, "extraAttributes: expected an array of {type, data}");
-    Napi::Array a = extra.As<Napi::Array>();
-    for (uint32_t i = 0; i < a.Length(); ++i) {
-      Napi::Value e = a.Get(i);
-      if (!e.IsObject()) throw Napi::TypeError::New(env, "extraAttributes: expected an array of {type, data}");
-      Napi::Object eo = e.As<Napi::Object>();
-      Napi::Value data = eo.Get("data");
-      if (!data.IsBuffer()) throw Napi::TypeError::New(env, "extraAttributes: data: expected a Buffer");
-      auto buf = data.As<Napi::Buffer<uint8_t>>();
-      r.extraAttrs.push_back({static_cast<uint16_t>(required(env, optU32(eo, "type"), "type")),
-                              std::vector<uint8_t>(buf.Data(), buf.Data() + buf.Length())});
-    }
-  }
+  matchesFromJs(o, r);
   return r;
 }
 
@@ -204,17 +220,9 @@ NexthopSpec nexthopSpecFromJs(const Napi::Object& o) {
   if (auto gw = optString(o, "gateway")) n.gateway = parseInet(n.family, *gw, "nexthop gateway");
   n.blackhole = optBool(o, "blackhole").value_or(false);
   n.fdb = optBool(o, "fdb").value_or(false);
-  Napi::Value group = o.Get("group");
-  if (!group.IsUndefined()) {
-    if (!group.IsArray()) throw Napi::TypeError::New(env, "group: expected an array of {id, weight}");
-    Napi::Array a = group.As<Napi::Array>();
-    for (uint32_t i = 0; i < a.Length(); ++i) {
-      Napi::Value m = a.Get(i);
-      if (!m.IsObject()) throw Napi::TypeError::New(env, "group: expected an array of {id, weight}");
-      Napi::Object mo = m.As<Napi::Object>();
-      n.group.push_back({required(env, optU32(mo, "id"), "id"), required(env, optU32(mo, "weight"), "weight")});
-    }
-  }
+  forEachObjectIn(o, "group", "{id, weight}", [&](const Napi::Object& m) {
+    n.group.push_back({required(env, optU32(m, "id"), "id"), required(env, optU32(m, "weight"), "weight")});
+  });
   n.groupType = static_cast<uint16_t>(optU32(o, "groupType").value_or(NEXTHOP_GRP_TYPE_MPATH));
   Napi::Value res = o.Get("resilient");
   if (!res.IsUndefined()) {

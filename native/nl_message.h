@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -166,6 +167,19 @@ bool readAttr(const rtattr* a, T& out) {
 }
 bool readString(const rtattr* a, std::string& out);
 std::vector<uint8_t> readBytes(const rtattr* a);
+
+// The same, nullopt for a missing or short attribute.
+template <class T>
+std::optional<T> optionalValue(const rtattr* a) {
+  T v{};
+  if (!readAttr(a, v)) return std::nullopt;
+  return v;
+}
+inline std::optional<std::string> optionalString(const rtattr* a) {
+  std::string s;
+  if (!readString(a, s)) return std::nullopt;
+  return s;
+}
 
 // The family header of a received message, or nullptr when the message is too short to hold one.
 template <class FamilyHeader>

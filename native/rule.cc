@@ -23,16 +23,9 @@ bool knownRuleAttr(uint16_t type) {
   }
 }
 
-template <class T>
-std::optional<T> optionalAttr(const rtattr* a) {
-  T v{};
-  if (!readAttr(a, v)) return std::nullopt;
-  return v;
-}
-
 // The kernel stores an unset suppress_prefixlen / suppress_ifgroup as -1 and dumps it as such (u32 all ones).
 std::optional<uint32_t> suppressor(const rtattr* a) {
-  auto v = optionalAttr<uint32_t>(a);
+  auto v = optionalValue<uint32_t>(a);
   if (v && *v == UINT32_MAX) return std::nullopt;
   return v;
 }
@@ -47,12 +40,6 @@ std::optional<RuleRange> portRange(const rtattr* a) {
   fib_rule_port_range r{};
   if (!readAttr(a, r)) return std::nullopt;
   return RuleRange{r.start, r.end};
-}
-
-std::optional<std::string> optionalName(const rtattr* a) {
-  std::string s;
-  if (!readString(a, s)) return std::nullopt;
-  return s;
 }
 
 NlRequest ruleRequest(uint16_t type, uint16_t flags, const RuleSpec& r) {
@@ -126,16 +113,16 @@ bool parseRuleMessage(const nlmsghdr* h, RuleInfo& r) {
     r.dst = formatInet(r.family, attrData(tb[FRA_DST]));
     r.dstLen = frh->dst_len;
   }
-  r.iifName = optionalName(tb[FRA_IIFNAME]);
-  r.oifName = optionalName(tb[FRA_OIFNAME]);
-  r.fwmark = optionalAttr<uint32_t>(tb[FRA_FWMARK]);
-  r.fwmask = optionalAttr<uint32_t>(tb[FRA_FWMASK]);
-  r.gotoPriority = optionalAttr<uint32_t>(tb[FRA_GOTO]);
-  r.flow = optionalAttr<uint32_t>(tb[FRA_FLOW]);
+  r.iifName = optionalString(tb[FRA_IIFNAME]);
+  r.oifName = optionalString(tb[FRA_OIFNAME]);
+  r.fwmark = optionalValue<uint32_t>(tb[FRA_FWMARK]);
+  r.fwmask = optionalValue<uint32_t>(tb[FRA_FWMASK]);
+  r.gotoPriority = optionalValue<uint32_t>(tb[FRA_GOTO]);
+  r.flow = optionalValue<uint32_t>(tb[FRA_FLOW]);
   uint8_t l3mdev = 0;
   r.l3mdev = readAttr(tb[FRA_L3MDEV], l3mdev) && l3mdev != 0;
   r.uidRange = uidRange(tb[FRA_UID_RANGE]);
-  r.ipProto = optionalAttr<uint8_t>(tb[FRA_IP_PROTO]);
+  r.ipProto = optionalValue<uint8_t>(tb[FRA_IP_PROTO]);
   r.sport = portRange(tb[FRA_SPORT_RANGE]);
   r.dport = portRange(tb[FRA_DPORT_RANGE]);
   r.suppressPrefixLen = suppressor(tb[FRA_SUPPRESS_PREFIXLEN]);

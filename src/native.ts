@@ -4,7 +4,7 @@
 import { loadAddonModule } from './addon-file';
 import { SysError } from './errors';
 // Type-only: the addon builds exactly these shapes (no runtime dependency on src/net).
-import type { Address, AddressDetail, Link, Nexthop, NexthopMember, NumberRange, ResilientGroup, Route, RouteDetail, Rule } from './net/types';
+import type { Address, AddressDetail, Link, Nexthop, NexthopMember, ResilientGroup, Route, RouteDetail, Rule, RuleSpec } from './net/types';
 
 export interface NativeNetns {
   fd: number;
@@ -89,34 +89,16 @@ export interface NativeAddressPut {
   proto?: number;
 }
 
-/** A rule as the addon encodes it: action is FR_ACT_*; absent fields are not sent. */
-export interface NativeRuleSpec {
+/** A rule as the addon encodes it: action is FR_ACT_*, addresses split from their lengths; absent fields are not sent. */
+export type NativeRuleSpec = Omit<RuleSpec, 'family' | 'action' | 'src' | 'dst' | 'extraAttributes'> & {
   family: 4 | 6;
-  priority?: number;
   action: number;
-  table?: number;
-  invert?: boolean;
-  tos?: number;
-  protocol?: number;
   src?: string;
   srcLen?: number;
   dst?: string;
   dstLen?: number;
-  iifName?: string;
-  oifName?: string;
-  fwmark?: number;
-  fwmask?: number;
-  goto?: number;
-  flow?: number;
-  l3mdev?: boolean;
-  uidRange?: NumberRange;
-  ipProto?: number;
-  sport?: NumberRange;
-  dport?: NumberRange;
-  suppressPrefixLen?: number;
-  suppressIfGroup?: number;
   extraAttributes?: { type: number; data: Buffer }[];
-}
+};
 
 /** A nexthop as the addon encodes it: family 0 for a group; groupType NEXTHOP_GRP_TYPE_*. */
 export interface NativeNexthopSpec {

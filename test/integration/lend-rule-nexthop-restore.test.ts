@@ -1,25 +1,20 @@
 // Putting rules and nexthops back from a snapshot (src/lend/rule-nexthop-*.ts) in real namespaces: idempotent, a rule
 // gone meanwhile is added again, and what cannot be put back is a warning naming it while the rest is restored.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { connect, openNetns, type Netns, type Rtnl } from '../../src/net';
+import type { Rtnl } from '../../src/net';
 import { ruleNexthopSnapshotOf } from '../../src/lend/rule-nexthop-snapshot';
 import { restoreNexthops, restoreRules } from '../../src/lend/rule-nexthop-restore';
 import { Scratch, ip, ipJson } from '../helpers/kernel';
 
 let scratch: Scratch;
 let home: string;
-let ns: Netns;
 let rtnl: Rtnl;
 let nic: string;
 let other: string;
 
 beforeEach(() => {
   scratch = new Scratch();
-  home = scratch.netns('rr');
-  ns = openNetns(`/var/run/netns/${home}`);
-  scratch.onCleanup(() => ns.close());
-  rtnl = connect(ns);
-  scratch.onCleanup(() => rtnl.close());
+  ({ name: home, rtnl } = scratch.netnsWithRtnl('rr'));
   const [n, np] = scratch.veth('n', 'np', home);
   const [o, op] = scratch.veth('o', 'op', home);
   nic = n;

@@ -1,12 +1,11 @@
 // Policy rules and nexthop objects through the typed API in a non-initial namespace, with iproute2 (`ip -j rule`,
 // `ip -j nexthop`) as the independent witness; and what the kernel does to each when their device leaves.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { SysError, connect, openNetns, type Netns, type Rtnl, type RuleSpec } from '../../src/net';
+import { SysError, type Rtnl, type RuleSpec } from '../../src/net';
 import { Scratch, ip, ipJson } from '../helpers/kernel';
 
 let scratch: Scratch;
 let nsName: string;
-let ns: Netns;
 let rtnl: Rtnl;
 let a: string;
 let b: string;
@@ -14,11 +13,7 @@ let index: number;
 
 beforeEach(() => {
   scratch = new Scratch();
-  nsName = scratch.netns('rn');
-  ns = openNetns(`/var/run/netns/${nsName}`);
-  scratch.onCleanup(() => ns.close());
-  rtnl = connect(ns);
-  scratch.onCleanup(() => rtnl.close());
+  ({ name: nsName, rtnl } = scratch.netnsWithRtnl('rn'));
   [a, b] = scratch.veth('a', 'b', nsName);
   index = rtnl.getLink({ name: a }).index;
   rtnl.setLink(index, { up: true });
