@@ -79,16 +79,25 @@ Napi::Value SysctlRead(const Napi::CallbackInfo& info) {
   });
 }
 
-// sysctlReadDir(nsFd, dir, maxEntries) → [[name, value], …]
-Napi::Value SysctlReadDir(const Napi::CallbackInfo& info) {
+// sysctlReadDirs(nsFd, [dir, …], maxEntries) → [[[name, value], …] | null, …]
+Napi::Value SysctlReadDirs(const Napi::CallbackInfo& info) {
   return guarded(info.Env(), [&] {
-    auto entries = readSysctlDir(argInt(info, 0, "nsFd"), argString(info, 1, "dir"), argU32(info, 2, "maxEntries"));
-    Napi::Array out = Napi::Array::New(info.Env(), entries.size());
-    for (uint32_t i = 0; i < entries.size(); i++) {
-      Napi::Array pair = Napi::Array::New(info.Env(), 2);
-      pair.Set(0u, entries[i].first);
-      pair.Set(1u, entries[i].second);
-      out.Set(i, pair);
+    Napi::Env env = info.Env();
+    auto dirs = readSysctlDirs(argInt(info, 0, "nsFd"), argStringArray(info, 1, "dirs"), argU32(info, 2, "maxEntries"));
+    Napi::Array out = Napi::Array::New(env, dirs.size());
+    for (uint32_t d = 0; d < dirs.size(); d++) {
+      if (!dirs[d]) {
+        out.Set(d, env.Null());
+        continue;
+      }
+      Napi::Array entries = Napi::Array::New(env, dirs[d]->size());
+      for (uint32_t i = 0; i < dirs[d]->size(); i++) {
+        Napi::Array pair = Napi::Array::New(env, 2);
+        pair.Set(0u, (*dirs[d])[i].first);
+        pair.Set(1u, (*dirs[d])[i].second);
+        entries.Set(i, pair);
+      }
+      out.Set(d, entries);
     }
     return out;
   });
@@ -232,7 +241,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("makeSharedMount", Napi::Function::New(env, MakeSharedMount, "makeSharedMount"));
   exports.Set("detachMount", Napi::Function::New(env, DetachMount, "detachMount"));
   exports.Set("sysctlRead", Napi::Function::New(env, SysctlRead, "sysctlRead"));
-  exports.Set("sysctlReadDir", Napi::Function::New(env, SysctlReadDir, "sysctlReadDir"));
+  exports.Set("sysctlReadDirs", Napi::Function::New(env, SysctlReadDirs, "sysctlReadDirs"));
   exports.Set("sysctlWrite", Napi::Function::New(env, SysctlWrite, "sysctlWrite"));
   exports.Set("lockFd", Napi::Function::New(env, LockFd, "lockFd"));
   exports.Set("unlockFd", Napi::Function::New(env, UnlockFd, "unlockFd"));

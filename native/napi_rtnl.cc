@@ -109,19 +109,24 @@ struct AltnameOp : VoidOp<AltnameOp<Add>> {
   }
 };
 
-struct AddLinkOp : VoidOp<AddLinkOp> {
-  NewLink spec;
-  static AddLinkOp parse(const Napi::CallbackInfo& info, ConnPtr c) {
-    AddLinkOp op;
+// One object argument, converted by FromJs and handed to Apply.
+template <class Spec, Spec (*FromJs)(const Napi::Object&), void (*Apply)(NlSocket&, const Spec&)>
+struct SpecOp : VoidOp<SpecOp<Spec, FromJs, Apply>> {
+  Spec spec;
+  static SpecOp parse(const Napi::CallbackInfo& info, ConnPtr c) {
+    SpecOp op;
     op.conn = std::move(c);
-    op.spec = newLinkFromJs(argObject(info, 0, "spec"));
+    op.spec = FromJs(argObject(info, 0, "spec"));
     return op;
   }
   Done exec(Connection& c) {
-    addLink(c.netlink(), spec);
+    Apply(c.netlink(), spec);
     return {};
   }
 };
+
+using AddLinkOp = SpecOp<NewLink, newLinkFromJs, addLink>;
+using PutAddressOp = SpecOp<AddressSpec, addressSpecFromJs, putAddress>;
 
 struct DeleteLinkGroupOp : VoidOp<DeleteLinkGroupOp> {
   uint32_t group = 0;
@@ -185,20 +190,6 @@ struct ListAddressesOp : ConnOp<ListAddressesOp<Details>, std::vector<AddressInf
   std::vector<AddressInfo> exec(Connection& c) { return listAddresses(c.netlink(), index, family); }
   static Napi::Value toJs(Napi::Env env, const std::vector<AddressInfo>& a) {
     return Details ? addressDetailsToJs(env, a) : addressesToJs(env, a);
-  }
-};
-
-struct PutAddressOp : VoidOp<PutAddressOp> {
-  AddressSpec spec;
-  static PutAddressOp parse(const Napi::CallbackInfo& info, ConnPtr c) {
-    PutAddressOp op;
-    op.conn = std::move(c);
-    op.spec = addressSpecFromJs(argObject(info, 0, "address"));
-    return op;
-  }
-  Done exec(Connection& c) {
-    putAddress(c.netlink(), spec);
-    return {};
   }
 };
 
@@ -294,23 +285,8 @@ struct ListRulesOp : ConnOp<ListRulesOp, std::vector<RuleInfo>> {
   static Napi::Value toJs(Napi::Env env, const std::vector<RuleInfo>& r) { return rulesToJs(env, r); }
 };
 
-template <bool Add>
-struct RuleOp : VoidOp<RuleOp<Add>> {
-  RuleSpec spec;
-  static RuleOp parse(const Napi::CallbackInfo& info, ConnPtr c) {
-    RuleOp op;
-    op.conn = std::move(c);
-    op.spec = ruleSpecFromJs(argObject(info, 0, "rule"));
-    return op;
-  }
-  Done exec(Connection& c) {
-    if (Add)
-      addRule(c.netlink(), spec);
-    else
-      deleteRule(c.netlink(), spec);
-    return {};
-  }
-};
+using AddRuleOp = SpecOp<RuleSpec, ruleSpecFromJs, addRule>;
+using DeleteRuleOp = SpecOp<RuleSpec, ruleSpecFromJs, deleteRule>;
 
 struct ListNexthopsOp : ConnOp<ListNexthopsOp, std::vector<NexthopInfo>> {
   static ListNexthopsOp parse(const Napi::CallbackInfo&, ConnPtr c) { return ListNexthopsOp{{std::move(c)}}; }
@@ -462,8 +438,8 @@ Napi::Function defineRtnlSocket(Napi::Env env) {
   SRIOVCTL_OP(RouteOp<true>, "addRoute");
   SRIOVCTL_OP(RouteOp<false>, "deleteRoute");
   SRIOVCTL_OP(ListRulesOp, "listRules");
-  SRIOVCTL_OP(RuleOp<true>, "addRule");
-  SRIOVCTL_OP(RuleOp<false>, "deleteRule");
+  SRIOVCTL_OP(AddRuleOp, "addRule");
+  SRIOVCTL_OP(DeleteRuleOp, "deleteRule");
   SRIOVCTL_OP(ListNexthopsOp, "listNexthops");
   SRIOVCTL_OP(AddNexthopOp, "addNexthop");
   SRIOVCTL_OP(DeleteNexthopOp, "deleteNexthop");

@@ -49,29 +49,42 @@ bool readValueAt(int dirFd, const char* name, std::string& out) {
 
 }  // namespace
 
-std::vector<std::pair<std::string, std::string>> readSysctlDir(int nsFd, const std::string& dir, size_t maxEntries) {
+namespace {
+
+std::optional<SysctlEntries> readDirHere(const std::string& dir, size_t maxEntries) {
   const std::string op = "sysctl read " + dir;
-  std::vector<std::pair<std::string, std::string>> out;
-  runInNetns(nsFd, [&] {
-    DirGuard d{opendir(pathOf(dir).c_str())};
-    if (!d.dir) throwErrno(op);
-    const int dirFd = dirfd(d.dir);
-    for (;;) {
-      errno = 0;
-      dirent* e = readdir(d.dir);
-      if (!e) {
-        if (errno != 0) throwErrno(op);
-        break;
-      }
-      if (e->d_name[0] == '.' || out.size() >= maxEntries) continue;
-      struct stat st;
-      if (fstatat(dirFd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode)) continue;
-      if ((st.st_mode & S_IRUSR) == 0 || (st.st_mode & S_IWUSR) == 0) continue;
-      std::string value;
-      if (readValueAt(dirFd, e->d_name, value)) out.emplace_back(e->d_name, std::move(value));
+  DirGuard d{opendir(pathOf(dir).c_str())};
+  if (!d.dir) {
+    if (errno == ENOENT) return std::nullopt;
+    throwErrno(op);
+  }
+  SysctlEntries out;
+  const int dirFd = dirfd(d.dir);
+  for (;;) {
+    errno = 0;
+    dirent* e = readdir(d.dir);
+    if (!e) {
+      if (errno != 0) throwErrno(op);
+      break;
     }
-  });
+    if (e->d_name[0] == '.' || out.size() >= maxEntries) continue;
+    struct stat st;
+    if (fstatat(dirFd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode)) continue;
+    if ((st.st_mode & S_IRUSR) == 0 || (st.st_mode & S_IWUSR) == 0) continue;
+    std::string value;
+    if (readValueAt(dirFd, e->d_name, value)) out.emplace_back(e->d_name, std::move(value));
+  }
   std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::optional<SysctlEntries>> readSysctlDirs(int nsFd, const std::vector<std::string>& dirs, size_t maxEntries) {
+  std::vector<std::optional<SysctlEntries>> out;
+  runInNetns(nsFd, [&] {
+    for (const std::string& dir : dirs) out.push_back(readDirHere(dir, maxEntries));
+  });
   return out;
 }
 

@@ -1,6 +1,7 @@
 // /proc/sys/net/... as seen from a network namespace: opened on a thread inside it (see runInNetns).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -11,10 +12,13 @@ namespace sriovctl {
 std::string readSysctl(int nsFd, const std::string& key);
 void writeSysctl(int nsFd, const std::string& key, const std::string& value);
 
-// Every entry of a sysctl directory ('net/ipv4/conf/eth0') that can be both read and written, with its value,
-// sorted by name, all read on one thread inside the namespace. Entries the owner cannot write (mc_forwarding) and
-// those a read refuses (stable_secret before it is set: EIO) are left out; so are entries past maxEntries, and
-// values longer than a page. ENOENT when the directory is not there (no such link in that namespace).
-std::vector<std::pair<std::string, std::string>> readSysctlDir(int nsFd, const std::string& dir, size_t maxEntries);
+using SysctlEntries = std::vector<std::pair<std::string, std::string>>;
+
+// For each sysctl directory ('net/ipv4/conf/eth0'), every entry that can be both read and written, with its value,
+// sorted by name — all directories read on one thread inside the namespace (one setns for the lot). Entries the owner
+// cannot write (mc_forwarding) and those a read refuses (stable_secret before it is set: EIO) are left out; so are
+// entries past maxEntries, and values longer than a page. nullopt for a directory that is not there (no such link, or
+// no IPv6, in that namespace).
+std::vector<std::optional<SysctlEntries>> readSysctlDirs(int nsFd, const std::vector<std::string>& dirs, size_t maxEntries);
 
 }  // namespace sriovctl

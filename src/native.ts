@@ -4,7 +4,7 @@
 import { loadAddonModule } from './addon-file';
 import { SysError } from './errors';
 // Type-only: the addon builds exactly these shapes (no runtime dependency on src/net).
-import type { Address, AddressDetail, Link, Nexthop, NexthopMember, ResilientGroup, Route, RouteDetail, Rule, RuleSpec } from './net/types';
+import type { Address, AddressDetail, AddressPut, Link, Nexthop, NexthopMember, ResilientGroup, Route, RouteDetail, Rule, RuleSpec } from './net/types';
 
 export interface NativeNetns {
   fd: number;
@@ -73,21 +73,8 @@ export interface NativeRoutePut extends NativeRouteSpec {
   nhId?: number;
 }
 
-export interface NativeAddressPut {
-  index: number;
-  family: 4 | 6;
-  address: string;
-  prefixLen: number;
-  peer?: string;
-  broadcast?: string;
-  label?: string;
-  flags: number;
-  scope: number;
-  validLft: number;
-  preferredLft: number;
-  metric?: number;
-  proto?: number;
-}
+/** AddressPut with its CIDR split. */
+export type NativeAddressPut = Omit<AddressPut, 'cidr'> & { family: 4 | 6; address: string; prefixLen: number };
 
 /** A rule as the addon encodes it: action is FR_ACT_*, addresses split from their lengths; absent fields are not sent. */
 export type NativeRuleSpec = Omit<RuleSpec, 'family' | 'action' | 'src' | 'dst' | 'extraAttributes'> & {
@@ -200,8 +187,8 @@ export interface NativeAddon {
   detachMount(target: string): void;
   sysctlRead(nsFd: number, key: string): string;
   sysctlWrite(nsFd: number, key: string, value: string): void;
-  /** [name, value] of every readable and writable entry of a /proc/sys directory, sorted, at most maxEntries. */
-  sysctlReadDir(nsFd: number, dir: string, maxEntries: number): [string, string][];
+  /** Per /proc/sys directory: [name, value] of every readable and writable entry, sorted, at most maxEntries; null when it is not there. */
+  sysctlReadDirs(nsFd: number, dirs: string[], maxEntries: number): ([string, string][] | null)[];
   lockFd(fd: number, exclusive: boolean, timeoutMs: number): boolean;
   unlockFd(fd: number): void;
   /** renameat2(RENAME_EXCHANGE) of two existing paths (see atomic-file.ts). */

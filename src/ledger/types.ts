@@ -1,5 +1,5 @@
 // The durable record of a lent NIC. Written before the first change; deleted only after a full restore.
-import type { Mac, NamespaceRef, VfInfo } from '../net/types';
+import type { Mac, NamespaceRef, RouteBase, VfInfo } from '../net/types';
 import type { NexthopSnapshot, RuleSnapshot } from './rule-nexthop-types';
 
 export const RECORD_SCHEMA = 1;
@@ -89,22 +89,12 @@ export interface RouteHopSnapshot {
 }
 
 /** A route whose output device or one of whose nexthops is the NIC (RoutePut's fields, the NIC's index left out). */
-export interface RouteSnapshot {
-  family: 4 | 6;
-  dst: string;
-  table: number;
-  type: number;
-  protocol: number;
-  scope: number;
-  tos: number;
-  /** RTNH_F_ONLINK or 0. */
-  flags: number;
+export interface RouteSnapshot extends RouteBase {
   metric: number | null;
   gateway: string | null;
   prefsrc: string | null;
   src: string | null;
   pref: number | null;
-  metrics: [number, number][];
   ccAlgo: string | null;
   /** Empty for a single-path route (its output device is the NIC). */
   hops: RouteHopSnapshot[];

@@ -3,9 +3,9 @@
 // the link is up — nexthop objects, routes, rules. Each step is idempotent: what is there already is left alone, so
 // a give-back cut short and run again converges. An item the kernel refuses is a warning naming it; the rest goes on.
 import { isSysError, SysError } from '../errors';
-import { readSysctlDir, writeSysctl, type Link, type Netns, type RoutePut, type Rtnl } from '../net';
+import { readSysctlDirs, writeSysctl, type Link, type Netns, type RoutePut, type Rtnl } from '../net';
 import type { L3Snapshot, NicSnapshot, RouteSnapshot, SysctlSnapshot } from '../ledger/types';
-import { describeRoute, routeSnapshot as routeSnapshotOf, SYSCTL_DIRS } from './l3-snapshot';
+import { describeRoute, routeBase, routeSnapshot as routeSnapshotOf, SYSCTL_DIRS } from './l3-snapshot';
 import { restoreNexthops, restoreRules } from './rule-nexthop-restore';
 
 /** Sysctls, then addresses: before the link is set up. Returns whether anything changed. */
@@ -34,19 +34,18 @@ function reason(err: unknown): string {
 }
 
 function restoreSysctls(ns: Netns, link: Link, l3: L3Snapshot, warnings: string[]): boolean {
+  const dirs = SYSCTL_DIRS.filter((dir) => l3.sysctls.some((s) => s.dir === dir));
+  if (dirs.length === 0) return false;
+  const current = readSysctlDirs(ns, dirs.map((dir) => `net/${dir}/${link.name}`));
   let changed = false;
-  for (const dir of SYSCTL_DIRS) {
-    const want = writeOrder(l3.sysctls.filter((s) => s.dir === dir));
-    if (want.length === 0) continue;
+  dirs.forEach((dir, i) => {
     const base = `net/${dir}/${link.name}`;
-    let now: Map<string, string>;
-    try {
-      now = readSysctlDir(ns, base);
-    } catch (err) {
-      warnings.push(`sysctls ${base.replace(/\//g, '.')}: ${reason(err)}; not restored`);
-      continue;
+    const now = current[i];
+    if (!now) {
+      warnings.push(`sysctls ${base.replace(/\//g, '.')}: not there; not restored`);
+      return;
     }
-    for (const s of want) {
+    for (const s of writeOrder(l3.sysctls.filter((e) => e.dir === dir))) {
       if (now.get(s.name) === s.value) continue;
       try {
         writeSysctl(ns, `${base}/${s.name}`, s.value);
@@ -55,7 +54,7 @@ function restoreSysctls(ns: Netns, link: Link, l3: L3Snapshot, warnings: string[
         warnings.push(`sysctl ${base.replace(/\//g, '.')}.${s.name}=${s.value}: ${reason(err)}; not restored`);
       }
     }
-  }
+  });
   return changed;
 }
 
@@ -105,15 +104,7 @@ function restoreAddresses(rtnl: Rtnl, link: Link, homeName: string, l3: L3Snapsh
 function routePut(r: RouteSnapshot, nicIndex: number): RoutePut {
   const via: Partial<RoutePut> = r.nhId !== null ? { nhId: r.nhId } : r.hops.length > 0 ? {} : { index: nicIndex, ...(r.gateway === null ? {} : { gateway: r.gateway }) };
   return {
-    family: r.family,
-    dst: r.dst,
-    table: r.table,
-    type: r.type,
-    protocol: r.protocol,
-    scope: r.scope,
-    tos: r.tos,
-    flags: r.flags,
-    metrics: r.metrics,
+    ...routeBase(r),
     hops: r.nhId !== null ? [] : r.hops.map((h) => ({ index: h.nic ? nicIndex : h.index, gateway: h.gateway, weight: h.weight, flags: h.flags })),
     ...via,
     ...(r.metric === null ? {} : { metric: r.metric }),

@@ -14,8 +14,7 @@
 //   net/ipv6/neigh/<nic> whose value differs from the namespace's default (…/default/…): a new link in a namespace
 //   gets those defaults. Neighbour parameters come from the initial namespace's net/*/neigh/default, which other
 //   namespaces do not show: where home has no such directory, every neighbour entry is recorded.
-import { isSysError } from '../errors';
-import { ADDRESS_FLAGS, FOREVER_LIFETIME, readSysctlDir, type AddressDetail, type Link, type Netns, type RouteDetail, type Rtnl } from '../net';
+import { ADDRESS_FLAGS, FOREVER_LIFETIME, readSysctlDirs, type AddressDetail, type Link, type Netns, type RouteBase, type RouteDetail, type Rtnl } from '../net';
 import type { AddressSnapshot, L3Snapshot, RouteSnapshot, SysctlDir, SysctlSnapshot } from '../ledger/types';
 import { ruleNexthopSnapshotOf } from './rule-nexthop-snapshot';
 
@@ -85,22 +84,19 @@ function routeLeftBecause(r: RouteDetail): string | null {
   return null;
 }
 
+/** The fields a route is put back with and recorded by, from any of its forms. */
+export function routeBase(r: RouteBase): RouteBase {
+  return { family: r.family, dst: r.dst, table: r.table, type: r.type, protocol: r.protocol, scope: r.scope, tos: r.tos, flags: r.flags & RTNH_F_ONLINK, metrics: r.metrics.filter(([type]) => type !== RTAX_CC_ALGO) };
+}
+
 export function routeSnapshot(r: RouteDetail, nicIndex: number): RouteSnapshot {
   return {
-    family: r.family,
-    dst: r.dst,
-    table: r.table,
-    type: r.type,
-    protocol: r.protocol,
-    scope: r.scope,
-    tos: r.tos,
-    flags: r.flags & RTNH_F_ONLINK,
+    ...routeBase(r),
     metric: r.metric,
     gateway: r.hops.length > 0 ? null : r.gateway,
     prefsrc: r.prefsrc,
     src: r.src,
     pref: r.pref,
-    metrics: r.metrics.filter(([type]) => type !== RTAX_CC_ALGO),
     ccAlgo: r.ccAlgo,
     hops: r.hops.map((h) => ({ nic: h.index === nicIndex, index: h.index, gateway: h.gateway, weight: h.weight, flags: h.flags & RTNH_F_ONLINK })),
     nhId: r.nhId,
@@ -118,25 +114,17 @@ export function describeRoute(r: { dst: string; gateway: string | null; table: n
   return parts.join(' ');
 }
 
-/** The link's sysctls that differ from home's defaults (see the top of this file). */
+/** The link's sysctls that differ from home's defaults (see the top of this file): one read of all eight directories. */
 function sysctlsOf(home: Netns, name: string): SysctlSnapshot[] {
+  const read = readSysctlDirs(home, SYSCTL_DIRS.flatMap((dir) => [`net/${dir}/${name}`, `net/${dir}/default`]));
   const out: SysctlSnapshot[] = [];
-  for (const dir of SYSCTL_DIRS) {
-    const own = sysctlDirOrNull(home, `net/${dir}/${name}`);
-    if (!own) continue; // no such family here (IPv6 disabled at boot)
-    const defaults = sysctlDirOrNull(home, `net/${dir}/default`);
+  SYSCTL_DIRS.forEach((dir, i) => {
+    const own = read[2 * i];
+    const defaults = read[2 * i + 1];
+    if (!own) return; // no such family here (IPv6 disabled at boot)
     for (const [key, value] of own) {
       if (defaults?.get(key) !== value) out.push({ dir, name: key, value });
     }
-  }
+  });
   return out;
-}
-
-function sysctlDirOrNull(ns: Netns, dir: string): Map<string, string> | null {
-  try {
-    return readSysctlDir(ns, dir);
-  } catch (err) {
-    if (isSysError(err, 'ENOENT')) return null;
-    throw err;
-  }
 }

@@ -14,7 +14,7 @@ export {
 } from './netns';
 export { createNamedNetns, deleteNamedNetns, NETNS_RUN_DIR } from './named-netns';
 export { connect, rtnlSocketsOpened, DEFAULT_TIMEOUT_MS } from './rtnl';
-export { readSysctl, readSysctlDir, writeSysctl } from './sysctl';
+export { readSysctl, readSysctlDirs, writeSysctl } from './sysctl';
 export { lockFd, unlockFd } from './lock';
 export {
   normalizeMac,

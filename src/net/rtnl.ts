@@ -212,6 +212,18 @@ function familyOption(v: unknown): 0 | AddressFamily {
   return v;
 }
 
+/** A route's output device and metric, checked, onto the native spec. */
+function copyIndexAndMetric(route: { index?: number; metric?: number }, out: NativeRouteSpec): void {
+  if (route.index !== undefined) {
+    assertIndex(route.index, 'route index');
+    out.index = route.index;
+  }
+  if (route.metric !== undefined) {
+    assertInteger('route metric', route.metric, 0, U32_MAX);
+    out.metric = route.metric;
+  }
+}
+
 function routeSpec(route: RouteSpec): NativeRouteSpec {
   assertObject('route', route);
   assertKnownKeys('route', route, ['dst', 'gateway', 'index', 'metric', 'table', 'family', 'scope']);
@@ -231,14 +243,7 @@ function routeSpec(route: RouteSpec): NativeRouteSpec {
     if (gateway.family !== family) throw invalid('route gateway', route.gateway, 'family does not match dst');
     out.gateway = gateway.address;
   }
-  if (route.index !== undefined) {
-    assertIndex(route.index, 'route index');
-    out.index = route.index;
-  }
-  if (route.metric !== undefined) {
-    assertInteger('route metric', route.metric, 0, U32_MAX);
-    out.metric = route.metric;
-  }
+  copyIndexAndMetric(route, out);
   if (route.table !== undefined) assertInteger('route table', route.table, 1, U32_MAX);
   out.table = route.table ?? RT_TABLE_MAIN;
   if (route.scope !== undefined) {
@@ -317,14 +322,7 @@ function routePut(r: RoutePut): NativeRoutePut {
   out.flags = r.flags & RTNH_F_ONLINK;
   // a gateway of the other family is a 'via' (an IPv4 route through an IPv6 neighbour)
   if (r.gateway !== undefined) out.gateway = parseIp(r.gateway, 'route gateway').address;
-  if (r.index !== undefined) {
-    assertIndex(r.index, 'route index');
-    out.index = r.index;
-  }
-  if (r.metric !== undefined) {
-    assertInteger('route metric', r.metric, 0, U32_MAX);
-    out.metric = r.metric;
-  }
+  copyIndexAndMetric(r, out);
   const prefsrc = optionalIp('route prefsrc', r.prefsrc, family);
   if (prefsrc !== undefined) out.prefsrc = prefsrc;
   if (r.src !== undefined) {

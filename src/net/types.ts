@@ -242,18 +242,25 @@ export interface RouteDetail extends Route {
   encap: boolean;
 }
 
-/** A route to put back as it was: exactly these fields (absent: not sent). */
-export interface RoutePut {
+/** What every route put back as it was carries, and what its record keeps of it (ledger/types.ts RouteSnapshot). */
+export interface RouteBase {
   family: AddressFamily;
   /** 'default' or a CIDR. */
   dst: string;
   table: number;
+  /** RTN_*, RTPROT_*, RT_SCOPE_*, as the kernel reported them. */
   type: number;
   protocol: number;
   scope: number;
   tos: number;
-  /** Only RTNH_F_ONLINK is sent. */
+  /** RTNH_F_ONLINK (4) or 0: the one rtm_flags bit an owner sets. */
   flags: number;
+  /** RTA_METRICS as [RTAX_*, value], RTAX_CC_ALGO aside. */
+  metrics: [number, number][];
+}
+
+/** A route to put back as it was: exactly these fields (absent: not sent). */
+export interface RoutePut extends RouteBase {
   /** Of the other family: sent as RTA_VIA. */
   gateway?: string;
   index?: number;
@@ -261,7 +268,6 @@ export interface RoutePut {
   prefsrc?: string;
   src?: string;
   pref?: number;
-  metrics: [number, number][];
   ccAlgo?: string;
   hops: RouteHop[];
   nhId?: number;

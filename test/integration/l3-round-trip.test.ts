@@ -48,10 +48,14 @@ describe('a round trip brings back what the kernel forgets on a move', () => {
     let w: CliWorld;
     useCliWorld((world) => (w = world));
 
+    /** The host playing namespace with its NIC, a pod namespace, and how the NIC looks before anything. */
+    async function start() {
+      const l3 = l3Home(w.s);
+      return { ...l3, pod: w.netns('pod'), before: await captureNic(l3.home, l3.nic.name) };
+    }
+
     it('detach', async () => {
-      const { home, nic } = l3Home(w.s);
-      const pod = w.netns('pod');
-      const before = await captureNic(home, nic.name);
+      const { home, nic, pod, before } = await start();
       expect((await w.runIn(home, 'attach', nic.name, pod)).code).toBe(0);
       const r = await w.runIn(home, 'detach', nic.name);
       expect(r).toMatchObject({ code: 0, stderr: '' });
@@ -59,18 +63,14 @@ describe('a round trip brings back what the kernel forgets on a move', () => {
     });
 
     it('a failed attach rolled back after the move', async () => {
-      const { home, nic } = l3Home(w.s);
-      const pod = w.netns('pod');
-      const before = await captureNic(home, nic.name);
+      const { home, nic, pod, before } = await start();
       const inHome = await w.runWithIn(home, { SRIOVCTL_FAILPOINT: 'lend:configured:error' }, 'attach', nic.name, pod);
       expect(inHome.code).toBe(1);
       expect(diffCaptures(before, await captureNic(home, nic.name))).toEqual([]);
     });
 
     it('cleanup after a crash mid-attach', async () => {
-      const { home, nic } = l3Home(w.s);
-      const pod = w.netns('pod');
-      const before = await captureNic(home, nic.name);
+      const { home, nic, pod, before } = await start();
       const crashed = await w.runWithIn(home, { SRIOVCTL_FAILPOINT: 'lend:moved' }, 'attach', nic.name, pod);
       expect(crashed.code).not.toBe(0);
       expect((await w.runIn(home, 'cleanup')).code).toBe(0);
@@ -78,9 +78,7 @@ describe('a round trip brings back what the kernel forgets on a move', () => {
     });
 
     it('cleanup after the target namespace was deleted (the NIC pushed to the initial namespace, as a physical one is)', async () => {
-      const { home, nic } = l3Home(w.s);
-      const pod = w.netns('pod');
-      const before = await captureNic(home, nic.name);
+      const { home, nic, pod, before } = await start();
       expect((await w.runIn(home, 'attach', nic.name, pod)).code).toBe(0);
       // a veth dies with its namespace; a physical NIC goes to the initial namespace under its name: do what the
       // kernel does for it, then delete the namespace
