@@ -6,7 +6,7 @@ import { useCliWorld, type CliWorld } from '../helpers/cli-fixture';
 import { netnsPath, runCni } from '../helpers/cni-run';
 import { deviceConf, useCniWorld, type CniWorld } from '../helpers/cni-world';
 import { giveBack, lend } from '../helpers/engine';
-import { ip, ipJson, type Scratch } from '../helpers/kernel';
+import { ip, ipIn, ipJson, type Scratch } from '../helpers/kernel';
 import { useLendScratch } from '../helpers/lend-fixture';
 import { addRulesAndNexthops } from '../helpers/l3-rules-world';
 import { l3Home } from '../helpers/l3-world';
@@ -44,7 +44,7 @@ describe('a round trip keeps the rules and nexthops of a NIC', () => {
     });
   });
 
-  describe('sriovctl attach / detach', () => {
+  describe('sriovctl attach / detach / cleanup', () => {
     let w: CliWorld;
     useCliWorld((world) => (w = world));
 
@@ -55,6 +55,20 @@ describe('a round trip keeps the rules and nexthops of a NIC', () => {
       expect((await w.runIn(home, 'attach', nic.name, pod)).code).toBe(0);
       expectForgotten(home);
       const r = await w.runIn(home, 'detach', nic.name);
+      expect(r).toMatchObject({ code: 0, stderr: '' });
+      expect(diffCaptures(before, await captureNic(home, nic.name))).toEqual([]);
+    });
+
+    it('cleanup after the target namespace was deleted (the NIC pushed to the initial namespace, as a physical one is)', async () => {
+      const { home, nic } = homeWithRulesAndNexthops(w.s);
+      const pod = w.netns('pod');
+      const before = await captureNic(home, nic.name);
+      expect((await w.runIn(home, 'attach', nic.name, pod)).code).toBe(0);
+      // a veth dies with its namespace; a physical NIC goes to the initial namespace under its name
+      ipIn(pod, 'link', 'set', nic.name, 'netns', '1');
+      ip('netns', 'del', pod);
+      expectForgotten(home);
+      const r = await w.runIn(home, 'cleanup');
       expect(r).toMatchObject({ code: 0, stderr: '' });
       expect(diffCaptures(before, await captureNic(home, nic.name))).toEqual([]);
     });
