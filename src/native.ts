@@ -4,7 +4,7 @@
 import { loadAddonModule } from './addon-file';
 import { SysError } from './errors';
 // Type-only: the addon builds exactly these shapes (no runtime dependency on src/net).
-import type { Address, AddressDetail, AddressPut, Link, Nexthop, NexthopMember, ResilientGroup, Route, RouteDetail, Rule, RuleSpec } from './net/types';
+import type { Address, AddressDetail, AddressPut, Link, Nexthop, NexthopSpec, Route, RouteDetail, Rule, RuleSpec } from './net/types';
 
 export interface NativeNetns {
   fd: number;
@@ -88,19 +88,7 @@ export type NativeRuleSpec = Omit<RuleSpec, 'family' | 'action' | 'src' | 'dst' 
 };
 
 /** A nexthop as the addon encodes it: family 0 for a group; groupType NEXTHOP_GRP_TYPE_*. */
-export interface NativeNexthopSpec {
-  id: number;
-  family: 0 | 4 | 6;
-  protocol?: number;
-  onlink?: boolean;
-  index?: number;
-  gateway?: string;
-  blackhole?: boolean;
-  fdb?: boolean;
-  group?: NexthopMember[];
-  groupType?: number;
-  resilient?: ResilientGroup;
-}
+export type NativeNexthopSpec = Omit<NexthopSpec, 'family' | 'groupType'> & { family: 0 | 4 | 6; groupType?: number };
 
 export interface NativeDriverInfo {
   driver: string;
