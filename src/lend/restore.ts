@@ -118,6 +118,7 @@ function moveHome(record: LendRecord, from: Place, home: Place, link: Link, warn
 function restoreL3(home: Place, link: Link, record: LendRecord, warnings: string[]): boolean {
   const snap = record.snapshot;
   let changed = restoreL3BeforeUp(home.ns, home.rtnl, link, snap, warnings);
+  failpoint('return:addresses-restored');
   if (link.up !== snap.up) {
     home.rtnl.setLink(link.index, { up: snap.up });
     changed = true;

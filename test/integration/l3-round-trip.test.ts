@@ -69,6 +69,16 @@ describe('a round trip brings back what the kernel forgets on a move', () => {
       expect(diffCaptures(before, await captureNic(home, nic.name))).toEqual([]);
     });
 
+    it('a detach killed half-way (addresses back, routes not yet), then detach again', async () => {
+      const { home, nic, pod, before } = await start();
+      expect((await w.runIn(home, 'attach', nic.name, pod)).code).toBe(0);
+      const killed = await w.runWithIn(home, { SRIOVCTL_FAILPOINT: 'return:addresses-restored' }, 'detach', nic.name);
+      expect(killed.code).not.toBe(0);
+      expect(w.records()).toHaveLength(1);
+      expect((await w.runIn(home, 'detach', nic.name))).toMatchObject({ code: 0, stderr: '' });
+      expect(diffCaptures(before, await captureNic(home, nic.name))).toEqual([]);
+    });
+
     it('cleanup after a crash mid-attach', async () => {
       const { home, nic, pod, before } = await start();
       const crashed = await w.runWithIn(home, { SRIOVCTL_FAILPOINT: 'lend:moved' }, 'attach', nic.name, pod);
