@@ -24,7 +24,7 @@ export function restoreL3AfterUp(rtnl: Rtnl, link: Link, snap: NicSnapshot, warn
   // records written before nexthops and rules were recorded have neither list
   const nexthops = restoreNexthops(rtnl, link.index, l3.nexthops ?? [], warnings);
   const routes = restoreRoutes(rtnl, link, l3, warnings);
-  const rules = restoreRules(rtnl, { recordedName: snap.name, name: link.name }, l3.rules ?? [], warnings);
+  const rules = restoreRules(rtnl, { index: link.index, recordedNames: [snap.name, ...snap.altnames] }, l3.rules ?? [], warnings);
   return nexthops || routes || rules;
 }
 

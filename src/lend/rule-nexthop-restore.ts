@@ -4,7 +4,7 @@
 // give-back that crashed half-way is finished by running it again. Whatever cannot be put back is a warning naming
 // it; the rest is still restored.
 import { isSysError } from '../errors';
-import type { Nexthop, NexthopMember, Rtnl, Rule } from '../net';
+import type { Link, Nexthop, NexthopMember, Rtnl, Rule } from '../net';
 import type { NexthopSnapshot, RuleSnapshot } from '../ledger/rule-nexthop-types';
 import { describeNexthop, describeRule, nexthopSpecOf, ruleKey, ruleSnapshotOf, ruleSpecOf } from '../ledger/rule-nexthop-specs';
 
@@ -52,28 +52,43 @@ export function restoreNexthops(rtnl: Rtnl, nicIndex: number, nexthops: readonly
 }
 
 /**
- * Every recorded rule is there again, attached: the kernel kept it while the NIC was away and attached it when the
- * NIC came back under `nic.recordedName` (its name now is `nic.name`); one that is gone is added again. Returns
- * whether anything changed.
+ * Every recorded rule is there again, attached. The kernel kept it while the NIC was away and attaches it again when a
+ * device registers under the name the rule holds — its name, not an altname: a rule naming the NIC by an altname stays
+ * detached, and is deleted and added again, which resolves the altname. One that is gone is added again.
+ * `nic.recordedNames` are the NIC's name and altnames at home as recorded. Returns whether anything changed.
  */
-export function restoreRules(rtnl: Rtnl, nic: { recordedName: string; name: string }, rules: readonly RuleSnapshot[], warnings: string[]): boolean {
+export function restoreRules(rtnl: Rtnl, nic: { index: number; recordedNames: readonly string[] }, rules: readonly RuleSnapshot[], warnings: string[]): boolean {
   if (rules.length === 0) return false;
   let changed = false;
   const current = rtnl.listRules().map((rule) => ({ rule, key: currentKey(rule) }));
+  let namesNow: string[] | null = null;
   for (const r of rules) {
     const key = ruleKey(r);
-    let there = current.find((c) => c.key === key)?.rule;
+    const there = current.find((c) => c.key === key)?.rule;
     if (!there) {
-      if (!attempt(warnings, describeRule(r), () => rtnl.addRule(ruleSpecOf(r)))) continue;
-      changed = true;
-      there = rtnl.listRules({ family: r.family }).find((c) => currentKey(c) === key);
+      if (attempt(warnings, describeRule(r), () => rtnl.addRule(ruleSpecOf(r)))) changed = true;
+      continue;
     }
-    const detachedOnNic = (r.iifName === nic.recordedName && there?.iifDetached) || (r.oifName === nic.recordedName && there?.oifDetached);
-    if (detachedOnNic) {
-      warnings.push(`${describeRule(r)}: no device named ${nic.recordedName} is here (the NIC is back as ${nic.name}); the rule stays detached until one is`);
+    const detached = [there.iifDetached ? r.iifName : null, there.oifDetached ? r.oifName : null].filter(
+      (n): n is string => n !== null && nic.recordedNames.includes(n),
+    );
+    if (detached.length === 0) continue;
+    namesNow ??= namesOf(rtnl.getLink({ index: nic.index }));
+    const missing = detached.filter((n) => !namesNow!.includes(n));
+    if (missing.length > 0) {
+      warnings.push(`${describeRule(r)}: no device named ${missing.join(', ')} is here (the NIC is back as ${namesNow[0]}); the rule stays detached until one is`);
+      continue;
     }
+    if (attempt(warnings, describeRule(r), () => {
+      rtnl.deleteRule(ruleSpecOf(r));
+      rtnl.addRule(ruleSpecOf(r));
+    })) changed = true;
   }
   return changed;
+}
+
+function namesOf(link: Link): string[] {
+  return [link.name, ...link.altnames];
 }
 
 function currentKey(r: Rule): string | null {

@@ -1,8 +1,9 @@
 // The policy rules and nexthop objects of a NIC's L3 snapshot, read at home before the first change.
 //
-// - Rules naming the NIC by name as iif or oif (both families). The kernel keeps them while the NIC is away, marked
-//   detached, and attaches them again when a device of that name registers (or is renamed to it): they are recorded
-//   so give-back can check that, and put back one that is gone.
+// - Rules naming the NIC (by its name or an altname) as iif or oif, both families. The kernel keeps them while the
+//   NIC is away, marked detached, and attaches them again when a device registers under that name (or is renamed
+//   to it) — never by an altname: they are recorded so give-back can check that, attach one named by an altname
+//   again, and put back one that is gone.
 // - Nexthop objects whose device is the NIC, and the groups holding one of them. The kernel deletes the objects when
 //   the NIC leaves, takes them out of their groups, and deletes a group left empty, with the routes that use it.
 // Left to their owner, and named: rules with matches, and nexthops with attributes (an encapsulation), that this
@@ -22,8 +23,10 @@ export interface RuleNexthopSnapshot {
 export function ruleNexthopSnapshotOf(rtnl: Rtnl, link: Link): RuleNexthopSnapshot {
   const leftToOwner: string[] = [];
   const rules: RuleSnapshot[] = [];
+  // by name or by an altname (a rule resolves either when it is added)
+  const names = [link.name, ...link.altnames];
   for (const r of rtnl.listRules()) {
-    if (r.iifName !== link.name && r.oifName !== link.name) continue;
+    if (!names.includes(r.iifName ?? '') && !names.includes(r.oifName ?? '')) continue;
     const s = replayable(ruleSnapshotOf(r), (snap) => ruleSpec(ruleSpecOf(snap)));
     if ('snapshot' in s) rules.push(s.snapshot);
     else leftToOwner.push(`${r.family === 6 ? 'IPv6 ' : ''}rule ${r.priority}: ${s.why}; the kernel keeps it while ${link.name} is away, give-back does not replay it`);

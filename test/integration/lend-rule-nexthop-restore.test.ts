@@ -56,7 +56,7 @@ describe('restoring rules and nexthops', () => {
     expect(nexthopIds()).toEqual([11, 20]);
     const warnings: string[] = [];
     expect(restoreNexthops(rtnl, nicIndex(), snap.nexthops, warnings)).toBe(true);
-    expect(restoreRules(rtnl, { recordedName: nic, name: nic }, snap.rules, warnings)).toBe(false);
+    expect(restoreRules(rtnl, { index: nicIndex(), recordedNames: [nic] }, snap.rules, warnings)).toBe(false);
     expect(warnings).toEqual([]);
     expect(ipJson<any[]>('-n', home, 'nexthop', 'show')).toEqual(before);
     expect(restoreNexthops(rtnl, nicIndex(), snap.nexthops, warnings)).toBe(false);
@@ -72,10 +72,24 @@ describe('restoring rules and nexthops', () => {
     });
     const warnings: string[] = [];
     restoreNexthops(rtnl, nicIndex(), snap.nexthops, warnings);
-    expect(restoreRules(rtnl, { recordedName: nic, name: nic }, snap.rules, warnings)).toBe(true);
+    expect(restoreRules(rtnl, { index: nicIndex(), recordedNames: [nic] }, snap.rules, warnings)).toBe(true);
     expect(warnings).toEqual([]);
     expect(ipJson<any[]>('-n', home, 'rule', 'show', 'pref', '1000')).toEqual([expect.objectContaining({ iif: nic, table: '100' })]);
     expect(ipJson<any[]>('-n', home, 'nexthop', 'show', 'id', '20')[0].group).toEqual([{ id: 10, weight: 3 }, { id: 11, weight: 5 }, { id: 13 }]);
+  });
+
+  it('attaches again a rule naming the NIC by an altname, which the kernel leaves detached', () => {
+    ip('-n', home, 'link', 'property', 'add', 'dev', nic, 'altname', `${nic}-alt`);
+    ip('-n', home, 'rule', 'add', 'iif', `${nic}-alt`, 'table', '102', 'pref', '1002');
+    const snap = snapshot();
+    expect(snap.rules.map((r) => r.priority)).toEqual([1000, 1001, 1002]);
+    awayAndBack();
+    expect(ip('-n', home, 'rule', 'show', 'pref', '1002')).toContain('[detached]');
+    const warnings: string[] = [];
+    expect(restoreRules(rtnl, { index: nicIndex(), recordedNames: [nic, `${nic}-alt`] }, snap.rules, warnings)).toBe(true);
+    expect(warnings).toEqual([]);
+    expect(ip('-n', home, 'rule', 'show', 'pref', '1002')).not.toContain('[detached]');
+    expect(ipJson<any[]>('-n', home, 'rule', 'show', 'pref', '1002')).toEqual([expect.objectContaining({ iif: `${nic}-alt`, table: '102' })]);
   });
 
   it('names what it cannot put back and restores the rest', () => {
@@ -86,7 +100,7 @@ describe('restoring rules and nexthops', () => {
     }, `${nic}x`);
     const warnings: string[] = [];
     restoreNexthops(rtnl, rtnl.getLink({ name: `${nic}x` }).index, snap.nexthops, warnings);
-    restoreRules(rtnl, { recordedName: nic, name: `${nic}x` }, snap.rules, warnings);
+    restoreRules(rtnl, { index: rtnl.getLink({ name: `${nic}x` }).index, recordedNames: [nic] }, snap.rules, warnings);
     expect(warnings).toEqual([
       'nexthop 10 (via 192.0.2.1): id 10 is now another nexthop\'s; not restored',
       'nexthop group 20 (10,3/11,5): member 10 is gone; left out',
