@@ -9,15 +9,6 @@ namespace sriovctl {
 
 namespace {
 
-template <class T>
-Napi::Value orNull(Napi::Env env, const std::optional<T>& v) {
-  if (!v) return env.Null();
-  if constexpr (std::is_same_v<T, std::string>)
-    return Napi::String::New(env, *v);
-  else
-    return Napi::Number::New(env, static_cast<double>(*v));
-}
-
 Napi::Value flagOrNull(Napi::Env env, int v) { return v < 0 ? env.Null() : Napi::Boolean::New(env, v != 0); }
 
 const char* linkStateName(uint32_t s) {
@@ -83,18 +74,6 @@ Napi::Object linkToJs(Napi::Env env, const LinkInfo& l) {
   }
   return o;
 }
-
-namespace {
-
-/** A JS array of `items`, each converted by `one`. */
-template <typename T, typename Convert>
-Napi::Array arrayToJs(Napi::Env env, const std::vector<T>& items, Convert one) {
-  Napi::Array a = Napi::Array::New(env, items.size());
-  for (uint32_t i = 0; i < items.size(); ++i) a.Set(i, one(items[i]));
-  return a;
-}
-
-}  // namespace
 
 Napi::Array linksToJs(Napi::Env env, const std::vector<LinkInfo>& links) {
   return arrayToJs(env, links, [&](const LinkInfo& l) { return linkToJs(env, l); });

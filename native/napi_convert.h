@@ -3,6 +3,9 @@
 
 #include <napi.h>
 
+#include <optional>
+#include <string>
+#include <type_traits>
 #include <vector>
 
 #include "addr.h"
@@ -12,6 +15,24 @@
 #include "vf.h"
 
 namespace sriovctl {
+
+// A number or string, or null when absent.
+template <class T>
+Napi::Value orNull(Napi::Env env, const std::optional<T>& v) {
+  if (!v) return env.Null();
+  if constexpr (std::is_same_v<T, std::string>)
+    return Napi::String::New(env, *v);
+  else
+    return Napi::Number::New(env, static_cast<double>(*v));
+}
+
+// A JS array of `items`, each converted by `one`.
+template <typename T, typename Convert>
+Napi::Array arrayToJs(Napi::Env env, const std::vector<T>& items, Convert one) {
+  Napi::Array a = Napi::Array::New(env, items.size());
+  for (uint32_t i = 0; i < items.size(); ++i) a.Set(i, one(items[i]));
+  return a;
+}
 
 Napi::Object linkToJs(Napi::Env env, const LinkInfo& l);
 Napi::Array linksToJs(Napi::Env env, const std::vector<LinkInfo>& links);

@@ -17,6 +17,7 @@
 #include "napi_rtnl.h"
 #include "netns.h"
 #include "read_fd.h"
+#include "rule.h"
 #include "nl_socket.h"
 #include "peer_cred.h"
 #include "sysctl.h"
@@ -270,6 +271,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("encodeSetVf", Napi::Function::New(env, EncodeSetVf, "encodeSetVf"));
   exports.Set("parseLinkMessages", Napi::Function::New(env, ParseLinkMessages, "parseLinkMessages"));
   exports.Set("parseNetlinkError", Napi::Function::New(env, ParseNetlinkError, "parseNetlinkError"));
+  exports.Set("namedRuleAttributes", arrayToJs(env, namedRuleAttrTypes(), [&](uint16_t t) { return Napi::Number::New(env, t); }));
   return exports;
 }
 

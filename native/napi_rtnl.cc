@@ -9,6 +9,7 @@
 #include "link.h"
 #include "napi_args.h"
 #include "napi_convert.h"
+#include "napi_convert_rule_nexthop.h"
 #include "napi_ops.h"
 #include "route.h"
 #include "vf.h"
@@ -289,6 +290,57 @@ struct LookupRouteOp : ConnOp<LookupRouteOp, RouteInfo> {
   static Napi::Value toJs(Napi::Env env, const RouteInfo& r) { return routeToJs(env, r); }
 };
 
+struct ListRulesOp : ConnOp<ListRulesOp, std::vector<RuleInfo>> {
+  int family = 0;
+  static ListRulesOp parse(const Napi::CallbackInfo& info, ConnPtr c) {
+    ListRulesOp op;
+    op.conn = std::move(c);
+    op.family = familyFromJs(info.Env(), argInt(info, 0, "family"));
+    return op;
+  }
+  std::vector<RuleInfo> exec(Connection& c) { return listRules(c.netlink(), family); }
+  static Napi::Value toJs(Napi::Env env, const std::vector<RuleInfo>& r) { return rulesToJs(env, r); }
+};
+
+using AddRuleOp = SpecOp<RuleSpec, ruleSpecFromJs, addRule>;
+using DeleteRuleOp = SpecOp<RuleSpec, ruleSpecFromJs, deleteRule>;
+
+struct ListNexthopsOp : ConnOp<ListNexthopsOp, std::vector<NexthopInfo>> {
+  static ListNexthopsOp parse(const Napi::CallbackInfo&, ConnPtr c) { return ListNexthopsOp{{std::move(c)}}; }
+  std::vector<NexthopInfo> exec(Connection& c) { return listNexthops(c.netlink()); }
+  static Napi::Value toJs(Napi::Env env, const std::vector<NexthopInfo>& n) { return nexthopsToJs(env, n); }
+};
+
+struct AddNexthopOp : VoidOp<AddNexthopOp> {
+  NexthopSpec spec;
+  bool replace = false;
+  static AddNexthopOp parse(const Napi::CallbackInfo& info, ConnPtr c) {
+    AddNexthopOp op;
+    op.conn = std::move(c);
+    op.spec = nexthopSpecFromJs(argObject(info, 0, "nexthop"));
+    op.replace = argBool(info, 1, "replace");
+    return op;
+  }
+  Done exec(Connection& c) {
+    addNexthop(c.netlink(), spec, replace);
+    return {};
+  }
+};
+
+struct DeleteNexthopOp : VoidOp<DeleteNexthopOp> {
+  uint32_t id = 0;
+  static DeleteNexthopOp parse(const Napi::CallbackInfo& info, ConnPtr c) {
+    DeleteNexthopOp op;
+    op.conn = std::move(c);
+    op.id = argU32(info, 0, "id");
+    return op;
+  }
+  Done exec(Connection& c) {
+    deleteNexthop(c.netlink(), id);
+    return {};
+  }
+};
+
 struct DriverInfoOp : ConnOp<DriverInfoOp, std::optional<DriverInfo>> {
   std::string name;
   static DriverInfoOp parse(const Napi::CallbackInfo& info, ConnPtr c) {
@@ -403,6 +455,12 @@ Napi::Function defineRtnlSocket(Napi::Env env) {
   SRIOVCTL_OP(RouteOp<true>, "addRoute");
   SRIOVCTL_OP(RouteOp<false>, "deleteRoute");
   SRIOVCTL_OP(LookupRouteOp, "lookupRoute");
+  SRIOVCTL_OP(ListRulesOp, "listRules");
+  SRIOVCTL_OP(AddRuleOp, "addRule");
+  SRIOVCTL_OP(DeleteRuleOp, "deleteRule");
+  SRIOVCTL_OP(ListNexthopsOp, "listNexthops");
+  SRIOVCTL_OP(AddNexthopOp, "addNexthop");
+  SRIOVCTL_OP(DeleteNexthopOp, "deleteNexthop");
   SRIOVCTL_OP(DriverInfoOp, "driverInfo");
   SRIOVCTL_OP(GratuitousArpOp, "sendGratuitousArp");
   return RtnlSocketWrap::DefineClass(env, "RtnlSocket", props);

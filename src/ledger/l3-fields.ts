@@ -1,7 +1,8 @@
 // The L3 part of a record's snapshot (types.ts L3Snapshot), checked like every other field a give-back acts on:
-// every address, route and sysctl it would send to the kernel must be one src/net would accept, so a record planted or
+// every address, route, sysctl, nexthop and rule it would send to the kernel must be one src/net would accept, so a record planted or
 // damaged on disk is reported as corrupt and never replayed.
 import { assertInteger, assertKnownKeys, canonicalIp, parseCidr } from '../net/validate';
+import { checkNexthopSnapshots, checkRuleSnapshots } from './rule-nexthop-fields';
 import type { SysctlDir } from './types';
 
 type Obj = Record<string, unknown>;
@@ -23,8 +24,8 @@ export function checkL3Snapshot(l3: unknown): void {
   list('snapshot.l3.addresses', o.addresses, MAX_ADDRESSES).forEach((a, i) => at(`snapshot.l3.addresses[${i}]`, () => address(a)));
   list('snapshot.l3.routes', o.routes, MAX_ROUTES).forEach((r, i) => at(`snapshot.l3.routes[${i}]`, () => route(r)));
   list('snapshot.l3.sysctls', o.sysctls, MAX_SYSCTLS).forEach((s, i) => at(`snapshot.l3.sysctls[${i}]`, () => sysctl(s)));
-  // nothing of this version records them: an entry is not ours to act on
-  for (const k of ['nexthops', 'rules'] as const) list(`snapshot.l3.${k}`, o[k], 0);
+  checkNexthopSnapshots('snapshot.l3.nexthops', o.nexthops);
+  checkRuleSnapshots('snapshot.l3.rules', o.rules);
   list('snapshot.l3.leftToOwner', o.leftToOwner, MAX_NOTES).forEach((n, i) => at(`snapshot.l3.leftToOwner[${i}]`, () => note(n)));
 }
 

@@ -1,5 +1,6 @@
 // The durable record of a lent NIC. Written before the first change; deleted only after a full restore.
 import type { Mac, NamespaceRef, RouteBase, VfInfo } from '../net/types';
+import type { NexthopSnapshot, RuleSnapshot } from './rule-nexthop-types';
 
 export const RECORD_SCHEMA = 1;
 
@@ -110,11 +111,7 @@ export interface SysctlSnapshot {
 
 export type SysctlDir = 'ipv4/conf' | 'ipv6/conf' | 'ipv4/neigh' | 'ipv6/neigh';
 
-/** A nexthop object through the NIC (none are recorded by this version: the list is empty). */
-export type NexthopSnapshot = never;
-
-/** A policy rule naming the NIC (none are recorded by this version: the list is empty). */
-export type RuleSnapshot = never;
+export type { NexthopSnapshot, RuleSnapshot } from './rule-nexthop-types';
 
 /** PF-side settings asked for a VF; an absent field is not touched. */
 export interface VfRequest {

@@ -6,6 +6,7 @@ import { isSysError, SysError } from '../errors';
 import { readSysctlDirs, writeSysctl, type Link, type Netns, type RoutePut, type Rtnl } from '../net';
 import type { L3Snapshot, NicSnapshot, RouteSnapshot, SysctlSnapshot } from '../ledger/types';
 import { describeRoute, routeBase, routeSnapshot as routeSnapshotOf, SYSCTL_DIRS } from './l3-snapshot';
+import { restoreNexthops, restoreRules } from './rule-nexthop-restore';
 
 /** Sysctls, then addresses: before the link is set up. Returns whether anything changed. */
 export function restoreL3BeforeUp(ns: Netns, rtnl: Rtnl, link: Link, snap: NicSnapshot, warnings: string[]): boolean {
@@ -20,9 +21,10 @@ export function restoreL3BeforeUp(ns: Netns, rtnl: Rtnl, link: Link, snap: NicSn
 export function restoreL3AfterUp(rtnl: Rtnl, link: Link, snap: NicSnapshot, warnings: string[]): boolean {
   const l3 = snap.l3;
   if (!l3) return false;
-  const nexthops = restoreNexthops(l3);
+  // records written before nexthops and rules were recorded have neither list
+  const nexthops = restoreNexthops(rtnl, link.index, l3.nexthops ?? [], warnings);
   const routes = restoreRoutes(rtnl, link, l3, warnings);
-  const rules = restoreRules(l3);
+  const rules = restoreRules(rtnl, { index: link.index, recordedNames: [snap.name, ...snap.altnames] }, l3.rules ?? [], warnings);
   return nexthops || routes || rules;
 }
 
@@ -165,20 +167,3 @@ function currentRoutes(rtnl: Rtnl, link: Link): RouteSnapshot[] {
   return rtnl.listRouteDetails(link.index).map((r) => routeSnapshotOf(r, link.index));
 }
 
-/**
- * Nexthop objects through the NIC (L3Snapshot.nexthops), which routes with an nhId use: restored before the routes.
- * None are recorded yet — the list is always empty (ledger/l3-fields.ts refuses an entry) — so there is nothing to do.
- */
-function restoreNexthops(l3: L3Snapshot): boolean {
-  if (l3.nexthops.length === 0) return false;
-  throw new SysError('this version does not restore nexthop objects', { code: 'INVALID', op: 'restore nexthops' });
-}
-
-/**
- * Policy rules naming the NIC (L3Snapshot.rules): restored after the routes whose tables they point at. None are
- * recorded yet — the list is always empty (ledger/l3-fields.ts refuses an entry) — so there is nothing to do.
- */
-function restoreRules(l3: L3Snapshot): boolean {
-  if (l3.rules.length === 0) return false;
-  throw new SysError('this version does not restore policy rules', { code: 'INVALID', op: 'restore rules' });
-}

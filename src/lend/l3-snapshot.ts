@@ -16,6 +16,7 @@
 //   namespaces do not show: where home has no such directory, every neighbour entry is recorded.
 import { ADDRESS_FLAGS, FOREVER_LIFETIME, readSysctlDirs, type AddressDetail, type Link, type Netns, type RouteBase, type RouteDetail, type Rtnl } from '../net';
 import type { AddressSnapshot, L3Snapshot, RouteSnapshot, SysctlDir, SysctlSnapshot } from '../ledger/types';
+import { ruleNexthopSnapshotOf } from './rule-nexthop-snapshot';
 
 /** IFA_PROTO values (<linux/if_addr.h>). */
 const IFAPROT = { KERNEL_LO: 1, KERNEL_RA: 2, KERNEL_LL: 3 } as const;
@@ -44,9 +45,8 @@ export function l3SnapshotOf(home: Netns, rtnl: Rtnl, link: Link): L3Snapshot {
     if (why === null) routes.push(routeSnapshot(r, link.index));
     else if (why !== '') leftToOwner.push(`route ${describeRoute(r)}: ${why}`);
   }
-  // nexthop objects and policy rules have their places in the record and in the restore order (l3-restore.ts); this
-  // version records none of them
-  return { addresses, routes, sysctls: sysctlsOf(home, link.name), nexthops: [], rules: [], leftToOwner };
+  const { nexthops, rules, leftToOwner: notes } = ruleNexthopSnapshotOf(rtnl, link);
+  return { addresses, routes, sysctls: sysctlsOf(home, link.name), nexthops, rules, leftToOwner: [...leftToOwner, ...notes] };
 }
 
 /** Why an address is not recorded: null (it is), '' (the kernel's, not worth a word) or the reason given back. */

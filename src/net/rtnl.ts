@@ -5,6 +5,7 @@
 import { isSysError } from '../errors';
 import { native, type NativeAddressPut, type NativeLinkChange, type NativeNewLink, type NativeRoutePut, type NativeRouteSpec, type NativeRtnlSocket, type NativeRtnlSync, type NativeVfChange } from '../native';
 import { nsFdOf } from './netns';
+import { assertNexthopId, nexthopSpec, ruleSpec } from './rule-nexthop-spec';
 import type {
   Address,
   AddressDetail,
@@ -16,11 +17,15 @@ import type {
   LinkRef,
   Netns,
   NewLinkSpec,
+  Nexthop,
+  NexthopSpec,
   Route,
   RouteDetail,
   RoutePut,
   RouteSpec,
   Rtnl,
+  Rule,
+  RuleSpec,
   VfInfo,
   VfSetting,
 } from './types';
@@ -479,6 +484,28 @@ const plans = {
       },
     });
   },
+  listRules: (opts?: { family?: AddressFamily }) => {
+    if (opts !== undefined) {
+      assertObject('listRules options', opts);
+      assertKnownKeys('listRules options', opts, ['family']);
+    }
+    return plan<Rule[]>('listRules', [familyOption(opts?.family)]);
+  },
+  addRule: (rule: RuleSpec) => plan<void>('addRule', [ruleSpec(rule)]),
+  deleteRule: (rule: RuleSpec) => plan<void>('deleteRule', [ruleSpec(rule)]),
+  listNexthops: () => plan<Nexthop[]>('listNexthops', []),
+  addNexthop: (nexthop: NexthopSpec, opts?: { replace?: boolean }) => {
+    if (opts !== undefined) {
+      assertObject('addNexthop options', opts);
+      assertKnownKeys('addNexthop options', opts, ['replace']);
+      if (opts.replace !== undefined) assertBoolean('replace', opts.replace);
+    }
+    return plan<void>('addNexthop', [nexthopSpec(nexthop), opts?.replace === true]);
+  },
+  deleteNexthop: (id: number) => {
+    assertNexthopId(id);
+    return plan<void>('deleteNexthop', [id]);
+  },
   driverInfo: (name: string) => {
     assertIfName(name);
     return plan<{ driver: string; busInfo: string } | null>('driverInfo', [name]);
@@ -580,6 +607,24 @@ class RtnlConnection implements Rtnl {
   }
   lookupRoute(address: string, opts?: { udpPort?: number }) {
     return runSync(this.sock, plans.lookupRoute(address, opts));
+  }
+  listRules(opts?: { family?: AddressFamily }) {
+    return runSync(this.sock, plans.listRules(opts));
+  }
+  addRule(rule: RuleSpec) {
+    runSync(this.sock, plans.addRule(rule));
+  }
+  deleteRule(rule: RuleSpec) {
+    runSync(this.sock, plans.deleteRule(rule));
+  }
+  listNexthops() {
+    return runSync(this.sock, plans.listNexthops());
+  }
+  addNexthop(nexthop: NexthopSpec, opts?: { replace?: boolean }) {
+    runSync(this.sock, plans.addNexthop(nexthop, opts));
+  }
+  deleteNexthop(id: number) {
+    runSync(this.sock, plans.deleteNexthop(id));
   }
   driverInfo(name: string) {
     return runSync(this.sock, plans.driverInfo(name));

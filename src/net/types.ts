@@ -286,6 +286,146 @@ export interface RouteSpec {
   scope?: number;
 }
 
+/** What a policy rule does with a packet it matches (FR_ACT_*). */
+export type RuleAction = 'table' | 'goto' | 'nop' | 'blackhole' | 'unreachable' | 'prohibit';
+
+/** start..end inclusive: a uid range (FRA_UID_RANGE) or a port range (FRA_SPORT_RANGE / FRA_DPORT_RANGE). */
+export interface NumberRange {
+  start: number;
+  end: number;
+}
+
+/** One policy routing rule (RTM_GETRULE). Absent matches are null. */
+export interface Rule {
+  family: AddressFamily;
+  priority: number;
+  action: RuleAction | 'unspec';
+  /** FRA_TABLE (0 for actions without a table). */
+  table: number;
+  /** 'a.b.c.d/len', or null for any. */
+  src: string | null;
+  dst: string | null;
+  /** FRA_IIFNAME / FRA_OIFNAME: rules name devices by name, not index. */
+  iifName: string | null;
+  oifName: string | null;
+  /** FIB_RULE_INVERT ('not'). */
+  invert: boolean;
+  /**
+   * The named device is not in this namespace now (FIB_RULE_IIF_DETACHED / FIB_RULE_OIF_DETACHED): the kernel keeps a
+   * rule whose device leaves, and attaches it again when a device of that name registers or is renamed to it.
+   */
+  iifDetached: boolean;
+  oifDetached: boolean;
+  /** Raw FIB_RULE_* flags as dumped. */
+  flags: number;
+  tos: number;
+  /** FRA_PROTOCOL: who made the rule (RTPROT_*; 2 = kernel). */
+  protocol: number;
+  fwmark: number | null;
+  fwmask: number | null;
+  /** FRA_GOTO: the priority a 'goto' rule jumps to. */
+  goto: number | null;
+  /** FRA_FLOW: IPv4 realms. */
+  flow: number | null;
+  l3mdev: boolean;
+  uidRange: NumberRange | null;
+  ipProto: number | null;
+  sport: NumberRange | null;
+  dport: NumberRange | null;
+  suppressPrefixLen: number | null;
+  suppressIfGroup: number | null;
+  /** Every other attribute as the kernel sent it (a match newer than this build: a port mask, a DSCP), to send back. */
+  extraAttributes: RuleAttribute[];
+}
+
+/** A rule attribute carried as bytes: its FRA_* type and its payload in lower-case hex. */
+export interface RuleAttribute {
+  type: number;
+  data: string;
+}
+
+/** A rule to add or delete: the matches of Rule, each optional (absent = any). */
+export interface RuleSpec {
+  family: AddressFamily;
+  /** Absent on add: the kernel picks one below the last rule. */
+  priority?: number;
+  action?: RuleAction;
+  table?: number;
+  src?: string;
+  dst?: string;
+  iifName?: string;
+  oifName?: string;
+  invert?: boolean;
+  tos?: number;
+  protocol?: number;
+  fwmark?: number;
+  fwmask?: number;
+  goto?: number;
+  flow?: number;
+  l3mdev?: boolean;
+  uidRange?: NumberRange;
+  ipProto?: number;
+  sport?: NumberRange;
+  dport?: NumberRange;
+  suppressPrefixLen?: number;
+  suppressIfGroup?: number;
+  /** Sent as they are, after the named fields; never one of the attributes those fields send. */
+  extraAttributes?: RuleAttribute[];
+}
+
+/** A member of a nexthop group. */
+export interface NexthopMember {
+  id: number;
+  /** 1..256 (1..65536 on kernels since 6.12). */
+  weight: number;
+}
+
+/** A resilient group's settings; timers in clock_t (USER_HZ, 100 per second) as the kernel keeps them. */
+export interface ResilientGroup {
+  buckets: number;
+  idleTimer: number;
+  unbalancedTimer: number;
+}
+
+/** One nexthop object or group (RTM_GETNEXTHOP). */
+export interface Nexthop {
+  id: number;
+  /** 0 for a group (AF_UNSPEC). */
+  family: 0 | AddressFamily;
+  scope: number;
+  protocol: number;
+  /** Raw RTNH_F_* flags (DEAD, LINKDOWN are the kernel's; ONLINK is the caller's). */
+  flags: number;
+  onlink: boolean;
+  /** NHA_OIF, or null (a group, a blackhole). */
+  index: number | null;
+  gateway: string | null;
+  blackhole: boolean;
+  fdb: boolean;
+  /** The members of a group, or null for a single nexthop. */
+  group: NexthopMember[] | null;
+  groupType: 'mpath' | 'resilient' | null;
+  resilient: ResilientGroup | null;
+  /** Attribute types this build does not send back (an encapsulation, a newer kernel's attribute). */
+  unknownAttributes: number[];
+}
+
+/** A nexthop object (index and/or gateway, or blackhole) or a group (group, groupType, resilient) to add. */
+export interface NexthopSpec {
+  id: number;
+  /** Required for a single nexthop without a gateway (the gateway's family otherwise); never for a group. */
+  family?: AddressFamily;
+  protocol?: number;
+  onlink?: boolean;
+  index?: number;
+  gateway?: string;
+  blackhole?: boolean;
+  fdb?: boolean;
+  group?: NexthopMember[];
+  groupType?: 'mpath' | 'resilient';
+  resilient?: ResilientGroup;
+}
+
 export type VfSetting =
   | { mac: Mac }
   | { vlan: number; qos: number; proto: VlanProto }
@@ -349,6 +489,19 @@ export interface Rtnl {
    * unreachable, prohibit or blackhole one.
    */
   lookupRoute(address: string, opts?: { udpPort?: number }): Route | null;
+
+  /** Policy rules of both families, or of one. */
+  listRules(opts?: { family?: AddressFamily }): Rule[];
+  /** NLM_F_EXCL: an equal rule (every match, and the priority when given) is EEXIST. */
+  addRule(rule: RuleSpec): void;
+  /** Deletes the first rule that matches every field given. */
+  deleteRule(rule: RuleSpec): void;
+
+  listNexthops(): Nexthop[];
+  /** NLM_F_EXCL, or with { replace: true } NLM_F_REPLACE: an existing id keeps the routes that use it. */
+  addNexthop(nexthop: NexthopSpec, opts?: { replace?: boolean }): void;
+  /** The kernel deletes the routes that use it too. */
+  deleteNexthop(id: number): void;
 
   /** ethtool GDRVINFO in this namespace: the driver and bus-info (a PCI address for PCI NICs; '' for veth). */
   driverInfo(name: string): { driver: string; busInfo: string } | null;

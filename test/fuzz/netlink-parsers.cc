@@ -2,18 +2,20 @@
 // AddressSanitizer and UndefinedBehaviorSanitizer (test/fuzz/run.sh). Every input is treated as a buffer the
 // kernel could have handed to recv(): concatenated messages, each given to every parser the socket layer uses —
 // links with VF tables (including the wrapped 16-bit IFLA_VFINFO_LIST length), addresses (peer, label, cache info),
-// routes (multipath hops with their gateway/via attributes, metrics), errors with
-// extended-ack TLVs, and the reply filter. A read outside the buffer, a wrapped length or a bad shift stops the
-// run with a report; the input is copied to an allocation of exactly its size so ASan sees any overread.
+// routes (multipath hops with their gateway/via attributes, metrics), policy rules, nexthop objects and groups,
+// errors with extended-ack TLVs, and the reply filter. A read outside the buffer, a wrapped length or a bad shift
+// stops the run with a report; the input is copied to an allocation of exactly its size so ASan sees any overread.
 #include <cstdint>
 #include <cstring>
 #include <memory>
 
 #include "../../native/addr.h"
 #include "../../native/link.h"
+#include "../../native/nexthop.h"
 #include "../../native/nl_message.h"
 #include "../../native/nl_socket.h"
 #include "../../native/route.h"
+#include "../../native/rule.h"
 #include "../../native/vf.h"
 
 using namespace sriovctl;
@@ -40,6 +42,15 @@ void parseOne(const nlmsghdr* h) {
     for (const auto& hop : route.hops) n += hop.ifindex + hop.weight + (hop.gateway ? hop.gateway->size() : 0);
     for (const auto& m : route.metrics) n += m.first + m.second;
     n += route.ccAlgo ? route.ccAlgo->size() : 0;
+    sink = sink + n;
+  }
+  RuleInfo rule;
+  if (parseRuleMessage(h, rule))
+    sink = sink + (rule.src ? rule.src->size() : 0) + (rule.iifName ? rule.iifName->size() : 0) + rule.extraAttrs.size();
+  NexthopInfo nh;
+  if (parseNexthopMessage(h, nh)) {
+    size_t n = nh.id + (nh.gateway ? nh.gateway->size() : 0) + nh.unknownAttrs.size();
+    for (const auto& m : nh.group) n += m.id + m.weight;
     sink = sink + n;
   }
   if (h->nlmsg_type == NLMSG_ERROR) {

@@ -64,8 +64,9 @@ describe('a record L3 snapshot', () => {
     ['a sysctl outside the link’s directories', { ...base, sysctls: [{ dir: 'ipv4', name: 'ip_forward', value: '1' }] }, /sysctls\[0\].*dir/],
     ['a sysctl name that is a path', { ...base, sysctls: [{ dir: 'ipv4/conf', name: '../../ip_forward', value: '1' }] }, /name/],
     ['a sysctl value with a newline', { ...base, sysctls: [{ dir: 'ipv4/conf', name: 'forwarding', value: '1\n0' }] }, /value of forwarding/],
-    ['a nexthop entry (not recorded by this version)', { ...base, nexthops: [{ id: 1 }] }, /nexthops has 1 entries/],
-    ['a rule entry (not recorded by this version)', { ...base, rules: [{ priority: 1 }] }, /rules has 1 entries/],
+    // the entries themselves: test/unit/ledger-rule-nexthop-fields.test.ts
+    ['a nexthop entry of no known kind', { ...base, nexthops: [{ id: 1 }] }, /nexthops\[0\]: kind/],
+    ['a rule entry missing its matches', { ...base, rules: [{ priority: 1 }] }, /rules\[0\]: missing family/],
     ['too many addresses', { ...base, addresses: Array(1025).fill(base.addresses[0]) }, /at most 1024/],
   ];
   for (const [what, value, message] of bad) {
