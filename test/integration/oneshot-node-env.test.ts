@@ -66,17 +66,12 @@ describe('the one-shot plugin starts without the caller\'s NODE_* variables', ()
     expect(JSON.parse(r.stdout)).toEqual(['CNI_COMMAND', 'PATH', 'SRIOVCTL_SOCKET']);
   });
 
-  it('through the shim\'s fallback to a checkout\'s node + bin/sriovctl-cni.js: the real plugin answers VERSION', () => {
+  it.each([
+    ['through the shim\'s fallback to a checkout\'s node + bin/sriovctl-cni.js', SHIM],
+    ['bin/sriovctl-cni.js run as a file', PLUGIN],
+  ])('%s: the real plugin answers VERSION', (_how, program) => {
     requireBundle();
-    const r = spawnSync(SHIM, [], { env: callerEnv(), input: '{"cniVersion":"1.0.0"}', encoding: 'utf8', timeout: 60_000 });
-    expect(r.status, r.stderr).toBe(0);
-    expect(JSON.parse(r.stdout).supportedVersions).toContain('1.0.0');
-    expectNoNodeStart(r);
-  });
-
-  it('bin/sriovctl-cni.js run as a file: the real plugin answers VERSION', () => {
-    requireBundle();
-    const r = spawnSync(PLUGIN, [], { env: callerEnv(), input: '{"cniVersion":"1.0.0"}', encoding: 'utf8', timeout: 60_000 });
+    const r = spawnSync(program, [], { env: callerEnv(), input: '{"cniVersion":"1.0.0"}', encoding: 'utf8', timeout: 60_000 });
     expect(r.status, r.stderr).toBe(0);
     expect(JSON.parse(r.stdout).supportedVersions).toContain('1.0.0');
     expectNoNodeStart(r);
