@@ -7,11 +7,11 @@ import { execFileSync, spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { connect } from 'node:net';
-import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { benchEnv, median, roundRatios } from './bench-helpers.mjs';
+import { median, roundRatios } from './bench-helpers.mjs';
 import { alternate, CNI_DIR, withCniWorld } from './cni-world.mjs';
+import { startDaemon } from './daemon-process.mjs';
 import { buildKernelFloor, kernelFloorPair } from './kernel-floor.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -20,7 +20,6 @@ const wire = require(join(ROOT, 'dist', 'daemon', 'wire.js'));
 const { queryDaemon } = require(join(ROOT, 'dist', 'daemon', 'query.js'));
 const SHIM = join(ROOT, 'build', 'Release', 'sriovctl-cni');
 const PLUGIN = join(ROOT, 'bin', 'sriovctl-cni.js');
-const CLI = join(ROOT, 'bin', 'sriovctl.js');
 // the kernel's move varies 14–30 ms (an RCU barrier), twice per pair: a median of 41 rounds still moved ±3% from run to
 // run, of 101 about ±1%
 const ROUNDS = Number(process.env.CNI_BENCH_ROUNDS) || 101;
@@ -29,19 +28,6 @@ const PAIRS = Number(process.env.DAEMON_BENCH_PAIRS) || 10_000;
 const CONCURRENT = 16;
 const OTHER_RECORDS = 200;
 const ip = (...args) => execFileSync('ip', args, { stdio: ['ignore', 'pipe', 'pipe'] });
-
-async function startDaemon(socket) {
-  // the bench's calls name their own state dir and sysfs root (below the temp dir) and Debian's plugins: the
-  // daemon's configuration must admit them, or every call would be sent back to the one-shot plugin
-  const env = benchEnv({ SRIOVCTL_SOCKET: socket, SRIOVCTL_DAEMON_CALLER_ROOT: tmpdir(), SRIOVCTL_DAEMON_CNI_PATH: CNI_DIR });
-  const child = spawn(process.execPath, [CLI, 'daemon'], { env, stdio: ['ignore', 'ignore', 'ignore'] });
-  for (let i = 0; i < 600; i++) {
-    if (existsSync(socket) && (await queryDaemon(socket, 1000)).serving) return child;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  child.kill('SIGKILL');
-  throw new Error(`sriovctl daemon did not serve ${socket}`);
-}
 
 /** One call straight over the socket (what the shim sends), for the many pairs of the RSS measurement. */
 function viaSocket(socket, env, stdin) {

@@ -113,22 +113,24 @@ Napi::Array addressesToJs(Napi::Env env, const std::vector<AddressInfo>& addrs) 
   });
 }
 
+Napi::Object routeToJs(Napi::Env env, const RouteInfo& r) {
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("family", jsFamily(r.family));
+  o.Set("dst", r.dstLen == 0 ? std::string("default")
+                             : r.dst.value_or("") + "/" + std::to_string(r.dstLen));
+  o.Set("gateway", orNull(env, r.gateway));
+  o.Set("index", orNull(env, r.oif));
+  o.Set("nexthopIndexes", arrayToJs(env, r.nexthopOifs, [&](int i) { return Napi::Number::New(env, i); }));
+  o.Set("table", r.table);
+  o.Set("metric", orNull(env, r.metric));
+  o.Set("scope", r.scope);
+  o.Set("protocol", r.protocol);
+  o.Set("type", r.type);
+  return o;
+}
+
 Napi::Array routesToJs(Napi::Env env, const std::vector<RouteInfo>& routes) {
-  return arrayToJs(env, routes, [&](const RouteInfo& r) {
-    Napi::Object o = Napi::Object::New(env);
-    o.Set("family", jsFamily(r.family));
-    o.Set("dst", r.dstLen == 0 ? std::string("default")
-                               : r.dst.value_or("") + "/" + std::to_string(r.dstLen));
-    o.Set("gateway", orNull(env, r.gateway));
-    o.Set("index", orNull(env, r.oif));
-    o.Set("nexthopIndexes", arrayToJs(env, r.nexthopOifs, [&](int i) { return Napi::Number::New(env, i); }));
-    o.Set("table", r.table);
-    o.Set("metric", orNull(env, r.metric));
-    o.Set("scope", r.scope);
-    o.Set("protocol", r.protocol);
-    o.Set("type", r.type);
-    return o;
-  });
+  return arrayToJs(env, routes, [&](const RouteInfo& r) { return routeToJs(env, r); });
 }
 
 Napi::Value driverInfoToJs(Napi::Env env, const std::optional<DriverInfo>& d) {

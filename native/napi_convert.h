@@ -17,6 +17,7 @@ Napi::Object linkToJs(Napi::Env env, const LinkInfo& l);
 Napi::Array linksToJs(Napi::Env env, const std::vector<LinkInfo>& links);
 Napi::Object vfToJs(Napi::Env env, const VfInfo& v);
 Napi::Array addressesToJs(Napi::Env env, const std::vector<AddressInfo>& addrs);
+Napi::Object routeToJs(Napi::Env env, const RouteInfo& r);
 Napi::Array routesToJs(Napi::Env env, const std::vector<RouteInfo>& routes);
 Napi::Value driverInfoToJs(Napi::Env env, const std::optional<DriverInfo>& d);
 

@@ -38,6 +38,10 @@ Napi::Value NetnsOpen(const Napi::CallbackInfo& info) {
   return guarded(info.Env(), [&] { return netnsToJs(info.Env(), openNetns(argString(info, 0, "path"))); });
 }
 
+Napi::Value NetnsOpenInRoot(const Napi::CallbackInfo& info) {
+  return guarded(info.Env(), [&] { return netnsToJs(info.Env(), openNetnsInRoot(argString(info, 0, "root"), argString(info, 1, "path"))); });
+}
+
 Napi::Value NetnsOpenPid(const Napi::CallbackInfo& info) {
   return guarded(info.Env(), [&] { return netnsToJs(info.Env(), openNetnsOfPid(argInt(info, 0, "pid"))); });
 }
@@ -219,6 +223,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("setErrorClass", Napi::Function::New(env, SetErrorClass, "setErrorClass"));
   exports.Set("RtnlSocket", rtnl);
   exports.Set("netnsOpen", Napi::Function::New(env, NetnsOpen, "netnsOpen"));
+  exports.Set("netnsOpenInRoot", Napi::Function::New(env, NetnsOpenInRoot, "netnsOpenInRoot"));
   exports.Set("netnsOpenPid", Napi::Function::New(env, NetnsOpenPid, "netnsOpenPid"));
   exports.Set("netnsIdentity", Napi::Function::New(env, NetnsIdentity, "netnsIdentity"));
   exports.Set("netnsCreateAnonymous", Napi::Function::New(env, NetnsCreateAnonymous, "netnsCreateAnonymous"));

@@ -238,6 +238,23 @@ struct RouteOp : VoidOp<RouteOp<Add>> {
   }
 };
 
+struct LookupRouteOp : ConnOp<LookupRouteOp, RouteInfo> {
+  InetAddr dst;
+  uint8_t ipProto = 0;
+  uint16_t dport = 0;
+  static LookupRouteOp parse(const Napi::CallbackInfo& info, ConnPtr c) {
+    LookupRouteOp op;
+    op.conn = std::move(c);
+    int family = familyFromJs(info.Env(), argInt(info, 0, "family"));
+    op.dst = parseInet(family, argString(info, 1, "address"), "RTM_GETROUTE");
+    op.ipProto = static_cast<uint8_t>(argU32(info, 2, "ipProto"));
+    op.dport = static_cast<uint16_t>(argU32(info, 3, "dport"));
+    return op;
+  }
+  RouteInfo exec(Connection& c) { return lookupRoute(c.netlink(), dst, ipProto, dport); }
+  static Napi::Value toJs(Napi::Env env, const RouteInfo& r) { return routeToJs(env, r); }
+};
+
 struct DriverInfoOp : ConnOp<DriverInfoOp, std::optional<DriverInfo>> {
   std::string name;
   static DriverInfoOp parse(const Napi::CallbackInfo& info, ConnPtr c) {
@@ -347,6 +364,7 @@ Napi::Function defineRtnlSocket(Napi::Env env) {
   SRIOVCTL_OP(ListRoutesOp, "listRoutes");
   SRIOVCTL_OP(RouteOp<true>, "addRoute");
   SRIOVCTL_OP(RouteOp<false>, "deleteRoute");
+  SRIOVCTL_OP(LookupRouteOp, "lookupRoute");
   SRIOVCTL_OP(DriverInfoOp, "driverInfo");
   SRIOVCTL_OP(GratuitousArpOp, "sendGratuitousArp");
   return RtnlSocketWrap::DefineClass(env, "RtnlSocket", props);

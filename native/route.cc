@@ -1,8 +1,10 @@
 #include "route.h"
 
+#include <arpa/inet.h>
 #include <linux/rtnetlink.h>
 #include <sys/socket.h>
 
+#include <cerrno>
 #include <cstring>
 
 namespace sriovctl {
@@ -54,9 +56,12 @@ std::vector<int> multipathOifs(const void* data, size_t len) {
 
 }  // namespace
 
-bool parseRouteMessage(const nlmsghdr* h, RouteInfo& r) {
+namespace {
+
+// An RTM_NEWROUTE of IPv4 or IPv6, cached clone or not.
+bool parseAnyRoute(const nlmsghdr* h, RouteInfo& r) {
   auto* rtm = familyHeader<rtmsg>(h);
-  if (h->nlmsg_type != RTM_NEWROUTE || !rtm || (rtm->rtm_flags & RTM_F_CLONED)) return false;
+  if (h->nlmsg_type != RTM_NEWROUTE || !rtm) return false;
   if (rtm->rtm_family != AF_INET && rtm->rtm_family != AF_INET6) return false;
   auto tb = AttrTable<RTA_MAX>::afterHeader(h, sizeof(rtmsg));
   r = RouteInfo{};
@@ -76,6 +81,14 @@ bool parseRouteMessage(const nlmsghdr* h, RouteInfo& r) {
   r.protocol = rtm->rtm_protocol;
   r.type = rtm->rtm_type;
   return true;
+}
+
+}  // namespace
+
+bool parseRouteMessage(const nlmsghdr* h, RouteInfo& r) {
+  auto* rtm = familyHeader<rtmsg>(h);
+  if (!rtm || (rtm->rtm_flags & RTM_F_CLONED)) return false;
+  return parseAnyRoute(h, r);
 }
 
 std::vector<RouteInfo> listRoutes(NlSocket& s, int family, uint32_t table) {
@@ -100,6 +113,26 @@ void addRoute(NlSocket& s, const RouteSpec& r) {
 void deleteRoute(NlSocket& s, const RouteSpec& r) {
   auto req = routeRequest(RTM_DELROUTE, 0, r);
   s.request(req, "RTM_DELROUTE");
+}
+
+RouteInfo lookupRoute(NlSocket& s, const InetAddr& dst, uint8_t ipProto, uint16_t dport) {
+  auto req = NlRequest::make<rtmsg>(RTM_GETROUTE, 0);
+  auto& rtm = req.family<rtmsg>();
+  rtm.rtm_family = static_cast<uint8_t>(dst.family);
+  rtm.rtm_dst_len = static_cast<uint8_t>(dst.size() * 8);
+  // LOOKUP_TABLE: the reply names the table the rules chose (without it, IPv4 says main whatever matched)
+  rtm.rtm_flags = RTM_F_FIB_MATCH | RTM_F_LOOKUP_TABLE;
+  req.put(RTA_DST, dst.bytes, dst.size());
+  if (ipProto != 0) req.putU8(RTA_IP_PROTO, ipProto);
+  if (dport != 0) {
+    const uint16_t port = htons(dport);
+    req.put(RTA_DPORT, &port, sizeof port);
+  }
+  RouteInfo r;
+  bool found = false;
+  s.request(req, "RTM_GETROUTE", [&](const nlmsghdr* h) { found = found || parseAnyRoute(h, r); });
+  if (!found) throw SysFailure::withDetail(ENOENT, "RTM_GETROUTE", "no route in the reply");
+  return r;
 }
 
 }  // namespace sriovctl

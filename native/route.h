@@ -45,4 +45,10 @@ std::vector<RouteInfo> listRoutes(NlSocket& s, int family, uint32_t table);
 void addRoute(NlSocket& s, const RouteSpec& r);
 void deleteRoute(NlSocket& s, const RouteSpec& r);
 
+// The route a datagram to dst would take from this host (RTM_GETROUTE with RTM_F_FIB_MATCH: the route entry the
+// lookup matched, through the policy rules, with its table and every nexthop), as `ip route get fibmatch` asks;
+// ipProto/dport (0: not given) let rules that select on them match. Throws SysFailure with the kernel's errno
+// (ENETUNREACH: no route; EHOSTUNREACH, EACCES, EINVAL: an unreachable, prohibit or blackhole route).
+RouteInfo lookupRoute(NlSocket& s, const InetAddr& dst, uint8_t ipProto, uint16_t dport);
+
 }  // namespace sriovctl

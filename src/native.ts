@@ -82,6 +82,8 @@ export interface NativeRtnlSync {
   listRoutes(family: 0 | 4 | 6, table: number): Route[];
   addRoute(route: NativeRouteSpec): void;
   deleteRoute(route: NativeRouteSpec): void;
+  /** RTM_GETROUTE fibmatch for one address; ipProto/dport 0: not given. Throws the kernel's errno (ENETUNREACH, …). */
+  lookupRoute(family: 4 | 6, address: string, ipProto: number, dport: number): Route;
   driverInfo(name: string): NativeDriverInfo | null;
   sendGratuitousArp(index: number, ipv4: string): void;
   /** Its network namespace's cookie (SO_NETNS_COOKIE) in decimal; null where there is none to be had (a kernel before 5.14, qemu-user). */
@@ -116,6 +118,8 @@ export interface NativeAddon {
   RtnlSocket: new (nsFd: number, timeoutMs: number) => NativeRtnlSocket;
   /** Opened O_PATH first and checked to be on nsfs: a FIFO or a device is EINVAL at once, never opened. */
   netnsOpen(path: string): NativeNetns;
+  /** netnsOpen of `path` resolved inside `root` (openat2 RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS). */
+  netnsOpenInRoot(root: string, path: string): NativeNetns;
   /** Pinned by a pidfd: the namespace of the process that holds `pid` now, whatever the pid names later. */
   netnsOpenPid(pid: number): NativeNetns;
   netnsIdentity(fd: number): NativeNetns;

@@ -13,7 +13,7 @@ import { failpoint } from './failpoint';
 import { describeNamespace, initialRef, refOf } from './namespaces';
 import { chooseFallbackName, nameInUse } from './names';
 import type { GiveBackOutcome } from './types';
-import { closePlace, openPlace, openSearchPlaces, searchPlaces, type Place } from './where';
+import { closePlace, findInPlaces, openPlace, openSearchPlaces, type Place } from './where';
 
 export interface RestoreResult {
   outcome: Exclude<GiveBackOutcome, 'not-lent'>;
@@ -71,7 +71,7 @@ function fallbackHome(s: LendSession, record: LendRecord, warnings: string[]): P
 
 /** Search every place (see where.ts); a physical NIC still on its way back to the initial namespace is waited for. */
 function findNic(s: LendSession, record: LendRecord, places: Place[]): { place: Place; link: Link } | null {
-  const search = () => searchPlaces(record, places);
+  const search = () => findInPlaces(s, record, places);
   const hit = search();
   // A virtual NIC whose namespace died was destroyed with it: gone. So is a physical one whose device is gone
   // (a VF removed by a VF count change: the kernel destroys its netdev wherever it is). Any other physical one

@@ -3,6 +3,7 @@ export * from './types';
 export { SysError, isSysError } from '../errors';
 export {
   openNetns,
+  openNetnsInRoot,
   openNetnsOfPid,
   currentNetns,
   createAnonymousNetns,
@@ -29,4 +30,5 @@ export {
   assertIfName,
   assertAltname,
   parseCidr,
+  canonicalIp,
 } from './validate';

@@ -43,6 +43,9 @@ type RtnlMethod = Exclude<keyof Rtnl, 'ns' | 'close'>;
 
 const U32_MAX = 0xffffffff;
 const RT_TABLE_MAIN = 254;
+const IPPROTO_UDP = 17;
+/** What a route lookup fails with when there is no way there: no route; an unreachable, prohibit, blackhole one. */
+const NO_ROUTE_ERRNOS = ['ENETUNREACH', 'EHOSTUNREACH', 'EACCES', 'EINVAL'] as const;
 
 interface Plan<R> {
   method: keyof NativeRtnlSync;
@@ -322,6 +325,21 @@ const plans = {
   },
   addRoute: (route: RouteSpec) => plan<void>('addRoute', [routeSpec(route)]),
   deleteRoute: (route: RouteSpec) => plan<void>('deleteRoute', [routeSpec(route)]),
+  lookupRoute: (address: string, opts?: { udpPort?: number }) => {
+    const ip = parseIp(address, 'route lookup address');
+    if (opts !== undefined) {
+      assertObject('lookupRoute options', opts);
+      assertKnownKeys('lookupRoute options', opts, ['udpPort']);
+      if (opts.udpPort !== undefined) assertInteger('UDP port', opts.udpPort, 1, 0xffff);
+    }
+    const udp = opts?.udpPort !== undefined;
+    return plan<Route | null>('lookupRoute', [ip.family, ip.address, udp ? IPPROTO_UDP : 0, opts?.udpPort ?? 0], {
+      recover: (err) => {
+        if (NO_ROUTE_ERRNOS.some((code) => isSysError(err, code))) return null;
+        throw err;
+      },
+    });
+  },
   driverInfo: (name: string) => {
     assertIfName(name);
     return plan<{ driver: string; busInfo: string } | null>('driverInfo', [name]);
@@ -408,6 +426,9 @@ class RtnlConnection implements Rtnl {
   }
   deleteRoute(route: RouteSpec) {
     runSync(this.sock, plans.deleteRoute(route));
+  }
+  lookupRoute(address: string, opts?: { udpPort?: number }) {
+    return runSync(this.sock, plans.lookupRoute(address, opts));
   }
   driverInfo(name: string) {
     return runSync(this.sock, plans.driverInfo(name));

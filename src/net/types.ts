@@ -214,6 +214,13 @@ export interface Rtnl {
   listRoutes(opts?: { family?: AddressFamily; table?: number }): Route[];
   addRoute(route: RouteSpec): void;
   deleteRoute(route: RouteSpec): void;
+  /**
+   * The route this namespace would send a datagram to `address` by (`ip route get fibmatch`): the entry the lookup
+   * matched, in whichever table the policy rules chose, with every nexthop. `udpPort`: as a UDP datagram to that
+   * port (rules that select on ipproto/dport then match). null when there is no way there: no route, or an
+   * unreachable, prohibit or blackhole one.
+   */
+  lookupRoute(address: string, opts?: { udpPort?: number }): Route | null;
 
   /** ethtool GDRVINFO in this namespace: the driver and bus-info (a PCI address for PCI NICs; '' for veth). */
   driverInfo(name: string): { driver: string; busInfo: string } | null;
