@@ -1,5 +1,6 @@
 // The resident path: the native shim + `sriovctl daemon` against Debian's host-device (ADD+DEL, same NIC kind,
-// same `static` IPAM) and against host-device's VERSION; the shim with no daemon against the one-shot plugin; the
+// same `static` IPAM) and both against the kernel's floor (bench/kernel-floor.c: the same pair's moves, link, address
+// and route requests and IPAM execs, nothing else), alternated in the same rounds; against host-device's VERSION; the shim with no daemon against the one-shot plugin; the
 // daemon's RSS after many ADD/DEL pairs against after the first 100 (no leak); 16 concurrent ADDs through the
 // daemon against 16 one-shot. Needs root, `npm run build` (the shim is node-gyp's) and /usr/lib/cni.
 import { execFileSync, spawn } from 'node:child_process';
@@ -11,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { median, roundRatios } from './bench-helpers.mjs';
 import { alternate, CNI_DIR, withCniWorld } from './cni-world.mjs';
 import { startDaemon } from './daemon-process.mjs';
+import { buildKernelFloor, kernelFloorPair } from './kernel-floor.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const require = createRequire(import.meta.url);
@@ -79,12 +81,16 @@ export default async function daemonBench(ctx) {
         call(argv, ours, 'ADD', opts);
         call(argv, ours, 'DEL', opts);
       };
-      const contenders = { shimDaemon: pair([SHIM], viaDaemon), hostDevice };
-      contenders.shimDaemon();
-      contenders.hostDevice();
+      const kernelFloor = kernelFloorPair(buildKernelFloor(scratch), call, ours);
+      const contenders = { shimDaemon: pair([SHIM], viaDaemon), hostDevice, kernelFloor };
+      for (const c of Object.values(contenders)) c();
       const t = alternate(contenders, ROUNDS);
-      ctx.log(`ADD+DEL median: shim+daemon ${median(t.shimDaemon).toFixed(1)} ms, host-device ${median(t.hostDevice).toFixed(1)} ms (${ROUNDS} alternated pairs)`);
-      ctx.ratio('shim+daemon/host-device:add+del', median(t.shimDaemon) / median(t.hostDevice), { max: 1.0 }, roundRatios(t.shimDaemon, t.hostDevice));
+      const ms = (name) => median(t[name]).toFixed(1);
+      ctx.log(`ADD+DEL median: shim+daemon ${ms('shimDaemon')} ms, host-device ${ms('hostDevice')} ms, kernel floor ${ms('kernelFloor')} ms (${ROUNDS} alternated rounds)`);
+      const ratio = (what, a, b, target) => ctx.ratio(what, median(t[a]) / median(t[b]), target, roundRatios(t[a], t[b]));
+      ratio('shim+daemon/host-device:add+del', 'shimDaemon', 'hostDevice', { max: 0.8 });
+      ratio('shim+daemon/kernel-floor:add+del', 'shimDaemon', 'kernelFloor', { max: 1.3 });
+      ratio('host-device/kernel-floor:add+del', 'hostDevice', 'kernelFloor', {});
 
       const versions = {
         shimDaemon: () => call([SHIM], ours, 'VERSION', viaDaemon),
