@@ -18,6 +18,7 @@ export interface NativeLinkChange {
   mac?: string;
   up?: boolean;
   alias?: string;
+  master?: number;
 }
 
 export interface NativeNewLink {

@@ -36,6 +36,14 @@ export interface NicSnapshot {
   alias: string | null;
   altnames: string[];
   vf: VfSnapshot | null;
+  /** The bridge or bond it was a port of (lent with allowInUse); absent in records written before it was kept. */
+  master?: MasterSnapshot | null;
+}
+
+/** A bridge or bond, by the name and ifindex it had when the NIC was taken out of it. */
+export interface MasterSnapshot {
+  name: string;
+  index: number;
 }
 
 /** PF-side settings asked for a VF; an absent field is not touched. */

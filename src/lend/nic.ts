@@ -8,6 +8,7 @@ import type { NicIdentity, NicSnapshot, VfSnapshot } from '../ledger/types';
 import { openCurrent, openSpec, refWithCookie } from './namespaces';
 import { netdevOfPci, pciOfNetdev, vfPlaceOf, type StandInVf, type VfPlace } from './pci';
 import { isDeviceAddress } from '../sriov';
+import { masterOf } from './uppers';
 import type { LendSession } from './session';
 import type { NicRef } from './types';
 
@@ -92,6 +93,7 @@ export function snapshotOf(nic: ResolvedNic): NicSnapshot {
     alias: l?.alias ?? null,
     altnames: l?.altnames ?? [],
     vf: nic.vf ? vfSnapshotOf(nic.vf) : null,
+    master: masterOf(nic.rtnl, l),
   };
 }
 

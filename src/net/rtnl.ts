@@ -84,7 +84,7 @@ function linkLookup(ref: LinkRef, opts?: GetLinkOptions): unknown[] {
 
 function linkChange(change: LinkChange): NativeLinkChange {
   assertObject('link change', change);
-  assertKnownKeys('link change', change, ['name', 'mtu', 'mac', 'up', 'alias']);
+  assertKnownKeys('link change', change, ['name', 'mtu', 'mac', 'up', 'alias', 'master']);
   const out: NativeLinkChange = {};
   if (change.name !== undefined) {
     assertIfName(change.name);
@@ -106,6 +106,10 @@ function linkChange(change: LinkChange): NativeLinkChange {
       throw invalid('alias', change.alias, 'a string of at most 255 bytes');
     }
     out.alias = change.alias;
+  }
+  if (change.master !== undefined) {
+    assertIndex(change.master, 'master ifindex');
+    out.master = change.master;
   }
   return out;
 }

@@ -108,6 +108,8 @@ export interface LinkChange {
   mac?: Mac;
   up?: boolean;
   alias?: string;
+  /** The ifindex of a bridge or bond to make the link a port of (IFLA_MASTER). */
+  master?: number;
 }
 
 export type NewLinkSpec =
