@@ -9,6 +9,7 @@
 #include "link.h"
 #include "napi_args.h"
 #include "napi_convert.h"
+#include "napi_neigh.h"
 #include "napi_ops.h"
 #include "route.h"
 #include "vf.h"
@@ -287,6 +288,34 @@ struct GratuitousArpOp : VoidOp<GratuitousArpOp> {
   }
 };
 
+struct ListNeighboursOp : ConnOp<ListNeighboursOp, std::vector<NeighbourInfo>> {
+  int index = 0;
+  int family = 0;
+  static ListNeighboursOp parse(const Napi::CallbackInfo& info, ConnPtr c) {
+    ListNeighboursOp op;
+    op.conn = std::move(c);
+    op.index = argInt(info, 0, "index");
+    op.family = familyFromJs(info.Env(), argInt(info, 1, "family"));
+    return op;
+  }
+  std::vector<NeighbourInfo> exec(Connection& c) { return listNeighbours(c.netlink(), index, family); }
+  static Napi::Value toJs(Napi::Env env, const std::vector<NeighbourInfo>& n) { return neighboursToJs(env, n); }
+};
+
+struct ReplaceNeighbourOp : VoidOp<ReplaceNeighbourOp> {
+  NeighbourSpec spec;
+  static ReplaceNeighbourOp parse(const Napi::CallbackInfo& info, ConnPtr c) {
+    ReplaceNeighbourOp op;
+    op.conn = std::move(c);
+    op.spec = neighbourSpecFromJs(argObject(info, 0, "neighbour"));
+    return op;
+  }
+  Done exec(Connection& c) {
+    replaceNeighbour(c.netlink(), spec);
+    return {};
+  }
+};
+
 class RtnlSocketWrap : public Napi::ObjectWrap<RtnlSocketWrap> {
  public:
   // new RtnlSocket(nsFd /* -1: the caller's namespace */, timeoutMs)
@@ -367,6 +396,8 @@ Napi::Function defineRtnlSocket(Napi::Env env) {
   SRIOVCTL_OP(LookupRouteOp, "lookupRoute");
   SRIOVCTL_OP(DriverInfoOp, "driverInfo");
   SRIOVCTL_OP(GratuitousArpOp, "sendGratuitousArp");
+  SRIOVCTL_OP(ListNeighboursOp, "listNeighbours");
+  SRIOVCTL_OP(ReplaceNeighbourOp, "replaceNeighbour");
   return RtnlSocketWrap::DefineClass(env, "RtnlSocket", props);
 }
 

@@ -38,6 +38,15 @@ export interface NicSnapshot {
   vf: VfSnapshot | null;
   /** The bridge or bond it was a port of (lent with allowInUse); absent in records written before it was kept. */
   master?: MasterSnapshot | null;
+  /** Its permanent neighbour entries (neighbours.ts); absent in records written before they were kept. */
+  neighbours?: NeighbourSnapshot[];
+}
+
+/** A permanent neighbour entry: its address, hardware address (null: none) and NTF_* flags. */
+export interface NeighbourSnapshot {
+  address: string;
+  lladdr: Mac | null;
+  flags: number;
 }
 
 /** A bridge or bond, by the name and ifindex it had when the NIC was taken out of it. */

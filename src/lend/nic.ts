@@ -9,6 +9,7 @@ import { openCurrent, openSpec, refWithCookie } from './namespaces';
 import { netdevOfPci, pciOfNetdev, vfPlaceOf, type StandInVf, type VfPlace } from './pci';
 import { isDeviceAddress } from '../sriov';
 import { masterOf } from './uppers';
+import { permanentNeighboursOf } from './neighbours';
 import type { LendSession } from './session';
 import type { NicRef } from './types';
 
@@ -94,6 +95,7 @@ export function snapshotOf(nic: ResolvedNic): NicSnapshot {
     altnames: l?.altnames ?? [],
     vf: nic.vf ? vfSnapshotOf(nic.vf) : null,
     master: masterOf(nic.rtnl, l),
+    neighbours: permanentNeighboursOf(nic.rtnl, l),
   };
 }
 

@@ -15,6 +15,7 @@ import { chooseFallbackName, nameInUse } from './names';
 import type { GiveBackOutcome } from './types';
 import { closePlace, openPlace, openSearchPlaces, searchPlaces, type Place } from './where';
 import { deleteBorrowerUppers, restoreMaster } from './uppers';
+import { restoreNeighbours } from './neighbours';
 
 export interface RestoreResult {
   outcome: Exclude<GiveBackOutcome, 'not-lent'>;
@@ -55,6 +56,8 @@ export function restoreFromRecord(s: LendSession, record: LendRecord): RestoreRe
       if (restored.changed) outcome = 'returned';
       name = restored.name;
       if (restoreMaster(home.rtnl, home.rtnl.getLink({ index: link.index }), record.snapshot, warnings)) outcome = 'returned';
+      // after the admin state: taking a device down flushes its entries, permanent ones too
+      restoreNeighbours(home.rtnl, link.index, record.snapshot, warnings);
       if (name !== record.snapshot.name) outcome = 'returned-renamed';
     }
     failpoint('return:restored');

@@ -5,6 +5,7 @@
 import { isSysError } from '../errors';
 import { native, type NativeLinkChange, type NativeNewLink, type NativeRouteSpec, type NativeRtnlSocket, type NativeRtnlSync, type NativeVfChange } from '../native';
 import { nsFdOf } from './netns';
+import { neighbourSpec } from './neighbour-spec';
 import type {
   Address,
   AddressFamily,
@@ -12,6 +13,8 @@ import type {
   Link,
   LinkChange,
   LinkRef,
+  Neighbour,
+  NeighbourSpec,
   Netns,
   NewLinkSpec,
   Route,
@@ -354,6 +357,15 @@ const plans = {
     if (ip.family !== 4) throw invalid('IPv4 address', ipv4);
     return plan<void>('sendGratuitousArp', [index, ip.address]);
   },
+  listNeighbours: (index: number, opts?: { family?: AddressFamily }) => {
+    assertIndex(index);
+    if (opts !== undefined) {
+      assertObject('listNeighbours options', opts);
+      assertKnownKeys('listNeighbours options', opts, ['family']);
+    }
+    return plan<Neighbour[]>('listNeighbours', [index, familyOption(opts?.family)]);
+  },
+  replaceNeighbour: (spec: NeighbourSpec) => plan<void>('replaceNeighbour', [neighbourSpec(spec)]),
   netnsCookie: () => plan<string | null>('netnsCookie', []),
 } satisfies { [K in RtnlMethod]: (...args: Parameters<Rtnl[K]>) => Plan<ReturnType<Rtnl[K]>> };
 
@@ -439,6 +451,12 @@ class RtnlConnection implements Rtnl {
   }
   sendGratuitousArp(index: number, ipv4: string) {
     runSync(this.sock, plans.sendGratuitousArp(index, ipv4));
+  }
+  listNeighbours(index: number, opts?: { family?: AddressFamily }) {
+    return runSync(this.sock, plans.listNeighbours(index, opts));
+  }
+  replaceNeighbour(spec: NeighbourSpec) {
+    runSync(this.sock, plans.replaceNeighbour(spec));
   }
   netnsCookie() {
     return runSync(this.sock, plans.netnsCookie());

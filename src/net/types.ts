@@ -169,6 +169,33 @@ export interface RouteSpec {
   scope?: number;
 }
 
+/** One neighbour (ARP or NDP) entry of a link, as RTM_GETNEIGH reports it (proxy entries are not listed). */
+export interface Neighbour {
+  index: number;
+  family: AddressFamily;
+  /** 'a.b.c.d' or compressed IPv6. */
+  address: string;
+  /** NDA_LLADDR in lower-case colon-separated hex (any length), or null. */
+  lladdr: string | null;
+  /** NUD_* (see NEIGHBOUR_STATES). */
+  state: number;
+  /** NTF_* (NTF_ROUTER 0x80 for an IPv6 router). */
+  flags: number;
+}
+
+/** The NUD_* states callers test (<linux/neighbour.h>). */
+export const NEIGHBOUR_STATES = { PERMANENT: 0x80, NOARP: 0x40 } as const;
+
+/** A neighbour entry to write (replacing one for the same address): its link, address, hardware address and state. */
+export interface NeighbourSpec {
+  index: number;
+  address: string;
+  lladdr?: Mac;
+  state: number;
+  /** NTF_* (default 0). */
+  flags?: number;
+}
+
 export type VfSetting =
   | { mac: Mac }
   | { vlan: number; qos: number; proto: VlanProto }
@@ -226,6 +253,10 @@ export interface Rtnl {
 
   /** ethtool GDRVINFO in this namespace: the driver and bus-info (a PCI address for PCI NICs; '' for veth). */
   driverInfo(name: string): { driver: string; busInfo: string } | null;
+  /** The neighbour entries of link `index`, of one family or both. */
+  listNeighbours(index: number, opts?: { family?: AddressFamily }): Neighbour[];
+  /** Write a neighbour entry; one there already for that address is replaced (no EEXIST). */
+  replaceNeighbour(spec: NeighbourSpec): void;
   /** Best-effort gratuitous ARP for `ipv4` from the link (packet socket in this namespace). */
   sendGratuitousArp(index: number, ipv4: string): void;
   /**

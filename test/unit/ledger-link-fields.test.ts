@@ -1,0 +1,62 @@
+// What a record keeps of a NIC among its links and neighbours (its master, its permanent entries): optional (older records load), and checked when read.
+import { describe, expect, it } from 'vitest';
+import { recordProblem } from '../../src/ledger/validate';
+import { sampleRecord } from '../helpers/ledger-record';
+
+const withMaster = (master: unknown) => {
+  const r = sampleRecord() as unknown as { snapshot: Record<string, unknown> };
+  if (master === undefined) delete r.snapshot.master;
+  else r.snapshot.master = master;
+  return r;
+};
+
+describe('snapshot.master', () => {
+  it('loads a record without it, with null, and with a name and an ifindex', () => {
+    expect(recordProblem(withMaster(undefined))).toBeNull();
+    expect(recordProblem(withMaster(null))).toBeNull();
+    expect(recordProblem(withMaster({ name: 'br0', index: 7 }))).toBeNull();
+  });
+
+  it('makes the record corrupt when it is anything else', () => {
+    for (const bad of [{ name: 'br0' }, { name: '../x/y', index: 7 }, { name: 'br0', index: 0 }, { name: 'br0', index: 7, extra: 1 }, 'br0', [1]]) {
+      expect(recordProblem(withMaster(bad)), JSON.stringify(bad)).toMatch(/^field 'snapshot.master': /);
+    }
+  });
+});
+
+const withNeighbours = (neighbours: unknown) => {
+  const r = sampleRecord() as unknown as { snapshot: Record<string, unknown> };
+  if (neighbours === undefined) delete r.snapshot.neighbours;
+  else r.snapshot.neighbours = neighbours;
+  return r;
+};
+
+describe('snapshot.neighbours', () => {
+  it('loads a record without them, and with entries of both families, with and without a hardware address', () => {
+    expect(recordProblem(withNeighbours(undefined))).toBeNull();
+    expect(recordProblem(withNeighbours([]))).toBeNull();
+    const entries = [
+      { address: '192.0.2.9', lladdr: '02:00:00:00:00:09', flags: 0 },
+      { address: '2001:db8::9', lladdr: null, flags: 0x80 },
+    ];
+    expect(recordProblem(withNeighbours(entries))).toBeNull();
+  });
+
+  it('makes the record corrupt when an entry is anything else', () => {
+    const ok = { address: '192.0.2.9', lladdr: '02:00:00:00:00:09', flags: 0 };
+    for (const bad of [
+      null,
+      {},
+      [null],
+      [{ ...ok, address: '192.0.2.9/24' }],
+      [{ ...ok, address: 'x' }],
+      [{ ...ok, lladdr: '02:00' }],
+      [{ ...ok, flags: 256 }],
+      [{ ...ok, flags: -1 }],
+      [{ ...ok, extra: 1 }],
+      [{ address: ok.address, lladdr: ok.lladdr }],
+    ]) {
+      expect(recordProblem(withNeighbours(bad)), JSON.stringify(bad)).toMatch(/^field 'snapshot.neighbours': /);
+    }
+  });
+});
