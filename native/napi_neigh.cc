@@ -23,6 +23,21 @@ Napi::Array neighboursToJs(Napi::Env env, const std::vector<NeighbourInfo>& entr
   return out;
 }
 
+Napi::Array qdiscsToJs(Napi::Env env, const std::vector<QdiscInfo>& qdiscs) {
+  Napi::Array out = Napi::Array::New(env, qdiscs.size());
+  for (size_t i = 0; i < qdiscs.size(); i++) {
+    const QdiscInfo& q = qdiscs[i];
+    Napi::Object o = Napi::Object::New(env);
+    o.Set("index", q.index);
+    o.Set("handle", q.handle);
+    o.Set("parent", q.parent);
+    o.Set("kind", q.kind);
+    o.Set("options", q.options);
+    out.Set(static_cast<uint32_t>(i), o);
+  }
+  return out;
+}
+
 NeighbourSpec neighbourSpecFromJs(const Napi::Object& o) {
   Napi::Env env = o.Env();
   NeighbourSpec spec;

@@ -316,6 +316,38 @@ struct ReplaceNeighbourOp : VoidOp<ReplaceNeighbourOp> {
   }
 };
 
+struct ListQdiscsOp : ConnOp<ListQdiscsOp, std::vector<QdiscInfo>> {
+  int index = 0;
+  static ListQdiscsOp parse(const Napi::CallbackInfo& info, ConnPtr c) {
+    ListQdiscsOp op;
+    op.conn = std::move(c);
+    op.index = argInt(info, 0, "index");
+    return op;
+  }
+  std::vector<QdiscInfo> exec(Connection& c) { return listQdiscs(c.netlink(), index); }
+  static Napi::Value toJs(Napi::Env env, const std::vector<QdiscInfo>& q) { return qdiscsToJs(env, q); }
+};
+
+struct ReplaceRootQdiscOp : VoidOp<ReplaceRootQdiscOp> {
+  int index = 0;
+  uint32_t handle = 0;
+  std::string kind;
+  std::string options;
+  static ReplaceRootQdiscOp parse(const Napi::CallbackInfo& info, ConnPtr c) {
+    ReplaceRootQdiscOp op;
+    op.conn = std::move(c);
+    op.index = argInt(info, 0, "index");
+    op.handle = argU32(info, 1, "handle");
+    op.kind = argString(info, 2, "kind");
+    op.options = argString(info, 3, "options");
+    return op;
+  }
+  Done exec(Connection& c) {
+    replaceRootQdisc(c.netlink(), index, handle, kind, options);
+    return {};
+  }
+};
+
 class RtnlSocketWrap : public Napi::ObjectWrap<RtnlSocketWrap> {
  public:
   // new RtnlSocket(nsFd /* -1: the caller's namespace */, timeoutMs)
@@ -398,6 +430,8 @@ Napi::Function defineRtnlSocket(Napi::Env env) {
   SRIOVCTL_OP(GratuitousArpOp, "sendGratuitousArp");
   SRIOVCTL_OP(ListNeighboursOp, "listNeighbours");
   SRIOVCTL_OP(ReplaceNeighbourOp, "replaceNeighbour");
+  SRIOVCTL_OP(ListQdiscsOp, "listQdiscs");
+  SRIOVCTL_OP(ReplaceRootQdiscOp, "replaceRootQdisc");
   return RtnlSocketWrap::DefineClass(env, "RtnlSocket", props);
 }
 

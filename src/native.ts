@@ -4,7 +4,7 @@
 import { loadAddonModule } from './addon-file';
 import { SysError } from './errors';
 // Type-only: the addon builds exactly these shapes (no runtime dependency on src/net).
-import type { Address, Link, Neighbour, Route } from './net/types';
+import type { Address, Link, Neighbour, Qdisc, Route } from './net/types';
 
 export interface NativeNetns {
   fd: number;
@@ -91,6 +91,9 @@ export interface NativeRtnlSync {
   listNeighbours(index: number, family: 0 | 4 | 6): Neighbour[];
   /** NLM_F_CREATE | NLM_F_REPLACE. */
   replaceNeighbour(spec: { index: number; family: 4 | 6; address: string; lladdr?: string; state: number; flags: number }): void;
+  listQdiscs(index: number): Qdisc[];
+  /** NLM_F_CREATE | NLM_F_REPLACE at TC_H_ROOT; options: TCA_OPTIONS in hex. */
+  replaceRootQdisc(index: number, handle: number, kind: string, options: string): void;
   /** Its network namespace's cookie (SO_NETNS_COOKIE) in decimal; null where there is none to be had (a kernel before 5.14, qemu-user). */
   netnsCookie(): string | null;
 }

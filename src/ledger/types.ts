@@ -40,6 +40,17 @@ export interface NicSnapshot {
   master?: MasterSnapshot | null;
   /** Its permanent neighbour entries (neighbours.ts); absent in records written before they were kept. */
   neighbours?: NeighbourSnapshot[];
+  /** The owner's classless root qdisc (qdisc.ts), null for the kernel's default; absent in older records. */
+  qdisc?: QdiscSnapshot | null;
+  /** The qdiscs a give-back does not put back (classful root, ingress/clsact), each named for its warning. */
+  qdiscsNotRestored?: string[];
+}
+
+/** A root qdisc as tc made it: its kind, handle and raw TCA_OPTIONS (hex). */
+export interface QdiscSnapshot {
+  kind: string;
+  handle: number;
+  options: string;
 }
 
 /** A permanent neighbour entry: its address, hardware address (null: none) and NTF_* flags. */

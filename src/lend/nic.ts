@@ -10,6 +10,7 @@ import { netdevOfPci, pciOfNetdev, vfPlaceOf, type StandInVf, type VfPlace } fro
 import { isDeviceAddress } from '../sriov';
 import { masterOf } from './uppers';
 import { permanentNeighboursOf } from './neighbours';
+import { qdiscsOf } from './qdisc';
 import type { LendSession } from './session';
 import type { NicRef } from './types';
 
@@ -96,6 +97,7 @@ export function snapshotOf(nic: ResolvedNic): NicSnapshot {
     vf: nic.vf ? vfSnapshotOf(nic.vf) : null,
     master: masterOf(nic.rtnl, l),
     neighbours: permanentNeighboursOf(nic.rtnl, l),
+    ...qdiscsOf(nic.rtnl, l),
   };
 }
 

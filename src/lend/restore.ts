@@ -16,6 +16,7 @@ import type { GiveBackOutcome } from './types';
 import { closePlace, openPlace, openSearchPlaces, searchPlaces, type Place } from './where';
 import { deleteBorrowerUppers, restoreMaster } from './uppers';
 import { restoreNeighbours } from './neighbours';
+import { restoreQdiscs } from './qdisc';
 
 export interface RestoreResult {
   outcome: Exclude<GiveBackOutcome, 'not-lent'>;
@@ -58,6 +59,7 @@ export function restoreFromRecord(s: LendSession, record: LendRecord): RestoreRe
       if (restoreMaster(home.rtnl, home.rtnl.getLink({ index: link.index }), record.snapshot, warnings)) outcome = 'returned';
       // after the admin state: taking a device down flushes its entries, permanent ones too
       restoreNeighbours(home.rtnl, link.index, record.snapshot, warnings);
+      restoreQdiscs(home.rtnl, link.index, record.snapshot, warnings);
       if (name !== record.snapshot.name) outcome = 'returned-renamed';
     }
     failpoint('return:restored');

@@ -6,6 +6,7 @@ import { isSysError } from '../errors';
 import { native, type NativeLinkChange, type NativeNewLink, type NativeRouteSpec, type NativeRtnlSocket, type NativeRtnlSync, type NativeVfChange } from '../native';
 import { nsFdOf } from './netns';
 import { neighbourSpec } from './neighbour-spec';
+import { rootQdiscArgs } from './qdisc-spec';
 import type {
   Address,
   AddressFamily,
@@ -15,6 +16,8 @@ import type {
   LinkRef,
   Neighbour,
   NeighbourSpec,
+  Qdisc,
+  RootQdiscSpec,
   Netns,
   NewLinkSpec,
   Route,
@@ -366,6 +369,11 @@ const plans = {
     return plan<Neighbour[]>('listNeighbours', [index, familyOption(opts?.family)]);
   },
   replaceNeighbour: (spec: NeighbourSpec) => plan<void>('replaceNeighbour', [neighbourSpec(spec)]),
+  listQdiscs: (index: number) => {
+    assertIndex(index);
+    return plan<Qdisc[]>('listQdiscs', [index]);
+  },
+  replaceRootQdisc: (spec: RootQdiscSpec) => plan<void>('replaceRootQdisc', rootQdiscArgs(spec)),
   netnsCookie: () => plan<string | null>('netnsCookie', []),
 } satisfies { [K in RtnlMethod]: (...args: Parameters<Rtnl[K]>) => Plan<ReturnType<Rtnl[K]>> };
 
@@ -457,6 +465,12 @@ class RtnlConnection implements Rtnl {
   }
   replaceNeighbour(spec: NeighbourSpec) {
     runSync(this.sock, plans.replaceNeighbour(spec));
+  }
+  listQdiscs(index: number) {
+    return runSync(this.sock, plans.listQdiscs(index));
+  }
+  replaceRootQdisc(spec: RootQdiscSpec) {
+    runSync(this.sock, plans.replaceRootQdisc(spec));
   }
   netnsCookie() {
     return runSync(this.sock, plans.netnsCookie());

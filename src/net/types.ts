@@ -196,6 +196,30 @@ export interface NeighbourSpec {
   flags?: number;
 }
 
+/** One qdisc of a link, as RTM_GETQDISC reports it. */
+export interface Qdisc {
+  index: number;
+  /** tcm_handle (major << 16 | minor); 0 for a default one the kernel attached itself. */
+  handle: number;
+  /** tcm_parent: QDISC_PARENTS.ROOT, QDISC_PARENTS.INGRESS (clsact, ingress) or a class. */
+  parent: number;
+  kind: string;
+  /** TCA_OPTIONS as lower-case hex ('' when absent). */
+  options: string;
+}
+
+export const QDISC_PARENTS = { ROOT: 0xffffffff, INGRESS: 0xfffffff1 } as const;
+
+/** A root qdisc to put in place of whatever is at the root now. */
+export interface RootQdiscSpec {
+  index: number;
+  handle: number;
+  /** A tc kind name ('tbf', 'fq_codel', …). */
+  kind: string;
+  /** TCA_OPTIONS in hex, as listQdiscs read it. */
+  options: string;
+}
+
 export type VfSetting =
   | { mac: Mac }
   | { vlan: number; qos: number; proto: VlanProto }
@@ -257,6 +281,9 @@ export interface Rtnl {
   listNeighbours(index: number, opts?: { family?: AddressFamily }): Neighbour[];
   /** Write a neighbour entry; one there already for that address is replaced (no EEXIST). */
   replaceNeighbour(spec: NeighbourSpec): void;
+  listQdiscs(index: number): Qdisc[];
+  /** Replace the root qdisc of a link (NLM_F_CREATE | NLM_F_REPLACE): its kind, handle and raw options. */
+  replaceRootQdisc(spec: RootQdiscSpec): void;
   /** Best-effort gratuitous ARP for `ipv4` from the link (packet socket in this namespace). */
   sendGratuitousArp(index: number, ipv4: string): void;
   /**

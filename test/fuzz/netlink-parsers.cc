@@ -1,7 +1,7 @@
 // libFuzzer target over the addon's netlink reply parsers, built from the addon's own sources (native/*.cc) with
 // AddressSanitizer and UndefinedBehaviorSanitizer (test/fuzz/run.sh). Every input is treated as a buffer the
 // kernel could have handed to recv(): concatenated messages, each given to every parser the socket layer uses —
-// links with VF tables (including the wrapped 16-bit IFLA_VFINFO_LIST length), addresses, routes, neighbours, errors with
+// links with VF tables (including the wrapped 16-bit IFLA_VFINFO_LIST length), addresses, routes, neighbours, qdiscs, errors with
 // extended-ack TLVs, and the reply filter. A read outside the buffer, a wrapped length or a bad shift stops the
 // run with a report; the input is copied to an allocation of exactly its size so ASan sees any overread.
 #include <cstdint>
@@ -11,6 +11,7 @@
 #include "../../native/addr.h"
 #include "../../native/link.h"
 #include "../../native/neigh.h"
+#include "../../native/qdisc.h"
 #include "../../native/nl_message.h"
 #include "../../native/nl_socket.h"
 #include "../../native/route.h"
@@ -35,6 +36,8 @@ void parseOne(const nlmsghdr* h) {
   if (parseAddressMessage(h, addr)) sink = sink + addr.address.size();
   NeighbourInfo neigh;
   if (parseNeighbourMessage(h, neigh)) sink = sink + neigh.address.size() + (neigh.lladdr ? neigh.lladdr->size() : 0) + neigh.state;
+  QdiscInfo qdisc;
+  if (parseQdiscMessage(h, qdisc)) sink = sink + qdisc.kind.size() + qdisc.options.size() + qdisc.handle;
   RouteInfo route;
   if (parseRouteMessage(h, route)) sink = sink + (route.dst ? route.dst->size() : 0) + (route.gateway ? 1 : 0) + route.nexthopOifs.size();
   if (h->nlmsg_type == NLMSG_ERROR) {

@@ -60,3 +60,27 @@ describe('snapshot.neighbours', () => {
     }
   });
 });
+
+describe('snapshot.qdisc and snapshot.qdiscsNotRestored', () => {
+  const withQdisc = (fields: Record<string, unknown>) => {
+    const r = sampleRecord() as unknown as { snapshot: Record<string, unknown> };
+    Object.assign(r.snapshot, fields);
+    return r;
+  };
+
+  it('loads a record without them, with null, and with a kind, a handle and hex options', () => {
+    expect(recordProblem(withQdisc({}))).toBeNull();
+    expect(recordProblem(withQdisc({ qdisc: null, qdiscsNotRestored: [] }))).toBeNull();
+    expect(recordProblem(withQdisc({ qdisc: { kind: 'tbf', handle: 0x70000, options: '0a0b' }, qdiscsNotRestored: ['clsact qdisc ffff: and its filters'] }))).toBeNull();
+  });
+
+  it('makes the record corrupt when either is anything else', () => {
+    const ok = { kind: 'tbf', handle: 0x70000, options: '0a0b' };
+    for (const bad of [{ ...ok, kind: 'TBF' }, { ...ok, kind: '../x' }, { ...ok, handle: -1 }, { ...ok, options: 'abc' }, { ...ok, options: 'zz' }, { ...ok, extra: 1 }, 'tbf']) {
+      expect(recordProblem(withQdisc({ qdisc: bad })), JSON.stringify(bad)).toMatch(/^field 'snapshot.qdisc': /);
+    }
+    for (const bad of ['x', [1], ['two\nlines'], ['x'.repeat(201)]]) {
+      expect(recordProblem(withQdisc({ qdiscsNotRestored: bad })), JSON.stringify(bad)).toMatch(/^field 'snapshot.qdiscsNotRestored': /);
+    }
+  });
+});
