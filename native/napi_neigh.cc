@@ -7,10 +7,19 @@
 
 namespace sriovctl {
 
+namespace {
+
+template <class T, class Convert>
+Napi::Array listToJs(Napi::Env env, const std::vector<T>& items, Convert one) {
+  Napi::Array out = Napi::Array::New(env, items.size());
+  for (size_t i = 0; i < items.size(); i++) out.Set(static_cast<uint32_t>(i), one(items[i]));
+  return out;
+}
+
+}  // namespace
+
 Napi::Array neighboursToJs(Napi::Env env, const std::vector<NeighbourInfo>& entries) {
-  Napi::Array out = Napi::Array::New(env, entries.size());
-  for (size_t i = 0; i < entries.size(); i++) {
-    const NeighbourInfo& n = entries[i];
+  return listToJs(env, entries, [&](const NeighbourInfo& n) {
     Napi::Object o = Napi::Object::New(env);
     o.Set("index", n.index);
     o.Set("family", n.family == AF_INET ? 4 : 6);
@@ -18,24 +27,20 @@ Napi::Array neighboursToJs(Napi::Env env, const std::vector<NeighbourInfo>& entr
     o.Set("lladdr", n.lladdr ? Napi::Value(Napi::String::New(env, *n.lladdr)) : env.Null());
     o.Set("state", n.state);
     o.Set("flags", n.flags);
-    out.Set(static_cast<uint32_t>(i), o);
-  }
-  return out;
+    return o;
+  });
 }
 
 Napi::Array qdiscsToJs(Napi::Env env, const std::vector<QdiscInfo>& qdiscs) {
-  Napi::Array out = Napi::Array::New(env, qdiscs.size());
-  for (size_t i = 0; i < qdiscs.size(); i++) {
-    const QdiscInfo& q = qdiscs[i];
+  return listToJs(env, qdiscs, [&](const QdiscInfo& q) {
     Napi::Object o = Napi::Object::New(env);
     o.Set("index", q.index);
     o.Set("handle", q.handle);
     o.Set("parent", q.parent);
     o.Set("kind", q.kind);
     o.Set("options", q.options);
-    out.Set(static_cast<uint32_t>(i), o);
-  }
-  return out;
+    return o;
+  });
 }
 
 NeighbourSpec neighbourSpecFromJs(const Napi::Object& o) {

@@ -1,23 +1,14 @@
 // Links stacked on a lent NIC and the bridge it is a port of, on real namespaces with veth stand-ins: what the
 // borrower stacked on it is deleted at give-back (never what home stacked), a NIC in use at home is refused unless
 // allowed, and a bridge port lent anyway is made a port of its bridge again.
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { findRecords, giveBack, lend } from '../helpers/engine';
-import { ip, linkJson, Scratch } from '../helpers/kernel';
-import { isolatedRoots, nicState, standInNic } from '../helpers/lend-fixture';
+import { ip, linkJson, type Scratch } from '../helpers/kernel';
+import { nicState, standInNic, useLendScratch } from '../helpers/lend-fixture';
 
+const lendScratch = useLendScratch();
 let s: Scratch;
-let roots: ReturnType<typeof isolatedRoots>;
-
-beforeEach(() => {
-  s = new Scratch();
-  roots = isolatedRoots();
-});
-
-afterEach(() => {
-  s.cleanup();
-  roots.cleanup();
-});
+beforeEach(() => (s = lendScratch.scratch()));
 
 const path = (ns: string) => `/var/run/netns/${ns}`;
 const owner = { kind: 'attach', target: 'test:uppers' } as const;

@@ -1,14 +1,21 @@
-// What a record keeps of a NIC among its links and neighbours (its master, its permanent entries): optional (older records load), and checked when read.
+// What a record keeps of a NIC among its links, neighbours and queues (its master, its permanent entries, its root
+// qdisc): optional (older records load), and checked when read.
 import { describe, expect, it } from 'vitest';
 import { recordProblem } from '../../src/ledger/validate';
 import { sampleRecord } from '../helpers/ledger-record';
 
-const withMaster = (master: unknown) => {
+/** A sample record whose snapshot has `fields` set, or removed where a value is undefined. */
+function withSnapshot(fields: Record<string, unknown>) {
   const r = sampleRecord() as unknown as { snapshot: Record<string, unknown> };
-  if (master === undefined) delete r.snapshot.master;
-  else r.snapshot.master = master;
+  for (const [k, v] of Object.entries(fields)) {
+    if (v === undefined) delete r.snapshot[k];
+    else r.snapshot[k] = v;
+  }
   return r;
-};
+}
+const withMaster = (master: unknown) => withSnapshot({ master });
+const withNeighbours = (neighbours: unknown) => withSnapshot({ neighbours });
+const withQdisc = withSnapshot;
 
 describe('snapshot.master', () => {
   it('loads a record without it, with null, and with a name and an ifindex', () => {
@@ -24,12 +31,6 @@ describe('snapshot.master', () => {
   });
 });
 
-const withNeighbours = (neighbours: unknown) => {
-  const r = sampleRecord() as unknown as { snapshot: Record<string, unknown> };
-  if (neighbours === undefined) delete r.snapshot.neighbours;
-  else r.snapshot.neighbours = neighbours;
-  return r;
-};
 
 describe('snapshot.neighbours', () => {
   it('loads a record without them, and with entries of both families, with and without a hardware address', () => {
@@ -62,12 +63,6 @@ describe('snapshot.neighbours', () => {
 });
 
 describe('snapshot.qdisc and snapshot.qdiscsNotRestored', () => {
-  const withQdisc = (fields: Record<string, unknown>) => {
-    const r = sampleRecord() as unknown as { snapshot: Record<string, unknown> };
-    Object.assign(r.snapshot, fields);
-    return r;
-  };
-
   it('loads a record without them, with null, and with a kind, a handle and hex options', () => {
     expect(recordProblem(withQdisc({}))).toBeNull();
     expect(recordProblem(withQdisc({ qdisc: null, qdiscsNotRestored: [] }))).toBeNull();
