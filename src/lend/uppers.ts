@@ -40,14 +40,20 @@ export function masterOf(rtnl: Rtnl, nic: Link | null): MasterSnapshot | null {
 /**
  * Delete what the borrower stacked on the NIC in the namespace it was lent to (`rtnl`, never home's), before it
  * moves home: left there, an upper keeps sending through the NIC from the borrower's side. Deleting one deletes
- * whatever is stacked on it in turn (the kernel unregisters the uppers of a device it unregisters).
+ * whatever is stacked on it in turn (the kernel unregisters the uppers of a device it unregisters). One that
+ * cannot be deleted is named, and the NIC still goes home.
  */
 export function deleteBorrowerUppers(rtnl: Rtnl, nic: Link, warnings: string[]): boolean {
   let deleted = false;
   for (const upper of uppersOf(rtnl, nic)) {
     // one of them may already be gone, stacked on another deleted before it
     if (!rtnl.findLink({ index: upper.index })) continue;
-    rtnl.deleteLink(upper.index);
+    try {
+      rtnl.deleteLink(upper.index);
+    } catch (err) {
+      warnings.push(`${upper.kind} ${upper.name}, stacked on it in the namespace it was lent to, not deleted (it keeps using it): ${(err as Error).message}`);
+      continue;
+    }
     warnings.push(`deleted ${upper.kind} ${upper.name}, stacked on it in the namespace it was lent to`);
     deleted = true;
   }
