@@ -56,7 +56,7 @@ export function restoreFromRecord(s: LendSession, record: LendRecord): RestoreRe
       const restored = restoreLink(record, home.rtnl, link, warnings);
       if (restored.changed) outcome = 'returned';
       name = restored.name;
-      if (restoreMaster(home.rtnl, home.rtnl.getLink({ index: link.index }), record.snapshot, warnings)) outcome = 'returned';
+      if (restoreMaster(home.rtnl, link.index, record.snapshot, warnings)) outcome = 'returned';
       // after the admin state: taking a device down flushes its entries, permanent ones too
       restoreNeighbours(home.rtnl, link.index, record.snapshot, warnings);
       restoreQdiscs(home.rtnl, link.index, record.snapshot, warnings);

@@ -64,9 +64,10 @@ export function deleteBorrowerUppers(rtnl: Rtnl, nic: Link, warnings: string[]):
  * Make the NIC (home, its link restored) a port of the bridge or bond it was taken from, again: the same one while
  * it exists (its ifindex and name), else one of that name. Reported by name when there is none.
  */
-export function restoreMaster(rtnl: Rtnl, nic: Link, snap: NicSnapshot, warnings: string[]): boolean {
+export function restoreMaster(rtnl: Rtnl, index: number, snap: NicSnapshot, warnings: string[]): boolean {
   const want = snap.master;
   if (!want) return false;
+  const nic = rtnl.getLink({ index });
   const byIndex = rtnl.findLink({ index: want.index });
   const master = byIndex?.name === want.name ? byIndex : rtnl.findLink({ name: want.name });
   if (!master) {
