@@ -1,6 +1,7 @@
 // The configuration every part of sriovctl shares, read once at a front door (flags, environment, CNI config)
 // and passed down explicitly: nothing below a front door reads or writes the environment for it.
 import * as path from 'node:path';
+import type { SearchBounds } from './lend/namespace-search';
 
 export interface Config {
   /** Where the ledger and every other durable file live. */
@@ -9,6 +10,8 @@ export interface Config {
   readonly sysfsRoot: string;
   /** The resolver configuration whose nameservers the host must keep reaching (the uplink rule, src/lend/uplink.ts). */
   readonly resolvConf: string;
+  /** How much of other containers' namespace directories one call may read (default DEFAULT_SEARCH_BOUNDS). */
+  readonly namespaceSearch?: SearchBounds;
 }
 
 export const DEFAULT_STATE_DIR = '/var/lib/sriovctl';

@@ -291,6 +291,9 @@ export function cniInstallerObjects(input: ManifestInput): Record<string, unknow
     { name: 'netns', path: '/var/run/netns', type: 'DirectoryOrCreate', propagation: 'HostToContainer' },
     { name: 'cni-bin-host', path: input.cni.binDir, type: 'DirectoryOrCreate', readOnly: true },
     { name: 'cni-ipam-data', path: HOST_LOCAL_DATA_DIR, type: 'DirectoryOrCreate' },
+    // the log dir a CNI config's logFile may name (the daemon's default): every dir of the daemon's configuration
+    // must be the host's, or each call is sent back to the one-shot plugin
+    { name: 'log-dir', path: '/var/log', type: 'DirectoryOrCreate' },
   ];
   return [
     daemonSet('sriovctl-cni-installer', 'sriovctl-cni-installer', {

@@ -3,6 +3,7 @@
 // each, whenever a record is read: a record planted or damaged on disk is reported and never acted upon.
 import { cniMetaProblem } from './cni-meta';
 import { checkMasterSnapshot, checkNeighbourSnapshots, checkQdiscNotes, checkQdiscSnapshot } from './link-fields';
+import { checkL3Snapshot } from './l3-fields';
 import { ownerOfKey } from './owner';
 import { assertAltname, assertIfName, assertIndex, assertInteger, assertMtu, isMacText } from '../net/validate';
 import { assertSysfsName } from '../sriov/paths';
@@ -42,6 +43,7 @@ function checkFields(r: Obj): void {
   field('requested.mtu', () => requested.mtu === undefined || assertMtu(requested.mtu));
   for (const ns of ['home', 'target'] as const) field(ns, () => namespaceRef(r[ns] as Obj));
   if (snapshot.vf !== null && snapshot.vf !== undefined) field('snapshot.vf', () => vfSnapshot(snapshot.vf as Obj));
+  field('snapshot.l3', () => checkL3Snapshot(snapshot.l3));
   field('snapshot.master', () => checkMasterSnapshot(snapshot.master));
   field('snapshot.neighbours', () => checkNeighbourSnapshots(snapshot.neighbours));
   field('snapshot.qdisc', () => checkQdiscSnapshot(snapshot.qdisc));

@@ -12,7 +12,7 @@ import { spawn } from 'node:child_process';
 import { statSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { simMac } from '../../src/sriov/sim';
-import { REPO, sriovctl, type CliResult } from '../helpers/cli-process';
+import { REPO, sriovctl, withoutNeighbourWarnings, type CliResult } from '../helpers/cli-process';
 import { useCliWorld, type CliWorld } from '../helpers/cli-fixture';
 import { ip } from '../helpers/kernel';
 import { nicState, type NicState } from '../helpers/lend-fixture';
@@ -135,7 +135,7 @@ describe.each([
     rt.kill(n.name);
 
     const cleanup = await cli('cleanup', '--json');
-    expect(cleanup.stderr).toBe('');
+    expect(withoutNeighbourWarnings(cleanup.stderr)).toBe('');
     expect(cleanup.code).toBe(0);
     const entries = JSON.parse(cleanup.stdout) as any[];
     expect(entries.map((e) => [e.owner, e.outcome])).toEqual([

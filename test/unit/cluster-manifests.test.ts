@@ -4,6 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { renderManifests, toYaml, writeManifests, SRIOV_RESOURCE, type ManifestInput } from '../../src/cluster/manifests';
+import { admitCall, daemonCallConfig } from '../../src/daemon/caller-env';
+import { pathsOfCall } from '../../src/daemon/host-paths';
 
 const PACKAGE_VERSION = (JSON.parse(readFileSync(join(__dirname, '..', '..', 'package.json'), 'utf8')) as { version: string }).version;
 
@@ -126,7 +128,15 @@ describe('rendered manifests', () => {
     const volume = (name: string) => pod.volumes.find((v: any) => v.name === name).hostPath.path;
     const mounts = Object.fromEntries(daemon.volumeMounts.map((m: any) => [m.mountPath, { ...m, host: volume(m.name) }]));
     for (const [path, m] of Object.entries<any>(mounts)) expect(m.host, path).toBe(path);
-    expect(Object.keys(mounts).sort()).toEqual(['/opt/cni/bin', '/run/sriovctl', '/sys', '/var/lib/cni/networks', '/var/lib/sriovctl', '/var/run/netns']);
+    expect(Object.keys(mounts).sort()).toEqual(['/opt/cni/bin', '/run/sriovctl', '/sys', '/var/lib/cni/networks', '/var/lib/sriovctl', '/var/log', '/var/run/netns']);
+    // every dir of the daemon's own configuration is a host dir mounted at its path, so no call of a node is sent
+    // back to the one-shot plugin for a dir the container does not share
+    const env = Object.fromEntries(daemon.env.map((e: any) => [e.name, e.value]));
+    const own = admitCall({ CNI_COMMAND: 'ADD', CNI_NETNS: '/proc/1/ns/net' }, daemonCallConfig(env));
+    expect(own.admitted).toBe(true);
+    const paths = pathsOfCall(own.env);
+    expect(paths.length).toBeGreaterThan(2);
+    for (const p of paths) expect(Object.keys(mounts).some((m) => p === m || p.startsWith(`${m}/`)), p).toBe(true);
     expect(mounts['/var/run/netns'].mountPropagation).toBe('HostToContainer');
     expect(mounts['/opt/cni/bin'].readOnly).toBe(true);
   });
