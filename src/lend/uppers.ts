@@ -7,14 +7,18 @@ import type { Link, Rtnl } from '../net';
 import type { MasterSnapshot, NicSnapshot } from '../ledger/types';
 
 /** The kinds whose IFLA_LINK is the device they send through (a veth's IFLA_LINK is its peer: not one of them). */
-export const STACKED_KINDS: readonly string[] = ['vlan', 'macvlan', 'macvtap', 'ipvlan', 'ipvtap'];
+const STACKED_KINDS: readonly string[] = ['vlan', 'macvlan', 'macvtap', 'ipvlan', 'ipvtap'];
+
+/** The ifindex of the device a stacked link sends through, when that device is in the link's own namespace; else null. */
+export function lowerOf(l: Link): number | null {
+  // an IFLA_LINK with a link-netnsid names an ifindex of another namespace: the same number is another device
+  if (l.parentIndex === null || l.linkNetnsId !== undefined || l.kind === null || !STACKED_KINDS.includes(l.kind)) return null;
+  return l.parentIndex;
+}
 
 /** The links of `rtnl`'s namespace stacked on `nic`, which is in that same namespace. */
 export function uppersOf(rtnl: Rtnl, nic: Link): Link[] {
-  // an IFLA_LINK with a link-netnsid names an ifindex of another namespace: the same number is another device
-  return rtnl
-    .listLinks()
-    .filter((l) => l.index !== nic.index && l.parentIndex === nic.index && l.linkNetnsId === undefined && l.kind !== null && STACKED_KINDS.includes(l.kind));
+  return rtnl.listLinks().filter((l) => l.index !== nic.index && lowerOf(l) === nic.index);
 }
 
 /** How a NIC is in use at home, in one clause naming who uses it, or null when nothing is stacked on it or holds it. */
