@@ -9,7 +9,7 @@ import { registerClusterCommands, registerDemoCommand } from './cluster';
 import { registerDaemonCommand } from './daemon';
 import { registerDetachCommand } from './detach';
 import { registerInstallCniCommand } from './install-cni';
-import { usageError } from './exit-codes';
+import { RootRequired, usageError } from './exit-codes';
 import { registerStatusCommand } from './status';
 import { registerVfsCommand } from './vfs';
 
@@ -28,6 +28,9 @@ const COMMANDS: RegisterCommands[] = [
   registerClusterCommands,
   registerDemoCommand,
 ];
+
+/** Commands that touch neither NICs nor the state dir (help and --version never reach an action). */
+const RUNS_WITHOUT_ROOT: ReadonlySet<string> = new Set(['completion']);
 
 /**
  * The whole program. Commander's own exits are turned into exceptions (exitOverride) so main() maps them to
@@ -49,6 +52,8 @@ export function buildProgram(invocation: Invocation, extra: RegisterCommands[] =
     });
 
   program.hook('preAction', (_root, actionCommand) => {
+    // before anything is looked at: without root, every later error would explain the wrong thing (EACCES)
+    if (!RUNS_WITHOUT_ROOT.has(actionCommand.name()) && process.geteuid?.() !== 0) throw new RootRequired();
     const g = globalOptions(actionCommand);
     if (g.verbose && g.quiet) throw usageError('-v/--verbose and -q/--quiet exclude each other');
   });
