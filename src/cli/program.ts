@@ -44,7 +44,6 @@ export function buildProgram(invocation: Invocation, extra: RegisterCommands[] =
     .option('--sysfs-root <dir>', 'the sysfs root (env SRIOVCTL_SYSFS_ROOT, default /sys)')
     .option('-v, --verbose', 'print each kernel action, and the kernel\'s message with errors')
     .option('-q, --quiet', 'print errors and warnings only')
-    .showHelpAfterError('(run sriovctl --help for usage)')
     .exitOverride()
     .configureOutput({
       writeOut: (s) => void (invocation.stdout ?? process.stdout).write(s),
@@ -60,5 +59,12 @@ export function buildProgram(invocation: Invocation, extra: RegisterCommands[] =
 
   const kit = createKit(invocation);
   for (const register of [...COMMANDS, ...extra]) register(program, kit);
+  hintOwnHelp(program, 'sriovctl');
   return program;
+}
+
+/** A usage error points at the help of the command that was mistyped (`sriovctl attach --help`), not the program's. */
+function hintOwnHelp(cmd: Command, path: string): void {
+  cmd.showHelpAfterError(`(run ${path} --help for usage)`);
+  for (const sub of cmd.commands) hintOwnHelp(sub, `${path} ${sub.name()}`);
 }

@@ -4,6 +4,7 @@
 import type { LendSession, NicRef, Owner, VfCountAsker } from '../lend';
 import { bindDriver, deviceOfNetdev, getPf, type SriovVf } from '../sriov';
 import { CliError } from './exit-codes';
+import { counted } from '../plural';
 
 export interface VfPlan {
   /** The PF's device address (a PCI BDF, or 'netdevsimN'). */
@@ -26,7 +27,7 @@ export function pfAddressOf(s: LendSession, nic: NicRef, nicText: string): strin
 export function planVfs(s: LendSession, nic: NicRef, nicText: string, count: number, driver?: string, timeoutMs?: number): VfPlan {
   const pf = getPf(s.sysfs, pfAddressOf(s, nic, nicText));
   if (pf.totalVfs !== null && count > pf.totalVfs) {
-    throw new CliError(`${nicText}: ${count} VFs asked, the PF supports at most ${pf.totalVfs} (sriov_totalvfs)`);
+    throw new CliError(`${nicText}: ${counted(count, 'VF')} asked, the PF supports at most ${pf.totalVfs} (sriov_totalvfs)`);
   }
   return { pf: pf.address, count, driver, before: pf.numVfs, timeoutMs };
 }
