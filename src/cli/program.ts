@@ -6,6 +6,7 @@ import { registerAttachCommand } from './attach';
 import { createKit, globalOptions, type CommandKit, type Invocation } from './command-kit';
 import { registerCleanupCommand } from './cleanup';
 import { registerClusterCommands, registerDemoCommand } from './cluster';
+import { registerCompletionCommand } from './completion';
 import { registerDaemonCommand } from './daemon';
 import { registerDetachCommand } from './detach';
 import { registerInstallCniCommand } from './install-cni';
@@ -27,6 +28,7 @@ const COMMANDS: RegisterCommands[] = [
   // `cluster up|down|status` and `demo` (npm start): owned by the orchestrator, wired with the same kit
   registerClusterCommands,
   registerDemoCommand,
+  registerCompletionCommand,
 ];
 
 /** Commands that touch neither NICs nor the state dir (help and --version never reach an action). */

@@ -40,13 +40,14 @@ describe('sriovctl run without root', () => {
     'cluster up',
     'cluster down --name x',
     'cluster status --name x',
+    'cluster list',
     'demo',
   ])('sriovctl %s: exit 4, one line on stderr, nothing on stdout', async (command) => {
     const r = await sriovctl(env, command.split(' '));
     expect(r).toEqual({ code: 4, stdout: '', stderr: NOT_ROOT });
   });
 
-  it.each(['--help', '--version', 'help', 'help status', 'attach --help', 'cluster down --help'])('sriovctl %s answers without root', async (command) => {
+  it.each(['--help', '--version', 'help', 'help status', 'attach --help', 'cluster down --help', 'completion bash'])('sriovctl %s answers without root', async (command) => {
     const r = await sriovctl(env, command.split(' '));
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toBe('');
