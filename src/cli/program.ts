@@ -8,6 +8,7 @@ import { registerCleanupCommand } from './cleanup';
 import { registerClusterCommands, registerDemoCommand } from './cluster';
 import { registerCompletionCommand } from './completion';
 import { registerDaemonCommand } from './daemon';
+import { addExamples } from './examples';
 import { registerDetachCommand } from './detach';
 import { registerInstallCniCommand } from './install-cni';
 import { RootRequired, usageError } from './exit-codes';
@@ -62,6 +63,7 @@ export function buildProgram(invocation: Invocation, extra: RegisterCommands[] =
   const kit = createKit(invocation);
   for (const register of [...COMMANDS, ...extra]) register(program, kit);
   hintOwnHelp(program, 'sriovctl');
+  addExamples(program);
   return program;
 }
 
