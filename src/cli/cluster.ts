@@ -321,7 +321,7 @@ async function status(io: CommandIo, kit: CommandKit, o: CommonOpts & { name: st
     ]);
     if (rows.length) io.out.line(formatTable(['NODE', 'ROLE', 'PRESENT', 'PF', 'VFS', 'STATE'], rows));
     for (const nic of report.nics) {
-      io.out.line(`${nic.name}${nic.pciAddress ? ` (${nic.pciAddress})` : ''}: ${nic.phase} to ${nic.node ?? nic.owner} as ${nic.nameThere} since ${nic.since}`);
+      io.out.line(`${nic.name}${nic.pciAddress ? ` (${nic.pciAddress})` : ''}: ${nic.phase} to ${nic.node ?? nic.owner} as ${nic.nameThere} for ${ageOf(nic.since)}`);
     }
   }
   return ExitCode.ok;

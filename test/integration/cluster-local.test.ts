@@ -274,6 +274,8 @@ describe('cluster list, and down/status without --name', () => {
       expect((await cli('cluster', 'down', '--name', other, '-q')).code).toBe(0);
       const st = await cli('cluster', 'status');
       expect([st.code, st.stdout.split('\n')[0]]).toEqual([0, `cluster ${name}: local, up, simulated NICs`]);
+      // each NIC with its age, as status shows it (the timestamp is in --json)
+      expect(st.stdout).toMatch(new RegExp(`\\n${simNicPlan(name, 1)[0].name} \\(\\S+\\): lent to ${name}-agent-0 as \\S+ for \\d+(s|m\\d*s?)\\n`));
       const down = await cli('cluster', 'down');
       expect(down.code, down.stderr).toBe(0);
       expect(down.stdout.trimEnd().split('\n').pop()).toMatch(new RegExp(`^cluster ${name}: deleted \\(\\d+ ms\\)$`));
