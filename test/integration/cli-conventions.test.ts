@@ -64,6 +64,14 @@ describe('sriovctl conventions', () => {
     expect([plain.code, plain.stderr]).toEqual([0, '']);
   });
 
+  it('a device that is not a PF is named as it was typed', async () => {
+    const nic = w.plainNic('np');
+    w.sysfs.sim.addPciDevice({ bdf: '0000:00:09.0', driver: 'virtio-pci', netdev: { name: nic.name, mac: nic.mac } });
+    const r = await w.run('vfs', nic.name);
+    expect([r.code, r.stdout]).toEqual([1, '']);
+    expect(r.stderr).toBe(`sriovctl: vfs ${nic.name}: ${nic.name} (0000:00:09.0) is not an SR-IOV PF (no sriov_totalvfs)\n`);
+  });
+
   it('no internal error codes in what a person reads (they are the kernel codes only)', async () => {
     const r = await w.run('vfs', '0000:7f:00.0');
     expect([r.code, r.stdout]).toEqual([1, '']);
