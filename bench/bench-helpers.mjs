@@ -33,6 +33,11 @@ export function droppedStartupVariables() {
   return ['NODE_EXTRA_CA_CERTS', 'NODE_OPTIONS', 'NODE_COMPILE_CACHE', 'UV_THREADPOOL_SIZE'].filter((v) => process.env[v] !== undefined);
 }
 
+/** This shell's NODE_* variables, for a case that calls a plugin as a caller with them would. */
+export function callerNodeVariables() {
+  return Object.fromEntries(Object.entries(process.env).filter(([name]) => name.startsWith('NODE_')));
+}
+
 /** The ratio of each alternated round (a[i] / b[i]): what ctx.ratio's spread is made of. */
 export function roundRatios(a, b) {
   if (a.length !== b.length) throw new Error(`rounds differ in number: ${a.length} against ${b.length}`);

@@ -11,6 +11,15 @@ import { benchEnv, droppedStartupVariables, rotate } from './bench-helpers.mjs';
 export const CNI_DIR = '/usr/lib/cni';
 const ip = (...args) => execFileSync('ip', args, { stdio: ['ignore', 'pipe', 'pipe'] });
 
+/** `ip …` of something that may be gone already (removing what a bench made): a failure is ignored. */
+export function ipIfThere(...args) {
+  try {
+    ip(...args);
+  } catch {
+    // already gone
+  }
+}
+
 export function elapsedMs(fn) {
   const t0 = process.hrtime.bigint();
   const r = fn();
@@ -80,16 +89,9 @@ export async function withCniWorld(ctx, body) {
     };
     return await body({ scratch, env: base, ours, theirs, call, hostDevice });
   } finally {
-    try {
-      ip('netns', 'del', pod);
-    } catch {
-      // already gone
-    }
-    try {
-      ip('link', 'del', nic);
-    } catch {
-      // destroyed with the namespace, or never made
-    }
+    ipIfThere('netns', 'del', pod);
+    // destroyed with the namespace, or never made
+    ipIfThere('link', 'del', nic);
     rmSync(scratch, { recursive: true, force: true });
   }
 }

@@ -1,16 +1,18 @@
 // The resident path: the native shim + `sriovctl daemon` against Debian's host-device (ADD+DEL, same NIC kind,
-// same `static` IPAM) and against host-device's VERSION; the shim with no daemon against the one-shot plugin; the
+// same `static` IPAM) and both against the kernel's floor (bench/kernel-floor.c: the same pair's moves, link, address
+// and route requests and IPAM execs, nothing else), alternated in the same rounds; against host-device's VERSION; the shim with no daemon against the one-shot plugin; the
 // daemon's RSS after many ADD/DEL pairs against after the first 100 (no leak); 16 concurrent ADDs through the
 // daemon against 16 one-shot. Needs root, `npm run build` (the shim is node-gyp's) and /usr/lib/cni.
 import { execFileSync, spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { connect } from 'node:net';
-import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { benchEnv, median, roundRatios } from './bench-helpers.mjs';
+import { median, roundRatios } from './bench-helpers.mjs';
 import { alternate, CNI_DIR, withCniWorld } from './cni-world.mjs';
+import { startDaemon } from './daemon-process.mjs';
+import { buildKernelFloor, kernelFloorPair } from './kernel-floor.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const require = createRequire(import.meta.url);
@@ -18,7 +20,6 @@ const wire = require(join(ROOT, 'dist', 'daemon', 'wire.js'));
 const { queryDaemon } = require(join(ROOT, 'dist', 'daemon', 'query.js'));
 const SHIM = join(ROOT, 'build', 'Release', 'sriovctl-cni');
 const PLUGIN = join(ROOT, 'bin', 'sriovctl-cni.js');
-const CLI = join(ROOT, 'bin', 'sriovctl.js');
 // the kernel's move varies 14–30 ms (an RCU barrier), twice per pair: a median of 41 rounds still moved ±3% from run to
 // run, of 101 about ±1%
 const ROUNDS = Number(process.env.CNI_BENCH_ROUNDS) || 101;
@@ -27,19 +28,6 @@ const PAIRS = Number(process.env.DAEMON_BENCH_PAIRS) || 10_000;
 const CONCURRENT = 16;
 const OTHER_RECORDS = 200;
 const ip = (...args) => execFileSync('ip', args, { stdio: ['ignore', 'pipe', 'pipe'] });
-
-async function startDaemon(socket) {
-  // the bench's calls name their own state dir and sysfs root (below the temp dir) and Debian's plugins: the
-  // daemon's configuration must admit them, or every call would be sent back to the one-shot plugin
-  const env = benchEnv({ SRIOVCTL_SOCKET: socket, SRIOVCTL_DAEMON_CALLER_ROOT: tmpdir(), SRIOVCTL_DAEMON_CNI_PATH: CNI_DIR });
-  const child = spawn(process.execPath, [CLI, 'daemon'], { env, stdio: ['ignore', 'ignore', 'ignore'] });
-  for (let i = 0; i < 600; i++) {
-    if (existsSync(socket) && (await queryDaemon(socket, 1000)).serving) return child;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  child.kill('SIGKILL');
-  throw new Error(`sriovctl daemon did not serve ${socket}`);
-}
 
 /** One call straight over the socket (what the shim sends), for the many pairs of the RSS measurement. */
 function viaSocket(socket, env, stdin) {
@@ -93,12 +81,16 @@ export default async function daemonBench(ctx) {
         call(argv, ours, 'ADD', opts);
         call(argv, ours, 'DEL', opts);
       };
-      const contenders = { shimDaemon: pair([SHIM], viaDaemon), hostDevice };
-      contenders.shimDaemon();
-      contenders.hostDevice();
+      const kernelFloor = kernelFloorPair(buildKernelFloor(scratch), call, ours);
+      const contenders = { shimDaemon: pair([SHIM], viaDaemon), hostDevice, kernelFloor };
+      for (const c of Object.values(contenders)) c();
       const t = alternate(contenders, ROUNDS);
-      ctx.log(`ADD+DEL median: shim+daemon ${median(t.shimDaemon).toFixed(1)} ms, host-device ${median(t.hostDevice).toFixed(1)} ms (${ROUNDS} alternated pairs)`);
-      ctx.ratio('shim+daemon/host-device:add+del', median(t.shimDaemon) / median(t.hostDevice), { max: 1.0 }, roundRatios(t.shimDaemon, t.hostDevice));
+      const ms = (name) => median(t[name]).toFixed(1);
+      ctx.log(`ADD+DEL median: shim+daemon ${ms('shimDaemon')} ms, host-device ${ms('hostDevice')} ms, kernel floor ${ms('kernelFloor')} ms (${ROUNDS} alternated rounds)`);
+      const ratio = (what, a, b, target) => ctx.ratio(what, median(t[a]) / median(t[b]), target, roundRatios(t[a], t[b]));
+      ratio('shim+daemon/host-device:add+del', 'shimDaemon', 'hostDevice', { max: 0.8 });
+      ratio('shim+daemon/kernel-floor:add+del', 'shimDaemon', 'kernelFloor', { max: 1.3 });
+      ratio('host-device/kernel-floor:add+del', 'hostDevice', 'kernelFloor', {});
 
       const versions = {
         shimDaemon: () => call([SHIM], ours, 'VERSION', viaDaemon),

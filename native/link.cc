@@ -18,18 +18,6 @@ std::optional<std::string> hwAddr(const rtattr* a) {
   return formatHwAddr(static_cast<const uint8_t*>(attrData(a)), attrLen(a));
 }
 
-std::optional<std::string> optionalString(const rtattr* a) {
-  std::string s;
-  if (!readString(a, s)) return std::nullopt;
-  return s;
-}
-
-template <class T>
-std::optional<T> optionalValue(const rtattr* a) {
-  T v{};
-  if (!readAttr(a, v)) return std::nullopt;
-  return v;
-}
 
 NlRequest linkRequest(uint16_t type, uint16_t flags, int index) {
   auto req = NlRequest::make<ifinfomsg>(type, flags);

@@ -9,15 +9,6 @@ namespace sriovctl {
 
 namespace {
 
-template <class T>
-Napi::Value orNull(Napi::Env env, const std::optional<T>& v) {
-  if (!v) return env.Null();
-  if constexpr (std::is_same_v<T, std::string>)
-    return Napi::String::New(env, *v);
-  else
-    return Napi::Number::New(env, static_cast<double>(*v));
-}
-
 Napi::Value flagOrNull(Napi::Env env, int v) { return v < 0 ? env.Null() : Napi::Boolean::New(env, v != 0); }
 
 const char* linkStateName(uint32_t s) {
@@ -84,49 +75,90 @@ Napi::Object linkToJs(Napi::Env env, const LinkInfo& l) {
   return o;
 }
 
-namespace {
-
-/** A JS array of `items`, each converted by `one`. */
-template <typename T, typename Convert>
-Napi::Array arrayToJs(Napi::Env env, const std::vector<T>& items, Convert one) {
-  Napi::Array a = Napi::Array::New(env, items.size());
-  for (uint32_t i = 0; i < items.size(); ++i) a.Set(i, one(items[i]));
-  return a;
-}
-
-}  // namespace
-
 Napi::Array linksToJs(Napi::Env env, const std::vector<LinkInfo>& links) {
   return arrayToJs(env, links, [&](const LinkInfo& l) { return linkToJs(env, l); });
 }
 
+namespace {
+
+Napi::Object addressToJs(Napi::Env env, const AddressInfo& x) {
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("index", x.index);
+  o.Set("family", jsFamily(x.family));
+  o.Set("address", x.address);
+  o.Set("prefixLen", x.prefixLen);
+  o.Set("cidr", x.address + "/" + std::to_string(x.prefixLen));
+  o.Set("flags", x.flags);
+  return o;
+}
+
+}  // namespace
+
 Napi::Array addressesToJs(Napi::Env env, const std::vector<AddressInfo>& addrs) {
+  return arrayToJs(env, addrs, [&](const AddressInfo& x) { return addressToJs(env, x); });
+}
+
+Napi::Array addressDetailsToJs(Napi::Env env, const std::vector<AddressInfo>& addrs) {
   return arrayToJs(env, addrs, [&](const AddressInfo& x) {
-    Napi::Object o = Napi::Object::New(env);
-    o.Set("index", x.index);
-    o.Set("family", jsFamily(x.family));
-    o.Set("address", x.address);
-    o.Set("prefixLen", x.prefixLen);
-    o.Set("cidr", x.address + "/" + std::to_string(x.prefixLen));
-    o.Set("flags", x.flags);
+    Napi::Object o = addressToJs(env, x);
+    o.Set("scope", x.scope);
+    o.Set("peer", orNull(env, x.peer));
+    o.Set("broadcast", orNull(env, x.broadcast));
+    o.Set("label", orNull(env, x.label));
+    o.Set("validLft", x.validLft);
+    o.Set("preferredLft", x.preferredLft);
+    o.Set("proto", orNull(env, x.proto));
+    o.Set("metric", orNull(env, x.metric));
     return o;
   });
 }
 
+Napi::Object routeToJs(Napi::Env env, const RouteInfo& r) {
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("family", jsFamily(r.family));
+  o.Set("dst", r.dstLen == 0 ? std::string("default")
+                             : r.dst.value_or("") + "/" + std::to_string(r.dstLen));
+  o.Set("gateway", orNull(env, r.gateway));
+  o.Set("index", orNull(env, r.oif));
+  o.Set("nexthopIndexes", arrayToJs(env, r.nexthopOifs, [&](int i) { return Napi::Number::New(env, i); }));
+  o.Set("table", r.table);
+  o.Set("metric", orNull(env, r.metric));
+  o.Set("scope", r.scope);
+  o.Set("protocol", r.protocol);
+  o.Set("type", r.type);
+  return o;
+}
+
 Napi::Array routesToJs(Napi::Env env, const std::vector<RouteInfo>& routes) {
+  return arrayToJs(env, routes, [&](const RouteInfo& r) { return routeToJs(env, r); });
+}
+
+Napi::Array routeDetailsToJs(Napi::Env env, const std::vector<RouteInfo>& routes) {
   return arrayToJs(env, routes, [&](const RouteInfo& r) {
-    Napi::Object o = Napi::Object::New(env);
-    o.Set("family", jsFamily(r.family));
-    o.Set("dst", r.dstLen == 0 ? std::string("default")
-                               : r.dst.value_or("") + "/" + std::to_string(r.dstLen));
-    o.Set("gateway", orNull(env, r.gateway));
-    o.Set("index", orNull(env, r.oif));
-    o.Set("nexthopIndexes", arrayToJs(env, r.nexthopOifs, [&](int i) { return Napi::Number::New(env, i); }));
-    o.Set("table", r.table);
-    o.Set("metric", orNull(env, r.metric));
-    o.Set("scope", r.scope);
-    o.Set("protocol", r.protocol);
-    o.Set("type", r.type);
+    Napi::Object o = routeToJs(env, r);
+    o.Set("hops", arrayToJs(env, r.hops, [&](const RouteHop& h) {
+      Napi::Object hop = Napi::Object::New(env);
+      hop.Set("index", h.ifindex);
+      hop.Set("gateway", orNull(env, h.gateway));
+      hop.Set("weight", h.weight);
+      hop.Set("flags", h.flags);
+      return hop;
+    }));
+    o.Set("tos", r.tos);
+    o.Set("flags", r.flags);
+    o.Set("prefsrc", orNull(env, r.prefsrc));
+    o.Set("src", r.src ? Napi::Value(Napi::String::New(env, *r.src + "/" + std::to_string(r.srcLen))) : env.Null());
+    o.Set("pref", orNull(env, r.pref));
+    o.Set("metrics", arrayToJs(env, r.metrics, [&](const RouteMetric& m) {
+      Napi::Array pair = Napi::Array::New(env, 2);
+      pair.Set(0u, m.first);
+      pair.Set(1u, m.second);
+      return pair;
+    }));
+    o.Set("ccAlgo", orNull(env, r.ccAlgo));
+    o.Set("nhId", orNull(env, r.nhId));
+    o.Set("expires", orNull(env, r.expires));
+    o.Set("encap", Napi::Boolean::New(env, r.encap));
     return o;
   });
 }
@@ -194,18 +226,95 @@ VfChange vfChangeFromJs(const Napi::Object& o) {
   return c;
 }
 
+namespace {
+
+std::optional<uint8_t> optU8(const Napi::Object& o, const char* key) {
+  auto v = optU32(o, key);
+  if (v && *v > 255) throw Napi::TypeError::New(o.Env(), std::string(key) + ": expected 0..255");
+  return v ? std::optional<uint8_t>(static_cast<uint8_t>(*v)) : std::nullopt;
+}
+
+std::optional<InetAddr> optInet(const Napi::Object& o, const char* key, int family, const char* op) {
+  auto text = optString(o, key);
+  if (!text) return std::nullopt;
+  return parseInet(family, *text, op);
+}
+
+Napi::Array optArray(const Napi::Object& o, const char* key) {
+  Napi::Value v = o.Get(key);
+  if (v.IsUndefined()) return Napi::Array::New(o.Env(), 0);
+  if (!v.IsArray()) throw Napi::TypeError::New(o.Env(), std::string(key) + ": expected an array");
+  return v.As<Napi::Array>();
+}
+
+Napi::Object objectAt(const Napi::Array& a, uint32_t i, const char* what) {
+  Napi::Value v = a.Get(i);
+  if (!v.IsObject()) throw Napi::TypeError::New(a.Env(), std::string(what) + ": expected objects");
+  return v.As<Napi::Object>();
+}
+
+}  // namespace
+
 RouteSpec routeSpecFromJs(const Napi::Object& o) {
   Napi::Env env = o.Env();
   RouteSpec r;
   r.family = familyFromJs(env, required(env, optInt(o, "family"), "family"));
-  if (auto dst = optString(o, "dst")) r.dst = parseInet(r.family, *dst, "route dst");
-  r.dstLen = static_cast<uint8_t>(optU32(o, "dstLen").value_or(0));
-  if (auto gw = optString(o, "gateway")) r.gateway = parseInet(r.family, *gw, "route gateway");
+  r.dst = optInet(o, "dst", r.family, "route dst");
+  r.dstLen = optU8(o, "dstLen").value_or(0);
+  // a gateway of the other family is an RTA_VIA (the TS layer allows it only for a route put back as it was)
+  r.gateway = optInet(o, "gateway", AF_UNSPEC, "route gateway");
   r.oif = optInt(o, "index").value_or(0);
   r.metric = optU32(o, "metric");
   r.table = optU32(o, "table").value_or(254);
-  if (auto scope = optU32(o, "scope")) r.scope = static_cast<uint8_t>(*scope);
+  r.scope = optU8(o, "scope");
+  r.protocol = optU8(o, "protocol");
+  r.type = optU8(o, "type");
+  r.tos = optU8(o, "tos").value_or(0);
+  r.flags = optU32(o, "flags").value_or(0);
+  r.prefsrc = optInet(o, "prefsrc", r.family, "route prefsrc");
+  r.src = optInet(o, "src", r.family, "route src");
+  r.srcLen = optU8(o, "srcLen").value_or(0);
+  r.pref = optU8(o, "pref");
+  Napi::Array metrics = optArray(o, "metrics");
+  for (uint32_t i = 0; i < metrics.Length(); i++) {
+    Napi::Value m = metrics.Get(i);
+    if (!m.IsArray() || m.As<Napi::Array>().Length() != 2) throw Napi::TypeError::New(env, "metrics: expected [type, value] pairs");
+    Napi::Array pair = m.As<Napi::Array>();
+    r.metrics.emplace_back(static_cast<uint16_t>(pair.Get(0u).As<Napi::Number>().Uint32Value()),
+                           pair.Get(1u).As<Napi::Number>().Uint32Value());
+  }
+  r.ccAlgo = optString(o, "ccAlgo");
+  Napi::Array hops = optArray(o, "hops");
+  for (uint32_t i = 0; i < hops.Length(); i++) {
+    Napi::Object h = objectAt(hops, i, "hops");
+    HopSpec hop;
+    hop.ifindex = required(env, optInt(h, "index"), "index");
+    hop.gateway = optInet(h, "gateway", AF_UNSPEC, "route nexthop gateway");
+    hop.weight = optU8(h, "weight").value_or(1);
+    hop.flags = optU8(h, "flags").value_or(0);
+    r.hops.push_back(hop);
+  }
+  r.nhId = optU32(o, "nhId");
   return r;
+}
+
+AddressSpec addressSpecFromJs(const Napi::Object& o) {
+  Napi::Env env = o.Env();
+  AddressSpec a;
+  const int family = familyFromJs(env, required(env, optInt(o, "family"), "family"));
+  a.index = required(env, optInt(o, "index"), "index");
+  a.local = parseInet(family, required(env, optString(o, "address"), "address"), "RTM_NEWADDR");
+  a.prefixLen = required(env, optU8(o, "prefixLen"), "prefixLen");
+  a.peer = optInet(o, "peer", family, "RTM_NEWADDR peer");
+  a.broadcast = optInet(o, "broadcast", family, "RTM_NEWADDR broadcast");
+  a.label = optString(o, "label");
+  a.flags = optU32(o, "flags").value_or(0);
+  a.scope = optU8(o, "scope").value_or(0);
+  a.validLft = optU32(o, "validLft").value_or(kForeverLifetime);
+  a.preferredLft = optU32(o, "preferredLft").value_or(kForeverLifetime);
+  a.metric = optU32(o, "metric");
+  a.proto = optU8(o, "proto");
+  return a;
 }
 
 }  // namespace sriovctl

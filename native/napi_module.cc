@@ -17,6 +17,7 @@
 #include "napi_rtnl.h"
 #include "netns.h"
 #include "read_fd.h"
+#include "rule.h"
 #include "nl_socket.h"
 #include "peer_cred.h"
 #include "sysctl.h"
@@ -36,6 +37,10 @@ Napi::Object netnsToJs(Napi::Env env, const NetnsHandle& h) {
 
 Napi::Value NetnsOpen(const Napi::CallbackInfo& info) {
   return guarded(info.Env(), [&] { return netnsToJs(info.Env(), openNetns(argString(info, 0, "path"))); });
+}
+
+Napi::Value NetnsOpenInRoot(const Napi::CallbackInfo& info) {
+  return guarded(info.Env(), [&] { return netnsToJs(info.Env(), openNetnsInRoot(argString(info, 0, "root"), argString(info, 1, "path"))); });
 }
 
 Napi::Value NetnsOpenPid(const Napi::CallbackInfo& info) {
@@ -74,6 +79,30 @@ Napi::Value DetachMount(const Napi::CallbackInfo& info) {
 Napi::Value SysctlRead(const Napi::CallbackInfo& info) {
   return guarded(info.Env(), [&] {
     return Napi::String::New(info.Env(), readSysctl(argInt(info, 0, "nsFd"), argString(info, 1, "key")));
+  });
+}
+
+// sysctlReadDirs(nsFd, [dir, …], maxEntries) → [[[name, value], …] | null, …]
+Napi::Value SysctlReadDirs(const Napi::CallbackInfo& info) {
+  return guarded(info.Env(), [&] {
+    Napi::Env env = info.Env();
+    auto dirs = readSysctlDirs(argInt(info, 0, "nsFd"), argStringArray(info, 1, "dirs"), argU32(info, 2, "maxEntries"));
+    Napi::Array out = Napi::Array::New(env, dirs.size());
+    for (uint32_t d = 0; d < dirs.size(); d++) {
+      if (!dirs[d]) {
+        out.Set(d, env.Null());
+        continue;
+      }
+      Napi::Array entries = Napi::Array::New(env, dirs[d]->size());
+      for (uint32_t i = 0; i < dirs[d]->size(); i++) {
+        Napi::Array pair = Napi::Array::New(env, 2);
+        pair.Set(0u, (*dirs[d])[i].first);
+        pair.Set(1u, (*dirs[d])[i].second);
+        entries.Set(i, pair);
+      }
+      out.Set(d, entries);
+    }
+    return out;
   });
 }
 
@@ -219,6 +248,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("setErrorClass", Napi::Function::New(env, SetErrorClass, "setErrorClass"));
   exports.Set("RtnlSocket", rtnl);
   exports.Set("netnsOpen", Napi::Function::New(env, NetnsOpen, "netnsOpen"));
+  exports.Set("netnsOpenInRoot", Napi::Function::New(env, NetnsOpenInRoot, "netnsOpenInRoot"));
   exports.Set("netnsOpenPid", Napi::Function::New(env, NetnsOpenPid, "netnsOpenPid"));
   exports.Set("netnsIdentity", Napi::Function::New(env, NetnsIdentity, "netnsIdentity"));
   exports.Set("netnsCreateAnonymous", Napi::Function::New(env, NetnsCreateAnonymous, "netnsCreateAnonymous"));
@@ -226,6 +256,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("makeSharedMount", Napi::Function::New(env, MakeSharedMount, "makeSharedMount"));
   exports.Set("detachMount", Napi::Function::New(env, DetachMount, "detachMount"));
   exports.Set("sysctlRead", Napi::Function::New(env, SysctlRead, "sysctlRead"));
+  exports.Set("sysctlReadDirs", Napi::Function::New(env, SysctlReadDirs, "sysctlReadDirs"));
   exports.Set("sysctlWrite", Napi::Function::New(env, SysctlWrite, "sysctlWrite"));
   exports.Set("lockFd", Napi::Function::New(env, LockFd, "lockFd"));
   exports.Set("unlockFd", Napi::Function::New(env, UnlockFd, "unlockFd"));
@@ -240,6 +271,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("encodeSetVf", Napi::Function::New(env, EncodeSetVf, "encodeSetVf"));
   exports.Set("parseLinkMessages", Napi::Function::New(env, ParseLinkMessages, "parseLinkMessages"));
   exports.Set("parseNetlinkError", Napi::Function::New(env, ParseNetlinkError, "parseNetlinkError"));
+  exports.Set("namedRuleAttributes", arrayToJs(env, namedRuleAttrTypes(), [&](uint16_t t) { return Napi::Number::New(env, t); }));
   return exports;
 }
 

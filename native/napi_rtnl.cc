@@ -9,6 +9,7 @@
 #include "link.h"
 #include "napi_args.h"
 #include "napi_convert.h"
+#include "napi_convert_rule_nexthop.h"
 #include "napi_ops.h"
 #include "route.h"
 #include "vf.h"
@@ -108,19 +109,24 @@ struct AltnameOp : VoidOp<AltnameOp<Add>> {
   }
 };
 
-struct AddLinkOp : VoidOp<AddLinkOp> {
-  NewLink spec;
-  static AddLinkOp parse(const Napi::CallbackInfo& info, ConnPtr c) {
-    AddLinkOp op;
+// One object argument, converted by FromJs and handed to Apply.
+template <class Spec, Spec (*FromJs)(const Napi::Object&), void (*Apply)(NlSocket&, const Spec&)>
+struct SpecOp : VoidOp<SpecOp<Spec, FromJs, Apply>> {
+  Spec spec;
+  static SpecOp parse(const Napi::CallbackInfo& info, ConnPtr c) {
+    SpecOp op;
     op.conn = std::move(c);
-    op.spec = newLinkFromJs(argObject(info, 0, "spec"));
+    op.spec = FromJs(argObject(info, 0, "spec"));
     return op;
   }
   Done exec(Connection& c) {
-    addLink(c.netlink(), spec);
+    Apply(c.netlink(), spec);
     return {};
   }
 };
+
+using AddLinkOp = SpecOp<NewLink, newLinkFromJs, addLink>;
+using PutAddressOp = SpecOp<AddressSpec, addressSpecFromJs, putAddress>;
 
 struct DeleteLinkGroupOp : VoidOp<DeleteLinkGroupOp> {
   uint32_t group = 0;
@@ -169,7 +175,9 @@ struct SetVfOp : VoidOp<SetVfOp> {
   }
 };
 
-struct ListAddressesOp : ConnOp<ListAddressesOp, std::vector<AddressInfo>> {
+// Details: every field a give-back puts back (addressDetailsToJs), else the plain Address.
+template <bool Details>
+struct ListAddressesOp : ConnOp<ListAddressesOp<Details>, std::vector<AddressInfo>> {
   int index = 0;
   int family = 0;
   static ListAddressesOp parse(const Napi::CallbackInfo& info, ConnPtr c) {
@@ -180,7 +188,9 @@ struct ListAddressesOp : ConnOp<ListAddressesOp, std::vector<AddressInfo>> {
     return op;
   }
   std::vector<AddressInfo> exec(Connection& c) { return listAddresses(c.netlink(), index, family); }
-  static Napi::Value toJs(Napi::Env env, const std::vector<AddressInfo>& a) { return addressesToJs(env, a); }
+  static Napi::Value toJs(Napi::Env env, const std::vector<AddressInfo>& a) {
+    return Details ? addressDetailsToJs(env, a) : addressesToJs(env, a);
+  }
 };
 
 template <bool Add>
@@ -206,18 +216,43 @@ struct AddressOp : VoidOp<AddressOp<Add>> {
   }
 };
 
-struct ListRoutesOp : ConnOp<ListRoutesOp, std::vector<RouteInfo>> {
+// Details: every field a give-back puts back (routeDetailsToJs), filtered by output device (0: any).
+template <bool Details>
+struct ListRoutesOp : ConnOp<ListRoutesOp<Details>, std::vector<RouteInfo>> {
   int family = 0;
   uint32_t table = 0;
+  int oif = 0;
   static ListRoutesOp parse(const Napi::CallbackInfo& info, ConnPtr c) {
     ListRoutesOp op;
     op.conn = std::move(c);
     op.family = familyFromJs(info.Env(), argInt(info, 0, "family"));
     op.table = argU32(info, 1, "table");
+    if (Details) op.oif = argInt(info, 2, "index");
     return op;
   }
-  std::vector<RouteInfo> exec(Connection& c) { return listRoutes(c.netlink(), family, table); }
-  static Napi::Value toJs(Napi::Env env, const std::vector<RouteInfo>& r) { return routesToJs(env, r); }
+  std::vector<RouteInfo> exec(Connection& c) { return listRoutes(c.netlink(), family, table, oif); }
+  static Napi::Value toJs(Napi::Env env, const std::vector<RouteInfo>& r) {
+    return Details ? routeDetailsToJs(env, r) : routesToJs(env, r);
+  }
+};
+
+struct PutRouteOp : VoidOp<PutRouteOp> {
+  RouteSpec spec;
+  bool replace = false;
+  static PutRouteOp parse(const Napi::CallbackInfo& info, ConnPtr c) {
+    PutRouteOp op;
+    op.conn = std::move(c);
+    op.spec = routeSpecFromJs(argObject(info, 0, "route"));
+    op.replace = argBool(info, 1, "replace");
+    return op;
+  }
+  Done exec(Connection& c) {
+    if (replace)
+      replaceRoute(c.netlink(), spec);
+    else
+      addRoute(c.netlink(), spec);
+    return {};
+  }
 };
 
 template <bool Add>
@@ -234,6 +269,74 @@ struct RouteOp : VoidOp<RouteOp<Add>> {
       addRoute(c.netlink(), spec);
     else
       deleteRoute(c.netlink(), spec);
+    return {};
+  }
+};
+
+struct LookupRouteOp : ConnOp<LookupRouteOp, RouteInfo> {
+  InetAddr dst;
+  uint8_t ipProto = 0;
+  uint16_t dport = 0;
+  static LookupRouteOp parse(const Napi::CallbackInfo& info, ConnPtr c) {
+    LookupRouteOp op;
+    op.conn = std::move(c);
+    int family = familyFromJs(info.Env(), argInt(info, 0, "family"));
+    op.dst = parseInet(family, argString(info, 1, "address"), "RTM_GETROUTE");
+    op.ipProto = static_cast<uint8_t>(argU32(info, 2, "ipProto"));
+    op.dport = static_cast<uint16_t>(argU32(info, 3, "dport"));
+    return op;
+  }
+  RouteInfo exec(Connection& c) { return lookupRoute(c.netlink(), dst, ipProto, dport); }
+  static Napi::Value toJs(Napi::Env env, const RouteInfo& r) { return routeToJs(env, r); }
+};
+
+struct ListRulesOp : ConnOp<ListRulesOp, std::vector<RuleInfo>> {
+  int family = 0;
+  static ListRulesOp parse(const Napi::CallbackInfo& info, ConnPtr c) {
+    ListRulesOp op;
+    op.conn = std::move(c);
+    op.family = familyFromJs(info.Env(), argInt(info, 0, "family"));
+    return op;
+  }
+  std::vector<RuleInfo> exec(Connection& c) { return listRules(c.netlink(), family); }
+  static Napi::Value toJs(Napi::Env env, const std::vector<RuleInfo>& r) { return rulesToJs(env, r); }
+};
+
+using AddRuleOp = SpecOp<RuleSpec, ruleSpecFromJs, addRule>;
+using DeleteRuleOp = SpecOp<RuleSpec, ruleSpecFromJs, deleteRule>;
+
+struct ListNexthopsOp : ConnOp<ListNexthopsOp, std::vector<NexthopInfo>> {
+  static ListNexthopsOp parse(const Napi::CallbackInfo&, ConnPtr c) { return ListNexthopsOp{{std::move(c)}}; }
+  std::vector<NexthopInfo> exec(Connection& c) { return listNexthops(c.netlink()); }
+  static Napi::Value toJs(Napi::Env env, const std::vector<NexthopInfo>& n) { return nexthopsToJs(env, n); }
+};
+
+struct AddNexthopOp : VoidOp<AddNexthopOp> {
+  NexthopSpec spec;
+  bool replace = false;
+  static AddNexthopOp parse(const Napi::CallbackInfo& info, ConnPtr c) {
+    AddNexthopOp op;
+    op.conn = std::move(c);
+    op.spec = nexthopSpecFromJs(argObject(info, 0, "nexthop"));
+    op.replace = argBool(info, 1, "replace");
+    return op;
+  }
+  Done exec(Connection& c) {
+    addNexthop(c.netlink(), spec, replace);
+    return {};
+  }
+};
+
+struct DeleteNexthopOp : VoidOp<DeleteNexthopOp> {
+  uint32_t id = 0;
+  static DeleteNexthopOp parse(const Napi::CallbackInfo& info, ConnPtr c) {
+    DeleteNexthopOp op;
+    op.conn = std::move(c);
+    op.id = argU32(info, 0, "id");
+    return op;
+  }
+  Done exec(Connection& c) {
+    deleteNexthop(c.netlink(), id);
     return {};
   }
 };
@@ -341,12 +444,23 @@ Napi::Function defineRtnlSocket(Napi::Env env) {
   SRIOVCTL_OP(DeleteLinkOp, "deleteLink");
   SRIOVCTL_OP(DeleteLinkGroupOp, "deleteLinkGroup");
   SRIOVCTL_OP(SetVfOp, "setVf");
-  SRIOVCTL_OP(ListAddressesOp, "listAddresses");
+  SRIOVCTL_OP(ListAddressesOp<false>, "listAddresses");
+  SRIOVCTL_OP(ListAddressesOp<true>, "listAddressDetails");
+  SRIOVCTL_OP(PutAddressOp, "putAddress");
   SRIOVCTL_OP(AddressOp<true>, "addAddress");
   SRIOVCTL_OP(AddressOp<false>, "deleteAddress");
-  SRIOVCTL_OP(ListRoutesOp, "listRoutes");
+  SRIOVCTL_OP(ListRoutesOp<false>, "listRoutes");
+  SRIOVCTL_OP(ListRoutesOp<true>, "listRouteDetails");
+  SRIOVCTL_OP(PutRouteOp, "putRoute");
   SRIOVCTL_OP(RouteOp<true>, "addRoute");
   SRIOVCTL_OP(RouteOp<false>, "deleteRoute");
+  SRIOVCTL_OP(LookupRouteOp, "lookupRoute");
+  SRIOVCTL_OP(ListRulesOp, "listRules");
+  SRIOVCTL_OP(AddRuleOp, "addRule");
+  SRIOVCTL_OP(DeleteRuleOp, "deleteRule");
+  SRIOVCTL_OP(ListNexthopsOp, "listNexthops");
+  SRIOVCTL_OP(AddNexthopOp, "addNexthop");
+  SRIOVCTL_OP(DeleteNexthopOp, "deleteNexthop");
   SRIOVCTL_OP(DriverInfoOp, "driverInfo");
   SRIOVCTL_OP(GratuitousArpOp, "sendGratuitousArp");
   return RtnlSocketWrap::DefineClass(env, "RtnlSocket", props);

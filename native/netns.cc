@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <linux/magic.h>
 #include <linux/nsfs.h>
+#include <linux/openat2.h>
 #include <net/if.h>
 #include <poll.h>
 #include <sched.h>
@@ -87,18 +88,16 @@ static int namespaceType(int fd) {
   return entered ? CLONE_NEWNET : 0;
 }
 
-NetnsHandle openNetns(const std::string& path) {
-  const std::string op = "open netns " + path;
-  // O_PATH: opening touches nothing — a FIFO does not block, a device's open handler does not run. Only a file
-  // on nsfs is then opened for real, through the same inode (/proc/self/fd), so a swapped path cannot sneak in.
-  FdGuard where{open(path.c_str(), O_PATH | O_CLOEXEC)};
-  if (where.fd < 0) throwErrno(op);
+// The namespace behind `where`, an O_PATH fd (opening that touches nothing: a FIFO does not block, a device's
+// open handler does not run). Only a file on nsfs is then opened for real, through the same inode
+// (/proc/self/fd), so a swapped path cannot sneak in.
+static NetnsHandle openNetnsAt(int where, const std::string& op) {
   struct statfs fs{};
-  if (fstatfs(where.fd, &fs) < 0) throwErrno(op + " (fstatfs)");
+  if (fstatfs(where, &fs) < 0) throwErrno(op + " (fstatfs)");
   if (static_cast<unsigned long>(fs.f_type) != NSFS_MAGIC) {
-    throw SysFailure::withDetail(EINVAL, op, std::string("not a namespace file (") + fileKind(where.fd) + ")");
+    throw SysFailure::withDetail(EINVAL, op, std::string("not a namespace file (") + fileKind(where) + ")");
   }
-  const std::string self = "/proc/self/fd/" + std::to_string(where.fd);
+  const std::string self = "/proc/self/fd/" + std::to_string(where);
   FdGuard fd{open(self.c_str(), O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC)};
   if (fd.fd < 0) throwErrno(op);
   int type = namespaceType(fd.fd);
@@ -110,6 +109,26 @@ NetnsHandle openNetns(const std::string& path) {
   NetnsHandle h = netnsIdentity(fd.fd);
   fd.release();
   return h;
+}
+
+NetnsHandle openNetns(const std::string& path) {
+  const std::string op = "open netns " + path;
+  FdGuard where{open(path.c_str(), O_PATH | O_CLOEXEC)};
+  if (where.fd < 0) throwErrno(op);
+  return openNetnsAt(where.fd, op);
+}
+
+NetnsHandle openNetnsInRoot(const std::string& root, const std::string& path) {
+  const std::string op = "open netns " + path + " inside " + root;
+  FdGuard rootFd{open(root.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC)};
+  if (rootFd.fd < 0) throwErrno(op + " (root)");
+  open_how how{};
+  how.flags = O_PATH | O_CLOEXEC;
+  // every symlink and ".." resolved as if `root` were "/"; no /proc magic link may jump out of it
+  how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS;
+  FdGuard where{static_cast<int>(syscall(SYS_openat2, rootFd.fd, path.c_str(), &how, sizeof how))};
+  if (where.fd < 0) throwErrno(op);
+  return openNetnsAt(where.fd, op);
 }
 
 NetnsHandle openNetnsOfPid(int pid) {

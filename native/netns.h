@@ -20,6 +20,10 @@ struct NetnsHandle {
 // (ioctl NS_GET_NSTYPE). A FIFO, a device or a regular file is EINVAL at once, naming what it is.
 NetnsHandle openNetns(const std::string& path);
 
+// openNetns() of `path` resolved inside `root` (a container's root, /proc/<pid>/root) by openat2 with
+// RESOLVE_IN_ROOT: absolute links and ".." stay inside it, magic links are refused (ELOOP).
+NetnsHandle openNetnsInRoot(const std::string& root, const std::string& path);
+
 // The network namespace of process `pid`, pinned by a pidfd (pidfd_open, open /proc/<pid>/ns/net, then the
 // pidfd must show the process still alive): a pid reused meanwhile can never redirect it. ESRCH when the
 // process is gone or exits meanwhile.

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -52,6 +53,19 @@ class NlRequest {
     size_t off = buf_.size();
     appendZeroed(NLMSG_ALIGN(sizeof s));
     std::memcpy(buf_.data() + off, &s, sizeof s);
+  }
+
+  // A struct whose fields are completed once what follows it is appended (an rtnexthop's length): its offset,
+  // for structAt.
+  template <class Struct>
+  size_t beginStruct(const Struct& s) {
+    size_t off = buf_.size();
+    appendStruct(s);
+    return off;
+  }
+  template <class Struct>
+  Struct& structAt(size_t off) {
+    return *reinterpret_cast<Struct*>(buf_.data() + off);
   }
 
   // Nested attributes: beginNest returns a handle that endNest closes (fixing up its length).
@@ -100,6 +114,15 @@ void forEachAttr(const void* data, size_t len, Fn&& fn) {
   }
 }
 
+// Every attribute after a family header inside a message (what AttrTable::afterHeader indexes).
+template <class Fn>
+void forEachAttrAfterHeader(const nlmsghdr* h, size_t familyHeaderLen, Fn&& fn) {
+  size_t off = NLMSG_ALIGN(familyHeaderLen);
+  size_t payload = h->nlmsg_len >= NLMSG_HDRLEN ? h->nlmsg_len - NLMSG_HDRLEN : 0;
+  if (payload < off) return;
+  forEachAttr(static_cast<const uint8_t*>(NLMSG_DATA(h)) + off, payload - off, fn);
+}
+
 template <class Fn>
 void forEachNested(const rtattr* nest, Fn&& fn) {
   forEachAttr(RTA_DATA(nest), RTA_PAYLOAD(nest), fn);
@@ -144,6 +167,19 @@ bool readAttr(const rtattr* a, T& out) {
 }
 bool readString(const rtattr* a, std::string& out);
 std::vector<uint8_t> readBytes(const rtattr* a);
+
+// The same, nullopt for a missing or short attribute.
+template <class T>
+std::optional<T> optionalValue(const rtattr* a) {
+  T v{};
+  if (!readAttr(a, v)) return std::nullopt;
+  return v;
+}
+inline std::optional<std::string> optionalString(const rtattr* a) {
+  std::string s;
+  if (!readString(a, s)) return std::nullopt;
+  return s;
+}
 
 // The family header of a received message, or nullptr when the message is too short to hold one.
 template <class FamilyHeader>

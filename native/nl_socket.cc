@@ -97,6 +97,11 @@ NlSocket::~NlSocket() { close(); }
 #define SO_NETNS_COOKIE 71  // asm-generic/socket.h, Linux 5.14
 #endif
 
+bool NlSocket::setStrictCheck(bool on) {
+  int v = on ? 1 : 0;
+  return setsockopt(fd_, SOL_NETLINK, NETLINK_GET_STRICT_CHK, &v, sizeof v) == 0;
+}
+
 std::optional<uint64_t> NlSocket::netnsCookie() const {
   uint64_t cookie = 0;
   socklen_t len = sizeof cookie;

@@ -39,6 +39,9 @@ class NlSocket {
   void close();
   bool isOpen() const { return fd_ >= 0; }
 
+  // NETLINK_GET_STRICT_CHK on or off; false when the kernel has no such option (before 4.20).
+  bool setStrictCheck(bool on);
+
   // The network namespace's cookie (SO_NETNS_COOKIE): unique for the boot, never reused, unlike the namespace's
   // nsfs inode. nullopt where it cannot be had (a kernel before 5.14, qemu-user).
   std::optional<uint64_t> netnsCookie() const;
@@ -58,6 +61,23 @@ class NlSocket {
   uint32_t seq_;
   uint32_t portId_ = 0;
   std::vector<uint8_t> rx_;
+};
+
+// Strict checking for the life of one dump (when `on`): the kernel then honours the filter fields of the request
+// (an address dump by index, a route dump by table and output device) and says so with NLM_F_DUMP_FILTERED. Off
+// again afterwards: every other request is built for the lenient checks. A kernel without it sends everything, so
+// callers still filter what they receive.
+class StrictCheck {
+ public:
+  StrictCheck(NlSocket& s, bool on) : s_(on && s.setStrictCheck(true) ? &s : nullptr) {}
+  ~StrictCheck() {
+    if (s_) s_->setStrictCheck(false);
+  }
+  StrictCheck(const StrictCheck&) = delete;
+  StrictCheck& operator=(const StrictCheck&) = delete;
+
+ private:
+  NlSocket* s_;
 };
 
 // Only the kernel sends from port 0: a datagram from any other socket (a process with CAP_NET_ADMIN can

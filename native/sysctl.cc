@@ -1,8 +1,11 @@
 #include "sysctl.h"
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 
 #include "netns.h"
@@ -21,7 +24,69 @@ struct FileGuard {
   }
 };
 
+struct DirGuard {
+  DIR* dir;
+  ~DirGuard() {
+    if (dir) ::closedir(dir);
+  }
+};
+
+constexpr size_t kMaxValue = 4096;
+
+// One read of at most a page (a sysctl value is produced whole by the first read); false when refused or longer.
+bool readValueAt(int dirFd, const char* name, std::string& out) {
+  FileGuard f{openat(dirFd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)};
+  if (f.fd < 0) return false;
+  char buf[kMaxValue + 1];
+  ssize_t n;
+  do n = read(f.fd, buf, sizeof buf);
+  while (n < 0 && errno == EINTR);
+  if (n < 0 || static_cast<size_t>(n) > kMaxValue) return false;
+  out.assign(buf, static_cast<size_t>(n));
+  while (!out.empty() && out.back() == '\n') out.pop_back();
+  return true;
+}
+
 }  // namespace
+
+namespace {
+
+std::optional<SysctlEntries> readDirHere(const std::string& dir, size_t maxEntries) {
+  const std::string op = "sysctl read " + dir;
+  DirGuard d{opendir(pathOf(dir).c_str())};
+  if (!d.dir) {
+    if (errno == ENOENT) return std::nullopt;
+    throwErrno(op);
+  }
+  SysctlEntries out;
+  const int dirFd = dirfd(d.dir);
+  for (;;) {
+    errno = 0;
+    dirent* e = readdir(d.dir);
+    if (!e) {
+      if (errno != 0) throwErrno(op);
+      break;
+    }
+    if (e->d_name[0] == '.' || out.size() >= maxEntries) continue;
+    struct stat st;
+    if (fstatat(dirFd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode)) continue;
+    if ((st.st_mode & S_IRUSR) == 0 || (st.st_mode & S_IWUSR) == 0) continue;
+    std::string value;
+    if (readValueAt(dirFd, e->d_name, value)) out.emplace_back(e->d_name, std::move(value));
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::optional<SysctlEntries>> readSysctlDirs(int nsFd, const std::vector<std::string>& dirs, size_t maxEntries) {
+  std::vector<std::optional<SysctlEntries>> out;
+  runInNetns(nsFd, [&] {
+    for (const std::string& dir : dirs) out.push_back(readDirHere(dir, maxEntries));
+  });
+  return out;
+}
 
 std::string readSysctl(int nsFd, const std::string& key) {
   const std::string op = "sysctl read " + key;

@@ -39,3 +39,6 @@ const mainIsTheOtherBundle = {
 };
 await build({ ...common, entryPoints: ['src/cli/entry.ts'], outfile: 'dist/sriovctl.bundle.js', plugins: [mainIsTheOtherBundle] });
 await build({ ...common, entryPoints: ['src/cli/main.ts'], outfile: 'dist/sriovctl-run.bundle.js' });
+
+// The daemon's namespace search runs on a worker thread (src/lend/namespace-search-thread.ts): its own small bundle.
+await build({ ...common, entryPoints: ['src/lend/namespace-search-worker.ts'], outfile: 'dist/namespace-search-worker.bundle.js' });

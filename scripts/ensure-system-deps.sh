@@ -2,9 +2,9 @@
 # Installs the Debian packages the tests need, once. Idempotent and quiet when everything is present; needs root
 # only when something is missing. apt runs under /var/lock/sriovctl-apt.lock: other checkouts or CI jobs on the
 # same machine may install at the same moment.
-#   ensure-system-deps.sh        the host test tier: real IPAM/CNI plugins, iproute2, util-linux, and the container
-#                                runtimes the real-container tests start themselves (docker.io, podman; called by
-#                                their Debian paths, never whatever `docker` comes first on PATH)
+#   ensure-system-deps.sh        the host test tier: real IPAM/CNI plugins, iproute2, ethtool, util-linux, and the
+#                                container runtimes the real-container tests start themselves (docker.io, podman;
+#                                called by their Debian paths, never whatever `docker` comes first on PATH)
 #   ensure-system-deps.sh fuzz   the netlink parser fuzz (npm run test:fuzz): clang with libFuzzer and ASan
 set -euo pipefail
 need=()
@@ -13,6 +13,7 @@ case "${1:-host}" in
     [ -x /usr/lib/cni/host-local ] && [ -x /usr/lib/cni/static ] && [ -x /usr/lib/cni/host-device ] \
       && [ -x /usr/lib/cni/tuning ] || need+=(containernetworking-plugins)
     command -v ip >/dev/null || need+=(iproute2)
+    command -v ethtool >/dev/null || need+=(ethtool)   # a NIC's offload features, compared across a round trip
     command -v unshare >/dev/null || need+=(util-linux)
     command -v python3 >/dev/null || need+=(python3)
     command -v openssl >/dev/null || need+=(openssl)   # a self-signed origin for the proxy test

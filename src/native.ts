@@ -4,7 +4,7 @@
 import { loadAddonModule } from './addon-file';
 import { SysError } from './errors';
 // Type-only: the addon builds exactly these shapes (no runtime dependency on src/net).
-import type { Address, Link, Route } from './net/types';
+import type { Address, AddressDetail, AddressPut, Link, Nexthop, NexthopSpec, Route, RouteDetail, Rule, RuleSpec } from './net/types';
 
 export interface NativeNetns {
   fd: number;
@@ -56,6 +56,40 @@ export interface NativeRouteSpec {
   scope?: number;
 }
 
+/** A route put back as it was: NativeRouteSpec and every other field the kernel keeps (see RoutePut). */
+export interface NativeRoutePut extends NativeRouteSpec {
+  protocol: number;
+  type: number;
+  scope: number;
+  tos: number;
+  flags: number;
+  prefsrc?: string;
+  src?: string;
+  srcLen?: number;
+  pref?: number;
+  metrics: [number, number][];
+  ccAlgo?: string;
+  hops: { index: number; gateway?: string; weight: number; flags: number }[];
+  nhId?: number;
+}
+
+/** AddressPut with its CIDR split. */
+export type NativeAddressPut = Omit<AddressPut, 'cidr'> & { family: 4 | 6; address: string; prefixLen: number };
+
+/** A rule as the addon encodes it: action is FR_ACT_*, addresses split from their lengths; absent fields are not sent. */
+export type NativeRuleSpec = Omit<RuleSpec, 'family' | 'action' | 'src' | 'dst' | 'extraAttributes'> & {
+  family: 4 | 6;
+  action: number;
+  src?: string;
+  srcLen?: number;
+  dst?: string;
+  dstLen?: number;
+  extraAttributes?: { type: number; data: Buffer }[];
+};
+
+/** A nexthop as the addon encodes it: family 0 for a group; groupType NEXTHOP_GRP_TYPE_*. */
+export type NativeNexthopSpec = Omit<NexthopSpec, 'family' | 'groupType'> & { family: 0 | 4 | 6; groupType?: number };
+
 export interface NativeDriverInfo {
   driver: string;
   busInfo: string;
@@ -78,10 +112,24 @@ export interface NativeRtnlSync {
   listAddresses(index: number, family: 0 | 4 | 6): Address[];
   addAddress(index: number, family: 4 | 6, address: string, prefixLen: number): void;
   deleteAddress(index: number, family: 4 | 6, address: string, prefixLen: number): void;
+  listAddressDetails(index: number, family: 0 | 4 | 6): AddressDetail[];
+  putAddress(address: NativeAddressPut): void;
   /** family 0: both; table 0: every table. */
   listRoutes(family: 0 | 4 | 6, table: number): Route[];
+  /** As listRoutes, only routes through link `index` (0: any). */
+  listRouteDetails(family: 0 | 4 | 6, table: number, index: number): RouteDetail[];
+  putRoute(route: NativeRoutePut, replace: boolean): void;
   addRoute(route: NativeRouteSpec): void;
   deleteRoute(route: NativeRouteSpec): void;
+  /** RTM_GETROUTE fibmatch for one address; ipProto/dport 0: not given. Throws the kernel's errno (ENETUNREACH, …). */
+  lookupRoute(family: 4 | 6, address: string, ipProto: number, dport: number): Route;
+  /** family 0: both. */
+  listRules(family: 0 | 4 | 6): Rule[];
+  addRule(rule: NativeRuleSpec): void;
+  deleteRule(rule: NativeRuleSpec): void;
+  listNexthops(): Nexthop[];
+  addNexthop(nexthop: NativeNexthopSpec, replace: boolean): void;
+  deleteNexthop(id: number): void;
   driverInfo(name: string): NativeDriverInfo | null;
   sendGratuitousArp(index: number, ipv4: string): void;
   /** Its network namespace's cookie (SO_NETNS_COOKIE) in decimal; null where there is none to be had (a kernel before 5.14, qemu-user). */
@@ -114,8 +162,12 @@ export interface NativeAddon {
   setErrorClass(cls: typeof SysError): void;
   /** new RtnlSocket(nsFd, timeoutMs): the socket is created on a thread inside nsFd (-1: our namespace). */
   RtnlSocket: new (nsFd: number, timeoutMs: number) => NativeRtnlSocket;
+  /** The FRA_* types a rule's named fields send (<linux/fib_rules.h> of the build): never an extra attribute's. */
+  namedRuleAttributes: number[];
   /** Opened O_PATH first and checked to be on nsfs: a FIFO or a device is EINVAL at once, never opened. */
   netnsOpen(path: string): NativeNetns;
+  /** netnsOpen of `path` resolved inside `root` (openat2 RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS). */
+  netnsOpenInRoot(root: string, path: string): NativeNetns;
   /** Pinned by a pidfd: the namespace of the process that holds `pid` now, whatever the pid names later. */
   netnsOpenPid(pid: number): NativeNetns;
   netnsIdentity(fd: number): NativeNetns;
@@ -127,6 +179,8 @@ export interface NativeAddon {
   detachMount(target: string): void;
   sysctlRead(nsFd: number, key: string): string;
   sysctlWrite(nsFd: number, key: string, value: string): void;
+  /** Per /proc/sys directory: [name, value] of every readable and writable entry, sorted, at most maxEntries; null when it is not there. */
+  sysctlReadDirs(nsFd: number, dirs: string[], maxEntries: number): ([string, string][] | null)[];
   lockFd(fd: number, exclusive: boolean, timeoutMs: number): boolean;
   unlockFd(fd: number): void;
   /** fsync of each fd, in order, on a thread of the addon's: the caller goes on meanwhile (see atomic-file.ts). */

@@ -13,6 +13,9 @@
 // not close-on-exec): install-cni removes an old payload only under an exclusive flock it takes without waiting
 // (src/install/leftovers.ts), so never one a plugin or a daemon runs from. A payload found gone, replaced, or
 // locked for removal is resolved again from the link (bounded: ~10 s).
+// The executable starts with every NODE_* variable of the caller removed: Node reads them at start-up, before the
+// plugin's first line, and a single-executable application honours them as node does (NODE_OPTIONS=--require runs
+// code in this root process; NODE_EXTRA_CA_CERTS makes every start parse a CA bundle it never uses, ~80 ms here).
 // A failure is a CNI error on stdout (code 110, README) and the same line on stderr; nothing else is printed.
 #include <errno.h>
 #include <fcntl.h>
@@ -41,6 +44,10 @@
 #define CANNOT_START 110
 /** Attempts at holding a payload an installer is removing, 2 ms apart: ~10 s, an installer removes one in < 1 s. */
 #define HOLD_ATTEMPTS 5000
+/** What every variable Node reads at start-up begins with. */
+#define NODE_PREFIX "NODE_"
+
+extern char **environ;
 
 static void put_json_string(const char *s) {
   putchar('"');
@@ -132,6 +139,20 @@ static void hold_payload(const char *first, const char *link, char *out) {
   fail(out, EBUSY);
 }
 
+/** This process's environment without the NODE_* variables: the executable's. */
+static char **plugin_environment(void) {
+  size_t n = 0;
+  while (environ[n]) n++;
+  char **env = calloc(n + 1, sizeof *env);
+  if (!env) fail("memory", ENOMEM);
+  size_t kept = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (strncmp(environ[i], NODE_PREFIX, strlen(NODE_PREFIX)) != 0) env[kept++] = environ[i];
+  }
+  env[kept] = NULL;
+  return env;
+}
+
 int main(int argc, char **argv) {
   char first[PATH_MAX], link[PATH_MAX], payload[PATH_MAX], loader[PATH_MAX], lib[PATH_MAX], executable[PATH_MAX];
   payload_candidates(first, link);
@@ -155,7 +176,7 @@ int main(int argc, char **argv) {
   args[i++] = executable;
   for (int a = 1; a < argc; a++) args[i++] = argv[a];
   args[i] = NULL;
-  execv(loader, args);
+  execve(loader, args, plugin_environment());
   fail(loader, errno);
   return 1;
 }

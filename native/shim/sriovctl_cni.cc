@@ -6,6 +6,8 @@
 // its stdin replayed from what we read. Every wait is bounded; once the
 // request is sent, a reply that is cut short, late or malformed is CNI error 109 naming the cause (the call may
 // have half-run in the daemon: the runtime's DEL finishes it, as after a one-shot plugin that died).
+// The one-shot plugin starts with the caller's NODE_* variables removed: Node reads them before the plugin's first line
+// (NODE_OPTIONS can load code into this root process; NODE_EXTRA_CA_CERTS costs every start a CA bundle's parse).
 // The wire format is src/daemon/wire.ts's. Static, C library only: k3s nodes have no glibc.
 #include <errno.h>
 #include <fcntl.h>
@@ -23,6 +25,7 @@
 #include <unistd.h>
 
 #include <string>
+#include <vector>
 
 extern char** environ;
 
@@ -152,6 +155,17 @@ bool findFallback(Fallback* f) {
   return false;
 }
 
+// This process's environment without the NODE_* variables: the one-shot plugin's. The daemon path sends the whole
+// environment: the daemon keeps only the CNI variables and an allow-list of its own.
+std::vector<char*> pluginEnvironment() {
+  std::vector<char*> env;
+  for (char** e = environ; *e; e++) {
+    if (strncmp(*e, "NODE_", 5) != 0) env.push_back(*e);
+  }
+  env.push_back(nullptr);
+  return env;
+}
+
 [[noreturn]] void execFallback(const std::string& why) {
   Fallback f;
   if (!findFallback(&f)) {
@@ -160,7 +174,8 @@ bool findFallback(Fallback* f) {
   }
   char* argv[3] = {const_cast<char*>(f.argv0.c_str()), nullptr, nullptr};
   if (!f.script.empty()) argv[1] = const_cast<char*>(f.script.c_str());
-  execve(f.file.c_str(), argv, environ);
+  std::vector<char*> env = pluginEnvironment();
+  execve(f.file.c_str(), argv, env.data());
   failCni("no daemon (" + why + ") and the one-shot plugin " + f.file + " cannot be run: " + strerror(errno));
 }
 

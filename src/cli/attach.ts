@@ -1,7 +1,7 @@
-// `sriovctl attach <nic> <target> [--as <name>] [--vfs <n>] [--driver <name>]`: lend a NIC to a namespace,
+// `sriovctl attach <nic> <target> [--as <name>] [--vfs <n>] [--driver <name>] [--allow-uplink]`: lend a NIC to a namespace,
 // then (kubevirtci's flow in one command) create VFs on it and bind them. Every move goes through src/lend.
 import type { Command } from 'commander';
-import { isRefusal, type Owner } from '../lend';
+import { isRefusal, type Owner, type Refusal } from '../lend';
 import type { LendRecord } from '../ledger/types';
 import { assertIfName } from '../net';
 import { parseCount } from './arguments';
@@ -19,6 +19,7 @@ interface AttachOptions {
   as?: string;
   vfs?: number;
   driver?: string;
+  allowUplink?: boolean;
 }
 
 export function registerAttachCommand(program: Command, kit: CommandKit): void {
@@ -30,6 +31,7 @@ export function registerAttachCommand(program: Command, kit: CommandKit): void {
     .option('--as <name>', 'the name to give it in the target')
     .option('--vfs <n>', 'after it arrives, create <n> VFs on it (a PF)', parseCount)
     .option('--driver <name>', 'bind the new VFs to this driver (e.g. vfio-pci); needs --vfs')
+    .option('--allow-uplink', "lend it even when it is the host's uplink (its default route or its way to a nameserver)")
     .action(
       kit.action<AttachOptions>(
         ([nic, target]) => `attach ${nic} to ${target}`,
@@ -52,9 +54,8 @@ async function attach(io: CommandIo, nicText: string, targetText: string, opts: 
   const target = await resolveTarget(targetText);
   // the target as typed, so `detach --all --target` finds it the same way
   const owner: Owner = { kind: 'attach', target: targetText };
-  const lendPlan = io.session.prepare({ nic, target, owner, name: opts.as });
-  // the engine's refusal says what is in the way (no such NIC, lent to whom, already there)
-  if (isRefusal(lendPlan)) throw new CliError(lendPlan.error.message);
+  const lendPlan = io.session.prepare({ nic, target, owner, name: opts.as, allowUplink: opts.allowUplink === true });
+  if (isRefusal(lendPlan)) throw new CliError(refusalMessage(lendPlan));
   let plan: VfPlan | null;
   try {
     plan = opts.vfs !== undefined ? planVfs(io.session, nic, nicText, opts.vfs, opts.driver) : null;
@@ -72,6 +73,11 @@ async function attach(io: CommandIo, nicText: string, targetText: string, opts: 
 
   if (plan) await createVfsOrGiveBack(io, record, owner, plan, nicText);
   return ExitCode.ok;
+}
+
+/** The engine's refusal says what is in the way (no such NIC, lent to whom, already there, the host's uplink). */
+function refusalMessage(r: Refusal): string {
+  return r.refused === 'Uplink' ? `${r.error.message} (--allow-uplink lends it anyway)` : r.error.message;
 }
 
 /** VFs that cannot be made undo the whole attach: the VF count goes back, then the NIC (as detach does). */

@@ -13,7 +13,7 @@ import { readLedger } from './ledger-view';
 import { ExitCode } from './exit-codes';
 import { giveBackRecord, worst } from './give-back';
 import { reasonOf } from './output';
-import { scanForStrays, type Stray } from './stray-scan';
+import { scanForStrays, type Stray, type StrayScan } from './stray-scan';
 import { vfCountBoundsOf, vfioWaitOption } from './vfio-wait';
 import type { SetNumVfsOptions } from '../sriov';
 
@@ -64,7 +64,9 @@ function plan(io: CommandIo): CleanupEntry[] {
   const { records, corrupt } = readLedger(io.session);
   const entries: CleanupEntry[] = records.map((r) => ledgerEntry(r, { outcome: 'would-give-back' }));
   entries.push(...corrupt.map(corruptEntry));
-  for (const s of scanStrays(io, records, records)) entries.push(strayEntry(s, { outcome: 'would-return', name: s.originalName ?? s.name }));
+  const scan = scanStrays(io, records, records);
+  scan.close();
+  for (const s of scan.strays) entries.push(strayEntry(s, { outcome: 'would-return', name: s.originalName ?? s.name }));
   return entries;
 }
 
@@ -97,10 +99,20 @@ async function act(io: CommandIo, vfCount: SetNumVfsOptions): Promise<CleanupEnt
 
   // 3. SR-IOV NICs nobody recorded, in namespaces that are not home to anything
   const stillRecorded = io.session.findRecords();
-  for (const stray of scanStrays(io, [...before.values(), ...stillRecorded], stillRecorded)) {
+  const scan = scanStrays(io, [...before.values(), ...stillRecorded], stillRecorded);
+  try {
+    returnStrays(io, scan.strays, entries);
+  } finally {
+    scan.close();
+  }
+  return entries;
+}
+
+function returnStrays(io: CommandIo, strays: Stray[], entries: CleanupEntry[]): void {
+  for (const stray of strays) {
     try {
       const res = io.session.returnStray({
-        in: { path: stray.netnsPath },
+        in: { netns: stray.netns },
         name: stray.name,
         pciAddress: stray.pciAddress,
         originalName: stray.originalName ?? undefined,
@@ -111,18 +123,18 @@ async function act(io: CommandIo, vfCount: SetNumVfsOptions): Promise<CleanupEnt
       entries.push(strayEntry(stray, { outcome: busy ? 'busy' : 'failed', error: reasonOf(err, io.globals.verbose) }));
     }
   }
-  return entries;
 }
 
 /**
  * Strays, minus NICs that still have a record (a failed give-back is reported from the ledger, not twice).
  * A NIC given back to a non-initial home (a CI job's namespace) is home: homes of `homesOf` are not scanned.
  */
-function scanStrays(io: CommandIo, homesOf: LendRecord[], recorded: LendRecord[]): Stray[] {
+function scanStrays(io: CommandIo, homesOf: LendRecord[], recorded: LendRecord[]): StrayScan {
   const recordedPci = new Set(recorded.map((r) => r.identity.pciAddress).filter((p): p is string => p !== null));
-  const { strays, problems } = scanForStrays(io.session, homesOf.map((r) => r.home.id));
-  for (const p of problems) io.out.detail(`scan: ${p}`);
-  return strays.filter((s) => !recordedPci.has(s.pciAddress));
+  const scan = scanForStrays(io.session, homesOf.map((r) => r.home.id));
+  for (const p of scan.problems) io.out.detail(`scan: ${p}`);
+  for (const w of scan.skipped) io.out.warn(`scan: ${w}`);
+  return { ...scan, strays: scan.strays.filter((s) => !recordedPci.has(s.pciAddress)) };
 }
 
 function ledgerEntry(record: LendRecord, r: Partial<CleanupEntry> & { outcome: CleanupOutcome }): CleanupEntry {

@@ -46,7 +46,13 @@ export function giveBackLine(record: LendRecord, report: GiveBackReport): string
 
 export function printGiveBack(out: Output, record: LendRecord, report: GiveBackReport): void {
   out.line(giveBackLine(record, report));
+  for (const note of leftToOwner(record)) out.line(`${nicLabel(record)}: left to its owner: ${note}`);
   for (const w of report.warnings) out.warn(`${nicLabel(record)}: ${w}`);
+}
+
+/** What the snapshot saw and did not record (a DHCP lease, SLAAC): its daemon or the kernel makes it again. */
+export function leftToOwner(record: LendRecord): string[] {
+  return record.snapshot.l3?.leftToOwner ?? [];
 }
 
 /** How a NIC is named in output: its home name, with its PCI address when it has one. */

@@ -3,15 +3,20 @@
 // of recorded NICs. A link counts only when sysfs says its device is an SR-IOV PF or VF — never a node's eth0.
 // Read-only: the moves are src/lend's (returnStray).
 import { isZeroMac } from '../net/validate';
-import { connect, openNetns, type Link, type NetnsId, type Rtnl } from '../net';
-import { initialNetnsId, namespacePaths } from '../lend/namespaces';
+import { connect, type Link, type Netns, type NetnsId, type Rtnl } from '../net';
+import { initialNetnsId, namespaceCandidates, openCandidate, type NamespaceCandidate } from '../lend/namespaces';
 import type { LendSession } from '../lend';
 import { deviceDir, getPf, getVf, isUserspaceDriver, listPfs, listVfs, type Sysfs, type SysNetdev } from '../sriov';
-import { netnsIdKey, ownNetnsId, statNetnsId } from '../net';
+import { netnsIdKey, ownNetnsId } from '../net';
 
 export interface Stray {
-  /** A path that reached its namespace during the scan. */
+  /** A path that reached its namespace during the scan (for messages). */
   netnsPath: string;
+  /**
+   * Its namespace, opened once by the scan, the one that passed the exclusions: the give-back moves the NIC out
+   * of this very namespace, never out of whatever the path names by then (a link flipped meanwhile).
+   */
+  netns: Netns;
   name: string;
   /** Its device address (a PCI BDF, or 'netdevsimN'). */
   pciAddress: string;
@@ -23,46 +28,62 @@ export interface StrayScan {
   strays: Stray[];
   /** Namespaces that vanished or could not be read during the scan (for -v). */
   problems: string[];
+  /** Directories of other containers the scan gave up on (its bounds), one line each: a warning. */
+  skipped: string[];
+  /** Closes the namespaces the strays hold. */
+  close(): void;
 }
-
 
 /** `exclude`: namespaces never scanned besides the initial one and ours (the homes of recorded NICs). */
 export function scanForStrays(s: LendSession, exclude: NetnsId[] = []): StrayScan {
   const seen = new Set([initialNetnsId(), ownNetnsId(), ...exclude].map(netnsIdKey));
-  const result: StrayScan = { strays: [], problems: [] };
+  const kept: Netns[] = [];
+  const result: StrayScan = { strays: [], problems: [], skipped: s.search.skipped, close: () => kept.forEach((ns) => ns.close()) };
   const byMac = homelessSysfsNetdevs(s);
-  for (const path of namespacePaths()) {
-    const id = statNetnsId(path);
-    if (!id || seen.has(netnsIdKey(id))) continue;
-    seen.add(netnsIdKey(id));
+  for (const candidate of namespaceCandidates(s.search)) {
+    const ns = openIfNamespace(candidate);
+    // the identity is that of the namespace opened, not of what the path named a moment before
+    if (!ns || seen.has(netnsIdKey(ns.id))) {
+      ns?.close();
+      continue;
+    }
+    seen.add(netnsIdKey(ns.id));
     try {
-      result.strays.push(...straysIn(s.sysfs, path, byMac));
+      const found = straysIn(s.sysfs, ns, candidate.hostPath, byMac);
+      result.strays.push(...found);
+      if (found.length > 0) kept.push(ns);
+      else ns.close();
     } catch (err) {
+      ns.close();
       // a process that exited between listing and opening: its namespace is someone else's concern now
-      result.problems.push(`${path}: ${(err as Error).message}`);
+      result.problems.push(`${candidate.hostPath}: ${(err as Error).message}`);
     }
   }
   return result;
 }
 
-function straysIn(sys: Sysfs, path: string, byMac: Map<string, SysfsNetdev>): Stray[] {
-  const ns = openNetns(path);
+/** The namespace a candidate reaches, or null when it reaches none (gone, or not a namespace file). */
+function openIfNamespace(candidate: NamespaceCandidate): Netns | null {
   try {
-    // not the session's: a sweep of every namespace on the machine keeps none of them open
-    const rtnl = connect(ns);
-    try {
-      const found: Stray[] = [];
-      for (const link of rtnl.listLinks()) {
-        if (link.name === 'lo') continue;
-        const s = identify(sys, rtnl, link, byMac);
-        if (s) found.push({ netnsPath: path, name: link.name, ...s });
-      }
-      return found;
-    } finally {
-      rtnl.close();
+    return openCandidate(candidate);
+  } catch {
+    return null;
+  }
+}
+
+function straysIn(sys: Sysfs, ns: Netns, path: string, byMac: Map<string, SysfsNetdev>): Stray[] {
+  // not the session's: a sweep of every namespace on the machine keeps none of them open
+  const rtnl = connect(ns);
+  try {
+    const found: Stray[] = [];
+    for (const link of rtnl.listLinks()) {
+      if (link.name === 'lo') continue;
+      const s = identify(sys, rtnl, link, byMac);
+      if (s) found.push({ netnsPath: path, netns: ns, name: link.name, ...s });
     }
+    return found;
   } finally {
-    ns.close();
+    rtnl.close();
   }
 }
 
@@ -72,7 +93,7 @@ function straysIn(sys: Sysfs, path: string, byMac: Map<string, SysfsNetdev>): St
  * namespace's netdevs, so on a real kernel this never matches a NIC of another namespace — it serves trees whose
  * netdev entries stay put, like the simulated lab's).
  */
-function identify(sys: Sysfs, rtnl: Rtnl, link: Link, byMac: Map<string, SysfsNetdev>): Omit<Stray, 'netnsPath' | 'name'> | null {
+function identify(sys: Sysfs, rtnl: Rtnl, link: Link, byMac: Map<string, SysfsNetdev>): Omit<Stray, 'netnsPath' | 'netns' | 'name'> | null {
   if (link.kind === null) {
     const address = busInfoOf(sys, rtnl, link.name);
     if (address && isSriovDevice(sys, address)) return { pciAddress: address, originalName: null };

@@ -1,6 +1,6 @@
 // What preflight reads from this host, changing nothing: the SR-IOV PFs (sysfs model), which of them are lent
 // already (ledger), and which links are the host's way out (never lent: the host would lose its network).
-import { uplinkNames, type LendSession } from '../lend';
+import { hostUplinks, readNameservers, type LendSession, type Uplink } from '../lend';
 import { listPfs } from '../sriov';
 import type { PfCandidate } from './preflight';
 
@@ -19,11 +19,12 @@ export function pfCandidates(s: LendSession): PfCandidate[] {
 }
 
 /**
- * Names of the links that are this host's way out (an all-traffic route in any table leaves through them or a
- * device stacked on them): the lend engine's own uplink rule, so preflight never plans a PF that lend would refuse.
+ * The links that are this host's way out (an all-traffic route in any table, or the route to a nameserver, leaves
+ * through them or a device stacked on them), each with that route: the lend engine's own uplink rule, so preflight
+ * never plans a PF that lend would refuse.
  */
-export function defaultRouteLinks(s: LendSession): string[] {
-  return uplinkNames(s.rtnl(null));
+export function uplinks(s: LendSession): Uplink[] {
+  return hostUplinks(s.rtnl(null), readNameservers(s.config.resolvConf));
 }
 
 /** Which of `names` already exist as links in our namespace. */

@@ -21,8 +21,8 @@ export interface PfPlanInput {
   requested: string[];
   /** --exclude: exact names or addresses (no patterns: 'eth1' never excludes 'eth10'). */
   exclude: string[];
-  /** Names of the links that carry a default route (never lent: it would cut the host off). */
-  defaultRouteLinks: string[];
+  /** The links that are the host's way out, with the route that makes each one (never lent: it would cut the host off). */
+  uplinks: readonly { name: string; route: string }[];
   agents: number;
   vfs: number;
 }
@@ -34,12 +34,13 @@ export interface PfPlan {
 }
 
 /** Why `pf` cannot be lent to a node, or null when it can. */
-export function ineligibility(pf: PfCandidate, input: Pick<PfPlanInput, 'exclude' | 'defaultRouteLinks' | 'vfs'>): string | null {
+export function ineligibility(pf: PfCandidate, input: Pick<PfPlanInput, 'exclude' | 'uplinks' | 'vfs'>): string | null {
   const label = pf.name ? `${pf.name} (${pf.address})` : pf.address;
   if (input.exclude.includes(pf.address) || (pf.name !== null && input.exclude.includes(pf.name))) return `${label} is excluded`;
   if (pf.lentTo) return `${label} is lent to ${pf.lentTo}`;
   if (pf.name === null) return `${label} has no network interface in this namespace`;
-  if (input.defaultRouteLinks.includes(pf.name)) return `${label} carries the default route`;
+  const uplink = input.uplinks.find((u) => u.name === pf.name);
+  if (uplink) return `${label} is the host's uplink (${uplink.route})`;
   if (pf.totalVfs !== null && pf.totalVfs < input.vfs) return `${label} supports ${counted(pf.totalVfs, 'VF')}, ${input.vfs} asked`;
   return null;
 }

@@ -11,7 +11,7 @@ import { cacheImages, imageCacheDir, imagesOf, missingArchiveProblems, planImage
 import { adaptCalicoForK3s, K3S_POD_CIDR, loadManifestSource, manifestObjects } from './primary-cni';
 import { PRIMARY_CNI_FILE } from './providers/k3d';
 import { clusterDown, type DownSummary } from './down';
-import { defaultRouteLinks, existingLinks, pfCandidates } from './host-facts';
+import { existingLinks, pfCandidates, uplinks } from './host-facts';
 import type { ComponentImages } from './component-images';
 import { NAD_CRD, renderManifests, SRIOV_NODE_LABEL, writeManifests } from './manifests';
 import { waitComponentsReady } from './wait-ready';
@@ -331,8 +331,8 @@ async function preflight(opts: UpOptions, provider: Provider, ctx: ProviderConte
       : null;
 
   const candidates = pfCandidates(ctx.session);
-  const routeLinks = defaultRouteLinks(ctx.session);
-  const eligible = candidates.filter((c) => ineligibility(c, { exclude: opts.exclude, defaultRouteLinks: routeLinks, vfs: opts.vfs }) === null);
+  const hostWaysOut = uplinks(ctx.session);
+  const eligible = candidates.filter((c) => ineligibility(c, { exclude: opts.exclude, uplinks: hostWaysOut, vfs: opts.vfs }) === null);
   const simulated =
     provider.name === 'local' && (opts.simulate === 'always' || (opts.simulate === 'auto' && opts.pf.length === 0 && eligible.length === 0));
 
@@ -344,7 +344,7 @@ async function preflight(opts: UpOptions, provider: Provider, ctx: ProviderConte
     }
     pfs = sims.map((s) => ({ address: s.pciAddress, name: s.name, totalVfs: null, lentTo: null }));
   } else {
-    const pfPlan = planPfs({ candidates, requested: opts.pf, exclude: opts.exclude, defaultRouteLinks: routeLinks, agents: opts.agents, vfs: opts.vfs });
+    const pfPlan = planPfs({ candidates, requested: opts.pf, exclude: opts.exclude, uplinks: hostWaysOut, agents: opts.agents, vfs: opts.vfs });
     problems.push(...pfPlan.problems);
     pfs = pfPlan.chosen;
   }

@@ -46,7 +46,7 @@ async function add(s: LendSession, call: VerbContext): Promise<CniResult> {
       name: ifname,
       // a VF on a userspace driver has no netdev: configured on the PF, not moved
       move: 'unless-userspace',
-      refuseUplink: !conf.allowDefaultRouteLink,
+      allowUplink: conf.allowDefaultRouteLink,
       requireVf: nicConf.mode === 'vf',
       lockTimeoutMs: LEND_LOCK_WAIT_MS,
     });

@@ -87,6 +87,7 @@ export async function releaseNics(s: LendSession, records: LendRecord[], owner: 
       const back = await s.giveBack(r.key, { owner, lockTimeoutMs, vfCount: CNI_VF_COUNT });
       log.info(`gave back ${r.key}: ${back.outcome}${back.name ? ` as ${back.name}` : ''}${back.warnings.length ? ` (${back.warnings.join('; ')})` : ''}`);
       if (back.pendingVfCount) log.warning(`${r.key}: ${describePendingVfCount(back.pendingVfCount)}`);
+      for (const note of r.snapshot.l3?.leftToOwner ?? []) log.info(`${r.key}: left to its owner: ${note}`);
     } catch (err) {
       const e = cniErrorFrom(err, CNI_ERR.GIVE_BACK_FAILED, `giving back ${r.key} (record kept)`);
       failures.push(e instanceof CniError ? e : new CniError(CNI_ERR.GIVE_BACK_FAILED, `giving back ${r.key} (record kept): ${describeError(e)}`, r.key));

@@ -15,7 +15,7 @@
 //   11  device busy: another attachment holds the NIC's lock or owns the NIC; try again later
 //   50  STATUS: not ready (state directory not writable, sysfs not readable, the IPAM plugin missing)
 //   100 device not found: the NIC named by the configuration does not exist
-//   101 refused: the NIC carries the host's default route (set "allowDefaultRouteLink": true to allow it)
+//   101 refused: the NIC is the host's uplink, its default route's or its nameserver's (set "allowDefaultRouteLink": true to allow it)
 //   102 lending the NIC failed; everything was rolled back and the NIC is home as it was
 //   103 configuring the pod interface failed (addresses, routes); IPAM released and the NIC given back
 //   104 IPAM plugin could not be run (not found in CNI_PATH, not executable, crashed, timed out)

@@ -26,7 +26,7 @@ export function cniErrorOfRefusal(r: Refusal): CniError {
     case 'LentTo':
       return new CniError(CNI_ERR.TRY_AGAIN_LATER, msg, r.key);
     case 'Uplink':
-      return new CniError(CNI_ERR.DEFAULT_ROUTE_LINK, msg, 'allowDefaultRouteLink');
+      return new CniError(CNI_ERR.DEFAULT_ROUTE_LINK, `${msg} (set "allowDefaultRouteLink": true to lend it anyway)`, 'allowDefaultRouteLink');
     case 'NotAVf':
       return new CniError(CNI_ERR.INVALID_CONFIG, `invalid config: deviceID: ${msg}`, 'deviceID');
     case 'AlreadyThere':

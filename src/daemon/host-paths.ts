@@ -9,6 +9,8 @@ import { pathInRoot } from '../lend/namespace-search';
 
 /** The paths a call with this (admitted) environment acts on. */
 export function pathsOfCall(env: Readonly<Record<string, string>>): string[] {
+  // VERSION reads nothing and acts nowhere: no path of it needs to mean the same in both views
+  if (env.CNI_COMMAND === 'VERSION') return [];
   const paths = [env.SRIOVCTL_STATE_DIR, env.SRIOVCTL_SYSFS_ROOT, ...allowedLogDirs(env), ...(env.CNI_PATH ?? '').split(':')];
   // a /proc/<pid>/ns/net path names a process, the same one in both views under hostPID
   if (env.CNI_NETNS && !env.CNI_NETNS.startsWith('/proc/')) paths.push(env.CNI_NETNS);

@@ -16,6 +16,7 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { CNI_ERR, CniError, errorObject } from '../cni/errors';
 import { LATEST_VERSION } from '../cni/versions';
 import { admitCall, daemonCallConfig, type DaemonCallConfig } from './caller-env';
+import { searchOnWorkerThread, stopSearchThread } from '../lend/namespace-search-thread';
 import { readRequest } from './connection';
 import { pathNotShared, pathsOfCall } from './host-paths';
 import { judgePeer, servedNamespaces, type ServedNamespaces } from './peer-trust';
@@ -79,6 +80,8 @@ export class Daemon {
   /** Listening on `opts.socket` (0600, its directory 0700). */
   static async start(options: DaemonOptions): Promise<Daemon> {
     const d = new Daemon({ maxConnections: 32, requestDeadlineMs: 40_000, callConfig: daemonCallConfig(process.env), ...options });
+    // a search through other containers' directories must not hold up every other call
+    searchOnWorkerThread();
     await prepareSocketPath(d.opts.socket);
     const umask = process.umask(0o177); // the socket is born 0600: no window in which another user may connect
     try {
@@ -120,6 +123,7 @@ export class Daemon {
   stop(): Promise<void> {
     if (this.draining) return this.draining;
     this.server.close();
+    void stopSearchThread();
     try {
       if (lstatSync(this.opts.socket).ino === this.inode) unlinkSync(this.opts.socket);
     } catch {

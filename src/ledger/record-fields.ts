@@ -2,6 +2,7 @@
 // paths it opens, sysfs names it writes under, the IPAM plugin DEL runs — checked with the project's one rule for
 // each, whenever a record is read: a record planted or damaged on disk is reported and never acted upon.
 import { cniMetaProblem } from './cni-meta';
+import { checkL3Snapshot } from './l3-fields';
 import { ownerOfKey } from './owner';
 import { assertAltname, assertIfName, assertIndex, assertInteger, assertMtu, isMacText } from '../net/validate';
 import { assertSysfsName } from '../sriov/paths';
@@ -41,6 +42,7 @@ function checkFields(r: Obj): void {
   field('requested.mtu', () => requested.mtu === undefined || assertMtu(requested.mtu));
   for (const ns of ['home', 'target'] as const) field(ns, () => namespaceRef(r[ns] as Obj));
   if (snapshot.vf !== null && snapshot.vf !== undefined) field('snapshot.vf', () => vfSnapshot(snapshot.vf as Obj));
+  field('snapshot.l3', () => checkL3Snapshot(snapshot.l3));
   if (r.vfCount) field('vfCount.pf', () => assertSysfsName('PF', (r.vfCount as Obj).pf as string));
   if (ownerOfKey(r.owner as string)?.kind === 'pod') {
     const bad = cniMetaProblem(r.meta);

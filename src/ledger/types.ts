@@ -1,5 +1,6 @@
 // The durable record of a lent NIC. Written before the first change; deleted only after a full restore.
-import type { Mac, NamespaceRef, VfInfo } from '../net/types';
+import type { Mac, NamespaceRef, RouteBase, VfInfo } from '../net/types';
+import type { NexthopSnapshot, RuleSnapshot } from './rule-nexthop-types';
 
 export const RECORD_SCHEMA = 1;
 
@@ -36,7 +37,81 @@ export interface NicSnapshot {
   alias: string | null;
   altnames: string[];
   vf: VfSnapshot | null;
+  /** What a namespace move flushes (addresses, routes, sysctls); absent in records of older versions, null when not moved. */
+  l3?: L3Snapshot | null;
 }
+
+/**
+ * The NIC's layer-3 state at home, which the kernel drops when the NIC leaves its namespace (src/lend/l3-snapshot.ts
+ * says what is recorded and what is left to its owner).
+ */
+export interface L3Snapshot {
+  /** In the kernel's order (IPv4 primaries before their secondaries). */
+  addresses: AddressSnapshot[];
+  routes: RouteSnapshot[];
+  /** Per-link sysctls that differed from the namespace's defaults (restored before the addresses). */
+  sysctls: SysctlSnapshot[];
+  /** Nexthop objects (`ip nexthop`) through the NIC: restored after the addresses, before the routes that use them. */
+  nexthops: NexthopSnapshot[];
+  /** Policy rules naming the NIC (`iif`/`oif`): restored after the routes. */
+  rules: RuleSnapshot[];
+  /** What was seen and not recorded, with why ('2001:db8::5/64: SLAAC, made by the kernel from router advertisements'). */
+  leftToOwner: string[];
+}
+
+/** An address as the owner configured it (AddressDetail's fields a give-back puts back). */
+export interface AddressSnapshot {
+  family: 4 | 6;
+  cidr: string;
+  peer: string | null;
+  broadcast: string | null;
+  /** IFA_LABEL when it is not the NIC's name ('eth0:1'), else null. */
+  label: string | null;
+  /** IFA_F_* an owner sets (nodad, optimistic, home, mngtmpaddr, noprefixroute, autojoin). */
+  flags: number;
+  scope: number;
+  /** Always FOREVER_LIFETIME: an address with a finite lifetime is a lease, left to its owner. */
+  validLft: number;
+  /** Seconds left at lend time, FOREVER_LIFETIME, or 0 (deprecated). */
+  preferredLft: number;
+  metric: number | null;
+  proto: number | null;
+}
+
+/** One nexthop of a multipath route: through the NIC itself (`nic`), or through another link of home (`index`). */
+export interface RouteHopSnapshot {
+  nic: boolean;
+  /** The other link's ifindex at home (the NIC's own at lend time when `nic`). */
+  index: number;
+  gateway: string | null;
+  weight: number;
+  flags: number;
+}
+
+/** A route whose output device or one of whose nexthops is the NIC (RoutePut's fields, the NIC's index left out). */
+export interface RouteSnapshot extends RouteBase {
+  metric: number | null;
+  gateway: string | null;
+  prefsrc: string | null;
+  src: string | null;
+  pref: number | null;
+  ccAlgo: string | null;
+  /** Empty for a single-path route (its output device is the NIC). */
+  hops: RouteHopSnapshot[];
+  /** The nexthop object it uses, or null. */
+  nhId: number | null;
+}
+
+/** A per-link sysctl: /proc/sys/net/<dir>/<the NIC's name>/<name>. */
+export interface SysctlSnapshot {
+  dir: SysctlDir;
+  name: string;
+  value: string;
+}
+
+export type SysctlDir = 'ipv4/conf' | 'ipv6/conf' | 'ipv4/neigh' | 'ipv6/neigh';
+
+export type { NexthopSnapshot, RuleSnapshot } from './rule-nexthop-types';
 
 /** PF-side settings asked for a VF; an absent field is not touched. */
 export interface VfRequest {

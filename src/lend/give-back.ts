@@ -6,6 +6,8 @@ import type { LendRecord } from '../ledger/types';
 import { failpoint } from './failpoint';
 import { ownerKey, ownerMatches, ownerTextFilter, type OwnerMatch } from '../ledger/owner';
 import { nestedKeys } from './nesting';
+import { searchesOffThread } from './namespace-search-thread';
+import { searchesOfGiveBack } from './where';
 import { restoreFromRecord } from './restore';
 import type { LendSession } from './session';
 import type { GiveBackOptions, GiveBackResult, RecoverOptions, RecoverReport } from './types';
@@ -23,6 +25,8 @@ export async function giveBack(s: LendSession, key: string, opts: GiveBackOption
       // a newer attachment owns this NIC now: a slow give-back for the old owner must not touch it
       return { key, owner: record.owner, outcome: 'not-lent', name: null, warnings: [`owned by ${record.owner}`] };
     }
+    // the namespaces it will search the machine for, searched for first off this thread where there is a worker
+    if (searchesOffThread()) for (const ref of searchesOfGiveBack(s, record)) await s.searchAhead(ref);
     const warnings: string[] = [];
     // lent on from where this record put it (a pod inside a node): back into that namespace first
     for (const inner of nestedKeys(ledger, key)) {

@@ -8,7 +8,8 @@ export type { VfCountAsker, VfCountClearance, VfCountHolder, VfCountRefusal } fr
 export type { StrayNic } from './stray';
 export { LendSession, openSession, type SessionOptions } from './session';
 export { describeSpec, identityOfSpec, namespaceIdentityOf, sameNamespace, type NamespaceIdentity } from './namespaces';
-export { uplinkNames } from './uplink';
+export { hostUplinks, type Uplink } from './uplink';
+export { readNameservers, type Nameserver } from './nameservers';
 export { nestingDepth, outermostOf } from './nesting';
 export { LEND_STEPS, GIVE_BACK_STEPS, VF_COUNT_STEPS } from './steps';
 export * from './types';

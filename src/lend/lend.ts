@@ -106,7 +106,7 @@ function lendLocked(s: LendSession, plan: LendPlan, req: LendSettings, lock: Nic
   const { nic, target, key } = plan;
   const move = plan.request.move;
   const ledger = s.ledger;
-  const snapshot = snapshotOf(nic);
+  const snapshot = snapshotOf(nic, move);
   const targetName = plan.request.name ?? snapshot.name;
   let record = newRecord(
     {

@@ -53,10 +53,9 @@ function weakScore(link: Link, hints: LocateHints): number {
  * record knows it (the target after the move) — decisive on its own for a link of the same kind.
  */
 export function locateIn(rtnl: Rtnl, hints: LocateHints, knownIndex: number | null = null): Link | null {
-  const links = rtnl.listLinks().filter((l) => l.kind === hints.identity.kind && l.name !== 'lo');
-  for (const link of links) {
-    if (strongMatch(rtnl, link, hints.identity)) return link;
-  }
+  const links = candidateLinks(rtnl, hints);
+  const strong = strongIn(rtnl, links, hints);
+  if (strong) return strong;
   const byIndex = knownIndex === null ? undefined : links.find((l) => l.index === knownIndex);
   if (byIndex) return byIndex;
   let best: Link | null = null;
@@ -69,4 +68,17 @@ export function locateIn(rtnl: Rtnl, hints: LocateHints, knownIndex: number | nu
     }
   }
   return best;
+}
+
+/** The link here that is the NIC beyond doubt (its PCI address or permanent MAC), or null. */
+export function locateSurelyIn(rtnl: Rtnl, hints: LocateHints): Link | null {
+  return strongIn(rtnl, candidateLinks(rtnl, hints), hints);
+}
+
+function candidateLinks(rtnl: Rtnl, hints: LocateHints): Link[] {
+  return rtnl.listLinks().filter((l) => l.kind === hints.identity.kind && l.name !== 'lo');
+}
+
+function strongIn(rtnl: Rtnl, links: Link[], hints: LocateHints): Link | null {
+  return links.find((link) => strongMatch(rtnl, link, hints.identity)) ?? null;
 }

@@ -2,13 +2,13 @@
 // record), recorded as a NamespaceRef, and reopened later — possibly by another process — by identity (nsfs
 // dev + inode), never by trusting a path alone.
 import { join } from 'node:path';
-import { currentNetns, openNetns, openNetnsOfPid, ownNetnsId, PROC_NET_INIT_INO, sameNetns, statNetnsId, type NamespaceRef, type Netns, type NetnsId, type Rtnl } from '../net';
+import { currentNetns, openNetns, openNetnsInRoot, openNetnsOfPid, ownNetnsId, PROC_NET_INIT_INO, sameNetns, statNetnsId, type NamespaceRef, type Netns, type NetnsId, type Rtnl } from '../net';
 import type { NamespaceSpec } from './types';
 import { SysError } from '../errors';
-import { HOST_ROOTS, NAMED_NETNS_DIR, namespacePaths, procNamespacePaths, safeReaddir, type SearchRoots } from './namespace-search';
+import { findCandidate, HOST_ROOTS, NAMED_NETNS_DIR, procNamespacePaths, safeReaddir, type NamespaceCandidate, type SearchBudget, type SearchRoots } from './namespace-search';
 import type { LendSession } from './session';
 
-export { namespacePaths } from './namespace-search';
+export { namespaceCandidates, SearchBudget, type NamespaceCandidate } from './namespace-search';
 
 /** pid namespace files carry fixed inodes for the initial ones (the kernel's PROC_PID_INIT_INO). */
 const PROC_PID_INIT_INO = 0xeffffffc;
@@ -127,30 +127,37 @@ function findNamedPath(id: NetnsId): string | null {
 }
 
 /**
- * A path that reaches the namespace with this identity right now, or null when it no longer exists. The record's
- * path and pid are hints only, tried first: a record written inside a container holds that container's view (a
- * path in its mount namespace, a pid of its pid namespace), which may name something else here — only the
- * identity decides. Then every namespace on the machine, including those pinned only inside other mount namespaces.
+ * Where the namespace with this identity can be reached right now, or null when it no longer exists (or is not
+ * found within the budget: see budget.skipped). The record's path and pid are hints only, tried first: a record
+ * written inside a container holds that container's view (a path in its mount namespace, a pid of its pid
+ * namespace), which may name something else here — only the identity decides. Then every namespace on the
+ * machine, including those pinned only inside other mount namespaces.
  */
-export function findNamespacePath(ref: NamespaceRef, roots: SearchRoots = HOST_ROOTS): string | null {
+export function findNamespace(ref: NamespaceRef, budget: SearchBudget, roots: SearchRoots = HOST_ROOTS): NamespaceCandidate | null {
+  return findByHints(ref) ?? findCandidate(ref.id, budget, roots, ref.path);
+}
+
+/** findNamespace() through the record's hints alone: no search. */
+export function findByHints(ref: NamespaceRef): NamespaceCandidate | null {
   const hints = [ref.path, ref.pid ? `/proc/${ref.pid}/ns/net` : null, ref.initial ? initialRef().path : null];
   for (const p of hints) {
     const got = p ? statNetnsId(p) : null;
-    if (p && got && sameNetns(got, ref.id)) return p;
-  }
-  for (const p of namespacePaths(roots, ref.path)) {
-    const got = statNetnsId(p);
-    if (got && sameNetns(got, ref.id)) return p;
+    if (p && got && sameNetns(got, ref.id)) return { hostPath: p, inRoot: null };
   }
   return null;
 }
 
+/** Open a candidate: a foreign one inside its container's root, never through ours. */
+export function openCandidate(c: NamespaceCandidate): Netns {
+  return c.inRoot ? openNetnsInRoot(c.inRoot.root, c.inRoot.path, c.hostPath) : openNetns(c.hostPath);
+}
+
 /** Reopen a recorded namespace, verified by identity; null when it is gone. */
-export function reopen(ref: NamespaceRef): Netns | null {
-  const path = findNamespacePath(ref);
-  if (!path) return null;
+export function reopen(ref: NamespaceRef, find: (ref: NamespaceRef) => NamespaceCandidate | null): Netns | null {
+  const found = find(ref);
+  if (!found) return null;
   try {
-    const netns = openNetns(path);
+    const netns = openCandidate(found);
     if (!sameNetns(netns.id, ref.id)) {
       // the path was reused between stat and open (a pid recycled): not ours
       netns.close();
@@ -168,8 +175,8 @@ export function reopen(ref: NamespaceRef): Netns | null {
  * match by inode alone could be another namespace; that one is closed and the recorded one is gone (null). The
  * cookie is read off the session's socket in the namespace, which its caller uses next anyway.
  */
-export function reopenRecorded(s: LendSession, ref: NamespaceRef): Netns | null {
-  const netns = reopen(ref);
+export function reopenRecorded(s: LendSession, ref: NamespaceRef, hintsOnly = false): Netns | null {
+  const netns = reopen(ref, (r) => s.findNamespace(r, hintsOnly));
   if (!netns || !ref.cookie) return netns;
   let now: string | null;
   try {

@@ -5,6 +5,7 @@ import { statSync } from 'node:fs';
 import { SysError } from '../errors';
 import { sameNetns, type Link, type Netns, type Rtnl } from '../net';
 import type { NicIdentity, NicSnapshot, VfSnapshot } from '../ledger/types';
+import { l3SnapshotOf } from './l3-snapshot';
 import { openCurrent, openSpec, refWithCookie } from './namespaces';
 import { netdevOfPci, pciOfNetdev, vfPlaceOf, type StandInVf, type VfPlace } from './pci';
 import { isDeviceAddress } from '../sriov';
@@ -82,7 +83,8 @@ export function identityOfLink(l: Link | null, pciAddress: string | null): NicId
   };
 }
 
-export function snapshotOf(nic: ResolvedNic): NicSnapshot {
+/** `moving`: the NIC leaves home, so what the kernel flushes on a move (l3-snapshot.ts) is read too. */
+export function snapshotOf(nic: ResolvedNic, moving: boolean): NicSnapshot {
   const l = nic.link;
   return {
     name: l?.name ?? '',
@@ -92,6 +94,7 @@ export function snapshotOf(nic: ResolvedNic): NicSnapshot {
     alias: l?.alias ?? null,
     altnames: l?.altnames ?? [],
     vf: nic.vf ? vfSnapshotOf(nic.vf) : null,
+    l3: moving && l ? l3SnapshotOf(nic.home, nic.rtnl, l) : null,
   };
 }
 

@@ -10,7 +10,8 @@ import { assertIfName, sameNetns, type Netns, type Rtnl } from '../net';
 import { deviceDir, driverOf, getVf, isBdf, isDeviceAddress, isUserspaceDriver, type SriovVf } from '../sriov';
 import { describeNamespace, namespaceIdentityOf, openCurrent, openSpec, refOf } from './namespaces';
 import { identityOf, resolveNic, type ResolvedNic } from './nic';
-import { carriesDefaultRoute } from './uplink';
+import { readNameservers } from './nameservers';
+import { uplinkRoute } from './uplink';
 import { assertOwner } from '../ledger/owner';
 import { isAbandoned } from './abandoned';
 import { lendKeyFor } from './nesting';
@@ -26,8 +27,11 @@ export type Refusal =
    * NIC lent again.
    */
   | { refused: 'LentTo'; owner: string; key: string; record: LendRecord; abandoned: boolean; error: SysError }
-  /** It carries one of our default routes (asked with refuseUplink). */
-  | { refused: 'Uplink'; error: SysError }
+  /**
+   * It is the host's way out (uplink.ts): `link` is its name, `route` the route that makes it one. Refused unless
+   * the request says allowUplink; the front door adds its own way to say so.
+   */
+  | { refused: 'Uplink'; link: string; route: string; error: SysError }
   /** Not a VF, where a VF is required. */
   | { refused: 'NotAVf'; error: SysError }
   /** Already in the target namespace. */
@@ -105,9 +109,13 @@ function refusalFor(s: LendSession, req: PrepareRequest, nic: ResolvedNic, targe
   if (move && sameNetns(target.id, nic.home.id)) {
     return { refused: 'AlreadyThere', error: new SysError(`${nic.link!.name} is already in ${describeNamespace(refOf(target))}`, { code: 'INVALID', op: 'lend' }) };
   }
-  if (req.refuseUplink && nic.link && carriesDefaultRoute(nic.rtnl, nic.link.index)) {
-    const why = `${label} carries the host's default route; lending it would cut the node off (set "allowDefaultRouteLink": true to allow)`;
-    return { refused: 'Uplink', error: new SysError(why, { code: 'INVALID', op: 'lend' }) };
+  // asked of a NIC that stays home too: PF-side settings on a VF the host sends through can cut it off as well
+  if (!req.allowUplink && nic.link) {
+    const route = uplinkRoute(nic.rtnl, nic.link.index, readNameservers(s.config.resolvConf));
+    if (route) {
+      const why = `${label} is the host's uplink (${route}): lending it would cut the host off`;
+      return { refused: 'Uplink', link: nic.link.name, route, error: new SysError(why, { code: 'INVALID', op: 'lend' }) };
+    }
   }
   return null;
 }

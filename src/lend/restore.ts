@@ -10,10 +10,11 @@ import { deviceDir, isBdf } from '../sriov';
 import type { LendSession } from './session';
 import type { LendRecord } from '../ledger/types';
 import { failpoint } from './failpoint';
+import { restoreL3AfterUp, restoreL3BeforeUp } from './l3-restore';
 import { describeNamespace, initialRef, refOf } from './namespaces';
 import { chooseFallbackName, nameInUse } from './names';
 import type { GiveBackOutcome } from './types';
-import { closePlace, openPlace, openSearchPlaces, searchPlaces, type Place } from './where';
+import { closePlace, findInPlaces, openPlace, openSearchPlaces, type Place } from './where';
 
 export interface RestoreResult {
   outcome: Exclude<GiveBackOutcome, 'not-lent'>;
@@ -50,6 +51,7 @@ export function restoreFromRecord(s: LendSession, record: LendRecord): RestoreRe
       const restored = restoreLink(record, home.rtnl, link, warnings);
       if (restored.changed) outcome = 'returned';
       name = restored.name;
+      if (restoreL3(home, restored.link, record, warnings)) outcome = 'returned';
       if (name !== record.snapshot.name) outcome = 'returned-renamed';
     }
     failpoint('return:restored');
@@ -71,7 +73,7 @@ function fallbackHome(s: LendSession, record: LendRecord, warnings: string[]): P
 
 /** Search every place (see where.ts); a physical NIC still on its way back to the initial namespace is waited for. */
 function findNic(s: LendSession, record: LendRecord, places: Place[]): { place: Place; link: Link } | null {
-  const search = () => searchPlaces(record, places);
+  const search = () => findInPlaces(s, record, places);
   const hit = search();
   // A virtual NIC whose namespace died was destroyed with it: gone. So is a physical one whose device is gone
   // (a VF removed by a VF count change: the kernel destroys its netdev wherever it is). Any other physical one
@@ -110,10 +112,25 @@ function moveHome(record: LendRecord, from: Place, home: Place, link: Link, warn
 }
 
 /**
- * Name, MTU, MAC, alias, altnames and admin state as in the snapshot. `link` is as just read (found or moved home);
+ * What the move flushed (l3-restore.ts), around the admin state: sysctls and addresses while the link is still down
+ * (as a move leaves it), then up, then what needs it up (routes). Returns whether anything changed.
+ */
+function restoreL3(home: Place, link: Link, record: LendRecord, warnings: string[]): boolean {
+  const snap = record.snapshot;
+  let changed = restoreL3BeforeUp(home.ns, home.rtnl, link, snap, warnings);
+  failpoint('return:addresses-restored');
+  if (link.up !== snap.up) {
+    home.rtnl.setLink(link.index, { up: snap.up });
+    changed = true;
+  }
+  return restoreL3AfterUp(home.rtnl, link, snap, warnings) || changed;
+}
+
+/**
+ * Name, MTU, MAC, alias and altnames as in the snapshot (the admin state comes with the L3 state: restoreL3). `link` is as just read (found or moved home);
  * it is read again only after a rename or a down. Returns whether anything changed, and the name it has now.
  */
-function restoreLink(record: LendRecord, rtnl: Rtnl, link: Link, warnings: string[]): { changed: boolean; name: string } {
+function restoreLink(record: LendRecord, rtnl: Rtnl, link: Link, warnings: string[]): { changed: boolean; name: string; link: Link } {
   const snap = record.snapshot;
   let changed = false;
   const rename = link.name !== snap.name && !nameInUse(rtnl, snap.name);
@@ -152,11 +169,7 @@ function restoreLink(record: LendRecord, rtnl: Rtnl, link: Link, warnings: strin
     rtnl.addAltname(link.index, alt);
     changed = true;
   }
-  if (link.up !== snap.up) {
-    rtnl.setLink(link.index, { up: snap.up });
-    changed = true;
-  }
-  return { changed, name: link.name };
+  return { changed, name: link.name, link };
 }
 
 /**

@@ -14,6 +14,9 @@ import { checkVfCountChange, type VfCountAsker, type VfCountClearance, type VfCo
 import { returnStray, type StrayNic } from './stray';
 import type { GiveBackOptions, GiveBackResult, HeldLend, LendRequest, LendResult, LendSettings, PrepareRequest, RecoverOptions, RecoverReport } from './types';
 import { closePlace, openPlace, whereIs, type Whereabouts } from './where';
+import { DEFAULT_SEARCH_BOUNDS, findCandidate, HOST_ROOTS, SearchBudget, type NamespaceCandidate } from './namespace-search';
+import { findByHints } from './namespaces';
+import { searchOffThread } from './namespace-search-thread';
 
 export interface SessionOptions {
   /**
@@ -30,6 +33,10 @@ export class LendSession {
   private readonly handles = new Map<string, Rtnl>();
   private readonly ownKey: string;
   private depth = 0;
+  /** What this call's searches for namespaces read of other containers' directories, and gave up on. */
+  readonly search: SearchBudget;
+  /** Namespaces already searched for in this call (null: not found), so a retry does not search again. */
+  private readonly searched = new Map<string, NamespaceCandidate | null>();
 
   constructor(
     readonly config: Config,
@@ -37,6 +44,31 @@ export class LendSession {
   ) {
     this.sysfs = sysfsAt(config.sysfsRoot);
     this.ownKey = keyOf(ownNetnsId());
+    this.search = new SearchBudget(config.namespaceSearch ?? DEFAULT_SEARCH_BOUNDS);
+  }
+
+  /**
+   * Where a recorded namespace can be reached: its record's hints, else a search of the machine (once per call,
+   * within this call's budget) unless `hintsOnly`. A candidate only: reopen() checks what it opens.
+   */
+  findNamespace(ref: NamespaceRef, hintsOnly = false): NamespaceCandidate | null {
+    const byHints = findByHints(ref);
+    if (byHints || hintsOnly) return byHints;
+    const key = searchKey(ref);
+    if (!this.searched.has(key)) this.searched.set(key, findCandidate(ref.id, this.search, HOST_ROOTS, ref.path));
+    return this.searched.get(key)!;
+  }
+
+  /**
+   * Search for a recorded namespace ahead of the engine call that needs it, on a worker thread (the daemon's
+   * thread serves other calls meanwhile); the call then finds it in this session. Without a worker (the
+   * one-shot plugin, the CLI) nothing is done here: the search runs when the engine asks.
+   */
+  async searchAhead(ref: NamespaceRef): Promise<void> {
+    const key = searchKey(ref);
+    if (this.searched.has(key) || findByHints(ref)) return;
+    const found = await searchOffThread(ref, this.search);
+    if (found !== undefined) this.searched.set(key, found);
   }
 
   /** The same ledger over another sysfs tree (the simulated lab's), as a session of its own. */
@@ -113,8 +145,11 @@ export class LendSession {
   }
 
   /** Give a NIC back from its record (its VF count, then the NIC). A second call is a no-op ('not-lent'). */
-  giveBack(key: string, opts: GiveBackOptions = {}): Promise<GiveBackResult> {
-    return this.runAsync(() => giveBacks.giveBack(this, key, opts));
+  async giveBack(key: string, opts: GiveBackOptions = {}): Promise<GiveBackResult> {
+    const skippedBefore = this.search.skipped.length;
+    const result = await this.runAsync(() => giveBacks.giveBack(this, key, opts));
+    // what the search for its namespaces gave up on is said with the outcome: "gone" may mean "not found in time"
+    return { ...result, warnings: [...result.warnings, ...this.search.skipped.slice(skippedBefore)] };
   }
 
   /** Finish every incomplete lend (roll back) and give-back found in the ledger. Lent NICs stay lent. */
@@ -185,6 +220,8 @@ export class LendSession {
 }
 
 const keyOf = netnsIdKey;
+
+const searchKey = (ref: NamespaceRef) => `${keyOf(ref.id)}:${ref.cookie ?? ''}:${ref.path ?? ''}`;
 
 export function openSession(config: Config, opts: SessionOptions = {}): LendSession {
   return new LendSession(config, opts);

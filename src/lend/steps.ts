@@ -19,7 +19,9 @@ export const GIVE_BACK_STEPS = [
   'return:started',
   /** The NIC is back in its home namespace (under its original or a fallback name). */
   'return:moved',
-  /** Name, MTU, MAC, alias, altnames and admin state restored. */
+  /** Name, MTU, MAC, alias and altnames restored, then the per-link sysctls and the addresses (the link still down). */
+  'return:addresses-restored',
+  /** Admin state, routes (and the rest of the L3 snapshot) restored. */
   'return:restored',
   /** PF-side VF settings restored (VF only). */
   'return:vf-restored',

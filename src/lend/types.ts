@@ -28,8 +28,11 @@ export interface PrepareRequest {
    * a whole NIC) on a userspace driver (it has no netdev then). Default true.
    */
   move?: boolean | 'unless-userspace';
-  /** Refuse the link that carries one of our default routes (refusal 'Uplink'). */
-  refuseUplink?: boolean;
+  /**
+   * Lend it even when it is the host's way out (uplink.ts: an all-traffic route or the route to a nameserver leaves
+   * through it). Default false: refused ('Uplink'). Only a person's explicit override sets it.
+   */
+  allowUplink?: boolean;
   /** Refuse a NIC that is not a VF (refusal 'NotAVf'). */
   requireVf?: boolean;
   /** How long commit waits for another process holding this NIC (default 0: fail at once with BUSY). */

@@ -4,7 +4,7 @@
 import { sameNetns, type Link, type NamespaceRef, type Netns, type Rtnl } from '../net';
 import type { LendRecord } from '../ledger/types';
 import { readRecord } from '../ledger';
-import { hintsFor, locateIn } from './locate';
+import { hintsFor, locateIn, locateSurelyIn } from './locate';
 import { nestedKeys } from './nesting';
 import { describeNamespace, initialRef, refOf, reopenRecorded } from './namespaces';
 import type { LendSession } from './session';
@@ -19,8 +19,9 @@ export interface Place {
   rtnl: Rtnl;
 }
 
-export function openPlace(s: LendSession, ref: NamespaceRef, name: PlaceName): Place | null {
-  const ns = reopenRecorded(s, ref);
+/** `ref` opened (by identity) with the session's socket in it; `hintsOnly`: never search the machine for it. */
+export function openPlace(s: LendSession, ref: NamespaceRef, name: PlaceName, hintsOnly = false): Place | null {
+  const ns = reopenRecorded(s, ref, hintsOnly);
   if (!ns) return null;
   try {
     return { name, ns, rtnl: s.rtnl(ns) };
@@ -35,9 +36,13 @@ export function closePlace(p: Place | null): void {
   p.ns.close();
 }
 
-/** The places to search, in order, around an already-open home (the caller closes every one it gets back). */
+/**
+ * The places to search, in order, around an already-open home (the caller closes every one it gets back). The
+ * target is among them when its record's hints reach it; when they do not, findInPlaces searches the machine
+ * for it only if it must.
+ */
 export function openSearchPlaces(s: LendSession, record: LendRecord, home: Place): Place[] {
-  const target = openPlace(s, record.target, 'target');
+  const target = openPlace(s, record.target, 'target', true);
   let initial: Place | null = null;
   try {
     if (!sameNetns(home.ns.id, initialRef().id)) initial = openPlace(s, initialRef(), 'initial');
@@ -48,8 +53,48 @@ export function openSearchPlaces(s: LendSession, record: LendRecord, home: Place
   return [target, home, initial].filter((p): p is Place => p !== null);
 }
 
+/**
+ * The first place, in order, holding the NIC, and the link there; null when none does (right now). A target its
+ * hints did not reach is searched for over the machine (and added to `places`) only when the NIC is not surely
+ * — by its PCI address or permanent MAC — at home or in the initial namespace: a pod whose namespace is gone
+ * has its NIC there already, and the search would only read every neighbour's directories to find nothing.
+ */
+export function findInPlaces(s: LendSession, record: LendRecord, places: Place[]): { place: Place; link: Link } | null {
+  if (!places.some((p) => p.name === 'target')) {
+    const sure = surelyIn(record, places);
+    if (sure) return sure;
+    const target = openPlace(s, record.target, 'target');
+    if (target) places.unshift(target);
+  }
+  return searchPlaces(record, places);
+}
+
+/** The recorded namespaces a give-back of `record` searches the machine for (see findInPlaces), for searchAhead. */
+export function searchesOfGiveBack(s: LendSession, record: LendRecord): NamespaceRef[] {
+  const refs = [record.home, ...(record.snapshot.vf ? [record.snapshot.vf.pfNetns] : [])].filter((r) => !s.findNamespace(r, true));
+  if (!record.moved || s.findNamespace(record.target, true)) return refs;
+  const home = openPlace(s, record.home, 'home', true) ?? openPlace(s, initialRef(), 'home');
+  if (!home) return [...refs, record.target];
+  const places = [home];
+  try {
+    if (!sameNetns(home.ns.id, initialRef().id)) places.push(...[openPlace(s, initialRef(), 'initial')].filter((p): p is Place => p !== null));
+    return surelyIn(record, places) ? refs : [...refs, record.target];
+  } finally {
+    for (const p of places) closePlace(p);
+  }
+}
+
+function surelyIn(record: LendRecord, places: Place[]): { place: Place; link: Link } | null {
+  const hints = hintsFor(record);
+  for (const place of places) {
+    const link = locateSurelyIn(place.rtnl, hints);
+    if (link) return { place, link };
+  }
+  return null;
+}
+
 /** The first place, in order, holding the NIC, and the link there; null when none does (right now). */
-export function searchPlaces(record: LendRecord, places: Place[]): { place: Place; link: Link } | null {
+function searchPlaces(record: LendRecord, places: Place[]): { place: Place; link: Link } | null {
   const hints = hintsFor(record);
   for (const place of places) {
     const link = locateIn(place.rtnl, hints, place.name === 'target' ? record.targetIfindex : null);
@@ -73,9 +118,9 @@ export function whereIs(s: LendSession, record: LendRecord): Whereabouts {
   const home = openPlace(s, record.home, 'home');
   const places = home
     ? openSearchPlaces(s, record, home)
-    : [openPlace(s, record.target, 'target'), openPlace(s, initialRef(), 'initial')].filter((p): p is Place => p !== null);
+    : [openPlace(s, record.target, 'target', true), openPlace(s, initialRef(), 'initial')].filter((p): p is Place => p !== null);
   try {
-    const found = searchPlaces(record, places);
+    const found = findInPlaces(s, record, places);
     if (!found) return whereLentOn(s, record);
     return { place: found.place.name as Whereabouts['place'], name: found.link.name, namespace: found.place.ns.path ?? describeNamespace(refOf(found.place.ns)) };
   } finally {

@@ -3,6 +3,7 @@ export * from './types';
 export { SysError, isSysError } from '../errors';
 export {
   openNetns,
+  openNetnsInRoot,
   openNetnsOfPid,
   currentNetns,
   createAnonymousNetns,
@@ -14,7 +15,7 @@ export {
 } from './netns';
 export { createNamedNetns, deleteNamedNetns, NETNS_RUN_DIR } from './named-netns';
 export { connect, rtnlSocketsOpened, DEFAULT_TIMEOUT_MS } from './rtnl';
-export { readSysctl, writeSysctl } from './sysctl';
+export { readSysctl, readSysctlDirs, writeSysctl } from './sysctl';
 export { lockFd, unlockFd } from './lock';
 export {
   normalizeMac,
@@ -29,4 +30,5 @@ export {
   assertIfName,
   assertAltname,
   parseCidr,
+  canonicalIp,
 } from './validate';

@@ -1,7 +1,10 @@
 // Network namespaces as open file descriptors. Holding a Netns keeps its namespace alive until close().
-import { closeSync, statSync } from 'node:fs';
+import { closeSync } from 'node:fs';
 import { native, type NativeNetns } from '../native';
+import { statNetnsId } from './netns-id';
 import type { Netns, NetnsId } from './types';
+
+export { netnsIdKey, sameNetns, statNetnsId } from './netns-id';
 import { assertInteger, invalid } from './validate';
 
 class OpenNetns implements Netns {
@@ -32,6 +35,17 @@ export function openNetns(path: string): Netns {
   return new OpenNetns(native.netnsOpen(path), path);
 }
 
+/**
+ * A namespace file inside a container's root (`root`: /proc/<pid>/root), every link resolved there as the
+ * container sees it, never through our own tree. Its path is `shownAs`, how it is reached from here (default
+ * root + path).
+ */
+export function openNetnsInRoot(root: string, path: string, shownAs = root + path): Netns {
+  if (typeof root !== 'string' || !root.startsWith('/')) throw invalid('container root', root);
+  if (typeof path !== 'string' || !path.startsWith('/')) throw invalid('namespace path', path);
+  return new OpenNetns(native.netnsOpenInRoot(root, path), shownAs);
+}
+
 /** The namespace of process `pid`, opened through a pidfd: a pid reused meanwhile cannot redirect it. */
 export function openNetnsOfPid(pid: number): Netns {
   assertInteger('pid', pid, 1, 0x7fffffff);
@@ -46,15 +60,6 @@ export function currentNetns(): Netns {
 /** init_net's fixed nsfs inode on kernels that pin it (the kernel's PROC_NET_INIT_INO). */
 export const PROC_NET_INIT_INO = 0xeffffff9;
 
-/** The identity of the namespace a namespace file (or /proc/<pid>/ns/net) refers to, or null when it is gone. */
-export function statNetnsId(file: string): NetnsId | null {
-  try {
-    const st = statSync(file);
-    return { dev: st.dev, ino: st.ino };
-  } catch {
-    return null;
-  }
-}
 
 /** The namespace of the calling (JS) thread, by identity, without opening it. */
 export function ownNetnsId(): NetnsId {
@@ -63,19 +68,12 @@ export function ownNetnsId(): NetnsId {
   return id;
 }
 
-/** A namespace identity as a map key. */
-export function netnsIdKey(id: NetnsId): string {
-  return `${id.dev}:${id.ino}`;
-}
 
 /** A fresh namespace (loopback up) held only by the returned fd: no bind mount, gone when closed. */
 export function createAnonymousNetns(): Netns {
   return new OpenNetns(native.netnsCreateAnonymous(), null);
 }
 
-export function sameNetns(a: NetnsId, b: NetnsId): boolean {
-  return a.dev === b.dev && a.ino === b.ino;
-}
 
 /** The fd to hand to the addon: -1 for "the caller's own"; a closed Netns is a TypeError. */
 export function nsFdOf(ns: Netns | null | undefined, what = 'namespace'): number {

@@ -3,20 +3,29 @@
 // call and the mapping of its result (or of an expected failure) read as one table. All calls are synchronous:
 // no caller needs a promise (DESIGN.md: an async variant exists only where a caller needs it).
 import { isSysError } from '../errors';
-import { native, type NativeLinkChange, type NativeNewLink, type NativeRouteSpec, type NativeRtnlSocket, type NativeRtnlSync, type NativeVfChange } from '../native';
+import { native, type NativeAddressPut, type NativeLinkChange, type NativeNewLink, type NativeRoutePut, type NativeRouteSpec, type NativeRtnlSocket, type NativeRtnlSync, type NativeVfChange } from '../native';
 import { nsFdOf } from './netns';
+import { assertNexthopId, nexthopSpec, ruleSpec } from './rule-nexthop-spec';
 import type {
   Address,
+  AddressDetail,
   AddressFamily,
+  AddressPut,
   GetLinkOptions,
   Link,
   LinkChange,
   LinkRef,
   Netns,
   NewLinkSpec,
+  Nexthop,
+  NexthopSpec,
   Route,
+  RouteDetail,
+  RoutePut,
   RouteSpec,
   Rtnl,
+  Rule,
+  RuleSpec,
   VfInfo,
   VfSetting,
 } from './types';
@@ -43,6 +52,9 @@ type RtnlMethod = Exclude<keyof Rtnl, 'ns' | 'close'>;
 
 const U32_MAX = 0xffffffff;
 const RT_TABLE_MAIN = 254;
+const IPPROTO_UDP = 17;
+/** What a route lookup fails with when there is no way there: no route; an unreachable, prohibit, blackhole one. */
+const NO_ROUTE_ERRNOS = ['ENETUNREACH', 'EHOSTUNREACH', 'EACCES', 'EINVAL'] as const;
 
 interface Plan<R> {
   method: keyof NativeRtnlSync;
@@ -203,6 +215,18 @@ function familyOption(v: unknown): 0 | AddressFamily {
   return v;
 }
 
+/** A route's output device and metric, checked, onto the native spec. */
+function copyIndexAndMetric(route: { index?: number; metric?: number }, out: NativeRouteSpec): void {
+  if (route.index !== undefined) {
+    assertIndex(route.index, 'route index');
+    out.index = route.index;
+  }
+  if (route.metric !== undefined) {
+    assertInteger('route metric', route.metric, 0, U32_MAX);
+    out.metric = route.metric;
+  }
+}
+
 function routeSpec(route: RouteSpec): NativeRouteSpec {
   assertObject('route', route);
   assertKnownKeys('route', route, ['dst', 'gateway', 'index', 'metric', 'table', 'family', 'scope']);
@@ -222,14 +246,7 @@ function routeSpec(route: RouteSpec): NativeRouteSpec {
     if (gateway.family !== family) throw invalid('route gateway', route.gateway, 'family does not match dst');
     out.gateway = gateway.address;
   }
-  if (route.index !== undefined) {
-    assertIndex(route.index, 'route index');
-    out.index = route.index;
-  }
-  if (route.metric !== undefined) {
-    assertInteger('route metric', route.metric, 0, U32_MAX);
-    out.metric = route.metric;
-  }
+  copyIndexAndMetric(route, out);
   if (route.table !== undefined) assertInteger('route table', route.table, 1, U32_MAX);
   out.table = route.table ?? RT_TABLE_MAIN;
   if (route.scope !== undefined) {
@@ -237,6 +254,121 @@ function routeSpec(route: RouteSpec): NativeRouteSpec {
     out.scope = route.scope;
   }
   if (!out.gateway && out.index === undefined) throw invalid('route', route, 'needs a gateway or an index');
+  return out;
+}
+
+/** The IFA_F_* bits an owner sets (the rest is the kernel's state: tentative, deprecated, secondary, …). */
+const OWNER_ADDRESS_FLAGS = 0x02 | 0x04 | 0x10 | 0x100 | 0x200 | 0x400;
+/** RTNH_F_ONLINK: the one rtm_flags / rtnh_flags bit an owner sets. */
+const RTNH_F_ONLINK = 4;
+
+function optionalIp(what: string, v: unknown, family: AddressFamily): string | undefined {
+  if (v === undefined) return undefined;
+  const ip = parseIp(v as string, what);
+  if (ip.family !== family) throw invalid(what, v, 'family does not match the address');
+  return ip.address;
+}
+
+function addressPut(a: AddressPut): NativeAddressPut {
+  assertObject('address', a);
+  assertKnownKeys('address', a, ['index', 'cidr', 'peer', 'broadcast', 'label', 'flags', 'scope', 'validLft', 'preferredLft', 'metric', 'proto']);
+  assertIndex(a.index);
+  const c = parseCidr(a.cidr);
+  assertInteger('address flags', a.flags, 0, U32_MAX);
+  if ((a.flags & ~OWNER_ADDRESS_FLAGS) !== 0) throw invalid('address flags', a.flags, 'only flags an owner sets');
+  assertInteger('address scope', a.scope, 0, 255);
+  assertInteger('valid lifetime', a.validLft, 1, U32_MAX);
+  assertInteger('preferred lifetime', a.preferredLft, 0, a.validLft);
+  const out: NativeAddressPut = { index: a.index, family: c.family, address: c.address, prefixLen: c.prefixLen, flags: a.flags, scope: a.scope, validLft: a.validLft, preferredLft: a.preferredLft };
+  const peer = optionalIp('address peer', a.peer, c.family);
+  if (peer !== undefined) out.peer = peer;
+  const broadcast = optionalIp('broadcast address', a.broadcast, c.family);
+  if (broadcast !== undefined) out.broadcast = broadcast;
+  if (a.label !== undefined) {
+    // IFNAMSIZ, as an interface name (the kernel keeps it in a char[IFNAMSIZ]) but ':' allowed
+    if (typeof a.label !== 'string' || !/^[^\s/\0]{1,15}$/.test(a.label)) throw invalid('address label', a.label);
+    out.label = a.label;
+  }
+  if (a.metric !== undefined) {
+    assertInteger('address metric', a.metric, 0, U32_MAX);
+    out.metric = a.metric;
+  }
+  if (a.proto !== undefined) {
+    assertInteger('address protocol', a.proto, 0, 255);
+    out.proto = a.proto;
+  }
+  return out;
+}
+
+const RTAX_CC_ALGO = 16;
+const RTAX_MAX_KNOWN = 17;
+
+function routePut(r: RoutePut): NativeRoutePut {
+  assertObject('route', r);
+  assertKnownKeys('route', r, ['family', 'dst', 'table', 'type', 'protocol', 'scope', 'tos', 'flags', 'gateway', 'index', 'metric', 'prefsrc', 'src', 'pref', 'metrics', 'ccAlgo', 'hops', 'nhId']);
+  const family = familyOption(r.family);
+  if (family === 0) throw invalid('route family', r.family, 'expected 4 or 6');
+  const out: NativeRoutePut = { family, table: 0, protocol: 0, type: 0, scope: 0, tos: 0, flags: 0, metrics: [], hops: [] };
+  if (r.dst !== 'default') {
+    const dst = parseCidr(r.dst);
+    if (dst.family !== family) throw invalid('route', r, 'family does not match dst');
+    out.dst = dst.address;
+    out.dstLen = dst.prefixLen;
+  }
+  assertInteger('route table', r.table, 1, U32_MAX);
+  out.table = r.table;
+  for (const k of ['type', 'protocol', 'scope', 'tos'] as const) {
+    assertInteger(`route ${k}`, r[k], 0, 255);
+    out[k] = r[k];
+  }
+  assertInteger('route flags', r.flags, 0, U32_MAX);
+  out.flags = r.flags & RTNH_F_ONLINK;
+  // a gateway of the other family is a 'via' (an IPv4 route through an IPv6 neighbour)
+  if (r.gateway !== undefined) out.gateway = parseIp(r.gateway, 'route gateway').address;
+  copyIndexAndMetric(r, out);
+  const prefsrc = optionalIp('route prefsrc', r.prefsrc, family);
+  if (prefsrc !== undefined) out.prefsrc = prefsrc;
+  if (r.src !== undefined) {
+    const src = parseCidr(r.src);
+    if (src.family !== family) throw invalid('route src', r.src, 'family does not match dst');
+    out.src = src.address;
+    out.srcLen = src.prefixLen;
+  }
+  if (r.pref !== undefined) {
+    if (family !== 6) throw invalid('route pref', r.pref, 'IPv6 only');
+    assertInteger('route pref', r.pref, 0, 3);
+    out.pref = r.pref;
+  }
+  if (!Array.isArray(r.metrics) || r.metrics.length > RTAX_MAX_KNOWN) throw invalid('route metrics', r.metrics);
+  for (const m of r.metrics) {
+    if (!Array.isArray(m) || m.length !== 2) throw invalid('route metric', m, 'expected [RTAX_*, value]');
+    assertInteger('route metric type', m[0], 1, RTAX_MAX_KNOWN);
+    if (m[0] === RTAX_CC_ALGO) throw invalid('route metric type', m[0], 'cc_algo goes in ccAlgo');
+    assertInteger('route metric value', m[1], 0, U32_MAX);
+    out.metrics.push([m[0], m[1]]);
+  }
+  if (r.ccAlgo !== undefined) {
+    if (typeof r.ccAlgo !== 'string' || !/^[a-z0-9_]{1,15}$/.test(r.ccAlgo)) throw invalid('congestion control', r.ccAlgo);
+    out.ccAlgo = r.ccAlgo;
+  }
+  if (!Array.isArray(r.hops) || r.hops.length > 256) throw invalid('route nexthops', r.hops);
+  for (const h of r.hops) {
+    assertObject('route nexthop', h);
+    assertKnownKeys('route nexthop', h, ['index', 'gateway', 'weight', 'flags']);
+    assertIndex(h.index, 'nexthop index');
+    assertInteger('nexthop weight', h.weight, 1, 256);
+    assertInteger('nexthop flags', h.flags, 0, 255);
+    const hop: NativeRoutePut['hops'][number] = { index: h.index, weight: h.weight, flags: h.flags & RTNH_F_ONLINK };
+    if (h.gateway !== null && h.gateway !== undefined) hop.gateway = parseIp(h.gateway, 'nexthop gateway').address;
+    out.hops.push(hop);
+  }
+  if (r.nhId !== undefined) {
+    assertInteger('nexthop id', r.nhId, 1, U32_MAX);
+    out.nhId = r.nhId;
+  }
+  if (out.index === undefined && out.hops.length === 0 && out.nhId === undefined && out.gateway === undefined) {
+    throw invalid('route', r, 'needs an index, a gateway, nexthops or a nexthop id');
+  }
   return out;
 }
 
@@ -310,6 +442,11 @@ const plans = {
     }
     return plan<Address[]>('listAddresses', [opts?.index ?? 0, familyOption(opts?.family)]);
   },
+  listAddressDetails: (index: number) => {
+    assertIndex(index);
+    return plan<AddressDetail[]>('listAddressDetails', [index, 0]);
+  },
+  putAddress: (address: AddressPut) => plan<void>('putAddress', [addressPut(address)]),
   addAddress: (index: number, cidr: string) => plan<void>('addAddress', addressArgs(index, cidr)),
   deleteAddress: (index: number, cidr: string) => plan<void>('deleteAddress', addressArgs(index, cidr)),
   listRoutes: (opts?: { family?: AddressFamily; table?: number }) => {
@@ -320,8 +457,55 @@ const plans = {
     }
     return plan<Route[]>('listRoutes', [familyOption(opts?.family), opts?.table ?? RT_TABLE_MAIN]);
   },
+  listRouteDetails: (index: number) => {
+    assertIndex(index);
+    return plan<RouteDetail[]>('listRouteDetails', [0, 0, index]);
+  },
+  putRoute: (route: RoutePut, opts: { replace: boolean }) => {
+    assertObject('putRoute options', opts);
+    assertKnownKeys('putRoute options', opts, ['replace']);
+    assertBoolean('replace', opts.replace);
+    return plan<void>('putRoute', [routePut(route), opts.replace]);
+  },
   addRoute: (route: RouteSpec) => plan<void>('addRoute', [routeSpec(route)]),
   deleteRoute: (route: RouteSpec) => plan<void>('deleteRoute', [routeSpec(route)]),
+  lookupRoute: (address: string, opts?: { udpPort?: number }) => {
+    const ip = parseIp(address, 'route lookup address');
+    if (opts !== undefined) {
+      assertObject('lookupRoute options', opts);
+      assertKnownKeys('lookupRoute options', opts, ['udpPort']);
+      if (opts.udpPort !== undefined) assertInteger('UDP port', opts.udpPort, 1, 0xffff);
+    }
+    const udp = opts?.udpPort !== undefined;
+    return plan<Route | null>('lookupRoute', [ip.family, ip.address, udp ? IPPROTO_UDP : 0, opts?.udpPort ?? 0], {
+      recover: (err) => {
+        if (NO_ROUTE_ERRNOS.some((code) => isSysError(err, code))) return null;
+        throw err;
+      },
+    });
+  },
+  listRules: (opts?: { family?: AddressFamily }) => {
+    if (opts !== undefined) {
+      assertObject('listRules options', opts);
+      assertKnownKeys('listRules options', opts, ['family']);
+    }
+    return plan<Rule[]>('listRules', [familyOption(opts?.family)]);
+  },
+  addRule: (rule: RuleSpec) => plan<void>('addRule', [ruleSpec(rule)]),
+  deleteRule: (rule: RuleSpec) => plan<void>('deleteRule', [ruleSpec(rule)]),
+  listNexthops: () => plan<Nexthop[]>('listNexthops', []),
+  addNexthop: (nexthop: NexthopSpec, opts?: { replace?: boolean }) => {
+    if (opts !== undefined) {
+      assertObject('addNexthop options', opts);
+      assertKnownKeys('addNexthop options', opts, ['replace']);
+      if (opts.replace !== undefined) assertBoolean('replace', opts.replace);
+    }
+    return plan<void>('addNexthop', [nexthopSpec(nexthop), opts?.replace === true]);
+  },
+  deleteNexthop: (id: number) => {
+    assertNexthopId(id);
+    return plan<void>('deleteNexthop', [id]);
+  },
   driverInfo: (name: string) => {
     assertIfName(name);
     return plan<{ driver: string; busInfo: string } | null>('driverInfo', [name]);
@@ -397,6 +581,12 @@ class RtnlConnection implements Rtnl {
   addAddress(index: number, cidr: string) {
     runSync(this.sock, plans.addAddress(index, cidr));
   }
+  listAddressDetails(index: number) {
+    return runSync(this.sock, plans.listAddressDetails(index));
+  }
+  putAddress(address: AddressPut) {
+    runSync(this.sock, plans.putAddress(address));
+  }
   deleteAddress(index: number, cidr: string) {
     runSync(this.sock, plans.deleteAddress(index, cidr));
   }
@@ -406,8 +596,35 @@ class RtnlConnection implements Rtnl {
   addRoute(route: RouteSpec) {
     runSync(this.sock, plans.addRoute(route));
   }
+  listRouteDetails(index: number) {
+    return runSync(this.sock, plans.listRouteDetails(index));
+  }
+  putRoute(route: RoutePut, opts: { replace: boolean }) {
+    runSync(this.sock, plans.putRoute(route, opts));
+  }
   deleteRoute(route: RouteSpec) {
     runSync(this.sock, plans.deleteRoute(route));
+  }
+  lookupRoute(address: string, opts?: { udpPort?: number }) {
+    return runSync(this.sock, plans.lookupRoute(address, opts));
+  }
+  listRules(opts?: { family?: AddressFamily }) {
+    return runSync(this.sock, plans.listRules(opts));
+  }
+  addRule(rule: RuleSpec) {
+    runSync(this.sock, plans.addRule(rule));
+  }
+  deleteRule(rule: RuleSpec) {
+    runSync(this.sock, plans.deleteRule(rule));
+  }
+  listNexthops() {
+    return runSync(this.sock, plans.listNexthops());
+  }
+  addNexthop(nexthop: NexthopSpec, opts?: { replace?: boolean }) {
+    runSync(this.sock, plans.addNexthop(nexthop, opts));
+  }
+  deleteNexthop(id: number) {
+    runSync(this.sock, plans.deleteNexthop(id));
   }
   driverInfo(name: string) {
     return runSync(this.sock, plans.driverInfo(name));

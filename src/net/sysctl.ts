@@ -4,8 +4,9 @@ import { nsFdOf } from './netns';
 import type { Netns } from './types';
 import { invalid } from './validate';
 
+// A segment may be any interface name (whatever the kernel allows in one: no '/', no whitespace), never '.' or '..'.
 function assertKey(key: string): void {
-  if (typeof key !== 'string' || !/^net\/[A-Za-z0-9_.\-/]+$/.test(key) || key.split('/').some((p) => p === '' || p === '.' || p === '..')) {
+  if (typeof key !== 'string' || !/^net\/[^\s\0:]+$/.test(key) || key.split('/').some((p) => p === '' || p === '.' || p === '..')) {
     throw invalid('sysctl key', key, "expected 'net/…' relative to /proc/sys");
   }
 }
@@ -20,4 +21,18 @@ export function writeSysctl(ns: Netns | null, key: string, value: string): void 
   assertKey(key);
   if (typeof value !== 'string' || value.includes('\0')) throw invalid('sysctl value', value);
   native.sysctlWrite(nsFdOf(ns), key, value);
+}
+
+/** More entries than any per-link directory has (ipv6/conf/<link> has about 60): a bound, not a limit met. */
+const MAX_DIR_ENTRIES = 512;
+
+/**
+ * For each sysctl directory (e.g. 'net/ipv4/conf/eth0'), every entry that can be read and written, as name → value,
+ * or null when there is no such directory; all read on one thread inside `ns`. Read-only entries (mc_forwarding) and
+ * unreadable ones (stable_secret before it is set) are left out.
+ */
+export function readSysctlDirs(ns: Netns | null, dirs: string[]): (Map<string, string> | null)[] {
+  if (!Array.isArray(dirs) || dirs.length > 64) throw invalid('sysctl directories', dirs);
+  for (const d of dirs) assertKey(d);
+  return native.sysctlReadDirs(nsFdOf(ns), dirs, MAX_DIR_ENTRIES).map((entries) => (entries === null ? null : new Map(entries)));
 }

@@ -132,7 +132,60 @@ export interface Address {
 }
 
 /** The IFA_F_* bits callers test (<linux/if_addr.h>). */
-export const ADDRESS_FLAGS = { DADFAILED: 0x08, TENTATIVE: 0x40 } as const;
+export const ADDRESS_FLAGS = {
+  SECONDARY: 0x01,
+  /** Also IFA_F_TEMPORARY: an IPv6 privacy address the kernel made from a mngtmpaddr one. */
+  TEMPORARY: 0x01,
+  NODAD: 0x02,
+  OPTIMISTIC: 0x04,
+  DADFAILED: 0x08,
+  HOMEADDRESS: 0x10,
+  DEPRECATED: 0x20,
+  TENTATIVE: 0x40,
+  PERMANENT: 0x80,
+  MANAGETEMPADDR: 0x100,
+  NOPREFIXROUTE: 0x200,
+  MCAUTOJOIN: 0x400,
+} as const;
+
+/** IFA_CACHEINFO's lifetime that never runs out (INFINITY_LIFE_TIME). */
+export const FOREVER_LIFETIME = 0xffffffff;
+
+/** Everything the kernel shows of an address that a give-back can put back (Rtnl.listAddressDetails). */
+export interface AddressDetail extends Address {
+  /** RT_SCOPE_* (0 global, 253 link, 254 host). */
+  scope: number;
+  /** The point-to-point peer (IFA_ADDRESS when it differs from IFA_LOCAL), or null. */
+  peer: string | null;
+  /** IFA_BROADCAST (IPv4), or null. */
+  broadcast: string | null;
+  /** IFA_LABEL (IPv4: the link's name, or 'name:alias'), or null. */
+  label: string | null;
+  /** IFA_CACHEINFO: seconds left; FOREVER_LIFETIME for an address that does not expire. */
+  validLft: number;
+  preferredLft: number;
+  /** IFA_PROTO (0 unspecified, 1 kernel loopback, 2 kernel from a router advertisement, 3 kernel link-local), or null (a kernel before 5.18). */
+  proto: number | null;
+  /** IFA_RT_PRIORITY: the metric of the prefix route the kernel makes for it, or null. */
+  metric: number | null;
+}
+
+/** An address to put back as it was (RTM_NEWADDR create-or-replace: one already there is updated, no error). */
+export interface AddressPut {
+  index: number;
+  /** 'a.b.c.d/len' or 'x::y/len': the interface's own address. */
+  cidr: string;
+  peer?: string;
+  broadcast?: string;
+  label?: string;
+  /** IFA_F_* the owner may set (NODAD, OPTIMISTIC, HOMEADDRESS, MANAGETEMPADDR, NOPREFIXROUTE, MCAUTOJOIN). */
+  flags: number;
+  scope: number;
+  validLft: number;
+  preferredLft: number;
+  metric?: number;
+  proto?: number;
+}
 
 /** The IFF_* bits of Link.flags callers test (<linux/if.h>): RUNNING is operational, LOWER_UP the carrier. */
 export const LINK_FLAGS = { UP: 0x1, RUNNING: 0x40, LOWER_UP: 0x10000 } as const;
@@ -154,6 +207,72 @@ export interface Route {
   type?: number;
 }
 
+/** One nexthop of a multipath route (RTA_MULTIPATH). */
+export interface RouteHop {
+  index: number;
+  /** RTA_GATEWAY, or RTA_VIA when of the other family; null for a hop without a gateway. */
+  gateway: string | null;
+  /** 1..256 (rtnh_hops + 1). */
+  weight: number;
+  /** RTNH_F_* (4 onlink; 1 dead, 16 linkdown: the kernel's). */
+  flags: number;
+}
+
+/** Everything the kernel shows of a route that a give-back can put back (Rtnl.listRouteDetails). */
+export interface RouteDetail extends Route {
+  type: number;
+  hops: RouteHop[];
+  tos: number;
+  /** rtm_flags: RTNH_F_ONLINK (4) is the owner's; RTNH_F_LINKDOWN, RTM_F_* the kernel's. */
+  flags: number;
+  prefsrc: string | null;
+  /** RTA_SRC as a CIDR (IPv6 source-specific routing), or null. */
+  src: string | null;
+  /** RTA_PREF (IPv6 router preference: 0 medium, 1 high, 3 low), or null. */
+  pref: number | null;
+  /** RTA_METRICS as [RTAX_*, value] (mtu 2, window 3, rtt 4, …, advmss 8, hoplimit 10, …). */
+  metrics: [number, number][];
+  /** RTAX_CC_ALGO, or null. */
+  ccAlgo: string | null;
+  /** RTA_NH_ID: the route uses nexthop object nhId, or null. */
+  nhId: number | null;
+  /** RTA_EXPIRES: seconds left for a route that times out, or null. */
+  expires: number | null;
+  /** RTA_ENCAP: a lightweight-tunnel route. */
+  encap: boolean;
+}
+
+/** What every route put back as it was carries, and what its record keeps of it (ledger/types.ts RouteSnapshot). */
+export interface RouteBase {
+  family: AddressFamily;
+  /** 'default' or a CIDR. */
+  dst: string;
+  table: number;
+  /** RTN_*, RTPROT_*, RT_SCOPE_*, as the kernel reported them. */
+  type: number;
+  protocol: number;
+  scope: number;
+  tos: number;
+  /** RTNH_F_ONLINK (4) or 0: the one rtm_flags bit an owner sets. */
+  flags: number;
+  /** RTA_METRICS as [RTAX_*, value], RTAX_CC_ALGO aside. */
+  metrics: [number, number][];
+}
+
+/** A route to put back as it was: exactly these fields (absent: not sent). */
+export interface RoutePut extends RouteBase {
+  /** Of the other family: sent as RTA_VIA. */
+  gateway?: string;
+  index?: number;
+  metric?: number;
+  prefsrc?: string;
+  src?: string;
+  pref?: number;
+  ccAlgo?: string;
+  hops: RouteHop[];
+  nhId?: number;
+}
+
 export interface RouteSpec {
   /** 'default' or a CIDR; the family is taken from it (or from gateway for 'default'). */
   dst: string;
@@ -165,6 +284,146 @@ export interface RouteSpec {
   family?: AddressFamily;
   /** RT_SCOPE_* (0 universe, 253 link, 254 host); absent: link for IPv4 without a gateway, else universe. */
   scope?: number;
+}
+
+/** What a policy rule does with a packet it matches (FR_ACT_*). */
+export type RuleAction = 'table' | 'goto' | 'nop' | 'blackhole' | 'unreachable' | 'prohibit';
+
+/** start..end inclusive: a uid range (FRA_UID_RANGE) or a port range (FRA_SPORT_RANGE / FRA_DPORT_RANGE). */
+export interface NumberRange {
+  start: number;
+  end: number;
+}
+
+/** One policy routing rule (RTM_GETRULE). Absent matches are null. */
+export interface Rule {
+  family: AddressFamily;
+  priority: number;
+  action: RuleAction | 'unspec';
+  /** FRA_TABLE (0 for actions without a table). */
+  table: number;
+  /** 'a.b.c.d/len', or null for any. */
+  src: string | null;
+  dst: string | null;
+  /** FRA_IIFNAME / FRA_OIFNAME: rules name devices by name, not index. */
+  iifName: string | null;
+  oifName: string | null;
+  /** FIB_RULE_INVERT ('not'). */
+  invert: boolean;
+  /**
+   * The named device is not in this namespace now (FIB_RULE_IIF_DETACHED / FIB_RULE_OIF_DETACHED): the kernel keeps a
+   * rule whose device leaves, and attaches it again when a device of that name registers or is renamed to it.
+   */
+  iifDetached: boolean;
+  oifDetached: boolean;
+  /** Raw FIB_RULE_* flags as dumped. */
+  flags: number;
+  tos: number;
+  /** FRA_PROTOCOL: who made the rule (RTPROT_*; 2 = kernel). */
+  protocol: number;
+  fwmark: number | null;
+  fwmask: number | null;
+  /** FRA_GOTO: the priority a 'goto' rule jumps to. */
+  goto: number | null;
+  /** FRA_FLOW: IPv4 realms. */
+  flow: number | null;
+  l3mdev: boolean;
+  uidRange: NumberRange | null;
+  ipProto: number | null;
+  sport: NumberRange | null;
+  dport: NumberRange | null;
+  suppressPrefixLen: number | null;
+  suppressIfGroup: number | null;
+  /** Every other attribute as the kernel sent it (a match newer than this build: a port mask, a DSCP), to send back. */
+  extraAttributes: RuleAttribute[];
+}
+
+/** A rule attribute carried as bytes: its FRA_* type and its payload in lower-case hex. */
+export interface RuleAttribute {
+  type: number;
+  data: string;
+}
+
+/** A rule to add or delete: the matches of Rule, each optional (absent = any). */
+export interface RuleSpec {
+  family: AddressFamily;
+  /** Absent on add: the kernel picks one below the last rule. */
+  priority?: number;
+  action?: RuleAction;
+  table?: number;
+  src?: string;
+  dst?: string;
+  iifName?: string;
+  oifName?: string;
+  invert?: boolean;
+  tos?: number;
+  protocol?: number;
+  fwmark?: number;
+  fwmask?: number;
+  goto?: number;
+  flow?: number;
+  l3mdev?: boolean;
+  uidRange?: NumberRange;
+  ipProto?: number;
+  sport?: NumberRange;
+  dport?: NumberRange;
+  suppressPrefixLen?: number;
+  suppressIfGroup?: number;
+  /** Sent as they are, after the named fields; never one of the attributes those fields send. */
+  extraAttributes?: RuleAttribute[];
+}
+
+/** A member of a nexthop group. */
+export interface NexthopMember {
+  id: number;
+  /** 1..256 (1..65536 on kernels since 6.12). */
+  weight: number;
+}
+
+/** A resilient group's settings; timers in clock_t (USER_HZ, 100 per second) as the kernel keeps them. */
+export interface ResilientGroup {
+  buckets: number;
+  idleTimer: number;
+  unbalancedTimer: number;
+}
+
+/** One nexthop object or group (RTM_GETNEXTHOP). */
+export interface Nexthop {
+  id: number;
+  /** 0 for a group (AF_UNSPEC). */
+  family: 0 | AddressFamily;
+  scope: number;
+  protocol: number;
+  /** Raw RTNH_F_* flags (DEAD, LINKDOWN are the kernel's; ONLINK is the caller's). */
+  flags: number;
+  onlink: boolean;
+  /** NHA_OIF, or null (a group, a blackhole). */
+  index: number | null;
+  gateway: string | null;
+  blackhole: boolean;
+  fdb: boolean;
+  /** The members of a group, or null for a single nexthop. */
+  group: NexthopMember[] | null;
+  groupType: 'mpath' | 'resilient' | null;
+  resilient: ResilientGroup | null;
+  /** Attribute types this build does not send back (an encapsulation, a newer kernel's attribute). */
+  unknownAttributes: number[];
+}
+
+/** A nexthop object (index and/or gateway, or blackhole) or a group (group, groupType, resilient) to add. */
+export interface NexthopSpec {
+  id: number;
+  /** Required for a single nexthop without a gateway (the gateway's family otherwise); never for a group. */
+  family?: AddressFamily;
+  protocol?: number;
+  onlink?: boolean;
+  index?: number;
+  gateway?: string;
+  blackhole?: boolean;
+  fdb?: boolean;
+  group?: NexthopMember[];
+  groupType?: 'mpath' | 'resilient';
+  resilient?: ResilientGroup;
 }
 
 export type VfSetting =
@@ -211,9 +470,38 @@ export interface Rtnl {
   addAddress(index: number, cidr: string): void;
   deleteAddress(index: number, cidr: string): void;
 
+  /** Every field of the addresses of link `index` (a dump the kernel filters where it can). */
+  listAddressDetails(index: number): AddressDetail[];
+  /** Create the address, or update it when it is there (not an error). */
+  putAddress(address: AddressPut): void;
+
   listRoutes(opts?: { family?: AddressFamily; table?: number }): Route[];
+  /** Every field of the routes, in every table, whose output device or any nexthop is link `index`. */
+  listRouteDetails(index: number): RouteDetail[];
+  /** Add the route (EEXIST when its key is taken), or with `replace` make the route of its key exactly this one. */
+  putRoute(route: RoutePut, opts: { replace: boolean }): void;
   addRoute(route: RouteSpec): void;
   deleteRoute(route: RouteSpec): void;
+  /**
+   * The route this namespace would send a datagram to `address` by (`ip route get fibmatch`): the entry the lookup
+   * matched, in whichever table the policy rules chose, with every nexthop. `udpPort`: as a UDP datagram to that
+   * port (rules that select on ipproto/dport then match). null when there is no way there: no route, or an
+   * unreachable, prohibit or blackhole one.
+   */
+  lookupRoute(address: string, opts?: { udpPort?: number }): Route | null;
+
+  /** Policy rules of both families, or of one. */
+  listRules(opts?: { family?: AddressFamily }): Rule[];
+  /** NLM_F_EXCL: an equal rule (every match, and the priority when given) is EEXIST. */
+  addRule(rule: RuleSpec): void;
+  /** Deletes the first rule that matches every field given. */
+  deleteRule(rule: RuleSpec): void;
+
+  listNexthops(): Nexthop[];
+  /** NLM_F_EXCL, or with { replace: true } NLM_F_REPLACE: an existing id keeps the routes that use it. */
+  addNexthop(nexthop: NexthopSpec, opts?: { replace?: boolean }): void;
+  /** The kernel deletes the routes that use it too. */
+  deleteNexthop(id: number): void;
 
   /** ethtool GDRVINFO in this namespace: the driver and bus-info (a PCI address for PCI NICs; '' for veth). */
   driverInfo(name: string): { driver: string; busInfo: string } | null;

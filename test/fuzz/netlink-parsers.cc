@@ -1,18 +1,21 @@
 // libFuzzer target over the addon's netlink reply parsers, built from the addon's own sources (native/*.cc) with
 // AddressSanitizer and UndefinedBehaviorSanitizer (test/fuzz/run.sh). Every input is treated as a buffer the
 // kernel could have handed to recv(): concatenated messages, each given to every parser the socket layer uses —
-// links with VF tables (including the wrapped 16-bit IFLA_VFINFO_LIST length), addresses, routes, errors with
-// extended-ack TLVs, and the reply filter. A read outside the buffer, a wrapped length or a bad shift stops the
-// run with a report; the input is copied to an allocation of exactly its size so ASan sees any overread.
+// links with VF tables (including the wrapped 16-bit IFLA_VFINFO_LIST length), addresses (peer, label, cache info),
+// routes (multipath hops with their gateway/via attributes, metrics), policy rules, nexthop objects and groups,
+// errors with extended-ack TLVs, and the reply filter. A read outside the buffer, a wrapped length or a bad shift
+// stops the run with a report; the input is copied to an allocation of exactly its size so ASan sees any overread.
 #include <cstdint>
 #include <cstring>
 #include <memory>
 
 #include "../../native/addr.h"
 #include "../../native/link.h"
+#include "../../native/nexthop.h"
 #include "../../native/nl_message.h"
 #include "../../native/nl_socket.h"
 #include "../../native/route.h"
+#include "../../native/rule.h"
 #include "../../native/vf.h"
 
 using namespace sriovctl;
@@ -31,9 +34,25 @@ void parseOne(const nlmsghdr* h) {
     sink = sink + n;
   }
   AddressInfo addr;
-  if (parseAddressMessage(h, addr)) sink = sink + addr.address.size();
+  if (parseAddressMessage(h, addr))
+    sink = sink + addr.address.size() + (addr.peer ? addr.peer->size() : 0) + (addr.label ? addr.label->size() : 0) + addr.validLft;
   RouteInfo route;
-  if (parseRouteMessage(h, route)) sink = sink + (route.dst ? route.dst->size() : 0) + (route.gateway ? 1 : 0) + route.nexthopOifs.size();
+  if (parseRouteMessage(h, route)) {
+    size_t n = (route.dst ? route.dst->size() : 0) + (route.gateway ? route.gateway->size() : 0) + route.nexthopOifs.size();
+    for (const auto& hop : route.hops) n += hop.ifindex + hop.weight + (hop.gateway ? hop.gateway->size() : 0);
+    for (const auto& m : route.metrics) n += m.first + m.second;
+    n += route.ccAlgo ? route.ccAlgo->size() : 0;
+    sink = sink + n;
+  }
+  RuleInfo rule;
+  if (parseRuleMessage(h, rule))
+    sink = sink + (rule.src ? rule.src->size() : 0) + (rule.iifName ? rule.iifName->size() : 0) + rule.extraAttrs.size();
+  NexthopInfo nh;
+  if (parseNexthopMessage(h, nh)) {
+    size_t n = nh.id + (nh.gateway ? nh.gateway->size() : 0) + nh.unknownAttrs.size();
+    for (const auto& m : nh.group) n += m.id + m.weight;
+    sink = sink + n;
+  }
   if (h->nlmsg_type == NLMSG_ERROR) {
     if (auto f = failureFromError(h, "fuzz")) sink = sink + f->kernelMessage.size();
   } else if (h->nlmsg_type == NLMSG_DONE) {

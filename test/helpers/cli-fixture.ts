@@ -41,6 +41,11 @@ export class CliWorld {
     return sriovctl(this.env, args, { netns });
   }
 
+  /** runIn, with more environment (a failpoint). */
+  runWithIn(netns: string, extra: NodeJS.ProcessEnv, ...args: string[]): Promise<CliResult> {
+    return sriovctl({ ...this.env, extra }, args, { netns });
+  }
+
   /** A stand-in SR-IOV PF: a veth end (in `netns`, default here) that sysfs knows as the netdev of PF `bdf`. */
   pf(suffix: string, bdf: string, opts: { netns?: string; spec?: Partial<SimPfSpec> } = {}): NicState {
     const nic = standInNic(this.s, suffix, opts.netns);

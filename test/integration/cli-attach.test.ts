@@ -8,6 +8,9 @@ import type { StatusEntry } from '../../src/cli/status';
 import { lend } from '../helpers/engine';
 import { execFileSync } from 'node:child_process';
 import { giveRecordedInodeTo } from '../helpers/ledger-record';
+import { playHost } from '../helpers/play-host';
+import { existsSync, readdirSync } from 'node:fs';
+import { join } from 'node:path';
 
 /** `ip …` inside the namespace of process `pid`. */
 function ipInPid(pid: number, ...args: string[]): string {
@@ -268,5 +271,46 @@ describe('sriovctl attach / detach / status', () => {
     expect(w.state('net1', pod)).not.toBeNull();
     expect((await w.run('detach', '--all')).stdout).toBe('nothing is lent by attach\n');
     expect(w.state('net1', pod)).not.toBeNull();
+  });
+  it("refuses the host's uplink — the link of its default route, the link to its nameserver — in one line, changing nothing; --allow-uplink lends it", async () => {
+    // the CLI runs in `host`, which plays the host: its own default route and nameserver (never this machine's)
+    const host = w.netns('host');
+    const node = w.netns('node');
+    const uplink = w.plainNic('up', host);
+    const dnsLink = w.plainNic('dns', host);
+    const plain = w.plainNic('pl', host);
+    const played = playHost(w.s, host, { uplink: uplink.name, dnsLink: dnsLink.name });
+    const hostBefore = { links: [uplink, dnsLink, plain].map((n) => w.state(n.name, host)), routes: ipIn(host, 'route', 'show', 'table', 'all') };
+    const locks = () => (existsSync(join(w.env.stateDir, 'locks')) ? readdirSync(join(w.env.stateDir, 'locks')) : []);
+
+    const refusals = [
+      [uplink.name, `default via ${played.gateway} in table main`],
+      [dnsLink.name, `route to nameserver ${played.nameserver} (${played.nameserver}/32 via 10.62.0.1 in table main)`],
+    ];
+    for (const [name, route] of refusals) {
+      const r = await w.runIn(host, 'attach', name, node);
+      expect(r.code, r.stderr).toBe(1);
+      expect(r.stdout).toBe('');
+      expect(r.stderr).toBe(
+        `sriovctl: attach ${name} to ${node}: device ${name} is the host's uplink (${route}): lending it would cut the host off (--allow-uplink lends it anyway)\n`,
+      );
+    }
+    expect({ links: [uplink, dnsLink, plain].map((n) => w.state(n.name, host)), routes: ipIn(host, 'route', 'show', 'table', 'all') }).toEqual(hostBefore);
+    expect(w.records()).toEqual([]);
+    expect(locks()).toEqual([]);
+
+    // a link neither route leaves through is lent as before
+    const lent = await w.runIn(host, 'attach', plain.name, node);
+    expect(lent.code, lent.stderr).toBe(0);
+    expect(w.state(plain.name, node)).not.toBeNull();
+    expect((await w.runIn(host, 'detach', plain.name)).code).toBe(0);
+
+    const allowed = await w.runIn(host, 'attach', uplink.name, node, '--allow-uplink');
+    expect(allowed.stderr).toBe('');
+    expect(allowed.stdout).toBe(`${uplink.name}: lent to ${node} as ${uplink.name}\n`);
+    expect(w.state(uplink.name, node)).toMatchObject({ mac: uplink.mac });
+    expect((await w.runIn(host, 'detach', uplink.name)).code).toBe(0);
+    expect(w.state(uplink.name, host)).toEqual(hostBefore.links[0]);
+    expect(w.records()).toEqual([]);
   });
 });

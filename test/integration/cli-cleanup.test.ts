@@ -8,6 +8,7 @@ import { ip, ipIn } from '../helpers/kernel';
 import { useCliWorld, type CliWorld } from '../helpers/cli-fixture';
 import type { CleanupEntry } from '../../src/cli/cleanup';
 import { lend } from '../helpers/engine';
+import { withoutNeighbourWarnings } from '../helpers/cli-process';
 
 const PF_A = '0000:af:00.0';
 const PF_B = '0000:af:00.1';
@@ -39,7 +40,7 @@ describe('sriovctl cleanup', () => {
     expect(w.state('eth7', node)).not.toBeNull();
 
     const r = await w.run('cleanup', '--json');
-    expect(r.stderr).toBe('');
+    expect(withoutNeighbourWarnings(r.stderr)).toBe('');
     expect(r.code).toBe(0);
     const entries = JSON.parse(r.stdout) as CleanupEntry[];
     expect(entries.map((e) => [e.nic, e.pciAddress, e.source, e.outcome, e.name]).sort()).toEqual(

@@ -17,7 +17,8 @@ import { holdVfioGroup, uniqueIommuGroups } from '../helpers/vfio-holder';
 import { deleteLinkAnywhere, ip, Scratch } from '../helpers/kernel';
 import { isolatedRoots, nicState } from '../helpers/lend-fixture';
 import { namespacesWith, sriovctl, standInPfs } from './cluster-fixture';
-import { assertBuilt, sriovctl as cliIn } from '../helpers/cli-process';
+import { assertBuilt, sriovctl as sriovctlProcess } from '../helpers/cli-process';
+import { playHost } from '../helpers/play-host';
 
 let s: Scratch;
 let roots: ReturnType<typeof isolatedRoots>;
@@ -215,7 +216,7 @@ describe('local provider, simulated NICs', () => {
     const records = () => findRecords().map((r) => JSON.stringify(r));
     const before = { numvfs: readFileSync(numvfsFile, 'utf8'), records: records() };
     // the node's own sriovctl: its namespace, the host's state dir and the lab's tree (as the node's plugin sees them)
-    const r = await cliIn({ stateDir: stateDirOfTest(), sysfsRoot: tree }, ['vfs', pf.name, '1'], { netns: node });
+    const r = await sriovctlProcess({ stateDir: stateDirOfTest(), sysfsRoot: tree }, ['vfs', pf.name, '1'], { netns: node });
     expect(r.code, r.stderr).toBe(1);
     for (const v of [0, 1]) {
       expect(r.stderr).toContain(`VF ${pf.pciAddress.slice(0, 8)}02.${v} (${pf.name}v${v}) held by cluster:${name}/${node} (sriovctl cluster down --name ${name})`);
@@ -249,7 +250,7 @@ describe('cluster list, and down/status without --name', () => {
   it('lists every cluster; without --name acts on the only one, and refuses, listing them, when there are several or none', async () => {
     assertBuilt();
     // the real executable, on this test's state dir and sysfs root
-    const cli = (...args: string[]) => cliIn({ stateDir: stateDirOfTest(), sysfsRoot: readConfig(process.env).sysfsRoot }, args);
+    const cli = (...args: string[]) => sriovctlProcess({ stateDir: stateDirOfTest(), sysfsRoot: readConfig(process.env).sysfsRoot }, args);
     const other = `${name}b`;
     try {
       for (const n of [name, other]) expect((await cli('cluster', 'up', '--name', n, '--agents', '1', '--vfs', '1', '-q')).code).toBe(0);
@@ -390,6 +391,47 @@ describe('local provider on SR-IOV PFs of the sysfs tree', () => {
     expect(namespacesWith(`${name}-`)).toEqual([`${name}-server-0`]);
     expect(existsSync(clusterDir(stateDirOfTest(), name))).toBe(false);
     for (const pf of [a, b, c]) expect(nicState(pf.name)).toEqual(pf.before);
+  });
+});
+
+describe("the host's uplink", () => {
+  it('up never plans it — the link of its default route, the link to its nameserver — naming the route; the PF neither route leaves through stays eligible', async () => {
+    assertBuilt();
+    // sriovctl runs in `host`, which plays the host: its own default route and nameserver (never this machine's).
+    // Only preflight runs there: nodes a local cluster makes under `ip netns exec` are mounts of its own mount namespace
+    const host = s.netns('host');
+    sys = fakeSysfs();
+    const [up, dns, plain] = [
+      { suffix: 'up', bdf: '0000:3d:00.0' },
+      { suffix: 'dns', bdf: '0000:3d:00.1' },
+      { suffix: 'pl', bdf: '0000:3e:00.0' },
+    ].map(({ suffix, bdf }) => {
+      const [nic] = s.veth(suffix, `${suffix}p`, host);
+      sys!.sim.addPf({ bdf, totalVfs: 2, netdev: { name: nic, mac: nicState(nic, host)!.mac } });
+      return { name: nic, bdf };
+    });
+    const played = playHost(s, host, { uplink: up.name, dnsLink: dns.name });
+    const hostNow = () => ({ links: [up, dns, plain].map((p) => nicState(p.name, host)), routes: ip('-n', host, 'route', 'show', 'table', 'all') });
+    const before = hostNow();
+    const inHost = (...args: string[]) => sriovctlProcess({ stateDir: stateDirOfTest(), sysfsRoot: sys!.root }, args, { netns: host });
+    const upRoute = `default via ${played.gateway} in table main`;
+    const dnsRoute = `route to nameserver ${played.nameserver} (${played.nameserver}/32 via 10.62.0.1 in table main)`;
+
+    for (const [pf, route] of [[up, upRoute], [dns, dnsRoute]] as const) {
+      const r = await inHost('cluster', 'up', '--name', name, '--agents', '1', '--vfs', '1', '--no-simulate', '--pf', pf.name);
+      expect(r.code, r.stderr).toBe(1);
+      expect(r.stderr.trim().split('\n')).toEqual([
+        `sriovctl: cluster up ${name}: preflight failed, nothing was changed:`,
+        `  - --pf ${pf.name}: ${pf.name} (${pf.bdf}) is the host's uplink (${route})`,
+      ]);
+    }
+    const three = await inHost('cluster', 'up', '--name', name, '--agents', '3', '--vfs', '1', '--no-simulate');
+    expect(three.code).toBe(1);
+    expect(three.stderr.trim().split('\n')).toHaveLength(2);
+    expect(three.stderr).toContain(`1 eligible of 3 found (${up.name} (${up.bdf}) is the host's uplink (${upRoute}); ${dns.name} (${dns.bdf}) is the host's uplink (${dnsRoute}))`);
+    expect(hostNow()).toEqual(before);
+    expect(namespacesWith(`${name}-`)).toEqual([]);
+    expect(findRecords()).toEqual([]);
   });
 });
 

@@ -8,6 +8,7 @@ import { expectErrorShape, ledgerRecords, netnsPath, runCni, type CniRoots } fro
 import { ip, ipIn, ipJson, Scratch } from '../helpers/kernel';
 import { nicState, standInNic, type NicState } from '../helpers/lend-fixture';
 import { deviceConf, useCniPodWorld } from '../helpers/cni-world';
+import { playHost } from '../helpers/play-host';
 
 let s: Scratch;
 let roots: CniRoots;
@@ -319,5 +320,47 @@ describe('namespaces', () => {
     expect(del.status, del.stdout).toBe(0);
     expect(nicState(inner.name, home)).toEqual(inner);
     ip('netns', 'list'); // the home namespace is still there for cleanup
+  });
+});
+
+describe("the host's uplink", () => {
+  it('ADD refuses the link of its default route and the link to its nameserver (101, one line, nothing changed); allowDefaultRouteLink lends it', () => {
+    // the plugin runs in `host`, which plays the host: its own default route and nameserver (never this machine's)
+    const host = s.netns('host');
+    const [uplink, dnsLink, plain] = ['up', 'dns', 'pl'].map((x) => standInNic(s, x, host));
+    const played = playHost(s, host, { uplink: uplink.name, dnsLink: dnsLink.name });
+    const hostNow = () => ({ links: [uplink, dnsLink, plain].map((n) => nicState(n.name, host)), routes: ipIn(host, 'route', 'show', 'table', 'all') });
+    const before = hostNow();
+    const run = (command: string, device: string, extra: Record<string, unknown> = {}) =>
+      runCni({ command, containerId: `up-${s.prefix}`, netns: netnsPath(pod), ifname: 'net1', config: conf({ device, ipam: undefined, ...extra }), inNetns: host }, roots);
+
+    const refusals = [
+      [uplink.name, `default via ${played.gateway} in table main`],
+      [dnsLink.name, `route to nameserver ${played.nameserver} (${played.nameserver}/32 via 10.62.0.1 in table main)`],
+    ];
+    for (const [device, route] of refusals) {
+      const add = run('ADD', device);
+      const err = expectErrorShape(add);
+      expect(err.code, add.stdout).toBe(101);
+      expect(err.msg).toBe(`device ${device} is the host's uplink (${route}): lending it would cut the host off (set "allowDefaultRouteLink": true to lend it anyway)`);
+      expect(err.details).toBe('allowDefaultRouteLink');
+      expect(add.stdout.trim().split('\n')).toHaveLength(1);
+    }
+    expect(hostNow()).toEqual(before);
+    expect(nicState('net1', pod)).toBeNull();
+    expect(records()).toEqual([]);
+    expect(existsSync(join(roots.stateDir, 'locks')) ? readdirSync(join(roots.stateDir, 'locks')) : []).toEqual([]);
+
+    // a link neither route leaves through is lent as before
+    expect(run('ADD', plain.name).status).toBe(0);
+    expect(nicState('net1', pod)?.mac).toBe(plain.mac);
+    expect(run('DEL', plain.name).status).toBe(0);
+
+    const allowed = run('ADD', dnsLink.name, { allowDefaultRouteLink: true });
+    expect(allowed.status, allowed.stdout + allowed.stderr).toBe(0);
+    expect(nicState('net1', pod)?.mac).toBe(dnsLink.mac);
+    expect(run('DEL', dnsLink.name, { allowDefaultRouteLink: true }).status).toBe(0);
+    expect(nicState(dnsLink.name, host)).toEqual(before.links[1]);
+    expect(records()).toEqual([]);
   });
 });

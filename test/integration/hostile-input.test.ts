@@ -1,5 +1,6 @@
 // The hostile-input suite (issue 13): ten thousand generated CNI inputs (environment + stdin, valid-shaped and
-// hostile) and a set of CLI argument vectors, each bounded in time. Every call ends with a documented code, the
+// hostile) and a set of CLI argument vectors, each bounded in time; and hostile neighbours, unprivileged processes
+// planting whatever they like in their own /run/netns while the plugin and cleanup run. Every call ends with a documented code, the
 // stand-in NIC changes only for a valid input (and comes home on its DEL), and the ledger ends empty.
 // The bulk runs the plugin in-process through runCni (a process spawn costs ~50 ms, ten thousand of them minutes);
 // a few hundred run through the real executable too, proving the in-process path answers the same.
@@ -11,9 +12,11 @@ import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { CniIo } from '../../src/cni/run';
 import { BIN } from '../helpers/cli-process';
-import { cniRoots, ledgerRecords, PLUGIN, requireBundle, ROOT, type CniRoots } from '../helpers/cni-run';
-import { cliCase, cniCase, prng, type CniCase, type HostileWorld } from '../helpers/hostile-inputs';
-import { ipJson, Scratch } from '../helpers/kernel';
+import { cniRoots, ledgerRecords, PLUGIN, requireBundle, ROOT, SHIM, type CniRoots } from '../helpers/cni-run';
+import { cliCase, cniCase, prng, validAdd, type CniCase, type HostileWorld } from '../helpers/hostile-inputs';
+import { startDaemon } from '../helpers/daemon-process';
+import { startNeighbour, type Neighbour } from '../helpers/hostile-neighbour';
+import { ip, ipJson, Scratch } from '../helpers/kernel';
 import { nicState, standInNic, type NicState } from '../helpers/lend-fixture';
 
 // A fixed default, so CI is the same run every time (it is the seed that found the VERSION parity bug);
@@ -100,9 +103,9 @@ async function inProcess(b: Batch, c: { env: Record<string, string>; stdin: stri
 }
 
 /** The real executable, as a runtime runs it. */
-function asProcess(env: Record<string, string>, stdin: string, argv: string[] = [PLUGIN]): Promise<Outcome & { signal: string | null }> {
+function asProcess(env: Record<string, string>, stdin: string, argv: string[] = [PLUGIN], program = process.execPath): Promise<Outcome & { signal: string | null }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, argv, { env, stdio: ['pipe', 'pipe', 'pipe'], timeout: BOUND_MS, killSignal: 'SIGKILL' });
+    const child = spawn(program, argv, { env, stdio: ['pipe', 'pipe', 'pipe'], timeout: BOUND_MS, killSignal: 'SIGKILL' });
     let out = '';
     let err = '';
     child.stdout.setEncoding('utf8').on('data', (d) => (out += d));
@@ -268,6 +271,73 @@ describe(`hostile inputs (seed ${SEED})`, () => {
       closeBatch(b);
     }
   }, 600_000);
+});
+
+describe('a hostile neighbour', () => {
+  beforeAll(requireBundle);
+
+  it('unprivileged neighbours plant a huge directory, FIFOs, dangling, flipping and looping links and a bind mount: CNI ADD/DEL (in-process, the executable, the daemon) and cleanup all end, the NIC goes only to its pod and home, the ledger ends empty', async () => {
+    const b = openBatch();
+    const neighbours: Neighbour[] = [];
+    let daemon: Awaited<ReturnType<typeof startDaemon>> | null = null;
+    try {
+      const podPath = `/var/run/netns/${b.pod}`;
+      neighbours.push(await startNeighbour({ files: 300_000 }));
+      neighbours.push(await startNeighbour({ fifos: 2000, loop: true, bindOwnNetns: true, links: { dangling: podPath, up: '../../../../../../etc', self: '.' } }));
+      neighbours.push(await startNeighbour({ flip: { name: 'flip', a: '../plain', b: podPath } }));
+      mkdirSync(join(b.dir, 'run'), { mode: 0o700 });
+      const socket = join(b.dir, 'run', 'cni.sock');
+      // the daemon's own configuration is the batch's (a caller may not bring its own)
+      daemon = await startDaemon(socket, { SRIOVCTL_STATE_DIR: b.stateDir, SRIOVCTL_SYSFS_ROOT: b.sysfsRoot });
+      const transports: [string, (env: Record<string, string>, stdin: string) => Promise<Outcome>][] = [
+        ['in-process', (env, stdin) => inProcess(b, { env, stdin })],
+        ['executable', (env, stdin) => withBound(asProcess(env, stdin), 'the executable')],
+        ['daemon', (env, stdin) => withBound(asProcess({ ...env, SRIOVCTL_SOCKET: socket }, stdin, [], SHIM), 'the shim')],
+      ];
+      for (const [n, [how, run]] of transports.entries()) {
+        const { env, conf } = validAdd(b, n);
+        const stdin = JSON.stringify(conf);
+        const add = await run(env, stdin);
+        expect(add.rc, `${how} ADD: ${add.stdout.join('')}${add.stderr}`).toBe(0);
+        // in the pod it was meant for, nowhere else
+        expect(nicState('net1', b.pod), `${how}: the NIC in its pod`).toMatchObject({ mac: b.nicBefore.mac });
+        expect(existsSync(`/sys/class/net/${b.nic.name}`), `${how}: the NIC left home`).toBe(false);
+        const del = await run({ ...env, CNI_COMMAND: 'DEL' }, stdin);
+        expect(del.rc, `${how} DEL: ${del.stdout.join('')}${del.stderr}`).toBe(0);
+        expectHomeAndEmpty(b, `${how} after DEL`);
+      }
+      // a pod whose namespace is gone before its DEL: the search for it goes through every neighbour, bounded
+      const huge = neighbours[0].netnsDir;
+      for (const [n, [how, run]] of transports.entries()) {
+        const doomed = `${b.s.prefix}gone${n}`;
+        ip('netns', 'add', doomed);
+        b.s.onCleanup(() => ip('netns', 'del', doomed));
+        const nic = standInNic(b.s, `g${n}`);
+        const { env, conf } = validAdd({ ...b, pod: doomed, nic }, 10 + n);
+        const stdin = JSON.stringify(conf);
+        const add = await run(env, stdin);
+        expect(add.rc, `${how} ADD into a pod to be gone: ${add.stdout.join('')}${add.stderr}`).toBe(0);
+        ip('netns', 'del', doomed);
+        const del = await run({ ...env, CNI_COMMAND: 'DEL' }, stdin);
+        expect(del.rc, `${how} DEL of a gone pod: ${del.stdout.join('')}${del.stderr}`).toBe(0);
+        expect(del.stderr, `${how} DEL of a gone pod: says what it skipped`).toContain(`namespace search skipped ${huge}`);
+        expect(ledgerRecords(b.stateDir), `${how} DEL of a gone pod: ledger`).toEqual([]);
+      }
+      expect((await daemon.stats()).requests.byVerb, 'the shim was served by the daemon').toEqual({ ADD: 2, DEL: 2 });
+      const env: Record<string, string> = { PATH: process.env.PATH ?? '/usr/bin:/bin', SRIOVCTL_STATE_DIR: b.stateDir, SRIOVCTL_SYSFS_ROOT: b.sysfsRoot };
+      for (const argv of [['cleanup', '--dry-run', '-v'], ['cleanup', '--json']]) {
+        const o = await withBound(asProcess(env, '', [BIN, ...argv]), `sriovctl ${argv.join(' ')}`);
+        expect(o.rc, `sriovctl ${argv.join(' ')}: ${o.stderr}`).toBe(0);
+        expect(o.stderr, 'a stack trace').not.toMatch(/\n\s+at /);
+        expect(o.stderr, `sriovctl ${argv.join(' ')}: says what it skipped`).toContain(`namespace search skipped ${huge}`);
+      }
+      expectHomeAndEmpty(b, 'after cleanup');
+    } finally {
+      await daemon?.stop(5000);
+      for (const n of neighbours) await n.kill();
+      closeBatch(b);
+    }
+  }, 300_000);
 });
 
 function readdirSafe(dir: string): string[] {

@@ -119,6 +119,37 @@ describe('routes', () => {
   });
 });
 
+describe('route lookup', () => {
+  it('returns the route a datagram would take (the matched entry, its table, multipath legs), null where there is no way, and refuses bad input', () => {
+    rtnl.addAddress(index, '192.0.2.10/24');
+    const other = scratch.dummy('o', nsName);
+    const otherIndex = rtnl.getLink({ name: other }).index;
+    rtnl.setLink(otherIndex, { up: true });
+    rtnl.addAddress(otherIndex, '198.51.100.10/24');
+    expect(rtnl.lookupRoute('203.0.113.9')).toBeNull(); // no route at all
+    rtnl.addRoute({ dst: 'default', gateway: '192.0.2.1' });
+    expect(rtnl.lookupRoute('203.0.113.9')).toMatchObject({ family: 4, dst: 'default', gateway: '192.0.2.1', index, table: 254, type: 1 });
+    expect(rtnl.lookupRoute('198.51.100.77')).toMatchObject({ dst: '198.51.100.0/24', index: otherIndex, table: 254 });
+    // a local address is a local route, not a NIC's
+    expect(rtnl.lookupRoute('198.51.100.10')).toMatchObject({ type: 2 });
+    ip('-n', nsName, 'route', 'add', '203.0.114.0/24', 'table', '7', 'nexthop', 'via', '192.0.2.1', 'dev', a, 'nexthop', 'via', '198.51.100.1', 'dev', other);
+    ip('-n', nsName, 'rule', 'add', 'to', '203.0.114.0/24', 'ipproto', 'udp', 'dport', '53', 'lookup', '7', 'priority', '70');
+    expect(rtnl.lookupRoute('203.0.114.5')).toMatchObject({ dst: 'default', table: 254 });
+    const ecmp = rtnl.lookupRoute('203.0.114.5', { udpPort: 53 });
+    expect(ecmp).toMatchObject({ dst: '203.0.114.0/24', table: 7 });
+    expect(ecmp!.nexthopIndexes.sort()).toEqual([index, otherIndex].sort());
+    ip('-n', nsName, 'route', 'add', 'blackhole', '203.0.115.0/24');
+    ip('-n', nsName, 'route', 'add', 'prohibit', '203.0.116.0/24');
+    expect([rtnl.lookupRoute('203.0.115.1'), rtnl.lookupRoute('203.0.116.1')]).toEqual([null, null]);
+    ip('-n', nsName, '-6', 'route', 'add', '2001:db8:5::/48', 'dev', other);
+    expect(rtnl.lookupRoute('2001:DB8:5::1')).toMatchObject({ family: 6, dst: '2001:db8:5::/48', index: otherIndex });
+
+    for (const bad of ['203.0.113.9/32', 'fe80::1%eth0', '', 'example.com']) expect(() => rtnl.lookupRoute(bad)).toThrow(TypeError);
+    for (const udpPort of [0, 65536, 1.5, '53']) expect(() => rtnl.lookupRoute('203.0.113.9', { udpPort } as never)).toThrow(TypeError);
+    expect(() => rtnl.lookupRoute('203.0.113.9', { port: 53 } as never)).toThrow(TypeError);
+  });
+});
+
 describe('sysctl in a namespace', () => {
   it('reads and writes the namespace\'s value, not the host\'s', () => {
     const key = 'net/ipv4/ip_forward';

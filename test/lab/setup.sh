@@ -5,7 +5,8 @@
 #     Debian's bookworm-backports: that source is added with an apt pin that takes qemu-system-x86 and the
 #     packages it needs a newer version of (seabios, ipxe-qemu, qemu-system-*) from it, and nothing else;
 #   * Debian's stock kernel (linux-image-amd64) — its igb, igbvf and vfio-pci modules drive the emulated NICs —
-#     and busybox-static for the VM's initramfs;
+#     and busybox-static for the VM's initramfs; ethtool (the VM runs this machine's, to read a NIC's features,
+#     rings, channels, coalescing and pause);
 #   * netdevsim.ko — the kernel's simulated SR-IOV NIC. Debian's config has CONFIG_NETDEVSIM unset, so the
 #     module is built here out of tree from the linux-source package of the *same upload* as the kernel
 #     image (same patches, same symbol CRCs for MODVERSIONS) against linux-headers, and installed under
@@ -22,7 +23,7 @@
 # apt runs under /var/lock/sriovctl-apt.lock (shared with scripts/ensure-system-deps.sh and anyone else's apt).
 set -euo pipefail
 
-PKGS=(linux-image-amd64 busybox-static cpio xz-utils bc make gcc)
+PKGS=(linux-image-amd64 busybox-static cpio xz-utils bc make gcc ethtool)
 QEMU_MIN_MAJOR=8
 BACKPORTS_LIST=/etc/apt/sources.list.d/sriovctl-bookworm-backports.sources
 BACKPORTS_PIN=/etc/apt/preferences.d/sriovctl-bookworm-backports
@@ -77,7 +78,7 @@ build_lab_sf() {
 base_ready() {
   local k
   qemu_ready && [ -x /bin/busybox ] && command -v cpio >/dev/null \
-    && command -v xz >/dev/null || return 1
+    && command -v xz >/dev/null && command -v ethtool >/dev/null || return 1
   k=$(newest_kernel); [ -n "$k" ] || return 1
   modinfo -k "$k" netdevsim >/dev/null 2>&1 && modinfo -k "$k" igb igbvf vfio-pci >/dev/null 2>&1
 }

@@ -20,10 +20,10 @@ const candidates = [
   pf('0000:06:00.0', null),
   pf('0000:07:00.0', 'ens7', { lentTo: 'cni:abc/net1' }),
 ];
-const base = { candidates, requested: [], exclude: [], defaultRouteLinks: ['eno1'], agents: 2, vfs: 4 };
+const base = { candidates, requested: [], exclude: [], uplinks: [{ name: 'eno1', route: 'default via 192.0.2.1 in table main' }], agents: 2, vfs: 4 };
 
 describe('PF plan', () => {
-  it('picks eligible PFs in address order, skipping the default-route link', () => {
+  it("picks eligible PFs in address order, skipping the host's uplink", () => {
     const plan = planPfs(base);
     expect(plan.problems).toEqual([]);
     expect(plan.chosen.map((c) => c.name)).toEqual(['eth1', 'eth10']);
@@ -42,7 +42,7 @@ describe('PF plan', () => {
     const p = plan.problems[0];
     expect(p).toContain('3 agents need 3 SR-IOV PFs');
     expect(p).toContain('2 eligible of 6 found');
-    expect(p).toContain('eno1 (0000:04:00.0) carries the default route');
+    expect(p).toContain("eno1 (0000:04:00.0) is the host's uplink (default via 192.0.2.1 in table main)");
     expect(p).toContain('ens5 (0000:05:00.0) supports 2 VFs, 4 asked');
     expect(p).toContain('0000:06:00.0 has no network interface in this namespace');
     expect(p).toContain('ens7 (0000:07:00.0) is lent to cni:abc/net1');
@@ -52,7 +52,7 @@ describe('PF plan', () => {
     expect(planPfs({ ...base, requested: ['0000:03:00.1', 'eth1'] }).chosen.map((c) => c.name)).toEqual(['eth10', 'eth1']);
     const bad = planPfs({ ...base, requested: ['eno1', 'nope', 'eth1', 'eth1'], agents: 2 });
     expect(bad.problems).toEqual([
-      '--pf eno1: eno1 (0000:04:00.0) carries the default route',
+      "--pf eno1: eno1 (0000:04:00.0) is the host's uplink (default via 192.0.2.1 in table main)",
       '--pf nope: no SR-IOV PF has that name or address',
       '--pf eth1: given twice',
     ]);

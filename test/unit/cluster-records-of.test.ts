@@ -10,6 +10,7 @@ import { openLedger, writeRecord } from '../../src/ledger';
 import { openSession, type LendSession } from '../../src/lend';
 import { recordsOf } from '../../src/cluster/down';
 import { sampleRecord } from '../helpers/ledger-record';
+import { readConfig } from '../../src/config';
 
 let tmp: string;
 let session: LendSession;
@@ -17,7 +18,7 @@ let session: LendSession;
 beforeEach(() => {
   tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'sriovctl-records-of-'));
   fs.mkdirSync(path.join(tmp, 'sys'));
-  session = openSession({ stateDir: path.join(tmp, 'state'), sysfsRoot: path.join(tmp, 'sys') });
+  session = openSession(readConfig({}, { stateDir: path.join(tmp, 'state'), sysfsRoot: path.join(tmp, 'sys') }));
 });
 
 afterEach(() => {

@@ -8,6 +8,7 @@ import { openLedger, writeRecord, type Ledger } from '../../src/ledger';
 import { openSession, type LendSession } from '../../src/lend';
 import { ownerTextFilter } from '../../src/ledger/owner';
 import { sampleRecord } from '../helpers/ledger-record';
+import { readConfig } from '../../src/config';
 
 let tmp: string;
 let ledger: Ledger;
@@ -17,7 +18,7 @@ beforeEach(() => {
   tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'sriovctl-find-records-'));
   fs.mkdirSync(path.join(tmp, 'sys'));
   ledger = openLedger(path.join(tmp, 'state'));
-  session = openSession({ stateDir: ledger.dir, sysfsRoot: path.join(tmp, 'sys') });
+  session = openSession(readConfig({}, { stateDir: ledger.dir, sysfsRoot: path.join(tmp, 'sys') }));
 });
 
 afterEach(() => {

@@ -5,8 +5,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { linkSync, mkdirSync, mkdtempSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { foreignMountPaths, namespacePaths, pathInRoot, type SearchRoots } from '../../src/lend/namespace-search';
-import { findNamespacePath } from '../../src/lend/namespaces';
+import { foreignMountCandidates, namespaceCandidates, pathInRoot, SearchBudget, type SearchBounds, type SearchRoots } from '../../src/lend/namespace-search';
+import { findNamespace } from '../../src/lend/namespaces';
 import type { NamespaceRef } from '../../src/net/types';
 
 let dir: string;
@@ -29,6 +29,11 @@ function refTo(p: string, path: string | null): NamespaceRef {
 }
 
 const proc = (...parts: string[]) => join(roots.proc, ...parts);
+
+const LOOSE: SearchBounds = { entriesPerDir: 1e6, entriesPerCall: 1e6, msPerDir: 1e9, msPerCall: 1e9 };
+const budget = (bounds: Partial<SearchBounds> = {}) => new SearchBudget({ ...LOOSE, ...bounds });
+const hostPaths = (it: Iterable<{ hostPath: string }>) => [...it].map((c) => c.hostPath);
+const findNamespacePath = (ref: NamespaceRef, r: SearchRoots, b = budget()) => findNamespace(ref, b, r)?.hostPath ?? null;
 
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), 'sriovctl-nssearch-'));
@@ -75,12 +80,12 @@ describe('pathInRoot', () => {
 describe('foreignMountPaths', () => {
   it('lists bind mounts of every other mount namespace once, never ours', () => {
     file(proc('100', 'root', 'run', 'netns', 'ours'));
-    expect([...foreignMountPaths(roots)].sort()).toEqual([proc('200', 'root', 'run', 'netns', 'cni-pod1'), proc('300', 'root', 'var', 'run', 'netns', 'x')]);
+    expect(hostPaths(foreignMountCandidates(budget(), roots)).sort()).toEqual([proc('200', 'root', 'run', 'netns', 'cni-pod1'), proc('300', 'root', 'var', 'run', 'netns', 'x')]);
   });
 
   it('tries the path a record holds inside each of them before its named namespaces', () => {
     file(proc('300', 'root', 'srv', 'pinned'));
-    const paths = [...foreignMountPaths(roots, '/srv/pinned')];
+    const paths = hostPaths(foreignMountCandidates(budget(), roots, '/srv/pinned'));
     expect(paths).toContain(proc('300', 'root', 'srv', 'pinned'));
     expect(paths.indexOf(proc('300', 'root', 'srv', 'pinned'))).toBeLessThan(paths.indexOf(proc('300', 'root', 'var', 'run', 'netns', 'x')));
   });
@@ -104,7 +109,7 @@ describe('findNamespacePath by identity', () => {
 
   it('prefers our named namespaces, then processes, then other mount namespaces', () => {
     const named = file(join(roots.named, 'n1'));
-    const paths = [...namespacePaths(roots)];
+    const paths = hostPaths(namespaceCandidates(budget(), roots));
     expect(paths[0]).toBe(named);
     expect(paths.indexOf(proc('200', 'ns', 'net'))).toBeLessThan(paths.indexOf(proc('200', 'root', 'run', 'netns', 'cni-pod1')));
   });
@@ -117,5 +122,77 @@ describe('findNamespacePath by identity', () => {
     rmSync(pod);
     renameSync(other, pod);
     expect(findNamespacePath(ref, roots)).toBeNull();
+  });
+});
+
+describe('bounds on other containers\' directories', () => {
+  function plant(pid: string, count: number): string {
+    file(proc(pid, 'ns', 'mnt'));
+    const netnsDir = proc(pid, 'root', 'run', 'netns');
+    mkdirSync(netnsDir, { recursive: true });
+    for (let i = 0; i < count; i++) writeFileSync(join(netnsDir, `junk${i}`), '');
+    return netnsDir;
+  }
+
+  it('reads at most entriesPerDir entries of one directory and says which directory it gave up on', () => {
+    const hostile = plant('500', 300);
+    const b = budget({ entriesPerDir: 50 });
+    const gone = refTo(file(join(dir, 'gone')), null);
+    rmSync(join(dir, 'gone'));
+    expect(findNamespacePath(gone, roots, b)).toBeNull();
+    // 200's and 300's one entry each, and 50 of the planted 300
+    expect(b.entriesRead).toBe(52);
+    expect(b.skipped).toEqual([expect.stringContaining(`skipped ${hostile} after 50 entries`)]);
+  });
+
+  it('reads at most entriesPerCall entries over every directory of one call, every search of it together', () => {
+    plant('500', 40);
+    plant('600', 40);
+    const b = budget({ entriesPerCall: 60 });
+    const gone = { id: { dev: 1, ino: 1 }, path: null, pid: null, initial: false };
+    expect(findNamespacePath(gone, roots, b)).toBeNull();
+    expect(b.entriesRead).toBe(60);
+    expect(findNamespacePath(gone, roots, b)).toBeNull();
+    expect(b.entriesRead).toBe(60);
+    expect(b.skipped.length).toBeGreaterThanOrEqual(2);
+    expect(b.skipped.every((line) => line.includes('entries per call (60)'))).toBe(true);
+  });
+
+  it('skips at once a directory that went over its bound while it is unchanged, and reads it again once it changes', () => {
+    const hostile = plant('500', 300);
+    const gone = { id: { dev: 1, ino: 1 }, path: null, pid: null, initial: false };
+    const first = budget({ entriesPerDir: 50 });
+    findNamespacePath(gone, roots, first);
+    expect(first.entriesRead).toBe(52);
+    const again = budget({ entriesPerDir: 50 });
+    findNamespacePath(gone, roots, again);
+    expect(again.entriesRead).toBe(2);
+    expect(again.skipped).toEqual([`namespace search skipped ${hostile}: over the bounds of one directory when last read, unchanged since`]);
+    writeFileSync(join(hostile, 'one-more'), '');
+    const changed = budget({ entriesPerDir: 50 });
+    findNamespacePath(gone, roots, changed);
+    expect(changed.entriesRead).toBe(52);
+  });
+
+  it('still finds a pod namespace in a node that lists before the hostile directory', () => {
+    plant('500', 300);
+    const pod = proc('200', 'root', 'run', 'netns', 'cni-pod1');
+    expect(findNamespacePath(refTo(pod, '/elsewhere'), roots, budget({ entriesPerDir: 50 }))).toBe(pod);
+  });
+});
+
+describe('links inside a container', () => {
+  it('a link dangling inside the container is not followed into our own tree', () => {
+    // a file of "ours", reached by an absolute path: the container's link names it, but inside the container
+    // that path does not exist
+    const ours = file(join(dir, 'host', 'netns', 'host1'));
+    symlinkSync(ours, proc('300', 'root', 'var', 'run', 'netns', 'dangling'));
+    expect(findNamespacePath(refTo(ours, null), roots)).toBeNull();
+  });
+
+  it('a link resolving inside the container is followed there', () => {
+    const inside = file(proc('300', 'root', 'srv', 'real'));
+    symlinkSync('/srv/real', proc('300', 'root', 'var', 'run', 'netns', 'viaLink'));
+    expect(findNamespacePath(refTo(inside, null), roots)).toBe(inside);
   });
 });
