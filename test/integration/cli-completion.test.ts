@@ -31,7 +31,7 @@ describe('sriovctl completion', () => {
     expect(complete(bash, ['sriovctl', 'clu'])).toEqual(['cluster']);
     expect(complete(bash, ['sriovctl', 'cluster', ''])).toEqual(expect.arrayContaining(['up', 'down', 'status', 'list']));
     expect(complete(bash, ['sriovctl', 'cluster', 'up', '--ag'])).toEqual(['--agents']);
-    expect(complete(bash, ['sriovctl', '-v', 'attach', '--a'])).toEqual(['--as']);
+    expect(complete(bash, ['sriovctl', '-v', 'attach', '--dr'])).toEqual(['--driver']);
     expect(complete(bash, ['sriovctl', 'detach', '--'])).toEqual(expect.arrayContaining(['--all', '--target', '--vfio-wait', '--state-dir', '--help']));
   });
 
