@@ -13,6 +13,7 @@ import { resolveNic } from './nics';
 import { reasonOf } from './output';
 import { releaseTarget, resolveTarget } from './targets';
 import { createVfs, planVfs, refuseVfCountChange, type VfPlan } from './vf-plan';
+import { counted } from '../plural';
 
 interface AttachOptions {
   as?: string;
@@ -88,7 +89,7 @@ function refusalMessage(r: Refusal): string {
 async function createVfsOrGiveBack(io: CommandIo, record: LendRecord, owner: Owner, plan: VfPlan, nicText: string): Promise<void> {
   try {
     for (const line of await createVfs(io.session, plan, { key: record.key, owner })) io.out.detail(line);
-    io.out.line(`${nicText}: ${plan.count} VFs${plan.driver ? ` bound to ${plan.driver}` : ''}`);
+    io.out.line(`${nicText}: ${counted(plan.count, 'VF')}${plan.driver ? ` bound to ${plan.driver}` : ''}`);
   } catch (err) {
     let undone: string;
     try {

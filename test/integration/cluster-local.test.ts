@@ -246,6 +246,55 @@ describe('local provider, simulated NICs', () => {
   });
 });
 
+describe('cluster list, and down/status without --name', () => {
+  it('lists every cluster; without --name acts on the only one, and refuses, listing them, when there are several or none', async () => {
+    assertBuilt();
+    // the real executable, on this test's state dir and sysfs root
+    const cli = (...args: string[]) => sriovctlProcess({ stateDir: stateDirOfTest(), sysfsRoot: readConfig(process.env).sysfsRoot }, args);
+    const other = `${name}b`;
+    try {
+      for (const n of [name, other]) expect((await cli('cluster', 'up', '--name', n, '--agents', '1', '--vfs', '1', '-q')).code).toBe(0);
+      const listed = await cli('cluster', 'list', '--json');
+      expect([listed.code, listed.stderr]).toEqual([0, '']);
+      expect(JSON.parse(listed.stdout)).toEqual(
+        [name, other].map((n) => ({ name: n, provider: 'local', phase: 'up', nodes: 2, nicsLent: 2, since: readClusterState(stateDirOfTest(), n)!.createdAt })),
+      );
+      const table = await cli('cluster', 'list');
+      expect(table.stdout.split('\n')[0]).toMatch(/^NAME +PROVIDER +NODES +NICS LENT +AGE +PHASE$/);
+      expect(table.stdout.split('\n')[1]).toMatch(new RegExp(`^${name} +local +2 +2 +\\d+s +up$`));
+
+      // a script that forgets --name deletes nothing
+      for (const verb of ['down', 'status']) {
+        const r = await cli('cluster', verb);
+        expect([r.code, r.stdout]).toEqual([2, '']);
+        expect(r.stderr).toBe(`sriovctl: cluster ${verb}: 2 clusters are known (${name}, ${other}): give --name\n`);
+      }
+      expect(JSON.parse((await cli('cluster', 'list', '--json')).stdout).map((c: { name: string }) => c.name)).toEqual([name, other]);
+
+      // one left: that one
+      expect((await cli('cluster', 'down', '--name', other, '-q')).code).toBe(0);
+      const st = await cli('cluster', 'status');
+      expect([st.code, st.stdout.split('\n')[0]]).toEqual([0, `cluster ${name}: local, up, simulated NICs`]);
+      // each NIC with its age, as status shows it (the timestamp is in --json)
+      expect(st.stdout).toMatch(new RegExp(`\\n${simNicPlan(name, 1)[0].name} \\(\\S+\\): lent to ${name}-agent-0 as \\S+ for \\d+(s|m\\d*s?)\\n`));
+      const down = await cli('cluster', 'down');
+      expect(down.code, down.stderr).toBe(0);
+      expect(down.stdout.trimEnd().split('\n').pop()).toMatch(new RegExp(`^cluster ${name}: deleted \\(\\d+ ms\\)$`));
+      expect(findRecords()).toEqual([]);
+
+      // none: nothing to act on
+      const none = await cli('cluster', 'down');
+      expect([none.code, none.stdout]).toEqual([1, '']);
+      expect(none.stderr).toBe(`sriovctl: cluster down: no cluster is known to state dir ${stateDirOfTest()} (give --name)\n`);
+      expect(await cli('cluster', 'list')).toMatchObject({ code: 0, stdout: 'no cluster\n', stderr: '' });
+    } finally {
+      if (existsSync(clusterDir(stateDirOfTest(), other))) await sriovctl('cluster', 'down', '--name', other, '-q');
+      for (const ns of namespacesWith(`${other}-`)) ip('netns', 'del', ns);
+      for (const nic of simNicPlan(other, 4)) for (const l of [nic.name, nic.peer]) deleteLinkAnywhere(l);
+    }
+  });
+});
+
 describe('local provider on SR-IOV PFs of the sysfs tree', () => {
   /** Three veth stand-ins the test's tree knows as PFs; `pf1` is a prefix of `pf10`'s name. */
   function pfs() {
