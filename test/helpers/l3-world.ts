@@ -26,6 +26,16 @@ function sysctls(ns: string, values: Record<string, string>): void {
 export function l3Home(s: Scratch, suffix = 'n'): L3Home {
   const home = s.netns(`h${suffix}`);
   const [nic, peer] = s.veth(suffix, `${suffix}p`, home);
+  ip('-n', home, 'link', 'set', nic, 'address', '02:5a:00:11:22:33', 'mtu', '1400');
+  return { home, nic: nicState(nic, home)!, other: loadL3(s, home, { nic, peer }, suffix) };
+}
+
+/**
+ * The L3 state of l3Home on an existing link `nic` of `home` (down, its L3 untouched), whose veth `peer` is in `home`
+ * too: another link of home is made for the multipath routes' other hop (named with `suffix`; returned). The NIC's
+ * name, MAC and MTU are left as they are (a stand-in VF keeps the name and MAC its tree gives it).
+ */
+export function loadL3(s: Scratch, home: string, { nic, peer }: { nic: string; peer: string }, suffix: string): string {
   const [other, otherPeer] = s.veth(`${suffix}o`, `${suffix}q`, home);
   // before the link is up: how its link-local address is made
   sysctls(home, {
@@ -39,7 +49,6 @@ export function l3Home(s: Scratch, suffix = 'n'): L3Home {
     [`net.ipv6.neigh.${nic}.retrans_time_ms`]: '2222',
   });
   ipAll(home, [
-    `link set ${nic} address 02:5a:00:11:22:33 mtu 1400`,
     `link set ${peer} up`,
     `link set ${otherPeer} up`,
     `link set ${other} up`,
@@ -66,5 +75,5 @@ export function l3Home(s: Scratch, suffix = 'n'): L3Home {
     `-6 route add 2001:db8:20::/48 via 2001:db8:1::1 dev ${nic} table 100`,
     `-6 route add 2001:db8:30::/48 nexthop via 2001:db8:1::1 dev ${nic} nexthop via 2001:db8:2::2 dev ${other}`,
   ]);
-  return { home, nic: nicState(nic, home)!, other };
+  return other;
 }

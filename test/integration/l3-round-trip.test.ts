@@ -3,7 +3,7 @@
 // NIC's home is a namespace playing the host (test/helpers/l3-world.ts).
 import { describe, expect, it } from 'vitest';
 import { useCliWorld, type CliWorld } from '../helpers/cli-fixture';
-import { netnsPath, runCni, type CniRoots } from '../helpers/cni-run';
+import { ledgerRecords, netnsPath, runCni, type CniRoots } from '../helpers/cni-run';
 import { deviceConf, useCniWorld, type CniWorld } from '../helpers/cni-world';
 import { giveBack, lend } from '../helpers/engine';
 import { ip, ipIn } from '../helpers/kernel';
@@ -136,6 +136,22 @@ describe('a round trip brings back what the kernel forgets on a move', () => {
       const del = call(w.roots, 'DEL', home, pod, config);
       expect(del.status).toBe(0);
       expect(diffCaptures(before, await captureNic(home, nic.name))).toEqual([]);
+    });
+
+    it('DEL after the pod namespace was deleted (the NIC pushed to the initial namespace, as a physical one is)', async () => {
+      const { home, nic } = l3Home(w.s);
+      const pod = w.s.netns('pod');
+      const config = deviceConf(w.s, nic, { type: 'static', addresses: [{ address: '10.88.0.2/24' }] });
+      const before = await captureNic(home, nic.name);
+      expect(call(w.roots, 'ADD', home, pod, config).status).toBe(0);
+      // a veth dies with its namespace; a physical NIC goes to the initial namespace under its name (net1): do what
+      // the kernel does for it (a stand-in has no PCI address to be found by, only its name and MAC)
+      ipIn(pod, 'link', 'set', 'net1', 'netns', '1');
+      ip('netns', 'del', pod);
+      const del = call(w.roots, 'DEL', home, pod, config);
+      expect(del.status, del.stderr + del.stdout).toBe(0);
+      expect(diffCaptures(before, await captureNic(home, nic.name))).toEqual([]);
+      expect(ledgerRecords(w.roots.stateDir)).toEqual([]);
     });
   });
 });
