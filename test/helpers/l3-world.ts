@@ -2,6 +2,8 @@
 // addresses (secondary, peer, label, noprefixroute, nodad, deprecated), routes in the main table and table 100 (via
 // a gateway, on-link, with metrics, through another route's gateway, multipath with a hop on another link) and
 // changed sysctls of both families (addr_gen_mode with a stable_secret, so the link-local address is the owner's).
+import { execFileSync } from 'node:child_process';
+import { randomInt } from 'node:crypto';
 import { ip, type Scratch } from './kernel';
 import { nicState, type NicState } from './lend-fixture';
 
@@ -14,13 +16,16 @@ export interface L3Home {
   other: string;
 }
 
-/** Runs each `ip` command in `ns`. */
-function ipAll(ns: string, commands: string[]): void {
-  for (const c of commands) ip('-n', ns, ...c.split(' '));
+/** Runs each `ip` command in named namespace `ns` (null: ours). */
+function ipAll(ns: string | null, commands: string[]): void {
+  for (const c of commands) ip(...(ns ? ['-n', ns] : []), ...c.split(' '));
 }
 
-function sysctls(ns: string, values: Record<string, string>): void {
-  for (const [k, v] of Object.entries(values)) ip('netns', 'exec', ns, 'sysctl', '-qw', `${k}=${v}`);
+function sysctls(ns: string | null, values: Record<string, string>): void {
+  for (const [k, v] of Object.entries(values)) {
+    if (ns) ip('netns', 'exec', ns, 'sysctl', '-qw', `${k}=${v}`);
+    else execFileSync('sysctl', ['-qw', `${k}=${v}`]);
+  }
 }
 
 export function l3Home(s: Scratch, suffix = 'n'): L3Home {
@@ -76,4 +81,36 @@ export function loadL3(s: Scratch, home: string, { nic, peer }: { nic: string; p
     `-6 route add 2001:db8:30::/48 nexthop via 2001:db8:1::1 dev ${nic} nexthop via 2001:db8:2::2 dev ${other}`,
   ]);
   return other;
+}
+
+/**
+ * A little L3 state on `nic`, a link of the namespace we run in whose veth `peer` is here too, for a front door whose
+ * home is the initial namespace (a local cluster's), shared with the machine and every other test: addresses drawn at
+ * random from ranges no network uses (198.18.0.0/15 is for benchmarks, 2001:db8::/32 for documentation), a route
+ * through it in the main table and in a table of its own, a rule naming it, changed sysctls of both families. The
+ * rule is removed by the scratch's cleanup (it would outlive the link, detached); the rest goes with the link.
+ */
+export function sharedHostL3(s: Scratch, nic: string, peer: string): void {
+  const n = randomInt(256);
+  const v6 = `2001:db8:${randomInt(0x10000).toString(16)}`;
+  const table = 20000 + randomInt(10000);
+  sysctls(null, {
+    [`net.ipv4.conf.${nic}.arp_ignore`]: '2',
+    [`net.ipv4.conf.${nic}.rp_filter`]: '2',
+    [`net.ipv6.conf.${nic}.hop_limit`]: '33',
+    [`net.ipv6.conf.${nic}.accept_ra`]: '0',
+  });
+  const rule = `rule add iif ${nic} table ${table} pref ${table}`;
+  ipAll(null, [
+    `link set ${peer} up`,
+    `link set ${nic} up`,
+    `addr add 198.18.${n}.10/24 dev ${nic}`,
+    `addr add 198.18.${n}.11/24 dev ${nic} noprefixroute`,
+    `-6 addr add ${v6}::10/64 dev ${nic} nodad`,
+    `route add 198.19.${n}.0/24 via 198.18.${n}.1 dev ${nic} metric 70`,
+    `route add 198.19.${n}.0/24 via 198.18.${n}.1 dev ${nic} table ${table}`,
+    `-6 route add ${v6}:1::/64 via ${v6}::1 dev ${nic} table ${table}`,
+    rule,
+  ]);
+  s.onCleanup(() => ipAll(null, [rule.replace('add', 'del')]));
 }
