@@ -8,8 +8,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { ChildProcess } from 'node:child_process';
-import { expect } from 'vitest';
-import type { CliWorld } from './cli-fixture';
+import { describe, expect, it } from 'vitest';
+import { useCliWorld, type CliWorld } from './cli-fixture';
 import { startSriovctl } from './cli-process';
 import { deviceConf } from './cni-world';
 import { netnsPath, runCniAsync, startCni, type CniCall } from './cni-run';
@@ -46,7 +46,7 @@ function recordPhase(stateDir: string): string {
 }
 
 /** ROUNDS_PER_DOOR kills of `door` in world `w`, each followed by its recovery and the state diff; a line of what happened. */
-export async function killRounds(w: CliWorld, door: Door): Promise<string> {
+async function killRounds(w: CliWorld, door: Door): Promise<string> {
   const seed = KILL_SEED + DOORS.indexOf(door);
   const random = prng(seed);
   const { home, nic } = l3Home(w.s);
@@ -111,4 +111,17 @@ export async function killRounds(w: CliWorld, door: Door): Promise<string> {
     expect(w.records(), where).toEqual([]);
   }
   return `${door} killed (seed ${seed}, whole ${took.toFixed(0)} ms): ${seen.join(' ')}; differences: 0`;
+}
+
+/** The tests of `doors`, each ROUNDS_PER_DOOR kills in a world of its own; the seed and what happened printed. */
+export function describeKillRounds(doors: Door[]): void {
+  describe('a NIC with L3 state, its front door SIGKILLed at a random moment, then recovered', () => {
+    let w: CliWorld;
+    useCliWorld((world) => (w = world));
+
+    it.each(doors)(`%s: zero differences over ${ROUNDS_PER_DOOR} kills`, async (door) => {
+      // eslint-disable-next-line no-console
+      console.log(await killRounds(w, door));
+    }, 180_000);
+  });
 }
