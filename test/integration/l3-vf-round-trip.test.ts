@@ -23,17 +23,36 @@ describe("a VF's L3 state at home comes back", () => {
     return { host, vf: nic.name, vfBdf, before: await captureNic(host, nic.name) };
   }
 
-  it('CNI ADD then DEL in VF mode (deviceID)', async () => {
-    const { host, vf, vfBdf, before } = await vfAtHome();
-    const pod = w.netns('pod');
+  describe('CNI ADD then DEL in VF mode (deviceID)', () => {
     const ipam = { type: 'static', addresses: [{ address: '10.88.0.2/24' }] };
-    const add = w.vfPlugin('ADD', host, pod, vfBdf, ipam);
-    expect(add.status, add.stderr + add.stdout).toBe(0);
-    expect(w.state('net1', pod)).not.toBeNull();
-    const del = w.vfPlugin('DEL', host, pod, vfBdf, ipam);
-    expect(del.status, del.stderr + del.stdout).toBe(0);
-    expect(diffCaptures(before, await captureNic(host, vf))).toEqual([]);
-    expect(w.records()).toEqual([]);
+
+    /** The VF lent by ADD to a pod; `del()` is that pod's DEL. */
+    async function added() {
+      const home = await vfAtHome();
+      const pod = w.netns('pod');
+      const add = w.vfPlugin('ADD', home.host, pod, home.vfBdf, ipam);
+      expect(add.status, add.stderr + add.stdout).toBe(0);
+      expect(w.state('net1', pod)).not.toBeNull();
+      return { ...home, pod, del: () => w.vfPlugin('DEL', home.host, pod, home.vfBdf, ipam) };
+    }
+
+    it('DEL', async () => {
+      const { host, vf, before, del } = await added();
+      const r = del();
+      expect(r.status, r.stderr + r.stdout).toBe(0);
+      expect(diffCaptures(before, await captureNic(host, vf))).toEqual([]);
+      expect(w.records()).toEqual([]);
+    });
+
+    it('DEL after the pod namespace was deleted (the VF pushed to the initial namespace, as a physical one is)', async () => {
+      const { host, vf, pod, before, del } = await added();
+      ip('-n', pod, 'link', 'set', 'net1', 'netns', '1');
+      ip('netns', 'del', pod);
+      const r = del();
+      expect(r.status, r.stderr + r.stdout).toBe(0);
+      expect(diffCaptures(before, await captureNic(host, vf))).toEqual([]);
+      expect(w.records()).toEqual([]);
+    });
   });
 
   describe('nested: lent to a node, then by the node\'s plugin to a pod', () => {
