@@ -86,8 +86,27 @@ function optionalJson(netns: string | null, ...args: string[]): any[] {
   }
 }
 
-/** The NIC `nic` in named namespace `netns` (null: ours), once IPv6 duplicate address detection has settled. */
-export async function captureNic(netns: string | null, nic: string): Promise<NicCapture> {
+/** Rules naming `nic`; nexthop objects through it, and the groups holding them. */
+function onlyNic(capture: NicCapture, nic: string): NicCapture {
+  const nexthops = capture.nexthops as any[];
+  const ids = new Set(nexthops.filter((h) => h.dev === nic).map((h) => h.id));
+  return {
+    ...capture,
+    rules: (capture.rules as any[]).filter((r) => r.iif === nic || r.oif === nic),
+    nexthops: nexthops.filter((h) => ids.has(h.id) || (Array.isArray(h.group) && h.group.some((m: any) => ids.has(m.id)))),
+  };
+}
+
+/**
+ * The NIC `nic` in named namespace `netns` (null: ours), once IPv6 duplicate address detection has settled. `shared`:
+ * the namespace is shared with others (the initial one): of its rules and nexthop objects, only those of the NIC.
+ */
+export async function captureNic(netns: string | null, nic: string, opts: { shared?: boolean } = {}): Promise<NicCapture> {
+  const all = await captureAll(netns, nic);
+  return opts.shared ? onlyNic(all, nic) : all;
+}
+
+async function captureAll(netns: string | null, nic: string): Promise<NicCapture> {
   const addrs = await waitFor(() => {
     const info = json(netns, 'addr', 'show', 'dev', nic)[0]?.addr_info ?? [];
     return info.some((a: any) => a.tentative) ? null : info;

@@ -19,6 +19,8 @@ import { isolatedRoots, nicState } from '../helpers/lend-fixture';
 import { namespacesWith, sriovctl, standInPfs } from './cluster-fixture';
 import { assertBuilt, sriovctl as sriovctlProcess } from '../helpers/cli-process';
 import { playHost } from '../helpers/play-host';
+import { sharedHostL3 } from '../helpers/l3-world';
+import { captureNic, diffCaptures } from '../helpers/state-diff';
 
 let s: Scratch;
 let roots: ReturnType<typeof isolatedRoots>;
@@ -341,6 +343,20 @@ describe('local provider on SR-IOV PFs of the sysfs tree', () => {
     expect(down.code).toBe(0);
     for (const pf of [a, b, c]) expect(nicState(pf.name)).toEqual(pf.before);
     for (const pf of [b, c]) expect(numVfs(pf.bdf)).toBe(0);
+    expect(findRecords()).toEqual([]);
+  });
+
+  it('down brings a PF home with its L3 state: zero differences in the state diff', async () => {
+    const [a] = pfs();
+    sharedHostL3(s, a.name, s.name('w0'));
+    const before = await captureNic(null, a.name, { shared: true });
+    expect([before.rules, Object.keys(before.addresses).length]).toEqual([[expect.objectContaining({ iif: a.name })], 4]);
+    const up = await sriovctl('cluster', 'up', '--name', name, '--agents', '1', '--vfs', '1', '--pf', a.name, '--no-simulate', '--vf-timeout', '10');
+    expect(up.code, up.stderr).toBe(0);
+    expect(nicState(a.name)).toBeNull();
+    const down = await sriovctl('cluster', 'down', '--name', name, '-q');
+    expect(down).toMatchObject({ code: 0, stderr: '' });
+    expect(diffCaptures(before, await captureNic(null, a.name, { shared: true }))).toEqual([]);
     expect(findRecords()).toEqual([]);
   });
 
