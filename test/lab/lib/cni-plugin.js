@@ -35,8 +35,11 @@ const IN_PRIVATE_MOUNTS = 'mount --bind "$1" /sys && mkdir -p /var/lib/cni/sriov
 function sriovCniFor(ctx, bin, sysfsRoot) {
   const cacheDir = tempDir(ctx, 'lab-sriov-cni-cache-');
   const runner = cniRunner(ctx, ['unshare', '--mount', '--propagation', 'private', 'sh', '-c', IN_PRIVATE_MOUNTS, 'sh', sysfsRoot, cacheDir, bin], {});
-  const cached = () => fs.readdirSync(cacheDir).filter((f) => f !== 'pci');
-  return { ...runner, cached };
+  // what it keeps about attachments: a netconf per container and interface, a file per PCI address it holds
+  // (pci/vf_lock/ only has the files it flocks, kept after DEL: no record)
+  const records = () =>
+    fs.readdirSync(cacheDir, { recursive: true }).filter((f) => !f.startsWith('pci/vf_lock/') && fs.statSync(path.join(cacheDir, f)).isFile());
+  return { ...runner, records };
 }
 
 function tempDir(ctx, prefix) {
