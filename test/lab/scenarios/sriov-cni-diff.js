@@ -2,8 +2,10 @@
 // same CNI environment (pod netns, ifname, container id, CNI_PATH) given to each in turn, on the same VF put back
 // to the same starting state, and what each leaves compared field by field: the ADD result, the pod-side link
 // (name, MAC, MTU, state, addresses, routes), the PF-side VF after ADD and after DEL, the VF netdev at home after
-// DEL, and the exit code and CNI error code of one bad input. A difference is either named, with its reason, in
-// test/lab/sriov-cni-differences.json or fails the scenario; a listed difference that no longer shows fails too.
+// DEL, whether each keeps a record and drops it on DEL, and the exit code, CNI error code and records of one bad
+// input. A difference is either named for its case, with its reason, in test/lab/sriov-cni-differences.json or
+// fails the case; a listed one that no longer shows fails too. Two cases: the basic NAD, and the other PF-side
+// fields (QoS, 802.1ad, link state, rates).
 'use strict';
 
 const fs = require('node:fs');
@@ -20,10 +22,11 @@ const ALLOWED = JSON.parse(fs.readFileSync(path.join(__dirname, '..', 'sriov-cni
 
 /** What the pod sees of `ifname`: the link, its addresses, and the pod's routes (IPv4 and IPv6, main table). */
 function podSide(pod, ifname) {
-  const [addrs] = ipJson('-n', pod, 'addr', 'show', 'dev', ifname);
+  const link = looks(ifname, pod);
+  const [addrs] = link ? ipJson('-n', pod, 'addr', 'show', 'dev', ifname) : [];
   const routes = (family) => ipJson('-n', pod, family, 'route', 'show').map((r) => ({ dst: r.dst, gateway: r.gateway, dev: r.dev, scope: r.scope, protocol: r.protocol }));
   return {
-    link: looks(ifname, pod),
+    link,
     addresses: addrs ? addrs.addr_info.map((a) => `${a.local}/${a.prefixlen}`) : null,
     routes: { v4: routes('-4'), v6: routes('-6') },
   };
@@ -69,46 +72,72 @@ function covers(entry, d) {
   return same('sriov-cni', d.a) && same('sriovctl-cni', d.b);
 }
 
+/**
+ * One case: the same NAD through sriov-cni, then sriovctl-cni, on the same VF from the same start; `nad(bdf)` is
+ * the config, `applied` the VF's PF-side fields the reference must show after its ADD (it did the job).
+ */
+async function differential(ctx, id, nad, applied) {
+  const bin = process.env.LAB_SRIOV_CNI;
+  expect(bin && fs.existsSync(bin), 'the real sriov-cni is not built (test/lab/run.sh runs scripts/ensure-sriov-cni.sh; see its message)');
+  const fx = await createVfFixture(ctx, { numVfs: 2 });
+  const vf = fx.vfs[1];
+  const start = {
+    pf: { mac: vfMac(0x61, 1), vlan: 0, spoofchk: true, trust: false, linkState: 'auto', minTxRate: 0, maxTxRate: 0 },
+    netdev: { mac: vf.mac, mtu: 1500 },
+  };
+  const pod = tempNetns(ctx, ctx.ifname('pod'));
+  const config = nad(vf.bdf);
+
+  resetVf(fx, vf, start);
+  const reference = observe(fx, vf, pod, sriovCniFor(ctx, bin, fx.sysfsRoot), config);
+  resetVf(fx, vf, start);
+  const ours = observe(fx, vf, pod, pluginFor(ctx, fx.sysfsRoot), config);
+
+  // two plugins failing alike would differ in nothing: the reference must have done the job
+  expectEqual(
+    { add: reference.add.exit, del: reference.del.exit, pod: reference.pod.link?.mac, home: reference.hostAfterDel?.name },
+    { add: 0, del: 0, pod: config.mac, home: vf.netdev },
+    'sriov-cni round',
+  );
+  const shown = Object.fromEntries(Object.keys(applied).map((k) => [k, reference.pfAfterAdd[k]]));
+  expectEqual(shown, applied, 'VF on the PF after sriov-cni ADD');
+
+  const allowed = ALLOWED.filter((e) => e.cases.includes(id));
+  const found = differingPaths(reference, ours);
+  for (const d of found) ctx.log(`difference ${d.path}: sriov-cni ${JSON.stringify(d.a)}, sriovctl-cni ${JSON.stringify(d.b)}`);
+  const unlisted = found.filter((d) => !allowed.some((e) => covers(e, d)));
+  const stale = allowed.filter((e) => !found.some((d) => covers(e, d)));
+  ctx.figure(`${id}: differences listed as deliberate`, found.length - unlisted.length);
+  const problems = [];
+  if (unlisted.length) problems.push(`not in sriov-cni-differences.json for ${id}: ${unlisted.map((d) => `${d.path}: sriov-cni ${JSON.stringify(d.a)}, sriovctl-cni ${JSON.stringify(d.b)}`).join('; ')}`);
+  if (stale.length) problems.push(`sriov-cni-differences.json names for ${id} what no longer differs: ${stale.map((e) => e.field).join(', ')}`);
+  expect(problems.length === 0, problems.join('; '));
+}
+
+// the NAD as KubeVirt writes one (type sriov), with static IPAM
+const base = (cniVersion, bdf) => ({ cniVersion, name: 'lab-sriov', type: 'sriov', deviceID: bdf, ipam: STATIC_IPAM });
+
 module.exports = [
   {
-    name: 'sriov-cni-diff: one NAD (deviceID, vlan, mac, spoofchk, trust, static IPAM) through sriov-cni and sriovctl-cni one-shot',
-    async run(ctx) {
-      const bin = process.env.LAB_SRIOV_CNI;
-      expect(bin && fs.existsSync(bin), 'the real sriov-cni is not built (test/lab/run.sh runs scripts/ensure-sriov-cni.sh; see its message)');
-      const fx = await createVfFixture(ctx, { numVfs: 2 });
-      const vf = fx.vfs[1];
-      const start = {
-        pf: { mac: vfMac(0x61, 1), vlan: 0, spoofchk: true, trust: false, linkState: 'auto', minTxRate: 0, maxTxRate: 0 },
-        netdev: { mac: vf.mac, mtu: 1500 },
-      };
-      const pod = tempNetns(ctx, ctx.ifname('pod'));
-      // the NAD as KubeVirt writes one (type sriov), the PF-side fields sriov-cni documents, static IPAM
-      const nad = { cniVersion: '1.0.0', name: 'lab-sriov', type: 'sriov', deviceID: vf.bdf, ipam: STATIC_IPAM };
-      const config = { ...nad, vlan: 100, mac: vfMac(0x62, 1), spoofchk: 'off', trust: 'on' };
-
-      resetVf(fx, vf, start);
-      const reference = observe(fx, vf, pod, sriovCniFor(ctx, bin, fx.sysfsRoot), config);
-      resetVf(fx, vf, start);
-      const ours = observe(fx, vf, pod, pluginFor(ctx, fx.sysfsRoot), config);
-
-      // two plugins failing alike would differ in nothing: the reference must have done the job
-      expectEqual(
-        { add: reference.add.exit, del: reference.del.exit, pod: reference.pod.link?.mac, home: reference.hostAfterDel?.name },
-        { add: 0, del: 0, pod: config.mac, home: vf.netdev },
-        'sriov-cni round',
-      );
-      const { vlan, mac, spoofchk, trust } = reference.pfAfterAdd;
-      expectEqual({ vlan, mac, spoofchk, trust }, { vlan: 100, mac: config.mac, spoofchk: false, trust: true }, 'VF on the PF after sriov-cni ADD');
-
-      const found = differingPaths(reference, ours);
-      for (const d of found) ctx.log(`difference ${d.path}: sriov-cni ${JSON.stringify(d.a)}, sriovctl-cni ${JSON.stringify(d.b)}`);
-      const unlisted = found.filter((d) => !ALLOWED.some((e) => covers(e, d)));
-      const stale = ALLOWED.filter((e) => !found.some((d) => covers(e, d)));
-      ctx.figure('differences listed as deliberate', found.length - unlisted.length);
-      const problems = [];
-      if (unlisted.length) problems.push(`not in sriov-cni-differences.json: ${unlisted.map((d) => `${d.path}: sriov-cni ${JSON.stringify(d.a)}, sriovctl-cni ${JSON.stringify(d.b)}`).join('; ')}`);
-      if (stale.length) problems.push(`sriov-cni-differences.json names what no longer differs: ${stale.map((e) => e.field).join(', ')}`);
-      expect(problems.length === 0, problems.join('; '));
-    },
+    name: 'sriov-cni-diff: deviceID, vlan, mac, spoofchk, trust, static IPAM, through sriov-cni and sriovctl-cni one-shot',
+    run: (ctx) =>
+      differential(ctx, '1.0.0-basic', (bdf) => ({ ...base('1.0.0', bdf), vlan: 100, mac: vfMac(0x62, 1), spoofchk: 'off', trust: 'on' }), {
+        vlan: 100,
+        mac: vfMac(0x62, 1),
+        spoofchk: false,
+        trust: true,
+      }),
+  },
+  {
+    // CNI 1.0.0 again: Debian's static IPAM plugin (containernetworking-plugins 1.1) refuses a 1.1.0 config,
+    // which sriov-cni passes on as it is
+    name: 'sriov-cni-diff: vlanQoS, vlanProto, link_state, min/max_tx_rate, through sriov-cni and sriovctl-cni one-shot',
+    run: (ctx) =>
+      differential(
+        ctx,
+        '1.0.0-rates',
+        (bdf) => ({ ...base('1.0.0', bdf), vlan: 200, vlanQoS: 3, vlanProto: '802.1ad', mac: vfMac(0x63, 1), link_state: 'disable', min_tx_rate: 10, max_tx_rate: 500 }),
+        { vlan: 200, qos: 3, vlanProto: '802.1ad', linkState: 'disable', minTxRate: 10, maxTxRate: 500 },
+      ),
   },
 ];
