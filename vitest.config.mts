@@ -6,6 +6,9 @@ import { defineConfig } from 'vitest/config';
 // `sriovctl daemon` (project `cni-shim`: test/helpers/cni-run.ts switches on SRIOVCTL_TEST_CNI_TRANSPORT).
 const DAEMON_SOCKET = join(tmpdir(), `sriovctl-test-daemon-${process.pid}`, 'cni.sock');
 
+/** The files that plant hostile neighbours (see the 'neighbour' project). */
+const NEIGHBOUR_FILES = ['test/integration/hostile-input.test.ts', 'test/integration/lend-hostile-neighbour.test.ts'];
+
 export default defineConfig({
   test: {
     // Integration tests touch the real kernel: forks keep each file's native handles in its own process.
@@ -24,7 +27,19 @@ export default defineConfig({
         test: {
           name: 'host',
           include: ['test/unit/**/*.test.ts', 'test/integration/**/*.test.ts'],
+          exclude: NEIGHBOUR_FILES,
           globalSetup: ['test/helpers/global-setup.ts'],
+        },
+      },
+      {
+        // After every other file: these plant a hostile neighbour (a user namespace with a huge /run/netns of its
+        // own) that every other test's namespace search would rightly meet and warn about
+        extends: true,
+        test: {
+          name: 'neighbour',
+          include: NEIGHBOUR_FILES,
+          globalSetup: ['test/helpers/global-setup.ts'],
+          sequence: { groupOrder: 1 },
         },
       },
       {
