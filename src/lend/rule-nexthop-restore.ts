@@ -24,8 +24,7 @@ export function restoreNexthops(rtnl: Rtnl, nicIndex: number, nexthops: readonly
   const current = new Map(rtnl.listNexthops().map((n) => [n.id, n]));
   const present = new Set(current.keys());
   if (nexthops.some((n) => n.kind === 'nexthop' && !current.has(n.id))) {
-    const carrier = (): boolean => (rtnl.getLink({ index: nicIndex }).flags & LINK_FLAGS.LOWER_UP) !== 0;
-    pollUntilSync(carrier, { timeoutMs: NEXTHOP_CARRIER_WAIT_MS, pollMs: CARRIER_POLL_MS });
+    pollUntilSync(() => carrierOrNoneToCome(rtnl, nicIndex), { timeoutMs: NEXTHOP_CARRIER_WAIT_MS, pollMs: CARRIER_POLL_MS });
   }
   for (const n of nexthops) {
     if (n.kind !== 'nexthop') continue;
@@ -62,6 +61,17 @@ export function restoreNexthops(rtnl: Rtnl, nicIndex: number, nexthops: readonly
     if (attempt(warnings, describeNexthop(g), () => rtnl.addNexthop(nexthopSpecOf({ ...g, members: merged }, nicIndex), { replace }))) changed = true;
   }
   return changed;
+}
+
+/** Whether there is no point waiting longer: the link has carrier, or is down or gone (each nexthop add then says so). */
+function carrierOrNoneToCome(rtnl: Rtnl, index: number): boolean {
+  try {
+    const { flags } = rtnl.getLink({ index });
+    return (flags & LINK_FLAGS.LOWER_UP) !== 0 || (flags & LINK_FLAGS.UP) === 0;
+  } catch (err) {
+    if (isSysError(err)) return true;
+    throw err;
+  }
 }
 
 /**
