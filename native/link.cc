@@ -180,6 +180,10 @@ void setLink(NlSocket& s, int index, const LinkChange& c) {
     req.putString(IFLA_IFALIAS, *c.alias);
     appendField(op, "alias");
   }
+  if (c.master) {
+    req.putU32(IFLA_MASTER, *c.master);
+    appendField(op, "master");
+  }
   s.request(req, op);
 }
 

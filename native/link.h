@@ -51,6 +51,8 @@ struct LinkChange {
   std::optional<Mac> mac;
   std::optional<bool> up;
   std::optional<std::string> alias;
+  // IFLA_MASTER: the bridge or bond to enslave the link to
+  std::optional<uint32_t> master;
 };
 void setLink(NlSocket& s, int index, const LinkChange& change);
 

@@ -178,6 +178,7 @@ LinkChange linkChangeFromJs(const Napi::Object& o) {
   c.mac = optMac(o, "mac");
   c.up = optBool(o, "up");
   c.alias = optString(o, "alias");
+  c.master = optU32(o, "master");
   return c;
 }
 

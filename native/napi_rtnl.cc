@@ -10,6 +10,7 @@
 #include "napi_args.h"
 #include "napi_convert.h"
 #include "napi_convert_rule_nexthop.h"
+#include "napi_neigh.h"
 #include "napi_ops.h"
 #include "route.h"
 #include "vf.h"
@@ -373,6 +374,66 @@ struct GratuitousArpOp : VoidOp<GratuitousArpOp> {
   }
 };
 
+struct ListNeighboursOp : ConnOp<ListNeighboursOp, std::vector<NeighbourInfo>> {
+  int index = 0;
+  int family = 0;
+  static ListNeighboursOp parse(const Napi::CallbackInfo& info, ConnPtr c) {
+    ListNeighboursOp op;
+    op.conn = std::move(c);
+    op.index = argInt(info, 0, "index");
+    op.family = familyFromJs(info.Env(), argInt(info, 1, "family"));
+    return op;
+  }
+  std::vector<NeighbourInfo> exec(Connection& c) { return listNeighbours(c.netlink(), index, family); }
+  static Napi::Value toJs(Napi::Env env, const std::vector<NeighbourInfo>& n) { return neighboursToJs(env, n); }
+};
+
+struct ReplaceNeighbourOp : VoidOp<ReplaceNeighbourOp> {
+  NeighbourSpec spec;
+  static ReplaceNeighbourOp parse(const Napi::CallbackInfo& info, ConnPtr c) {
+    ReplaceNeighbourOp op;
+    op.conn = std::move(c);
+    op.spec = neighbourSpecFromJs(argObject(info, 0, "neighbour"));
+    return op;
+  }
+  Done exec(Connection& c) {
+    replaceNeighbour(c.netlink(), spec);
+    return {};
+  }
+};
+
+struct ListQdiscsOp : ConnOp<ListQdiscsOp, std::vector<QdiscInfo>> {
+  int index = 0;
+  static ListQdiscsOp parse(const Napi::CallbackInfo& info, ConnPtr c) {
+    ListQdiscsOp op;
+    op.conn = std::move(c);
+    op.index = argInt(info, 0, "index");
+    return op;
+  }
+  std::vector<QdiscInfo> exec(Connection& c) { return listQdiscs(c.netlink(), index); }
+  static Napi::Value toJs(Napi::Env env, const std::vector<QdiscInfo>& q) { return qdiscsToJs(env, q); }
+};
+
+struct ReplaceRootQdiscOp : VoidOp<ReplaceRootQdiscOp> {
+  int index = 0;
+  uint32_t handle = 0;
+  std::string kind;
+  std::string options;
+  static ReplaceRootQdiscOp parse(const Napi::CallbackInfo& info, ConnPtr c) {
+    ReplaceRootQdiscOp op;
+    op.conn = std::move(c);
+    op.index = argInt(info, 0, "index");
+    op.handle = argU32(info, 1, "handle");
+    op.kind = argString(info, 2, "kind");
+    op.options = argString(info, 3, "options");
+    return op;
+  }
+  Done exec(Connection& c) {
+    replaceRootQdisc(c.netlink(), index, handle, kind, options);
+    return {};
+  }
+};
+
 class RtnlSocketWrap : public Napi::ObjectWrap<RtnlSocketWrap> {
  public:
   // new RtnlSocket(nsFd /* -1: the caller's namespace */, timeoutMs)
@@ -463,6 +524,10 @@ Napi::Function defineRtnlSocket(Napi::Env env) {
   SRIOVCTL_OP(DeleteNexthopOp, "deleteNexthop");
   SRIOVCTL_OP(DriverInfoOp, "driverInfo");
   SRIOVCTL_OP(GratuitousArpOp, "sendGratuitousArp");
+  SRIOVCTL_OP(ListNeighboursOp, "listNeighbours");
+  SRIOVCTL_OP(ReplaceNeighbourOp, "replaceNeighbour");
+  SRIOVCTL_OP(ListQdiscsOp, "listQdiscs");
+  SRIOVCTL_OP(ReplaceRootQdiscOp, "replaceRootQdisc");
   return RtnlSocketWrap::DefineClass(env, "RtnlSocket", props);
 }
 

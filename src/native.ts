@@ -4,7 +4,7 @@
 import { loadAddonModule } from './addon-file';
 import { SysError } from './errors';
 // Type-only: the addon builds exactly these shapes (no runtime dependency on src/net).
-import type { Address, AddressDetail, AddressPut, Link, Nexthop, NexthopSpec, Route, RouteDetail, Rule, RuleSpec } from './net/types';
+import type { Address, AddressDetail, AddressPut, Link, Neighbour, Nexthop, NexthopSpec, Qdisc, Route, RouteDetail, Rule, RuleSpec } from './net/types';
 
 export interface NativeNetns {
   fd: number;
@@ -18,6 +18,7 @@ export interface NativeLinkChange {
   mac?: string;
   up?: boolean;
   alias?: string;
+  master?: number;
 }
 
 export interface NativeNewLink {
@@ -132,6 +133,13 @@ export interface NativeRtnlSync {
   deleteNexthop(id: number): void;
   driverInfo(name: string): NativeDriverInfo | null;
   sendGratuitousArp(index: number, ipv4: string): void;
+  /** The neighbour entries of one link; family 0: both. */
+  listNeighbours(index: number, family: 0 | 4 | 6): Neighbour[];
+  /** NLM_F_CREATE | NLM_F_REPLACE. */
+  replaceNeighbour(spec: { index: number; family: 4 | 6; address: string; lladdr?: string; state: number; flags: number }): void;
+  listQdiscs(index: number): Qdisc[];
+  /** NLM_F_CREATE | NLM_F_REPLACE at TC_H_ROOT; options: TCA_OPTIONS in hex. */
+  replaceRootQdisc(index: number, handle: number, kind: string, options: string): void;
   /** Its network namespace's cookie (SO_NETNS_COOKIE) in decimal; null where there is none to be had (a kernel before 5.14, qemu-user). */
   netnsCookie(): string | null;
 }

@@ -1,4 +1,4 @@
-// `sriovctl attach <nic> <target> [--as <name>] [--vfs <n>] [--driver <name>] [--allow-uplink]`: lend a NIC to a namespace,
+// `sriovctl attach <nic> <target> [--as <name>] [--vfs <n>] [--driver <name>] [--allow-uplink] [--allow-in-use]`: lend a NIC to a namespace,
 // then (kubevirtci's flow in one command) create VFs on it and bind them. Every move goes through src/lend.
 import type { Command } from 'commander';
 import { isRefusal, type Owner, type Refusal } from '../lend';
@@ -13,12 +13,14 @@ import { resolveNic } from './nics';
 import { reasonOf } from './output';
 import { releaseTarget, resolveTarget } from './targets';
 import { createVfs, planVfs, refuseVfCountChange, type VfPlan } from './vf-plan';
+import { counted } from '../plural';
 
 interface AttachOptions {
   as?: string;
   vfs?: number;
   driver?: string;
   allowUplink?: boolean;
+  allowInUse?: boolean;
 }
 
 export function registerAttachCommand(program: Command, kit: CommandKit): void {
@@ -31,6 +33,7 @@ export function registerAttachCommand(program: Command, kit: CommandKit): void {
     .option('--vfs <n>', 'after it arrives, create <n> VFs on it (a PF)', parseCount)
     .option('--driver <name>', 'bind the new VFs to this driver (e.g. vfio-pci); needs --vfs')
     .option('--allow-uplink', "lend it even when it is the host's uplink (its default route or its way to a nameserver)")
+    .option('--allow-in-use', 'lend it even when a VLAN or macvlan at home is stacked on it, or it is a bridge or bond port (put back on detach)')
     .action(
       kit.action<AttachOptions>(
         ([nic, target]) => `attach ${nic} to ${target}`,
@@ -53,8 +56,9 @@ async function attach(io: CommandIo, nicText: string, targetText: string, opts: 
   const target = await resolveTarget(targetText);
   // the target as typed, so `detach --all --target` finds it the same way
   const owner: Owner = { kind: 'attach', target: targetText };
-  const lendPlan = io.session.prepare({ nic, target, owner, name: opts.as, allowUplink: opts.allowUplink === true });
+  const lendPlan = io.session.prepare({ nic, target, owner, name: opts.as, allowUplink: opts.allowUplink === true, allowInUse: opts.allowInUse === true });
   if (isRefusal(lendPlan)) throw new CliError(refusalMessage(lendPlan));
+  if (lendPlan.inUse) io.out.warn(`${nicText}: in use at home: ${lendPlan.inUse}`);
   let plan: VfPlan | null;
   try {
     plan = opts.vfs !== undefined ? planVfs(io.session, nic, nicText, opts.vfs, opts.driver) : null;
@@ -76,14 +80,16 @@ async function attach(io: CommandIo, nicText: string, targetText: string, opts: 
 
 /** The engine's refusal says what is in the way (no such NIC, lent to whom, already there, the host's uplink). */
 function refusalMessage(r: Refusal): string {
-  return r.refused === 'Uplink' ? `${r.error.message} (--allow-uplink lends it anyway)` : r.error.message;
+  if (r.refused === 'Uplink') return `${r.error.message} (--allow-uplink lends it anyway)`;
+  if (r.refused === 'InUse') return `${r.error.message} (--allow-in-use lends it anyway)`;
+  return r.error.message;
 }
 
 /** VFs that cannot be made undo the whole attach: the VF count goes back, then the NIC (as detach does). */
 async function createVfsOrGiveBack(io: CommandIo, record: LendRecord, owner: Owner, plan: VfPlan, nicText: string): Promise<void> {
   try {
     for (const line of await createVfs(io.session, plan, { key: record.key, owner })) io.out.detail(line);
-    io.out.line(`${nicText}: ${plan.count} VFs${plan.driver ? ` bound to ${plan.driver}` : ''}`);
+    io.out.line(`${nicText}: ${counted(plan.count, 'VF')}${plan.driver ? ` bound to ${plan.driver}` : ''}`);
   } catch (err) {
     let undone: string;
     try {

@@ -11,6 +11,7 @@ import { clusterDown, restored, type DownSummary } from '../cluster/down';
 import { Progress } from '../cluster/progress';
 import { makeProvider, type ProviderOptions } from '../cluster/providers';
 import { K3D_DEFAULTS } from '../cluster/providers/k3d';
+import { knownClusterNames, listClusters } from '../cluster/list';
 import { readClusterState } from '../cluster/state';
 import { clusterStatus } from '../cluster/status';
 import { toolRunner } from '../cluster/tools';
@@ -19,14 +20,16 @@ import { clusterUp, UP_DEFAULTS, UpFailed, type UpOptions, type UpSummary } from
 import { pluginAliasProblem } from '../install/plugin-name';
 import { parseCount, parseSeconds } from './arguments';
 import type { CommandIo, CommandKit } from './command-kit';
-import { ExitCode } from './exit-codes';
+import { ageOf } from './age';
+import { CliError, ExitCode, usageError } from './exit-codes';
 import { formatTable } from './table';
 import { vfioWaitMs, vfioWaitOption } from './vfio-wait';
 
 export const DEFAULT_CLUSTER_NAME = 'sriov';
 
 interface CommonOpts {
-  name: string;
+  /** Absent: the one cluster the state dir knows (down, status). */
+  name?: string;
   provider?: ProviderName;
   runtime?: ContainerRuntime;
   json?: boolean;
@@ -38,8 +41,7 @@ interface DownOpts extends CommonOpts {
 }
 
 /** Options of `up`: absent = not given, so that a cluster file's value (then the default) applies. */
-interface UpOpts extends Omit<CommonOpts, 'name'> {
-  name?: string;
+interface UpOpts extends CommonOpts {
   file?: string;
   agents?: number;
   vfs?: number;
@@ -82,9 +84,8 @@ function parsePort(value: string): number {
   return n;
 }
 
-function commonOptions(cmd: Command, withProvider: boolean, nameDefault = true): Command {
-  if (nameDefault) cmd.option('--name <cluster>', 'the cluster name', parseName, DEFAULT_CLUSTER_NAME);
-  else cmd.option('--name <cluster>', `the cluster name (default: the file's metadata.name, else ${DEFAULT_CLUSTER_NAME})`, parseName);
+function commonOptions(cmd: Command, withProvider: boolean, nameHelp: string): Command {
+  cmd.option('--name <cluster>', nameHelp, parseName);
   if (withProvider) {
     cmd
       .addOption(new Option('--provider <provider>', 'local (network namespaces, the default), k3d or kind').choices([...PROVIDER_NAMES]))
@@ -132,16 +133,47 @@ export function registerClusterCommands(program: Command, kit: CommandKit): void
       .option('--keep-on-failure', 'leave what was made when up fails (default: roll everything back)')
       .option('--sriov-cni-name <name>', "k3d/kind: install sriovctl-cni under this name too and use it in the attachment (e.g. sriov, sriov-cni's)", parsePluginAlias),
     true,
-    false,
+    `the cluster name (default: the file's metadata.name, else ${DEFAULT_CLUSTER_NAME})`,
   ).action(kit.action<UpOpts>((_a, o) => `cluster up ${o.name ?? ''}`.trimEnd(), (io, _a, o) => up(io, kit, o)));
 
-  commonOptions(cluster.command('down').description('give back every NIC of the cluster, then delete it').addOption(vfioWaitOption()), true).action(
-    kit.action<DownOpts>((_a, o) => `cluster down ${o.name}`, (io, _a, o) => down(io, kit, o)),
+  commonOptions(cluster.command('down').description('give back every NIC of the cluster, then delete it').addOption(vfioWaitOption()), true, NAME_OF_KNOWN).action(
+    kit.action<DownOpts>((_a, o) => `cluster down${o.name ? ` ${o.name}` : ''}`, (io, _a, o) => down(io, kit, { ...o, name: chosenCluster(io, o.name) })),
   );
 
-  commonOptions(cluster.command('status').description("the cluster's nodes and the NICs lent to it"), false).action(
-    kit.action<CommonOpts>((_a, o) => `cluster status ${o.name}`, (io, _a, o) => status(io, kit, o)),
+  commonOptions(cluster.command('status').description("the cluster's nodes and the NICs lent to it"), false, NAME_OF_KNOWN).action(
+    kit.action<CommonOpts>((_a, o) => `cluster status${o.name ? ` ${o.name}` : ''}`, (io, _a, o) => status(io, kit, { ...o, name: chosenCluster(io, o.name) })),
   );
+
+  cluster
+    .command('list')
+    .description('every cluster this state dir knows: provider, nodes, NICs lent, age')
+    .option('--json', 'print a JSON array of objects')
+    .action(kit.action<{ json?: boolean }>(() => 'cluster list', (io, _a, o) => list(io, !!o.json)));
+}
+
+const NAME_OF_KNOWN = 'the cluster name (default: the one cluster the state dir knows; refused when it knows several)';
+
+/**
+ * The cluster a command without --name acts on: the one the state dir knows, never a default name — a script that
+ * forgets --name must not delete (or report on) a cluster it did not mean.
+ */
+function chosenCluster(io: CommandIo, given: string | undefined): string {
+  if (given !== undefined) return given;
+  const known = knownClusterNames(io.session);
+  if (known.length === 1) return known[0];
+  if (known.length === 0) throw new CliError(`no cluster is known to state dir ${io.session.config.stateDir} (give --name)`);
+  throw usageError(`${known.length} clusters are known (${known.join(', ')}): give --name`);
+}
+
+function list(io: CommandIo, json: boolean): ExitCode {
+  const clusters = listClusters(io.session);
+  if (json) io.out.json(clusters);
+  else if (clusters.length === 0) io.out.line('no cluster');
+  else {
+    const rows = clusters.map((c) => [c.name, c.provider ?? '?', String(c.nodes), String(c.nicsLent), c.since ? ageOf(c.since) : '?', c.phase ?? 'no cluster file']);
+    io.out.line(formatTable(['NAME', 'PROVIDER', 'NODES', 'NICS LENT', 'AGE', 'PHASE'], rows));
+  }
+  return ExitCode.ok;
 }
 
 export function registerDemoCommand(program: Command, kit: CommandKit): void {
@@ -234,7 +266,7 @@ function printUp(io: CommandIo, s: UpSummary, json: boolean): void {
   for (const w of s.warnings) io.out.warn(w);
 }
 
-async function down(io: CommandIo, kit: CommandKit, o: DownOpts): Promise<ExitCode> {
+async function down(io: CommandIo, kit: CommandKit, o: DownOpts & { name: string }): Promise<ExitCode> {
   const state = readClusterState(io.session.config.stateDir, o.name);
   const providerName = o.provider ?? state?.provider ?? 'local';
   if (state && o.provider && o.provider !== state.provider) {
@@ -268,7 +300,7 @@ function printDown(io: CommandIo, s: DownSummary, final: boolean): void {
   if (final) io.out.line(`cluster ${s.cluster}: ${s.clusterDeleted ? 'deleted' : 'NOT deleted'} (${Math.round(s.totalMs)} ms)`);
 }
 
-async function status(io: CommandIo, kit: CommandKit, o: CommonOpts): Promise<ExitCode> {
+async function status(io: CommandIo, kit: CommandKit, o: CommonOpts & { name: string }): Promise<ExitCode> {
   const state = readClusterState(io.session.config.stateDir, o.name);
   const provider = state ? makeProvider(state.provider) : null;
   const report = await clusterStatus(o.name, provider, contextFor(io, kit));
@@ -289,7 +321,7 @@ async function status(io: CommandIo, kit: CommandKit, o: CommonOpts): Promise<Ex
     ]);
     if (rows.length) io.out.line(formatTable(['NODE', 'ROLE', 'PRESENT', 'PF', 'VFS', 'STATE'], rows));
     for (const nic of report.nics) {
-      io.out.line(`${nic.name}${nic.pciAddress ? ` (${nic.pciAddress})` : ''}: ${nic.phase} to ${nic.node ?? nic.owner} as ${nic.nameThere} since ${nic.since}`);
+      io.out.line(`${nic.name}${nic.pciAddress ? ` (${nic.pciAddress})` : ''}: ${nic.phase} to ${nic.node ?? nic.owner} as ${nic.nameThere} for ${ageOf(nic.since)}`);
     }
   }
   return ExitCode.ok;

@@ -70,7 +70,12 @@ async function detachOne(io: CommandIo, nicText: string, vfCount: SetNumVfsOptio
 
 async function detachAll(io: CommandIo, targetText: string | undefined, vfCount: SetNumVfsOptions): Promise<ExitCode> {
   let records = io.session.findRecords({ owner: { kind: 'attach' } });
-  if (targetText !== undefined) records = records.filter(await lentTo(io.session, targetText));
+  if (targetText !== undefined) {
+    const target = await lentTo(io.session, targetText);
+    records = records.filter(target.holds);
+    // a target that exists nowhere and was never attached to is a typo, not an empty answer
+    if (records.length === 0 && target.unresolved) throw target.unresolved;
+  }
   if (records.length === 0) {
     io.out.line(targetText ? `nothing is lent to ${targetText}` : 'nothing is lent by attach');
     return ExitCode.ok;
@@ -92,10 +97,12 @@ async function detachAll(io: CommandIo, targetText: string | undefined, vfCount:
 /**
  * A record lent to `targetText`: attached under that very text, or lent to the same namespace however it was
  * typed (`pid:123` and `/proc/123/ns/net` are one target), and not a namespace that is gone whose inode the target
- * was given. A target that no longer resolves (its container is gone) still matches by text.
+ * was given. A target that no longer resolves (its container is gone) still matches by text; `unresolved` says why
+ * it did not resolve.
  */
-async function lentTo(s: LendSession, targetText: string): Promise<(r: LendRecord) => boolean> {
+async function lentTo(s: LendSession, targetText: string): Promise<{ holds: (r: LendRecord) => boolean; unresolved: CliError | null }> {
   let here: NamespaceIdentity | null = null;
+  let unresolved: CliError | null = null;
   try {
     const target = await resolveTarget(targetText);
     try {
@@ -105,8 +112,12 @@ async function lentTo(s: LendSession, targetText: string): Promise<(r: LendRecor
     }
   } catch (err) {
     if (!(err instanceof CliError) || err.exitCode === ExitCode.usage) throw err;
+    unresolved = err;
   }
-  return (r) => ownerMatches(r.owner, { kind: 'attach', target: targetText }) || (here !== null && sameNamespace(r.target, here));
+  return {
+    holds: (r) => ownerMatches(r.owner, { kind: 'attach', target: targetText }) || (here !== null && sameNamespace(r.target, here)),
+    unresolved,
+  };
 }
 
 /** The target's identity, cookie included: CliError when it is gone by now. */

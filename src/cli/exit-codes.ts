@@ -8,6 +8,8 @@ export const ExitCode = {
   usage: 2,
   /** Done, with warnings (e.g. a NIC returned under a fallback name, a NIC that could not be restored). */
   warnings: 3,
+  /** Not run as root: nothing was looked at or changed. */
+  notRoot: 4,
 } as const;
 
 export type ExitCode = (typeof ExitCode)[keyof typeof ExitCode];
@@ -22,6 +24,14 @@ export class CliError extends Error {
   ) {
     super(message);
     this.name = 'CliError';
+  }
+}
+
+/** The one line a command that needs root prints without it, whole (not after "sriovctl: "). */
+export class RootRequired extends CliError {
+  constructor() {
+    super('sriovctl must be run as root (it moves network interfaces)', ExitCode.notRoot);
+    this.name = 'RootRequired';
   }
 }
 

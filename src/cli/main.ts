@@ -1,6 +1,6 @@
 // Entry point of `sriovctl` (bin/sriovctl.js requires this file and calls run()).
 import { CommanderError } from 'commander';
-import { CliError, ExitCode } from './exit-codes';
+import { CliError, ExitCode, RootRequired } from './exit-codes';
 import { buildProgram, type RegisterCommands } from './program';
 import type { Invocation } from './command-kit';
 import { exitCodeOf, reasonOf, type Sink } from './output';
@@ -21,8 +21,14 @@ export async function main(argv: string[], opts: MainOptions = {}): Promise<Exit
     return invocation.exitCode;
   } catch (err) {
     if (err instanceof CommanderError) {
-      // commander already printed its message; help and version are successes, everything else is usage
-      return err.code === 'commander.helpDisplayed' || err.code === 'commander.version' ? ExitCode.ok : ExitCode.usage;
+      // commander already printed its message; help (`--help`, `help [command]`) and version are successes,
+      // everything else is usage — the help shown for no command at all too (commander's exit code 1 for it)
+      const success = err.code === 'commander.helpDisplayed' || err.code === 'commander.version' || (err.code === 'commander.help' && err.exitCode === 0);
+      return success ? ExitCode.ok : ExitCode.usage;
+    }
+    if (err instanceof RootRequired) {
+      (opts.stderr ?? process.stderr).write(`${err.message}\n`);
+      return err.exitCode;
     }
     // our own checks before an action (-v with -q), and option parsers that throw TypeError naming the value
     if (err instanceof CliError || err instanceof TypeError) {

@@ -1,5 +1,6 @@
 // What the CLI prints, and where: results on stdout (one line per NIC, or JSON), errors and warnings on stderr.
 // -q silences result lines (not errors, not JSON); -v adds detail lines (each kernel step, the kernel's message).
+import { constants } from 'node:os';
 import { isSysError } from '../errors';
 import { CliError, ExitCode } from './exit-codes';
 
@@ -43,12 +44,13 @@ export class Output {
 }
 
 /**
- * One line saying why `err` happened. A SysError shows its message and code; -v adds the operation and the
- * kernel's own sentence (extended ack).
+ * One line saying why `err` happened. A SysError shows its message, and its code when it is the kernel's (EBUSY):
+ * our own codes (NOT_FOUND, TIMEOUT) are for scripts (--json), not people. -v adds the operation and the kernel's
+ * own sentence (extended ack).
  */
 export function reasonOf(err: unknown, verbose: boolean): string {
   if (err instanceof CliError) return verbose && err.detail ? `${err.message}: ${err.detail}` : err.message;
-  if (isSysError(err)) return verbose ? err.describe() : `${err.message} (${err.code})`;
+  if (isSysError(err)) return verbose ? err.describe() : err.code in errnoConstants ? `${err.message} (${err.code})` : err.message;
   if (err instanceof Error) return oneLine(err.message);
   return oneLine(String(err));
 }
@@ -59,6 +61,8 @@ export function exitCodeOf(err: unknown): ExitCode {
   if (err instanceof TypeError) return ExitCode.usage;
   return ExitCode.failed;
 }
+
+const errnoConstants: Readonly<Record<string, number>> = constants.errno;
 
 function oneLine(text: string): string {
   return text.replace(/\s*\n\s*/g, '; ');

@@ -6,10 +6,12 @@ import { registerAttachCommand } from './attach';
 import { createKit, globalOptions, type CommandKit, type Invocation } from './command-kit';
 import { registerCleanupCommand } from './cleanup';
 import { registerClusterCommands, registerDemoCommand } from './cluster';
+import { registerCompletionCommand } from './completion';
 import { registerDaemonCommand } from './daemon';
+import { addExamples } from './examples';
 import { registerDetachCommand } from './detach';
 import { registerInstallCniCommand } from './install-cni';
-import { usageError } from './exit-codes';
+import { RootRequired, usageError } from './exit-codes';
 import { registerStatusCommand } from './status';
 import { registerVfsCommand } from './vfs';
 
@@ -27,7 +29,11 @@ const COMMANDS: RegisterCommands[] = [
   // `cluster up|down|status` and `demo` (npm start): owned by the orchestrator, wired with the same kit
   registerClusterCommands,
   registerDemoCommand,
+  registerCompletionCommand,
 ];
+
+/** Commands that touch neither NICs nor the state dir (help and --version never reach an action). */
+const RUNS_WITHOUT_ROOT: ReadonlySet<string> = new Set(['completion']);
 
 /**
  * The whole program. Commander's own exits are turned into exceptions (exitOverride) so main() maps them to
@@ -41,7 +47,6 @@ export function buildProgram(invocation: Invocation, extra: RegisterCommands[] =
     .option('--sysfs-root <dir>', 'the sysfs root (env SRIOVCTL_SYSFS_ROOT, default /sys)')
     .option('-v, --verbose', 'print each kernel action, and the kernel\'s message with errors')
     .option('-q, --quiet', 'print errors and warnings only')
-    .showHelpAfterError('(run sriovctl --help for usage)')
     .exitOverride()
     .configureOutput({
       writeOut: (s) => void (invocation.stdout ?? process.stdout).write(s),
@@ -49,11 +54,21 @@ export function buildProgram(invocation: Invocation, extra: RegisterCommands[] =
     });
 
   program.hook('preAction', (_root, actionCommand) => {
+    // before anything is looked at: without root, every later error would explain the wrong thing (EACCES)
+    if (!RUNS_WITHOUT_ROOT.has(actionCommand.name()) && process.geteuid?.() !== 0) throw new RootRequired();
     const g = globalOptions(actionCommand);
     if (g.verbose && g.quiet) throw usageError('-v/--verbose and -q/--quiet exclude each other');
   });
 
   const kit = createKit(invocation);
   for (const register of [...COMMANDS, ...extra]) register(program, kit);
+  hintOwnHelp(program, 'sriovctl');
+  addExamples(program);
   return program;
+}
+
+/** A usage error points at the help of the command that was mistyped (`sriovctl attach --help`), not the program's. */
+function hintOwnHelp(cmd: Command, path: string): void {
+  cmd.showHelpAfterError(`(run ${path} --help for usage)`);
+  for (const sub of cmd.commands) hintOwnHelp(sub, `${path} ${sub.name()}`);
 }

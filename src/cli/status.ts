@@ -1,5 +1,6 @@
 // `sriovctl status [--json]`: every NIC the ledger holds (CNI attachments, attach, cluster nodes alike), with
 // where it is now, who has it and since when.
+import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import type { LendRecord } from '../ledger/types';
 import { queryDaemon } from '../daemon/query';
@@ -11,6 +12,8 @@ import { ExitCode } from './exit-codes';
 import { nicLabel } from './give-back';
 import { reasonOf } from './output';
 import { formatTable } from './table';
+import { ageOf } from './age';
+import { counted } from '../plural';
 import type { Whereabouts } from '../lend';
 
 /** One lent NIC, as `status --json` prints it (a contract for scripts). */
@@ -41,15 +44,18 @@ export function registerStatusCommand(program: Command, kit: CommandKit): void {
     .action(kit.action<{ json?: boolean }>(() => 'status', (io, _args, opts) => status(io, !!opts.json)));
 }
 
-/** One line on the daemon at SRIOVCTL_SOCKET: whether one serves it, its pid, uptime and request counts. */
-async function daemonLine(): Promise<string> {
+/**
+ * One line on the daemon at SRIOVCTL_SOCKET: its pid, uptime and request counts — or, when one is expected (the
+ * variable is set, or its socket is there) but none serves, why not. Null on a machine that runs no daemon.
+ */
+async function daemonLine(): Promise<string | null> {
   const socket = socketPath(process.env);
   const state = await queryDaemon(socket);
-  if (!state.serving) return `daemon: none (${state.reason})`;
+  if (!state.serving) return process.env.SRIOVCTL_SOCKET || existsSync(socket) ? `daemon: none (${state.reason})` : null;
   const s = state.stats;
   const verbs = Object.entries(s.requests.byVerb).map(([v, n]) => `${v} ${n}`).join(', ');
   return (
-    `daemon: pid ${s.pid} on ${s.socket}, up ${s.uptimeSeconds} s, ${s.requests.total} requests` +
+    `daemon: pid ${s.pid} on ${s.socket}, up ${s.uptimeSeconds} s, ${counted(s.requests.total, 'request')}` +
     `${verbs ? ` (${verbs})` : ''}, ${s.requests.failed} failed, ${s.inFlight} in flight, ${s.declined} sent to the one-shot plugin, ${s.refused} refused`
   );
 }
@@ -60,10 +66,11 @@ async function status(io: CommandIo, json: boolean): Promise<ExitCode> {
   for (const c of corrupt) io.out.warn(`unreadable record ${c.file}: ${c.error} (run sriovctl cleanup)`);
   if (json) io.out.json(entries);
   else if (entries.length === 0) io.out.line('no NIC is lent');
-  else io.out.line(formatTable(['NIC', 'OWNER', 'PHASE', 'NOW', 'SINCE'], entries.map(row)));
+  else io.out.line(formatTable(['NIC', 'OWNER', 'PHASE', 'NOW', 'AGE'], entries.map(row)));
   const pending = entries.filter((e) => e.pending);
   for (const e of pending) io.out.warn(`${label(e)}: pending: VF count of ${e.pending!.pf} to put back to ${e.pending!.vfCount} (sriovctl cleanup finishes it)`);
-  if (!json) io.out.line(await daemonLine());
+  const daemon = json ? null : await daemonLine();
+  if (daemon) io.out.line(daemon);
   // like an unreadable record, something is left to finish
   return corrupt.length > 0 || pending.length > 0 ? ExitCode.warnings : ExitCode.ok;
 }
@@ -91,7 +98,7 @@ function statusEntry(r: LendRecord, io: CommandIo): StatusEntry {
 }
 
 function row(e: StatusEntry): string[] {
-  return [label(e), e.owner, e.pending ? 'pending' : e.phase, describeNow(e.now), e.since];
+  return [label(e), e.owner, e.pending ? 'pending' : e.phase, describeNow(e.now), ageOf(e.since)];
 }
 
 function label(e: StatusEntry): string {

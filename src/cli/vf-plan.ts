@@ -3,7 +3,9 @@
 // puts it back.
 import type { LendSession, NicRef, Owner, VfCountAsker } from '../lend';
 import { bindDriver, deviceOfNetdev, getPf, type SriovVf } from '../sriov';
+import { isSysError } from '../errors';
 import { CliError } from './exit-codes';
+import { counted } from '../plural';
 
 export interface VfPlan {
   /** The PF's device address (a PCI BDF, or 'netdevsimN'). */
@@ -15,10 +17,16 @@ export interface VfPlan {
   timeoutMs?: number;
 }
 
-/** The device address of the PF a selector names; CliError when it is not an SR-IOV PF. */
+/** The device address of the PF a selector names; CliError, naming it as typed, when it is not an SR-IOV PF. */
 export function pfAddressOf(s: LendSession, nic: NicRef, nicText: string): string {
   const address = 'pci' in nic ? nic.pci : deviceOfNetdev(s.sysfs, nic.name)?.address;
   if (!address) throw new CliError(`${nicText} has no device in sysfs (not a PF, or not in this namespace)`);
+  try {
+    getPf(s.sysfs, address);
+  } catch (err) {
+    if (!isSysError(err, 'INVALID')) throw err;
+    throw new CliError(`${nicText}${nicText === address ? '' : ` (${address})`} is not an SR-IOV PF (no sriov_totalvfs)`);
+  }
   return address;
 }
 
@@ -26,7 +34,7 @@ export function pfAddressOf(s: LendSession, nic: NicRef, nicText: string): strin
 export function planVfs(s: LendSession, nic: NicRef, nicText: string, count: number, driver?: string, timeoutMs?: number): VfPlan {
   const pf = getPf(s.sysfs, pfAddressOf(s, nic, nicText));
   if (pf.totalVfs !== null && count > pf.totalVfs) {
-    throw new CliError(`${nicText}: ${count} VFs asked, the PF supports at most ${pf.totalVfs} (sriov_totalvfs)`);
+    throw new CliError(`${nicText}: ${counted(count, 'VF')} asked, the PF supports at most ${pf.totalVfs} (sriov_totalvfs)`);
   }
   return { pf: pf.address, count, driver, before: pf.numVfs, timeoutMs };
 }

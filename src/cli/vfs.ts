@@ -9,6 +9,7 @@ import { readLedger } from './ledger-view';
 import { resolveNic } from './nics';
 import { formatTable } from './table';
 import { createVfs, pfAddressOf, planVfs } from './vf-plan';
+import { counted } from '../plural';
 
 interface VfsOptions {
   driver?: string;
@@ -79,9 +80,9 @@ function vfsReport(sys: Sysfs, address: string): VfsReport {
 }
 
 function printReport(io: CommandIo, pfText: string, r: VfsReport, boundTo: string | undefined): void {
-  const of = r.totalVfs !== null ? ` of ${r.totalVfs}` : '';
   const bound = boundTo ? `, bound to ${boundTo}` : '';
-  io.out.line(`${pfText} (${r.pf}): ${r.numVfs}${of} VFs${bound}`);
+  const count = r.totalVfs !== null ? `${r.numVfs} of ${counted(r.totalVfs, 'VF')}` : counted(r.numVfs, 'VF');
+  io.out.line(`${pfText} (${r.pf}): ${count}${bound}`);
   if (r.vfs.length === 0) return;
   const rows = r.vfs.map((vf) => [
     `vf${vf.index}`,

@@ -5,11 +5,11 @@
 // Kubernetes API we pin (test/unit/cluster-manifest-schemas.test.ts).
 import { writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { DEFAULT_STATE_DIR } from '../config';
 import { DEFAULT_SOCKET } from '../daemon/socket-path';
 import { INSTALLER_CNI_BIN } from '../install/installer-image';
 import { PLUGIN_NAME } from '../install/plugin-name';
 import { DEFAULT_IMAGES, type ComponentImages } from './component-images';
+import { NODE_STATE_DIR } from './node-ledger';
 import { yaml } from './yaml';
 import { makeDirs } from '../make-dirs';
 
@@ -286,7 +286,9 @@ export function cniInstallerObjects(input: ManifestInput): Record<string, unknow
   const base = { image, imagePullPolicy: 'IfNotPresent', terminationMessagePolicy: 'FallbackToLogsOnError' };
   const hostDirs: { name: string; path: string; type: string; readOnly?: boolean; propagation?: string }[] = [
     { name: 'socket-dir', path: dirname(DEFAULT_SOCKET), type: 'DirectoryOrCreate' },
-    { name: 'state-dir', path: DEFAULT_STATE_DIR, type: 'DirectoryOrCreate' },
+    // the node's ledger (the host's state dir, mounted there by `cluster up`): the daemon's default state dir and
+    // the one-shot plugin's, so neither is configured and the daemon never sends a call back for its state dir
+    { name: 'state-dir', path: NODE_STATE_DIR, type: 'DirectoryOrCreate' },
     { name: 'sys', path: '/sys', type: 'Directory' },
     { name: 'netns', path: '/var/run/netns', type: 'DirectoryOrCreate', propagation: 'HostToContainer' },
     { name: 'cni-bin-host', path: input.cni.binDir, type: 'DirectoryOrCreate', readOnly: true },

@@ -2,6 +2,7 @@
 // (one error, one line per problem) instead of failing at the first.
 import { SysError } from '../errors';
 import { findOnPath } from './tools';
+import { counted } from '../plural';
 
 /** An SR-IOV PF as preflight sees it. */
 export interface PfCandidate {
@@ -40,7 +41,7 @@ export function ineligibility(pf: PfCandidate, input: Pick<PfPlanInput, 'exclude
   if (pf.name === null) return `${label} has no network interface in this namespace`;
   const uplink = input.uplinks.find((u) => u.name === pf.name);
   if (uplink) return `${label} is the host's uplink (${uplink.route})`;
-  if (pf.totalVfs !== null && pf.totalVfs < input.vfs) return `${label} supports ${pf.totalVfs} VFs, ${input.vfs} asked`;
+  if (pf.totalVfs !== null && pf.totalVfs < input.vfs) return `${label} supports ${counted(pf.totalVfs, 'VF')}, ${input.vfs} asked`;
   return null;
 }
 
@@ -61,7 +62,7 @@ export function planPfs(input: PfPlanInput): PfPlan {
       else chosen.push(pf);
     }
     if (input.requested.length < input.agents) {
-      problems.push(`${input.agents} agents need ${input.agents} PFs (one each); --pf names ${input.requested.length}`);
+      problems.push(`${counted(input.agents, 'agent')} need ${counted(input.agents, 'PF')} (one each); --pf names ${input.requested.length}`);
     }
     return { chosen: chosen.slice(0, input.agents), problems };
   }
@@ -75,7 +76,7 @@ export function planPfs(input: PfPlanInput): PfPlan {
   if (chosen.length < input.agents) {
     const detail = reasons.length ? ` (${reasons.join('; ')})` : '';
     problems.push(
-      `${input.agents} agents need ${input.agents} SR-IOV PFs (one each); ${chosen.length} eligible of ${input.candidates.length} found${detail}`,
+      `${counted(input.agents, 'agent')} need ${counted(input.agents, 'SR-IOV PF')} (one each); ${chosen.length} eligible of ${input.candidates.length} found${detail}`,
     );
   }
   return { chosen: chosen.slice(0, input.agents), problems };

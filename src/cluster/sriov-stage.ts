@@ -9,6 +9,7 @@ import type { Progress } from './progress';
 import type { SimLab } from './sim-lab';
 import type { NodeState } from './state';
 import { clusterOwner, type ClusterNode } from './types';
+import { counted } from '../plural';
 
 export interface StageInput {
   /** The engine over the tree the PF is in (the lab's, when simulated). */
@@ -146,7 +147,7 @@ export async function sriovStage(input: StageInput): Promise<NodeState> {
       const ready = readyVfs(sys, pf.address, input.driver);
       state.vfs = { asked: input.vfs, ready, driver: input.driver, netdevs };
       if (ready !== input.vfs && !state.error) {
-        state.error = `${ready} of ${input.vfs} VFs ready on ${pfLabel}${input.driver ? ` (on ${input.driver})` : ''}`;
+        state.error = `${ready} of ${counted(input.vfs, 'VF')} ready on ${pfLabel}${input.driver ? ` (on ${input.driver})` : ''}`;
       }
     } catch (err) {
       state.error ??= `${pfLabel}: reading back its VFs: ${(err as Error).message}`;

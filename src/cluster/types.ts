@@ -38,7 +38,7 @@ export interface CreateSpec {
   imageDirs?: string[];
   /** The tool's own cluster config from cluster.yaml (k3d Simple, kind Cluster), merged with what sriovctl needs. */
   providerConfig?: Record<string, unknown> | null;
-  /** The host's state dir: mounted into every node at the same path, so the CNI plugin there writes the host's ledger. */
+  /** The host's state dir: mounted into every node at the node's default state dir (./node-ledger.ts), so the CNI plugin and daemon there write the host's ledger. */
   stateDir: string;
 }
 

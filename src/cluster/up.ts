@@ -23,6 +23,7 @@ import { vfioProblems } from './vfio-preflight';
 import { clusterDir, readClusterState, writeClusterState, type ClusterState, type NodeState } from './state';
 import type { ClusterNode, CreateSpec, KubeAccess, Provider, ProviderContext } from './types';
 import { makeDirs } from '../make-dirs';
+import { counted } from '../plural';
 
 export interface UpOptions {
   name: string;
@@ -117,8 +118,8 @@ export async function clusterUp(opts: UpOptions, provider: Provider, ctx: Provid
   timings.preflightMs = performance.now() - t0;
   progress.step(
     plan.simulated
-      ? `preflight: no SR-IOV PF here, simulating ${plan.pfs.length} NIC${plan.pfs.length === 1 ? '' : 's'} (${plan.pfs.map((p) => p.name).join(', ')})`
-      : `preflight: ${plan.pfs.length} PF${plan.pfs.length === 1 ? '' : 's'} for ${opts.agents} agents (${plan.pfs.map((p) => p.name ?? p.address).join(', ')})`,
+      ? `preflight: no SR-IOV PF here, simulating ${counted(plan.pfs.length, 'NIC')} (${plan.pfs.map((p) => p.name).join(', ')})`
+      : `preflight: ${counted(plan.pfs.length, 'PF')} for ${counted(opts.agents, 'agent')} (${plan.pfs.map((p) => p.name ?? p.address).join(', ')})`,
   );
 
   // from here on everything is recorded first and rolled back on failure
@@ -159,8 +160,8 @@ export async function clusterUp(opts: UpOptions, provider: Provider, ctx: Provid
     timings.createMs = performance.now() - tCreate;
     const nodes = await provider.listNodes(opts.name, ctx);
     const agents = nodes.filter((n) => n.role === 'agent');
-    progress.step(`cluster ${opts.name} created (${provider.name}: ${nodes.length - agents.length} server, ${agents.length} agents)`);
-    if (agents.length !== opts.agents) throw new Error(`${agents.length} agents found after create, ${opts.agents} asked`);
+    progress.step(`cluster ${opts.name} created (${provider.name}: ${counted(nodes.length - agents.length, 'server')}, ${counted(agents.length, 'agent')})`);
+    if (agents.length !== opts.agents) throw new Error(`${counted(agents.length, 'agent')} found after create, ${opts.agents} asked`);
     state.nodes = nodes.map((n) => emptyNode(n));
     writeClusterState(stateDir, state);
 
@@ -174,7 +175,7 @@ export async function clusterUp(opts: UpOptions, provider: Provider, ctx: Provid
       agents.map(async (agent, i) => {
         const node = await sriovStage({ session, cluster: opts.name, node: agent, target: targets[i], pf: plan.pfs[i], vfs: opts.vfs, driver: opts.driver, vfTimeoutMs: opts.vfTimeoutMs, lab, progress });
         if (node.error) progress.warn(`agent ${agent.name}: ${node.error}`);
-        else progress.step(`agent ${agent.name}: PF ${node.pf!.nodeName} lent, ${node.vfs!.ready} VFs ready (${Math.round(node.sriovStageMs ?? 0)} ms)`);
+        else progress.step(`agent ${agent.name}: PF ${node.pf!.nodeName} lent, ${counted(node.vfs!.ready, 'VF')} ready (${Math.round(node.sriovStageMs ?? 0)} ms)`);
         return node;
       }),
     );

@@ -47,6 +47,8 @@ async function add(s: LendSession, call: VerbContext): Promise<CniResult> {
       // a VF on a userspace driver has no netdev: configured on the PF, not moved
       move: 'unless-userspace',
       allowUplink: conf.allowDefaultRouteLink,
+      // host-device and sriov-cni lend such a NIC: a drop-in says what it shares, and lends it
+      allowInUse: true,
       requireVf: nicConf.mode === 'vf',
       lockTimeoutMs: LEND_LOCK_WAIT_MS,
     });
@@ -57,6 +59,7 @@ async function add(s: LendSession, call: VerbContext): Promise<CniResult> {
       plan.close();
       throw err;
     }
+    if (plan.inUse) log.warning(`${plan.label} is in use at home: ${plan.inUse}`);
     log.debug(`checked: ${plan.label}${ipam ? `, ${ipam.label}` : ''}`);
 
     const meta: CniMeta = {

@@ -60,7 +60,7 @@ async function check(s: LendSession, { env, conf, ...call }: VerbContext): Promi
 function attachmentOf(s: LendSession, nicConf: NicConf, owner: Owner, pod: Netns): LendRecord | null {
   let planned;
   try {
-    planned = s.prepare({ nic: selectorOf(nicConf), target: { netns: pod }, owner, move: 'unless-userspace' });
+    planned = s.prepare({ nic: selectorOf(nicConf), target: { netns: pod }, owner, move: 'unless-userspace', allowInUse: true });
   } catch (err) {
     throw cniErrorFrom(err, CNI_ERR.CHECK_MISMATCH, 'CHECK');
   }

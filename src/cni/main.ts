@@ -5,8 +5,8 @@
 import { join } from 'node:path';
 import { readConfig } from '../config';
 import { CNI_ERR, CniError, errorObject } from './errors';
-import { writeStdout } from './stdio';
-import { LATEST_VERSION, versionReply } from './versions';
+import { writeStderr, writeStdout } from './stdio';
+import { aboutPlugin, LATEST_VERSION, versionReply } from './versions';
 
 /** Names the bundler gives the two halves (scripts/bundle.mjs). */
 export const MAIN_BUNDLE = 'sriovctl-cni.bundle.js';
@@ -16,6 +16,11 @@ export const RUN_BUNDLE = 'sriovctl-cni-run.bundle.js';
 export function main(load: () => typeof import('./run') = loadRun): number | Promise<number> {
   if (process.env.CNI_COMMAND === 'VERSION') {
     writeStdout(versionReply());
+    return 0;
+  }
+  // run by hand, not by a runtime: only CNI_COMMAND tells the two apart (a runtime always sets it), as in the Go skel
+  if (!process.env.CNI_COMMAND) {
+    writeStderr(aboutPlugin());
     return 0;
   }
   let run: typeof import('./run')['run'];

@@ -9,7 +9,7 @@ import { allowedLogDirs, logFileProblem } from './log-file';
 import { configVersionOf, decodeStdin, parseLogConf, parseNetConf } from './netconf';
 import { formatResult, lostInConversion } from './result';
 import { readStdin, writeStderr, writeStdout } from './stdio';
-import { isSupported, LATEST_VERSION, requireVerbAllowed, versionReply } from './versions';
+import { aboutPlugin, isSupported, LATEST_VERSION, requireVerbAllowed, versionReply } from './versions';
 import type { VerbHandler } from './verb';
 
 /* eslint-disable @typescript-eslint/no-require-imports -- a lazy require is what keeps VERSION off the addon */
@@ -68,6 +68,11 @@ async function runCall(io: CniIo): Promise<number> {
     // VERSION needs nothing but CNI_COMMAND, and is answered before anything else is read — as main.ts answers it
     // without loading this module at all, so both paths give the same reply whatever else the environment holds
     if (io.env.CNI_COMMAND === 'VERSION') return answerVersion(io);
+    // no CNI_COMMAND: a person ran it (main.ts answers the same before loading this module)
+    if (!io.env.CNI_COMMAND) {
+      io.writeStderr(aboutPlugin());
+      return 0;
+    }
     const env = parseEnv(io.env);
     const verb = env.command;
     if (verb === 'VERSION') return answerVersion(io); // answered above; this narrows the verb

@@ -27,6 +27,8 @@ export function cniErrorOfRefusal(r: Refusal): CniError {
       return new CniError(CNI_ERR.TRY_AGAIN_LATER, msg, r.key);
     case 'Uplink':
       return new CniError(CNI_ERR.DEFAULT_ROUTE_LINK, `${msg} (set "allowDefaultRouteLink": true to lend it anyway)`, 'allowDefaultRouteLink');
+    case 'InUse':
+      return new CniError(CNI_ERR.LEND_FAILED, msg, r.link);
     case 'NotAVf':
       return new CniError(CNI_ERR.INVALID_CONFIG, `invalid config: deviceID: ${msg}`, 'deviceID');
     case 'AlreadyThere':

@@ -1,4 +1,5 @@
 // CNI spec versions: which we speak, how they compare, which verbs each allows.
+import { packageVersion } from '../package-version';
 import { CNI_ERR, CniError } from './errors';
 
 /** Every version whose results we can produce (results are built in 1.1.0 form and converted down). */
@@ -69,4 +70,12 @@ export function negotiateVersion(ours: string, theirs: readonly string[]): CniVe
 /** The VERSION verb's answer: like libcni's plugins, in our own newest version (stdin is not needed). */
 export function versionReply(): { cniVersion: string; supportedVersions: string[] } {
   return { cniVersion: LATEST_VERSION, supportedVersions: [...SUPPORTED_VERSIONS] };
+}
+
+/**
+ * What the plugin says when a person runs it (no CNI_COMMAND: `sriovctl-cni --version`, `--help`, or bare): the
+ * two lines the Go plugins' skel writes to stderr, in their shape, exit 0.
+ */
+export function aboutPlugin(): string {
+  return `CNI sriovctl-cni plugin version ${packageVersion()}\nCNI protocol versions supported: ${SUPPORTED_VERSIONS.join(', ')}\n`;
 }

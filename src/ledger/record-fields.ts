@@ -2,6 +2,7 @@
 // paths it opens, sysfs names it writes under, the IPAM plugin DEL runs — checked with the project's one rule for
 // each, whenever a record is read: a record planted or damaged on disk is reported and never acted upon.
 import { cniMetaProblem } from './cni-meta';
+import { checkMasterSnapshot, checkNeighbourSnapshots, checkQdiscNotes, checkQdiscSnapshot } from './link-fields';
 import { checkL3Snapshot } from './l3-fields';
 import { ownerOfKey } from './owner';
 import { assertAltname, assertIfName, assertIndex, assertInteger, assertMtu, isMacText } from '../net/validate';
@@ -43,6 +44,10 @@ function checkFields(r: Obj): void {
   for (const ns of ['home', 'target'] as const) field(ns, () => namespaceRef(r[ns] as Obj));
   if (snapshot.vf !== null && snapshot.vf !== undefined) field('snapshot.vf', () => vfSnapshot(snapshot.vf as Obj));
   field('snapshot.l3', () => checkL3Snapshot(snapshot.l3));
+  field('snapshot.master', () => checkMasterSnapshot(snapshot.master));
+  field('snapshot.neighbours', () => checkNeighbourSnapshots(snapshot.neighbours));
+  field('snapshot.qdisc', () => checkQdiscSnapshot(snapshot.qdisc));
+  field('snapshot.qdiscsNotRestored', () => checkQdiscNotes(snapshot.qdiscsNotRestored));
   if (r.vfCount) field('vfCount.pf', () => assertSysfsName('PF', (r.vfCount as Obj).pf as string));
   if (ownerOfKey(r.owner as string)?.kind === 'pod') {
     const bad = cniMetaProblem(r.meta);

@@ -39,6 +39,34 @@ export interface NicSnapshot {
   vf: VfSnapshot | null;
   /** What a namespace move flushes (addresses, routes, sysctls); absent in records of older versions, null when not moved. */
   l3?: L3Snapshot | null;
+  /** The bridge or bond it was a port of (lent with allowInUse); absent in records written before it was kept. */
+  master?: MasterSnapshot | null;
+  /** Its permanent neighbour entries (neighbours.ts); absent in records written before they were kept. */
+  neighbours?: NeighbourSnapshot[];
+  /** The owner's classless root qdisc (qdisc.ts), null for the kernel's default; absent in older records. */
+  qdisc?: QdiscSnapshot | null;
+  /** The qdiscs a give-back does not put back (classful root, ingress/clsact), each named for its warning. */
+  qdiscsNotRestored?: string[];
+}
+
+/** A root qdisc as tc made it: its kind, handle and raw TCA_OPTIONS (hex). */
+export interface QdiscSnapshot {
+  kind: string;
+  handle: number;
+  options: string;
+}
+
+/** A permanent neighbour entry: its address, hardware address (null: none) and NTF_* flags. */
+export interface NeighbourSnapshot {
+  address: string;
+  lladdr: Mac | null;
+  flags: number;
+}
+
+/** A bridge or bond, by the name and ifindex it had when the NIC was taken out of it. */
+export interface MasterSnapshot {
+  name: string;
+  index: number;
 }
 
 /**

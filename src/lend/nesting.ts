@@ -1,5 +1,6 @@
 // One ledger for every lender of a NIC: the host lends a VF to a node container, the CNI plugin inside that node
-// lends it on to a pod, and both records live in the host's state dir (mounted into every node at the same path).
+// lends it on to a pod, and both records live in the host's state dir (mounted into every node at the node's
+// default state dir).
 // The inner lend gets a key nested under the outer one's (ledger/keys.ts nestedKey), and giving a NIC back
 // undoes the nested lends first, innermost first: the NIC must be back in a namespace before that namespace's own
 // lender can give it back.

@@ -9,6 +9,9 @@ import { l3SnapshotOf } from './l3-snapshot';
 import { openCurrent, openSpec, refWithCookie } from './namespaces';
 import { netdevOfPci, pciOfNetdev, vfPlaceOf, type StandInVf, type VfPlace } from './pci';
 import { isDeviceAddress } from '../sriov';
+import { masterOf } from './uppers';
+import { permanentNeighboursOf } from './neighbours';
+import { qdiscsOf } from './qdisc';
 import type { LendSession } from './session';
 import type { NicRef } from './types';
 
@@ -95,6 +98,9 @@ export function snapshotOf(nic: ResolvedNic, moving: boolean): NicSnapshot {
     altnames: l?.altnames ?? [],
     vf: nic.vf ? vfSnapshotOf(nic.vf) : null,
     l3: moving && l ? l3SnapshotOf(nic.home, nic.rtnl, l) : null,
+    master: masterOf(nic.rtnl, l),
+    neighbours: permanentNeighboursOf(nic.rtnl, l),
+    ...qdiscsOf(nic.rtnl, l),
   };
 }
 

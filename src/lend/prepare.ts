@@ -12,6 +12,7 @@ import { describeNamespace, namespaceIdentityOf, openCurrent, openSpec, refOf } 
 import { identityOf, resolveNic, type ResolvedNic } from './nic';
 import { readNameservers } from './nameservers';
 import { uplinkRoute } from './uplink';
+import { homeUseOf } from './uppers';
 import { assertOwner } from '../ledger/owner';
 import { isAbandoned } from './abandoned';
 import { lendKeyFor } from './nesting';
@@ -32,6 +33,11 @@ export type Refusal =
    * the request says allowUplink; the front door adds its own way to say so.
    */
   | { refused: 'Uplink'; link: string; route: string; error: SysError }
+  /**
+   * In use at home (uppers.ts): `use` says by what (stacked on it, or the master it is a port of). Refused unless
+   * the request says allowInUse.
+   */
+  | { refused: 'InUse'; link: string; use: string; error: SysError }
   /** Not a VF, where a VF is required. */
   | { refused: 'NotAVf'; error: SysError }
   /** Already in the target namespace. */
@@ -49,6 +55,8 @@ export interface LendPlan {
   readonly sysVf: SriovVf | null;
   /** How to name the NIC in messages ("device ens1f0", "VF 0000:3b:02.1 (ens1f0v1)"). */
   readonly label: string;
+  /** How it is in use at home (lent anyway: allowInUse), for the front door to say; null when it is not. */
+  readonly inUse: string | null;
   /** Release what the plan holds open (commit does it; a caller that does not commit must). */
   close(): void;
 }
@@ -83,7 +91,8 @@ export function prepare(s: LendSession, req: PrepareRequest): LendPlan | Refusal
     }
     const n = nic;
     const close = () => (n.close(), target.close());
-    return { request: { ...req, move }, nic, target, identity, key, sysVf: found.sysVf, label: found.label, close };
+    const inUse = move && nic.link ? homeUseOf(nic.rtnl, nic.link) : null;
+    return { request: { ...req, move }, nic, target, identity, key, sysVf: found.sysVf, label: found.label, inUse, close };
   } catch (err) {
     nic?.close();
     target.close();
@@ -117,6 +126,8 @@ function refusalFor(s: LendSession, req: PrepareRequest, nic: ResolvedNic, targe
       return { refused: 'Uplink', link: nic.link.name, route, error: new SysError(why, { code: 'INVALID', op: 'lend' }) };
     }
   }
+  const use = !req.allowInUse && move && nic.link ? homeUseOf(nic.rtnl, nic.link) : null;
+  if (use) return { refused: 'InUse', link: nic.link!.name, use, error: new SysError(`${label} is in use at home: ${use}`, { code: 'BUSY', op: 'lend' }) };
   return null;
 }
 

@@ -4,7 +4,7 @@
 // it starts (give-back, rollback, stray), a crash at any point is finished by running it again from that record,
 // and every caller but one deletes the record once it succeeds (give-back that keeps a record notes the step).
 import { SysError } from '../errors';
-import type { Link, Rtnl, VfInfo, VfSetting } from '../net';
+import { sameNetns, type Link, type Rtnl, type VfInfo, type VfSetting } from '../net';
 import { sleepSync } from '../sleep-sync';
 import { deviceDir, isBdf } from '../sriov';
 import type { LendSession } from './session';
@@ -15,6 +15,9 @@ import { describeNamespace, initialRef, refOf } from './namespaces';
 import { chooseFallbackName, nameInUse } from './names';
 import type { GiveBackOutcome } from './types';
 import { closePlace, findInPlaces, openPlace, openSearchPlaces, type Place } from './where';
+import { deleteBorrowerUppers, restoreMaster } from './uppers';
+import { restoreNeighbours } from './neighbours';
+import { restoreQdiscs } from './qdisc';
 
 export interface RestoreResult {
   outcome: Exclude<GiveBackOutcome, 'not-lent'>;
@@ -42,6 +45,9 @@ export function restoreFromRecord(s: LendSession, record: LendRecord): RestoreRe
       if (!found) return { outcome: 'gone', name: null, warnings };
       let link = found.link;
       if (found.place !== home) {
+        // only where it was lent: uppers anywhere else (home's above all) are not the borrower's
+        const borrowers = found.place.name === 'target' && !sameNetns(found.place.ns.id, home.ns.id);
+        if (borrowers && deleteBorrowerUppers(found.place.rtnl, link, warnings)) outcome = 'returned';
         link = moveHome(record, found.place, home, link, warnings);
         outcome = 'returned';
       }
@@ -51,7 +57,11 @@ export function restoreFromRecord(s: LendSession, record: LendRecord): RestoreRe
       const restored = restoreLink(record, home.rtnl, link, warnings);
       if (restored.changed) outcome = 'returned';
       name = restored.name;
+      if (restoreMaster(home.rtnl, link.index, record.snapshot, warnings)) outcome = 'returned';
       if (restoreL3(home, restored.link, record, warnings)) outcome = 'returned';
+      // after the admin state: taking a device down flushes its entries, permanent ones too
+      restoreNeighbours(home.rtnl, link.index, record.snapshot, warnings);
+      restoreQdiscs(home.rtnl, link.index, record.snapshot, warnings);
       if (name !== record.snapshot.name) outcome = 'returned-renamed';
     }
     failpoint('return:restored');

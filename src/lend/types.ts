@@ -33,6 +33,11 @@ export interface PrepareRequest {
    * through it). Default false: refused ('Uplink'). Only a person's explicit override sets it.
    */
   allowUplink?: boolean;
+  /**
+   * Lend it even when it is in use at home (uppers.ts: a VLAN or macvlan stacked on it, which keeps using it while
+   * it is lent; a bridge or bond it is a port of, which loses it until the give-back). Default false: refused ('InUse').
+   */
+  allowInUse?: boolean;
   /** Refuse a NIC that is not a VF (refusal 'NotAVf'). */
   requireVf?: boolean;
   /** How long commit waits for another process holding this NIC (default 0: fail at once with BUSY). */

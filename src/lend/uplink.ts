@@ -5,6 +5,7 @@
 // such PFs out of its plan, with the same words.
 import type { Link, Route, Rtnl } from '../net';
 import type { Nameserver } from './nameservers';
+import { lowerOf } from './uppers';
 
 /** A link that is the host's way out, and the route that makes it one. */
 export interface Uplink {
@@ -102,9 +103,6 @@ const TABLE_NAMES = new Map([
 /** Routes that send a whole family's traffic: the default, and the /1 halves that cover it together. */
 const ALL_TRAFFIC = new Set(['default', '0.0.0.0/1', '128.0.0.0/1', '::/1', '8000::/1']);
 
-/** Link kinds whose IFLA_LINK is the device they send through (a veth's IFLA_LINK is only its peer). */
-const STACKED_KINDS = new Set(['vlan', 'macvlan', 'macvtap', 'ipvlan', 'ipvtap']);
-
 /** `index` and every link whose traffic leaves through it: its master (bridge, bond), upper VLANs, and theirs. */
 function stackedOn(links: readonly Link[], index: number): Set<number> {
   const ways = new Set([index]);
@@ -115,8 +113,8 @@ function stackedOn(links: readonly Link[], index: number): Set<number> {
         ways.add(l.masterIndex);
         grew = true;
       }
-      const upper = l.parentIndex !== null && l.linkNetnsId === undefined && STACKED_KINDS.has(l.kind ?? '');
-      if (upper && ways.has(l.parentIndex!) && !ways.has(l.index)) {
+      const lower = lowerOf(l);
+      if (lower !== null && ways.has(lower) && !ways.has(l.index)) {
         ways.add(l.index);
         grew = true;
       }

@@ -5,6 +5,8 @@
 import { isSysError } from '../errors';
 import { native, type NativeAddressPut, type NativeLinkChange, type NativeNewLink, type NativeRoutePut, type NativeRouteSpec, type NativeRtnlSocket, type NativeRtnlSync, type NativeVfChange } from '../native';
 import { nsFdOf } from './netns';
+import { neighbourSpec } from './neighbour-spec';
+import { rootQdiscArgs } from './qdisc-spec';
 import { assertNexthopId, nexthopSpec, ruleSpec } from './rule-nexthop-spec';
 import type {
   Address,
@@ -15,6 +17,10 @@ import type {
   Link,
   LinkChange,
   LinkRef,
+  Neighbour,
+  NeighbourSpec,
+  Qdisc,
+  RootQdiscSpec,
   Netns,
   NewLinkSpec,
   Nexthop,
@@ -93,7 +99,7 @@ function linkLookup(ref: LinkRef, opts?: GetLinkOptions): unknown[] {
 
 function linkChange(change: LinkChange): NativeLinkChange {
   assertObject('link change', change);
-  assertKnownKeys('link change', change, ['name', 'mtu', 'mac', 'up', 'alias']);
+  assertKnownKeys('link change', change, ['name', 'mtu', 'mac', 'up', 'alias', 'master']);
   const out: NativeLinkChange = {};
   if (change.name !== undefined) {
     assertIfName(change.name);
@@ -115,6 +121,10 @@ function linkChange(change: LinkChange): NativeLinkChange {
       throw invalid('alias', change.alias, 'a string of at most 255 bytes');
     }
     out.alias = change.alias;
+  }
+  if (change.master !== undefined) {
+    assertIndex(change.master, 'master ifindex');
+    out.master = change.master;
   }
   return out;
 }
@@ -516,6 +526,20 @@ const plans = {
     if (ip.family !== 4) throw invalid('IPv4 address', ipv4);
     return plan<void>('sendGratuitousArp', [index, ip.address]);
   },
+  listNeighbours: (index: number, opts?: { family?: AddressFamily }) => {
+    assertIndex(index);
+    if (opts !== undefined) {
+      assertObject('listNeighbours options', opts);
+      assertKnownKeys('listNeighbours options', opts, ['family']);
+    }
+    return plan<Neighbour[]>('listNeighbours', [index, familyOption(opts?.family)]);
+  },
+  replaceNeighbour: (spec: NeighbourSpec) => plan<void>('replaceNeighbour', [neighbourSpec(spec)]),
+  listQdiscs: (index: number) => {
+    assertIndex(index);
+    return plan<Qdisc[]>('listQdiscs', [index]);
+  },
+  replaceRootQdisc: (spec: RootQdiscSpec) => plan<void>('replaceRootQdisc', rootQdiscArgs(spec)),
   netnsCookie: () => plan<string | null>('netnsCookie', []),
 } satisfies { [K in RtnlMethod]: (...args: Parameters<Rtnl[K]>) => Plan<ReturnType<Rtnl[K]>> };
 
@@ -631,6 +655,18 @@ class RtnlConnection implements Rtnl {
   }
   sendGratuitousArp(index: number, ipv4: string) {
     runSync(this.sock, plans.sendGratuitousArp(index, ipv4));
+  }
+  listNeighbours(index: number, opts?: { family?: AddressFamily }) {
+    return runSync(this.sock, plans.listNeighbours(index, opts));
+  }
+  replaceNeighbour(spec: NeighbourSpec) {
+    runSync(this.sock, plans.replaceNeighbour(spec));
+  }
+  listQdiscs(index: number) {
+    return runSync(this.sock, plans.listQdiscs(index));
+  }
+  replaceRootQdisc(spec: RootQdiscSpec) {
+    runSync(this.sock, plans.replaceRootQdisc(spec));
   }
   netnsCookie() {
     return runSync(this.sock, plans.netnsCookie());

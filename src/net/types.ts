@@ -108,6 +108,8 @@ export interface LinkChange {
   mac?: Mac;
   up?: boolean;
   alias?: string;
+  /** The ifindex of a bridge or bond to make the link a port of (IFLA_MASTER). */
+  master?: number;
 }
 
 export type NewLinkSpec =
@@ -284,6 +286,57 @@ export interface RouteSpec {
   family?: AddressFamily;
   /** RT_SCOPE_* (0 universe, 253 link, 254 host); absent: link for IPv4 without a gateway, else universe. */
   scope?: number;
+}
+
+/** One neighbour (ARP or NDP) entry of a link, as RTM_GETNEIGH reports it (proxy entries are not listed). */
+export interface Neighbour {
+  index: number;
+  family: AddressFamily;
+  /** 'a.b.c.d' or compressed IPv6. */
+  address: string;
+  /** NDA_LLADDR in lower-case colon-separated hex (any length), or null. */
+  lladdr: string | null;
+  /** NUD_* (see NEIGHBOUR_STATES). */
+  state: number;
+  /** NTF_* (NTF_ROUTER 0x80 for an IPv6 router). */
+  flags: number;
+}
+
+/** The NUD_* states callers test (<linux/neighbour.h>). */
+export const NEIGHBOUR_STATES = { PERMANENT: 0x80, NOARP: 0x40 } as const;
+
+/** A neighbour entry to write (replacing one for the same address): its link, address, hardware address and state. */
+export interface NeighbourSpec {
+  index: number;
+  address: string;
+  lladdr?: Mac;
+  state: number;
+  /** NTF_* (default 0). */
+  flags?: number;
+}
+
+/** One qdisc of a link, as RTM_GETQDISC reports it. */
+export interface Qdisc {
+  index: number;
+  /** tcm_handle (major << 16 | minor); 0 for a default one the kernel attached itself. */
+  handle: number;
+  /** tcm_parent: QDISC_PARENTS.ROOT, QDISC_PARENTS.INGRESS (clsact, ingress) or a class. */
+  parent: number;
+  kind: string;
+  /** TCA_OPTIONS as lower-case hex ('' when absent). */
+  options: string;
+}
+
+export const QDISC_PARENTS = { ROOT: 0xffffffff, INGRESS: 0xfffffff1 } as const;
+
+/** A root qdisc to put in place of whatever is at the root now. */
+export interface RootQdiscSpec {
+  index: number;
+  handle: number;
+  /** A tc kind name ('tbf', 'fq_codel', …). */
+  kind: string;
+  /** TCA_OPTIONS in hex, as listQdiscs read it. */
+  options: string;
 }
 
 /** What a policy rule does with a packet it matches (FR_ACT_*). */
@@ -505,6 +558,13 @@ export interface Rtnl {
 
   /** ethtool GDRVINFO in this namespace: the driver and bus-info (a PCI address for PCI NICs; '' for veth). */
   driverInfo(name: string): { driver: string; busInfo: string } | null;
+  /** The neighbour entries of link `index`, of one family or both. */
+  listNeighbours(index: number, opts?: { family?: AddressFamily }): Neighbour[];
+  /** Write a neighbour entry; one there already for that address is replaced (no EEXIST). */
+  replaceNeighbour(spec: NeighbourSpec): void;
+  listQdiscs(index: number): Qdisc[];
+  /** Replace the root qdisc of a link (NLM_F_CREATE | NLM_F_REPLACE): its kind, handle and raw options. */
+  replaceRootQdisc(spec: RootQdiscSpec): void;
   /** Best-effort gratuitous ARP for `ipv4` from the link (packet socket in this namespace). */
   sendGratuitousArp(index: number, ipv4: string): void;
   /**

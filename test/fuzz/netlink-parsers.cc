@@ -3,8 +3,9 @@
 // kernel could have handed to recv(): concatenated messages, each given to every parser the socket layer uses —
 // links with VF tables (including the wrapped 16-bit IFLA_VFINFO_LIST length), addresses (peer, label, cache info),
 // routes (multipath hops with their gateway/via attributes, metrics), policy rules, nexthop objects and groups,
-// errors with extended-ack TLVs, and the reply filter. A read outside the buffer, a wrapped length or a bad shift
-// stops the run with a report; the input is copied to an allocation of exactly its size so ASan sees any overread.
+// neighbours, qdiscs, errors with extended-ack TLVs, and the reply filter. A read outside the buffer, a wrapped
+// length or a bad shift stops the run with a report; the input is copied to an allocation of exactly its size so
+// ASan sees any overread.
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -12,6 +13,8 @@
 #include "../../native/addr.h"
 #include "../../native/link.h"
 #include "../../native/nexthop.h"
+#include "../../native/neigh.h"
+#include "../../native/qdisc.h"
 #include "../../native/nl_message.h"
 #include "../../native/nl_socket.h"
 #include "../../native/route.h"
@@ -36,6 +39,10 @@ void parseOne(const nlmsghdr* h) {
   AddressInfo addr;
   if (parseAddressMessage(h, addr))
     sink = sink + addr.address.size() + (addr.peer ? addr.peer->size() : 0) + (addr.label ? addr.label->size() : 0) + addr.validLft;
+  NeighbourInfo neigh;
+  if (parseNeighbourMessage(h, neigh)) sink = sink + neigh.address.size() + (neigh.lladdr ? neigh.lladdr->size() : 0) + neigh.state;
+  QdiscInfo qdisc;
+  if (parseQdiscMessage(h, qdisc)) sink = sink + qdisc.kind.size() + qdisc.options.size() + qdisc.handle;
   RouteInfo route;
   if (parseRouteMessage(h, route)) {
     size_t n = (route.dst ? route.dst->size() : 0) + (route.gateway ? route.gateway->size() : 0) + route.nexthopOifs.size();

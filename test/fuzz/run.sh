@@ -10,7 +10,7 @@ bash scripts/ensure-system-deps.sh fuzz
 out=build/fuzz
 mkdir -p "$out/corpus" "$out/seeds"
 sources=()
-for f in link vf addr route rule nexthop nl_message nl_socket deadline hwaddr inet sys_failure; do sources+=("native/$f.cc"); done
+for f in link vf addr neigh qdisc route rule nexthop nl_message nl_socket deadline hwaddr inet sys_failure; do sources+=("native/$f.cc"); done
 started=$(date +%s)
 clang++-14 -std=c++17 -g -O1 -Wall -Wextra -Werror \
   -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer \

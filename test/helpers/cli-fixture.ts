@@ -55,14 +55,15 @@ export class CliWorld {
 
   /**
    * A stand-in PF with `count` VFs whose netdevs are stand-ins too (veth ends named and addressed as the tree names
-   * them, MTU 1450): VF netdevs that can be lent, here and in a node's plugin.
+   * them, MTU 1450; in `netns`, default here, with their peers): VF netdevs that can be lent, here and in a node's
+   * plugin.
    */
-  pfWithVfs(suffix: string, bdf: string, count: number): { pf: NicState; vfs: { bdf: string; nic: NicState }[] } {
-    const pf = this.pf(suffix, bdf, { spec: { numVfs: count, vfNetdevTemplate: `${this.s.prefix}${suffix}v{index}` } });
+  pfWithVfs(suffix: string, bdf: string, count: number, netns?: string): { pf: NicState; vfs: { bdf: string; nic: NicState; peer: string }[] } {
+    const pf = this.pf(suffix, bdf, { netns, spec: { numVfs: count, vfNetdevTemplate: `${this.s.prefix}${suffix}v{index}` } });
     const vfs = this.sysfs.sim.vfAddresses(bdf).map((vfBdf, i) => {
-      const [name] = this.s.veth(`${suffix}v${i}`, `${suffix}v${i}p`);
-      ip('link', 'set', name, 'address', simMac(vfBdf), 'mtu', '1450');
-      return { bdf: vfBdf, nic: nicState(name)! };
+      const [name, peer] = this.s.veth(`${suffix}v${i}`, `${suffix}v${i}p`, netns);
+      ip(...(netns ? ['-n', netns] : []), 'link', 'set', name, 'address', simMac(vfBdf), 'mtu', '1450');
+      return { bdf: vfBdf, nic: nicState(name, netns)!, peer };
     });
     return { pf, vfs };
   }
@@ -72,14 +73,19 @@ export class CliWorld {
    * world's state dir and tree, as the node's kubelet would (the container ID is `ctr-<prefix>`).
    */
   nodePluginAdd(node: string, pod: string, vfBdf: string): CniAnswer {
+    return this.vfPlugin('ADD', node, pod, vfBdf);
+  }
+
+  /** sriovctl-cni `command` for VF `vfBdf` (sriov-cni's `deviceID`), run in named namespace `home`, its pod `pod`. */
+  vfPlugin(command: 'ADD' | 'DEL', home: string, pod: string, vfBdf: string, ipam: object = {}): CniAnswer {
     requireBundle();
     const call: CniCall = {
-      command: 'ADD',
+      command,
       containerId: `ctr-${this.s.prefix}`,
       netns: `/var/run/netns/${pod}`,
       ifname: 'net1',
-      inNetns: node,
-      config: { cniVersion: '1.0.0', name: `net-${this.s.prefix}`, type: 'sriovctl-cni', deviceID: vfBdf, ipam: {} },
+      inNetns: home,
+      config: { cniVersion: '1.0.0', name: `net-${this.s.prefix}`, type: 'sriovctl-cni', deviceID: vfBdf, ipam },
     };
     return runCni(call, { stateDir: this.env.stateDir, sim: this.sysfs.sim });
   }

@@ -70,9 +70,9 @@ export function sriovctl(e: CliEnv, args: string[], opts: { netns?: string } = {
   return collectOutput(spawn(cmd, argv, { env: envFor(e), stdio: ['ignore', 'pipe', 'pipe'] }), 60_000);
 }
 
-/** Start `sriovctl args…` without waiting (for crash tests). */
-export function startSriovctl(e: CliEnv, args: string[]): ChildProcess {
-  const [cmd, argv] = argvFor(e, args);
+/** Start `sriovctl args…` without waiting (for crash tests); in named namespace `netns` as sriovctl() does. */
+export function startSriovctl(e: CliEnv, args: string[], opts: { netns?: string } = {}): ChildProcess {
+  const [cmd, argv] = argvFor(e, args, opts.netns);
   return spawn(cmd, argv, { env: envFor(e), stdio: 'ignore' });
 }
 

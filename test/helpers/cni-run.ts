@@ -1,7 +1,7 @@
 // Running the real sriovctl-cni executable the way a container runtime does: a clean environment with the
 // CNI_* variables, the network config on stdin, the answer on stdout. Plus the per-test roots (state dir and a
 // simulated sysfs tree) and Debian's plugins in /usr/lib/cni.
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -151,10 +151,15 @@ export function runCni(call: CniCall, roots: { stateDir: string; sim: { root: st
 
 /** The same, without blocking: for parallel calls. */
 export function runCniAsync(call: CniCall, roots: { stateDir: string; sim: { root: string } }): Promise<CniAnswer> {
+  return startCni(call, roots).answer;
+}
+
+/** The plugin started (its process, for crash tests) and its answer once it is gone. */
+export function startCni(call: CniCall, roots: { stateDir: string; sim: { root: string } }): { child: ChildProcess; answer: Promise<CniAnswer> } {
   const [cmd, args] = command(call);
   const t0 = performance.now();
-  return new Promise((resolvePromise, reject) => {
-    const child = spawn(cmd, args, { env: envFor(call, roots), stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(cmd, args, { env: envFor(call, roots), stdio: ['pipe', 'pipe', 'pipe'] });
+  const answerOf = new Promise<CniAnswer>((resolvePromise, reject) => {
     let stdout = '';
     let stderr = '';
     child.stdout.setEncoding('utf8').on('data', (d) => (stdout += d));
@@ -164,6 +169,7 @@ export function runCniAsync(call: CniCall, roots: { stateDir: string; sim: { roo
     child.on('close', (status, signal) => resolvePromise(answer(status, signal, stdout, stderr, performance.now() - t0)));
     child.stdin.end(stdinOf(call));
   });
+  return { child, answer: answerOf };
 }
 
 /** The spec's error object: exactly these four keys. */

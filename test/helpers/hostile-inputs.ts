@@ -127,7 +127,8 @@ const MUTATIONS: Mutation[] = [
   (r, _w, c) => {
     const v = pick(r, CNI_VARS);
     delete c.env[v];
-    return { what: `no ${v}`, mustFail: () => !(v in c.env) && (v === 'CNI_COMMAND' ? 'any' : v !== 'CNI_PATH' && 'add') };
+    // no CNI_COMMAND is a person running the plugin (the Go skel's "about" answer, exit 0), not a refusal
+    return { what: `no ${v}`, mustFail: () => !(v in c.env) && v !== 'CNI_COMMAND' && v !== 'CNI_PATH' && 'add' };
   },
   (r, _w, c) => {
     const v = pick(r, VERBS);
@@ -272,7 +273,9 @@ export function cniCase(r: Rand, w: HostileWorld, n: number): CniCase {
   }
   // judged on the final verb: a later mutation may have changed it
   const verb = c.env.CNI_COMMAND;
-  const known = ['ADD', 'DEL', 'CHECK', 'STATUS', 'GC', 'VERSION'].includes(verb ?? '');
+  // an unset or empty verb gets the plugin's "about" answer, whatever else is wrong
+  const about = !verb;
+  const known = about || ['ADD', 'DEL', 'CHECK', 'STATUS', 'GC', 'VERSION'].includes(verb);
   // judged once every mutation is done: a later one may have undone an earlier one
   const final = refusals.map((f) => (typeof f === 'function' ? f() : f));
   const refusedAdd = final.some((f) => f === 'any' || f === 'add');
@@ -281,7 +284,7 @@ export function cniCase(r: Rand, w: HostileWorld, n: number): CniCase {
     c.env.CNI_COMMAND = pick(r, ['CHECK', 'CHECK', 'CHECK', 'DEL', 'STATUS', 'GC']);
     what.push(`then ${c.env.CNI_COMMAND}`);
   }
-  const mustFail = !known || (c.env.CNI_COMMAND !== 'VERSION' && final.some((f) => f === 'any' || (f === 'add' && c.env.CNI_COMMAND === 'ADD')));
+  const mustFail = !known || (!about && c.env.CNI_COMMAND !== 'VERSION' && final.some((f) => f === 'any' || (f === 'add' && c.env.CNI_COMMAND === 'ADD')));
   // an environment cannot hold a NUL (execve takes C strings; no runtime can pass one): NULs go to stdin only
   const env = Object.fromEntries(Object.entries(c.env).map(([k, v]) => [k, v.replaceAll('\u0000', '^@')]));
   return { env, stdin: c.raw ?? JSON.stringify(c.conf), mustFail, what };

@@ -1,13 +1,41 @@
 // Shared scratch space for tests that touch the real kernel: unique names, and cleanup that always runs.
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { readdirSync } from 'node:fs';
 import { connect, openNetns, type Netns, type Rtnl } from '../../src/net';
 
 export const isRoot = process.getuid?.() === 0;
 
 /** A short unique prefix ('t' + 4 hex), so names stay within IFNAMSIZ and runs never collide. */
 export function uniquePrefix(): string {
-  return 't' + randomBytes(2).toString('hex');
+  // 16 random bits alone collide now and then among the files that run at once (a namespace of another test's
+  // with the same name: "File exists"): a prefix already handed out here, or already named in /run/netns or among
+  // the initial namespace's links, is drawn again
+  for (;;) {
+    const prefix = 't' + randomBytes(2).toString('hex');
+    if (!prefixesHandedOut.has(prefix) && !prefixInUse(prefix)) {
+      prefixesHandedOut.add(prefix);
+      return prefix;
+    }
+  }
+}
+
+const prefixesHandedOut = new Set<string>();
+
+function prefixInUse(prefix: string): boolean {
+  let netns: string[] = [];
+  try {
+    netns = readdirSync('/run/netns');
+  } catch {
+    // no named namespace yet
+  }
+  let links: string[] = [];
+  try {
+    links = readdirSync('/sys/class/net');
+  } catch {
+    // no sysfs: names are checked by the kernel anyway
+  }
+  return [...netns, ...links].some((n) => n.startsWith(prefix));
 }
 
 /** Run `ip` and return stdout (throws with stderr on failure). */

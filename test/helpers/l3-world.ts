@@ -2,6 +2,8 @@
 // addresses (secondary, peer, label, noprefixroute, nodad, deprecated), routes in the main table and table 100 (via
 // a gateway, on-link, with metrics, through another route's gateway, multipath with a hop on another link) and
 // changed sysctls of both families (addr_gen_mode with a stable_secret, so the link-local address is the owner's).
+import { execFileSync } from 'node:child_process';
+import { randomInt } from 'node:crypto';
 import { ip, type Scratch } from './kernel';
 import { nicState, type NicState } from './lend-fixture';
 
@@ -14,18 +16,31 @@ export interface L3Home {
   other: string;
 }
 
-/** Runs each `ip` command in `ns`. */
-function ipAll(ns: string, commands: string[]): void {
-  for (const c of commands) ip('-n', ns, ...c.split(' '));
+/** Runs each `ip` command in named namespace `ns` (null: ours). */
+function ipAll(ns: string | null, commands: string[]): void {
+  for (const c of commands) ip(...(ns ? ['-n', ns] : []), ...c.split(' '));
 }
 
-function sysctls(ns: string, values: Record<string, string>): void {
-  for (const [k, v] of Object.entries(values)) ip('netns', 'exec', ns, 'sysctl', '-qw', `${k}=${v}`);
+function sysctls(ns: string | null, values: Record<string, string>): void {
+  for (const [k, v] of Object.entries(values)) {
+    if (ns) ip('netns', 'exec', ns, 'sysctl', '-qw', `${k}=${v}`);
+    else execFileSync('sysctl', ['-qw', `${k}=${v}`]);
+  }
 }
 
 export function l3Home(s: Scratch, suffix = 'n'): L3Home {
   const home = s.netns(`h${suffix}`);
   const [nic, peer] = s.veth(suffix, `${suffix}p`, home);
+  ip('-n', home, 'link', 'set', nic, 'address', '02:5a:00:11:22:33', 'mtu', '1400');
+  return { home, nic: nicState(nic, home)!, other: loadL3(s, home, { nic, peer }, suffix) };
+}
+
+/**
+ * The L3 state of l3Home on an existing link `nic` of `home` (down, its L3 untouched), whose veth `peer` is in `home`
+ * too: another link of home is made for the multipath routes' other hop (named with `suffix`; returned). The NIC's
+ * name, MAC and MTU are left as they are (a stand-in VF keeps the name and MAC its tree gives it).
+ */
+export function loadL3(s: Scratch, home: string, { nic, peer }: { nic: string; peer: string }, suffix: string): string {
   const [other, otherPeer] = s.veth(`${suffix}o`, `${suffix}q`, home);
   // before the link is up: how its link-local address is made
   sysctls(home, {
@@ -39,7 +54,6 @@ export function l3Home(s: Scratch, suffix = 'n'): L3Home {
     [`net.ipv6.neigh.${nic}.retrans_time_ms`]: '2222',
   });
   ipAll(home, [
-    `link set ${nic} address 02:5a:00:11:22:33 mtu 1400`,
     `link set ${peer} up`,
     `link set ${otherPeer} up`,
     `link set ${other} up`,
@@ -66,5 +80,37 @@ export function l3Home(s: Scratch, suffix = 'n'): L3Home {
     `-6 route add 2001:db8:20::/48 via 2001:db8:1::1 dev ${nic} table 100`,
     `-6 route add 2001:db8:30::/48 nexthop via 2001:db8:1::1 dev ${nic} nexthop via 2001:db8:2::2 dev ${other}`,
   ]);
-  return { home, nic: nicState(nic, home)!, other };
+  return other;
+}
+
+/**
+ * A little L3 state on `nic`, a link of the namespace we run in whose veth `peer` is here too, for a front door whose
+ * home is the initial namespace (a local cluster's), shared with the machine and every other test: addresses drawn at
+ * random from ranges no network uses (198.18.0.0/15 is for benchmarks, 2001:db8::/32 for documentation), a route
+ * through it in the main table and in a table of its own, a rule naming it, changed sysctls of both families. The
+ * rule is removed by the scratch's cleanup (it would outlive the link, detached); the rest goes with the link.
+ */
+export function sharedHostL3(s: Scratch, nic: string, peer: string): void {
+  const n = randomInt(256);
+  const v6 = `2001:db8:${randomInt(0x10000).toString(16)}`;
+  const table = 20000 + randomInt(10000);
+  sysctls(null, {
+    [`net.ipv4.conf.${nic}.arp_ignore`]: '2',
+    [`net.ipv4.conf.${nic}.rp_filter`]: '2',
+    [`net.ipv6.conf.${nic}.hop_limit`]: '33',
+    [`net.ipv6.conf.${nic}.accept_ra`]: '0',
+  });
+  const rule = `rule add iif ${nic} table ${table} pref ${table}`;
+  ipAll(null, [
+    `link set ${peer} up`,
+    `link set ${nic} up`,
+    `addr add 198.18.${n}.10/24 dev ${nic}`,
+    `addr add 198.18.${n}.11/24 dev ${nic} noprefixroute`,
+    `-6 addr add ${v6}::10/64 dev ${nic} nodad`,
+    `route add 198.19.${n}.0/24 via 198.18.${n}.1 dev ${nic} metric 70`,
+    `route add 198.19.${n}.0/24 via 198.18.${n}.1 dev ${nic} table ${table}`,
+    `-6 route add ${v6}:1::/64 via ${v6}::1 dev ${nic} table ${table}`,
+    rule,
+  ]);
+  s.onCleanup(() => ipAll(null, [rule.replace('add', 'del')]));
 }

@@ -17,6 +17,12 @@ export interface NodeContainer {
   pid: number;
 }
 
+/** A host directory and where a node container has it. */
+export interface HostMount {
+  host: string;
+  node: string;
+}
+
 export interface RunResult {
   status: number | null;
   stdout: string;
@@ -27,8 +33,11 @@ export interface RealRuntime {
   readonly name: RuntimeName;
   /** A directory with the runtime's CLI, configured for this private runtime: put it first on PATH. */
   readonly binDir: string;
-  /** A node container: the host's /usr read-only, `shared` directories at the same path; it sleeps until killed. */
-  runNode(name: string, shared: string[]): NodeContainer;
+  /**
+   * A node container: the host's /usr read-only, `shared` directories at the same path, each of `moved` at its
+   * `node` path (as `cluster up` mounts the ledger); it sleeps until killed.
+   */
+  runNode(name: string, shared: string[], moved?: HostMount[]): NodeContainer;
   /** Run a command in the container (its mount, network and pid namespaces). */
   exec(name: string, argv: string[], opts?: { env?: Record<string, string>; input?: string }): RunResult;
   /** SIGKILL the container's init and wait until the runtime saw it stop. */
@@ -73,8 +82,9 @@ function writeWrapper(binDir: string, name: string, argv: string[]): void {
   chmodSync(join(binDir, name), 0o755);
 }
 
-function sharedMounts(shared: string[]): string[] {
-  return ['-v', '/usr:/usr:ro', ...shared.flatMap((d) => ['-v', `${d}:${d}`])];
+function nodeMounts(shared: string[], moved: HostMount[]): string[] {
+  const all = [...shared.map((d) => ({ host: d, node: d })), ...moved];
+  return ['-v', '/usr:/usr:ro', ...all.flatMap((m) => ['-v', `${m.host}:${m.node}`])];
 }
 
 function execArgs(name: string, argv: string[], env: Record<string, string>): string[] {
@@ -114,9 +124,9 @@ function runtimeOver(spec: RuntimeSpec): RealRuntime {
   return {
     name: spec.name,
     binDir: spec.binDir,
-    runNode(name, shared) {
+    runNode(name, shared, moved = []) {
       names.push(name);
-      must(cmd, [...global, 'run', '-d', '--name', name, ...NODE_PRIVILEGES, ...sharedMounts(shared), ...spec.imageArgs(name), '/usr/bin/sleep', 'infinity']);
+      must(cmd, [...global, 'run', '-d', '--name', name, ...NODE_PRIVILEGES, ...nodeMounts(shared, moved), ...spec.imageArgs(name), '/usr/bin/sleep', 'infinity']);
       return { name, pid: containerPid(spec.cli, name) };
     },
     exec: (name, argv, opts = {}) => run(cmd, [...global, ...execArgs(name, argv, opts.env ?? {})], { input: opts.input }),

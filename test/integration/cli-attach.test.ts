@@ -52,7 +52,7 @@ describe('sriovctl attach / detach / status', () => {
     });
     expect(Date.parse(entries[0].since)).toBeGreaterThan(Date.now() - 60_000);
     const text = await w.run('status');
-    expect(text.stdout).toMatch(new RegExp(`^NIC .*OWNER .*PHASE .*NOW .*SINCE\\n${nic.name} \\(${PF_A}\\) +attach:${node} +lent +target: ${nic.name} in /var/run/netns/${node} `));
+    expect(text.stdout).toMatch(new RegExp(`^NIC .*OWNER .*PHASE .*NOW .*AGE\\n${nic.name} \\(${PF_A}\\) +attach:${node} +lent +target: ${nic.name} in /var/run/netns/${node} `));
 
     // the borrower renames it, takes it down and changes its MTU (a veth stand-in has no PCI bus-info: renamed,
     // it is still recognised by its MAC and ifindex)
@@ -73,7 +73,7 @@ describe('sriovctl attach / detach / status', () => {
     expect(again.code).toBe(0);
     expect(again.stdout).toBe(`${nic.name}: not lent\n`);
     expect(JSON.parse((await w.run('status', '--json')).stdout)).toEqual([]);
-    expect((await w.run('status')).stdout).toMatch(/^no NIC is lent\ndaemon: /);
+    expect((await w.run('status')).stdout).toMatch(/^no NIC is lent\n/);
   });
 
   it('takes path and pid: targets, --as, and detach by PCI address', async () => {
@@ -312,5 +312,34 @@ describe('sriovctl attach / detach / status', () => {
     expect((await w.runIn(host, 'detach', uplink.name)).code).toBe(0);
     expect(w.state(uplink.name, host)).toEqual(hostBefore.links[0]);
     expect(w.records()).toEqual([]);
+  });
+
+  it('refuses a NIC a macvlan at home is stacked on, in one line; --allow-in-use lends it, and detach deletes what the borrower stacked on it', async () => {
+    const nic = w.plainNic('iu');
+    const node = w.netns('node');
+    const upper = w.s.name('ium');
+    ip('link', 'add', upper, 'link', nic.name, 'type', 'macvlan');
+    w.s.onCleanup(() => ip('link', 'del', upper));
+    const before = w.state(nic.name);
+
+    const r = await w.run('attach', nic.name, node);
+    expect(r.code, r.stderr).toBe(1);
+    expect(r.stderr).toBe(
+      `sriovctl: attach ${nic.name} to ${node}: device ${nic.name} is in use at home: macvlan ${upper} is stacked on it: it keeps using it while it is lent (--allow-in-use lends it anyway)\n`,
+    );
+    expect(w.state(nic.name)).toEqual(before);
+    expect(w.records()).toEqual([]);
+
+    const allowed = await w.run('attach', nic.name, node, '--allow-in-use');
+    expect(allowed.code, allowed.stderr).toBe(0);
+    expect(allowed.stderr).toContain(`${nic.name}: in use at home: macvlan ${upper} is stacked on it`);
+    const theirs = w.s.name('iup');
+    ipIn(node, 'link', 'add', theirs, 'link', nic.name, 'type', 'macvlan');
+    const back = await w.run('detach', nic.name);
+    expect(back.code).toBe(3);
+    expect(back.stderr).toContain(`deleted macvlan ${theirs}, stacked on it in the namespace it was lent to`);
+    expect(() => ipIn(node, 'link', 'show', theirs)).toThrow();
+    expect(w.state(nic.name)).toEqual(before);
+    expect(JSON.parse(ip('-j', '-d', 'link', 'show', upper))[0].link).toBe(nic.name);
   });
 });

@@ -69,7 +69,7 @@ describe('sriovctl vfs and attach --vfs', () => {
     w.sysfs.driver.stop(); // nothing reacts any more: the next write must time out
     const slow = await w.run('vfs', pf.name, '0', '--timeout', '0.3');
     expect(slow.code, slow.stderr).toBe(1);
-    expect(slow.stderr).toMatch(/asked for 0 VFs.*3 virtfn links\) after waiting \d+ ms \(TIMEOUT\)\n$/);
+    expect(slow.stderr).toMatch(/asked for 0 VFs.*3 virtfn links\) after waiting \d+ ms\n$/);
   });
 
   it('attach --vfs --driver creates and binds VFs after the PF arrives; detach removes them and gives the PF back', async () => {

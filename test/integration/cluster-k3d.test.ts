@@ -61,7 +61,7 @@ describe('k3d provider', () => {
       '--k3s-arg', '--kubelet-arg=cpu-manager-policy=static@agent:*',
       '--k3s-arg', '--kubelet-arg=reserved-cpus=0@agent:*',
       '--volume', `${manifests}/00-primary-cni.yaml:/var/lib/rancher/k3s/server/manifests/sriovctl-primary-cni.yaml@server:0`,
-      '--volume', `${stateDirOfTest()}:${stateDirOfTest()}@all`,
+      '--volume', `${stateDirOfTest()}:/var/lib/sriovctl@all`,
       // k3s of the Kubernetes the manifests are validated for (k3d's own default is older)
       '--image', 'docker.io/rancher/k3s:v1.33.1-k3s1',
       '--wait', '--timeout', '300s',

@@ -38,9 +38,9 @@ describe('kind provider', () => {
     const kindCalls = standins.calls('kind').map((c) => c.args);
     expect(kindCalls[kindCalls.findIndex((a) => a[0] === 'create') + 1]).toEqual(['load', 'image-archive', standins.archive, '--name', name]);
     const config = parse(readFileSync(join(manifests, 'kind-config.yaml'), 'utf8'));
-    // one ledger: the host's state dir at the same path in every node
+    // one ledger: the host's state dir in every node at the default one, where the node's plugin and daemon look
     const stateDir = readConfig(process.env).stateDir;
-    const ledgerMount = { hostPath: stateDir, containerPath: stateDir };
+    const ledgerMount = { hostPath: stateDir, containerPath: '/var/lib/sriovctl' };
     expect(config.kind).toBe('Cluster');
     expect(config.apiVersion).toBe('kind.x-k8s.io/v1alpha4');
     expect(config.name).toBe(name);

@@ -19,6 +19,8 @@ import { isolatedRoots, nicState } from '../helpers/lend-fixture';
 import { namespacesWith, sriovctl, standInPfs } from './cluster-fixture';
 import { assertBuilt, sriovctl as sriovctlProcess } from '../helpers/cli-process';
 import { playHost } from '../helpers/play-host';
+import { sharedHostL3 } from '../helpers/l3-world';
+import { captureNic, diffCaptures } from '../helpers/state-diff';
 
 let s: Scratch;
 let roots: ReturnType<typeof isolatedRoots>;
@@ -246,6 +248,55 @@ describe('local provider, simulated NICs', () => {
   });
 });
 
+describe('cluster list, and down/status without --name', () => {
+  it('lists every cluster; without --name acts on the only one, and refuses, listing them, when there are several or none', async () => {
+    assertBuilt();
+    // the real executable, on this test's state dir and sysfs root
+    const cli = (...args: string[]) => sriovctlProcess({ stateDir: stateDirOfTest(), sysfsRoot: readConfig(process.env).sysfsRoot }, args);
+    const other = `${name}b`;
+    try {
+      for (const n of [name, other]) expect((await cli('cluster', 'up', '--name', n, '--agents', '1', '--vfs', '1', '-q')).code).toBe(0);
+      const listed = await cli('cluster', 'list', '--json');
+      expect([listed.code, listed.stderr]).toEqual([0, '']);
+      expect(JSON.parse(listed.stdout)).toEqual(
+        [name, other].map((n) => ({ name: n, provider: 'local', phase: 'up', nodes: 2, nicsLent: 2, since: readClusterState(stateDirOfTest(), n)!.createdAt })),
+      );
+      const table = await cli('cluster', 'list');
+      expect(table.stdout.split('\n')[0]).toMatch(/^NAME +PROVIDER +NODES +NICS LENT +AGE +PHASE$/);
+      expect(table.stdout.split('\n')[1]).toMatch(new RegExp(`^${name} +local +2 +2 +\\d+s +up$`));
+
+      // a script that forgets --name deletes nothing
+      for (const verb of ['down', 'status']) {
+        const r = await cli('cluster', verb);
+        expect([r.code, r.stdout]).toEqual([2, '']);
+        expect(r.stderr).toBe(`sriovctl: cluster ${verb}: 2 clusters are known (${name}, ${other}): give --name\n`);
+      }
+      expect(JSON.parse((await cli('cluster', 'list', '--json')).stdout).map((c: { name: string }) => c.name)).toEqual([name, other]);
+
+      // one left: that one
+      expect((await cli('cluster', 'down', '--name', other, '-q')).code).toBe(0);
+      const st = await cli('cluster', 'status');
+      expect([st.code, st.stdout.split('\n')[0]]).toEqual([0, `cluster ${name}: local, up, simulated NICs`]);
+      // each NIC with its age, as status shows it (the timestamp is in --json)
+      expect(st.stdout).toMatch(new RegExp(`\\n${simNicPlan(name, 1)[0].name} \\(\\S+\\): lent to ${name}-agent-0 as \\S+ for \\d+(s|m\\d*s?)\\n`));
+      const down = await cli('cluster', 'down');
+      expect(down.code, down.stderr).toBe(0);
+      expect(down.stdout.trimEnd().split('\n').pop()).toMatch(new RegExp(`^cluster ${name}: deleted \\(\\d+ ms\\)$`));
+      expect(findRecords()).toEqual([]);
+
+      // none: nothing to act on
+      const none = await cli('cluster', 'down');
+      expect([none.code, none.stdout]).toEqual([1, '']);
+      expect(none.stderr).toBe(`sriovctl: cluster down: no cluster is known to state dir ${stateDirOfTest()} (give --name)\n`);
+      expect(await cli('cluster', 'list')).toMatchObject({ code: 0, stdout: 'no cluster\n', stderr: '' });
+    } finally {
+      if (existsSync(clusterDir(stateDirOfTest(), other))) await sriovctl('cluster', 'down', '--name', other, '-q');
+      for (const ns of namespacesWith(`${other}-`)) ip('netns', 'del', ns);
+      for (const nic of simNicPlan(other, 4)) for (const l of [nic.name, nic.peer]) deleteLinkAnywhere(l);
+    }
+  });
+});
+
 describe('local provider on SR-IOV PFs of the sysfs tree', () => {
   /** Three veth stand-ins the test's tree knows as PFs; `pf1` is a prefix of `pf10`'s name. */
   function pfs() {
@@ -292,6 +343,20 @@ describe('local provider on SR-IOV PFs of the sysfs tree', () => {
     expect(down.code).toBe(0);
     for (const pf of [a, b, c]) expect(nicState(pf.name)).toEqual(pf.before);
     for (const pf of [b, c]) expect(numVfs(pf.bdf)).toBe(0);
+    expect(findRecords()).toEqual([]);
+  });
+
+  it('down brings a PF home with its L3 state: zero differences in the state diff', async () => {
+    const [a] = pfs();
+    sharedHostL3(s, a.name, s.name('w0'));
+    const before = await captureNic(null, a.name, { shared: true });
+    expect([before.rules, Object.keys(before.addresses).length]).toEqual([[expect.objectContaining({ iif: a.name })], 4]);
+    const up = await sriovctl('cluster', 'up', '--name', name, '--agents', '1', '--vfs', '1', '--pf', a.name, '--no-simulate', '--vf-timeout', '10');
+    expect(up.code, up.stderr).toBe(0);
+    expect(nicState(a.name)).toBeNull();
+    const down = await sriovctl('cluster', 'down', '--name', name, '-q');
+    expect(down).toMatchObject({ code: 0, stderr: '' });
+    expect(diffCaptures(before, await captureNic(null, a.name, { shared: true }))).toEqual([]);
     expect(findRecords()).toEqual([]);
   });
 

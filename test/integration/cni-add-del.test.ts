@@ -363,4 +363,21 @@ describe("the host's uplink", () => {
     expect(nicState(dnsLink.name, host)).toEqual(before.links[1]);
     expect(records()).toEqual([]);
   });
+
+  it('lends a NIC a macvlan at home is stacked on, as host-device does, with a warning; DEL deletes the macvlan the pod stacked on it', () => {
+    const home = s.name('hm');
+    ip('link', 'add', home, 'link', nic.name, 'type', 'macvlan');
+    s.onCleanup(() => ip('link', 'del', home));
+    const add = call('ADD', conf({ ipam: undefined }));
+    expect(add.status, add.stdout + add.stderr).toBe(0);
+    expect(add.stderr).toContain(`device ${nic.name} is in use at home: macvlan ${home} is stacked on it: it keeps using it while it is lent`);
+    const theirs = s.name('pm');
+    ipIn(pod, 'link', 'add', theirs, 'link', 'net1', 'type', 'macvlan');
+    const del = call('DEL', conf({ ipam: undefined }));
+    expect(del.status, del.stdout + del.stderr).toBe(0);
+    expect(del.stderr).toContain(`deleted macvlan ${theirs}, stacked on it in the namespace it was lent to`);
+    expect(() => ipIn(pod, 'link', 'show', theirs)).toThrow();
+    expect(nicState(nic.name)).toEqual(nic);
+    expect(ipJson<any[]>('-d', 'link', 'show', home)[0].link).toBe(nic.name);
+  });
 });

@@ -64,7 +64,6 @@ function expectRefused(a: CniAnswer, code: number, fragment: string): void {
 type Case = [string, number, string, () => Partial<CniCall>];
 
 const ENV_CASES: Case[] = [
-  ['no CNI_COMMAND', 4, 'CNI_COMMAND', () => ({ command: undefined as unknown as string })],
   ['an unknown verb', 4, 'unknown CNI_COMMAND', () => ({ command: 'UPDATE' })],
   ['a lower-case verb', 4, 'unknown CNI_COMMAND', () => ({ command: 'add' })],
   ['ADD without CNI_CONTAINERID, CNI_NETNS and CNI_IFNAME', 4, 'CNI_CONTAINERID,CNI_NETNS,CNI_IFNAME', () => ({ containerId: undefined, netns: undefined, ifname: undefined })],

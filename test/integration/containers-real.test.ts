@@ -1,6 +1,7 @@
 // One ledger across real containers (Debian's docker.io and podman, local image, no pulls): the host lends a
 // stand-in PF and its VF to a node container (`docker:<c>` / `podman:<c>`); the CNI plugin running INSIDE the
-// node (its own mount and pid namespaces, the host's state dir mounted at the same path) lends the VF on to a pod
+// node (its own mount and pid namespaces, the host's state dir mounted where `cluster up` mounts it: at the node's
+// default state dir, so the plugin there is given no state dir) lends the VF on to a pod
 // namespace the node pinned with `ip netns add` — a bind mount only the node's mount namespace has. The host's
 // `status` must find that pod through the node's mount namespace, and `detach` / `cleanup` must give everything
 // back, innermost lend first, to the names, MACs and MTUs it had. The container is SIGKILLed for cleanup.
@@ -11,6 +12,8 @@
 import { spawn } from 'node:child_process';
 import { statSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { nodeLedgerMount } from '../../src/cluster/node-ledger';
+import { DEFAULT_STATE_DIR } from '../../src/config';
 import { simMac } from '../../src/sriov/sim';
 import { REPO, sriovctl, withoutNeighbourWarnings, type CliResult } from '../helpers/cli-process';
 import { useCliWorld, type CliWorld } from '../helpers/cli-fixture';
@@ -47,15 +50,23 @@ describe.each([
     return { pf, vf: nicState(vfName)!, vfBdf };
   }
 
-  /** A node container sharing the state dir, the simulated sysfs tree and this checkout (the plugin) with the host. */
+  /**
+   * A node container sharing the simulated sysfs tree and this checkout (the plugin) with the host, and the host's
+   * state dir (not the default one) mounted as k3d and kind nodes have it.
+   */
   function node(): { name: string; pid: number } {
     const name = `${w.s.prefix}-node`;
-    const n = rt.runNode(name, [w.env.stateDir, w.env.sysfsRoot, REPO]);
+    expect(w.env.stateDir).not.toBe(DEFAULT_STATE_DIR);
+    const ledger = nodeLedgerMount(w.env.stateDir);
+    const n = rt.runNode(name, [w.env.sysfsRoot, REPO], [{ host: ledger.hostPath, node: ledger.nodePath }]);
     w.s.onCleanup(() => rt.exec(name, ['true']).status === 0 && rt.kill(name));
     return n;
   }
 
-  /** sriovctl-cni run inside the node, as its kubelet would: the pod namespace is a path in the node's mount namespace. */
+  /**
+   * sriovctl-cni run inside the node, as its kubelet would: the pod namespace is a path in the node's mount
+   * namespace, and the environment is the runtime's, which names no state dir (the sysfs root is the test rig's).
+   */
   function cniInNode(nodeName: string, command: 'ADD' | 'DEL', vfBdf: string): CliResult {
     const config = {
       cniVersion: '1.0.0',
@@ -72,7 +83,6 @@ describe.each([
         CNI_NETNS: '/var/run/netns/pod',
         CNI_IFNAME: 'net1',
         CNI_PATH: '/usr/lib/cni',
-        SRIOVCTL_STATE_DIR: w.env.stateDir,
         SRIOVCTL_SYSFS_ROOT: w.env.sysfsRoot,
       },
     });
@@ -99,7 +109,7 @@ describe.each([
     const n = node();
     await lendThrough(n, vfBdf, pf);
 
-    const status = await cli('status', '--json');
+    const status = await cli('status', '--state-dir', w.env.stateDir, '--json');
     expect(status.code).toBe(0);
     const entries = JSON.parse(status.stdout) as any[];
     expect(entries).toHaveLength(3);
@@ -134,7 +144,7 @@ describe.each([
     holdNamespace(`/proc/${n.pid}/root/run/netns/pod`);
     rt.kill(n.name);
 
-    const cleanup = await cli('cleanup', '--json');
+    const cleanup = await cli('cleanup', '--state-dir', w.env.stateDir, '--json');
     expect(withoutNeighbourWarnings(cleanup.stderr)).toBe('');
     expect(cleanup.code).toBe(0);
     const entries = JSON.parse(cleanup.stdout) as any[];

@@ -3,7 +3,7 @@
 // NIC's home is a namespace playing the host (test/helpers/l3-world.ts).
 import { describe, expect, it } from 'vitest';
 import { useCliWorld, type CliWorld } from '../helpers/cli-fixture';
-import { netnsPath, runCni, type CniRoots } from '../helpers/cni-run';
+import { ledgerRecords, netnsPath, runCni } from '../helpers/cni-run';
 import { deviceConf, useCniWorld, type CniWorld } from '../helpers/cni-world';
 import { giveBack, lend } from '../helpers/engine';
 import { ip, ipIn } from '../helpers/kernel';
@@ -124,18 +124,33 @@ describe('a round trip brings back what the kernel forgets on a move', () => {
   describe('CNI ADD / DEL (whole-device mode)', () => {
     let w: CniWorld;
     useCniWorld((world) => (w = world));
-    const call = (roots: CniRoots, command: string, home: string, pod: string, config: object) =>
-      runCni({ command, containerId: 'c1', netns: netnsPath(pod), ifname: 'net1', config, inNetns: home }, roots);
-
-    it('DEL', async () => {
+    /** The NIC at home with its L3 state, and how it looks, lent by ADD to a pod; `del()` is that pod's DEL. */
+    async function added() {
       const { home, nic } = l3Home(w.s);
       const pod = w.s.netns('pod');
       const config = deviceConf(w.s, nic, { type: 'static', addresses: [{ address: '10.88.0.2/24' }] });
+      const call = (command: string) => runCni({ command, containerId: 'c1', netns: netnsPath(pod), ifname: 'net1', config, inNetns: home }, w.roots);
       const before = await captureNic(home, nic.name);
-      expect(call(w.roots, 'ADD', home, pod, config).status).toBe(0);
-      const del = call(w.roots, 'DEL', home, pod, config);
-      expect(del.status).toBe(0);
+      expect(call('ADD').status).toBe(0);
+      return { home, nic, pod, before, del: () => call('DEL') };
+    }
+
+    it('DEL', async () => {
+      const { home, nic, before, del } = await added();
+      expect(del().status).toBe(0);
       expect(diffCaptures(before, await captureNic(home, nic.name))).toEqual([]);
+    });
+
+    it('DEL after the pod namespace was deleted (the NIC pushed to the initial namespace, as a physical one is)', async () => {
+      const { home, nic, pod, before, del: delOf } = await added();
+      // a veth dies with its namespace; a physical NIC goes to the initial namespace under its name (net1): do what
+      // the kernel does for it (a stand-in has no PCI address to be found by, only its name and MAC)
+      ipIn(pod, 'link', 'set', 'net1', 'netns', '1');
+      ip('netns', 'del', pod);
+      const del = delOf();
+      expect(del.status, del.stderr + del.stdout).toBe(0);
+      expect(diffCaptures(before, await captureNic(home, nic.name))).toEqual([]);
+      expect(ledgerRecords(w.roots.stateDir)).toEqual([]);
     });
   });
 });

@@ -13,7 +13,7 @@ import { startSriovctl, sriovctl, type CliEnv } from '../helpers/cli-process';
 import { netnsPath, requireBundle, runCni, runCniAsync, type CniAnswer } from '../helpers/cni-run';
 import { Ext4Image } from '../helpers/ext4-image';
 import { prng } from '../helpers/hostile-inputs';
-import { Scratch } from '../helpers/kernel';
+import { ip, Scratch } from '../helpers/kernel';
 import { nicState, standInNic } from '../helpers/lend-fixture';
 import { SimSysfs } from '../../src/sriov/sim';
 
@@ -63,10 +63,16 @@ describe('a power cut on ext4 at random moments of a lend or a give-back', () =>
     const attachArgs = ['attach', nic.name, target, '--as', 'eth7'];
     const conf = { cniVersion: '1.1.0', name: `net-${s.prefix}`, type: 'sriovctl-cni', device: nic.name, ipam: { type: 'static', addresses: [{ address: '10.79.0.5/24' }] } };
     const cniCall = (command: string) => ({ command, containerId: `ctr-${s.prefix}`, netns: netnsPath(pod), ifname: 'net1', config: conf, transport: 'oneshot' as const, launcher: fsImage.launcher });
-    const expectCni = (a: CniAnswer, what: string) => expect(a.status, `${what}: ${a.stdout}${a.stderr}`).toBe(0);
+    /** What the last give-back printed, for the message when the NIC is not home after it. */
+    let lastOutput = '';
+    const expectCni = (a: CniAnswer, what: string) => {
+      lastOutput = `${what}: ${a.stdout}${a.stderr}`;
+      expect(a.status, lastOutput).toBe(0);
+    };
     const expectCli = async (args: string[]) => {
       const r = await sriovctl(cli, args);
-      expect(r.code, `sriovctl ${args.join(' ')}: ${r.stdout}${r.stderr}`).toBe(0);
+      lastOutput = `sriovctl ${args.join(' ')}: ${r.stdout}${r.stderr}`;
+      expect(r.code, lastOutput).toBe(0);
     };
 
     /** Each door's work as a process of its own (what the cut interrupts). */
@@ -128,7 +134,9 @@ describe('a power cut on ext4 at random moments of a lend or a give-back', () =>
         seen.push(`${door}@${moment}:${files.length ? JSON.parse(fs.readFileSync(files[0], 'utf8')).phase : 'none'}`);
 
         await giveBack[door]();
-        expect(nicState(nic.name), `${where}: the NIC after the give-back`).toEqual(nic);
+        const home = nicState(nic.name);
+        if (!home) console.log(`${where}: not home after the cut ${moment} (${seen.at(-1)}); ${lastOutput}; the links of the test's namespaces: ${[target, pod].map((n) => `${n}: ${ip('-n', n, '-br', 'link')}`).join(' ')}`);
+        expect(home, `${where}: the NIC after the give-back`).toEqual(nic);
         expect(recordsHere(), where).toEqual([]);
       }
     }

@@ -22,7 +22,9 @@ const { performance } = require('node:perf_hooks');
 const { sh, ip } = require('./lib/shell');
 const { igbState, loadIgbDrivers, resetIgbVfs } = require('./lib/igb');
 
-const SCENARIO_DIR = path.join(__dirname, 'scenarios');
+// scenarios/ is the lab every run has; reference/ holds the differential against a reference plugin that only a
+// machine with that plugin built can run (npm run test:lab:sriov-cni): never part of the default run
+const SCENARIO_DIR = path.join(__dirname, process.env.LAB_SCENARIO_SET === 'reference' ? 'reference' : 'scenarios');
 // A bound per scenario, so a hung await cannot stall the rest (a hung *synchronous* call still would; the
 // VM-wide SRLAB_TIMEOUT in run.sh is the last resort for that).
 const SCENARIO_TIMEOUT_MS = Number(process.env.LAB_SCENARIO_TIMEOUT_MS || 120_000);

@@ -7,6 +7,10 @@
 #
 #   npm run test:lab [-- filter ...]     only the scenarios whose name contains a filter
 #
+# LAB_SCENARIO_SET=reference (npm run test:lab:sriov-cni) runs test/lab/reference/ instead of scenarios/: the
+# differential against the real sriov-cni, built first (scripts/ensure-sriov-cni.sh: cached; SRIOV_CNI_GIT names
+# its source, since the Go module proxy here does not serve sriov-cni).
+#
 # Knobs: LAB_VERBOSE=1 (scenario logs, stacks, VM timings), LAB_SCENARIO_TIMEOUT_MS, LAB_SEED (a number: the
 # igb-cluster SIGKILL moments; default fixed), and run-in-vm.sh's
 # SRLAB_* (SRLAB_TIMEOUT, the hang guard for the whole VM, defaults to 900 s here).
@@ -48,10 +52,19 @@ if [ -n "$(find "$ROOT/src" -name '*.ts' -newer "$ROOT/dist/net/index.js" -print
 fi
 NODE=$(command -v node) || cannot_run "node not found"
 
+# ---- the real sriov-cni, the differential scenario's reference (cached by version; the VM sees the host root) --
+T_REF=$(now)
+SRIOV_CNI=""
+if [ "${LAB_SCENARIO_SET:-}" = reference ]; then
+  SRIOV_CNI=$(bash "$ROOT/scripts/ensure-sriov-cni.sh") \
+    || { echo "lab: warning: the real sriov-cni is not built (above): the sriov-cni-diff scenarios will fail" >&2; SRIOV_CNI=""; }
+fi
+REF_S=$(secs "$T_REF" "$(now)")
+
 # ---- one VM boot for every scenario --------------------------------------------------------------------
 ARGS=""; [ $# -eq 0 ] || ARGS=$(printf ' %q' "$@")
 [[ ${LAB_SEED:-1517} =~ ^[0-9]{1,9}$ ]] || cannot_run "LAB_SEED must be a number, not ${LAB_SEED}"
-CMD="LAB_VERBOSE=${LAB_VERBOSE:-0} LAB_SCENARIO_TIMEOUT_MS=${LAB_SCENARIO_TIMEOUT_MS:-120000} LAB_SEED=${LAB_SEED:-1517} \
+CMD="LAB_SCENARIO_SET=$(printf %q "${LAB_SCENARIO_SET:-}") LAB_SRIOV_CNI=$(printf %q "$SRIOV_CNI") LAB_VERBOSE=${LAB_VERBOSE:-0} LAB_SCENARIO_TIMEOUT_MS=${LAB_SCENARIO_TIMEOUT_MS:-120000} LAB_SEED=${LAB_SEED:-1517} \
 exec $NODE test/lab/harness.js$ARGS"
 OUT=$(mktemp /tmp/sriovctl-lab.XXXXXX)
 trap 'rm -f "$OUT"' EXIT
@@ -81,6 +94,6 @@ elif [ -z "$CLOSING" ]; then
   echo "FAIL lab: the harness ended without its summary (exit $RC)"
   FAILED=$((FAILED + 1))
 fi
-echo "lab: setup ${SETUP_S} s, VM boot + scenarios ${VM_S} s"
+echo "lab: setup ${SETUP_S} s, sriov-cni ${REF_S} s, VM boot + scenarios ${VM_S} s"
 echo "lab: $PASSED passed, $FAILED failed"
 [ "$FAILED" = 0 ] && [ "$RC" = 0 ]

@@ -17,4 +17,5 @@ export interface NicCapture {
 export declare const KERNEL_OWNED: ReadonlySet<string>;
 export declare function settledAddresses(netns: string | null, nic: string): unknown[] | null;
 export declare function readNic(netns: string | null, nic: string, addrs: unknown[]): NicCapture;
+export declare function onlyNic(capture: NicCapture, nic: string): NicCapture;
 export declare function diffCaptures(before: NicCapture, after: NicCapture): string[];

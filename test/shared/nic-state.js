@@ -98,6 +98,16 @@ function readNic(netns, nic, addrs) {
   };
 }
 
+/** Of `capture`, the rules naming `nic` and the nexthop objects through it, with the groups holding them. */
+function onlyNic(capture, nic) {
+  const ids = new Set(capture.nexthops.filter((h) => h.dev === nic).map((h) => h.id));
+  return {
+    ...capture,
+    rules: capture.rules.filter((r) => r.iif === nic || r.oif === nic),
+    nexthops: capture.nexthops.filter((h) => ids.has(h.id) || (Array.isArray(h.group) && h.group.some((m) => ids.has(m.id)))),
+  };
+}
+
 function flatten(v, path, out) {
   if (Array.isArray(v)) {
     v.forEach((x, i) => flatten(x, `${path}[${i}]`, out));
@@ -132,4 +142,4 @@ function diffCaptures(before, after) {
   return out;
 }
 
-module.exports = { KERNEL_OWNED, settledAddresses, readNic, diffCaptures };
+module.exports = { KERNEL_OWNED, settledAddresses, readNic, onlyNic, diffCaptures };

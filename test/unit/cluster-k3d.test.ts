@@ -36,6 +36,12 @@ describe('k3d cluster create arguments', () => {
     ]);
   });
 
+  it("mounts the host's --state-dir into every node at the default state dir, the one its plugin and daemon use (one ledger)", () => {
+    const args = k3dClusterCreateArgs({ ...spec, stateDir: '/srv/state' }, { registryPort: 5000 });
+    const vols = args.flatMap((a, i) => (a === '--volume' ? [args[i + 1]] : []));
+    expect(vols).toEqual(['/srv/state:/var/lib/sriovctl@all']);
+  });
+
   it('airgap: no registry (its image would be pulled); a pass-through config goes first, the flags override it', () => {
     const args = k3dClusterCreateArgs({ ...spec, airgap: true, providerConfig: { apiVersion: 'k3d.io/v1alpha5', kind: 'Simple' } }, { registryPort: 5000 });
     expect(args.slice(0, 5)).toEqual(['cluster', 'create', 'lab', '--config', '/tmp/m/k3d-config.yaml']);

@@ -26,9 +26,12 @@ describe('kind cluster config', () => {
     }
   });
 
-  it('mounts the host state dir into every node at the same path (one ledger)', () => {
+  it("mounts the host's --state-dir into every node at the default state dir, the one its plugin and daemon use (one ledger)", () => {
     const cfg = kindClusterConfig({ ...spec, stateDir: '/srv/state' }) as any;
-    for (const n of cfg.nodes) expect(n.extraMounts).toContainEqual({ hostPath: '/srv/state', containerPath: '/srv/state' });
+    for (const n of cfg.nodes) {
+      expect(n.extraMounts).toContainEqual({ hostPath: '/srv/state', containerPath: '/var/lib/sriovctl' });
+      expect(n.extraMounts.filter((m: any) => m.hostPath === '/srv/state' || m.containerPath === '/srv/state')).toHaveLength(1);
+    }
   });
 
   it('mounts /dev/vfio on workers for vfio-pci and sets the node image', () => {

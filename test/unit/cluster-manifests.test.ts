@@ -6,6 +6,10 @@ import { parseAllDocuments } from 'yaml';
 import { renderManifests, toYaml, writeManifests, SRIOV_RESOURCE, type ManifestInput } from '../../src/cluster/manifests';
 import { admitCall, daemonCallConfig } from '../../src/daemon/caller-env';
 import { pathsOfCall } from '../../src/daemon/host-paths';
+import { readConfig } from '../../src/config';
+import { k3dClusterCreateArgs } from '../../src/cluster/providers/k3d';
+import { kindClusterConfig } from '../../src/cluster/providers/kind';
+import type { CreateSpec } from '../../src/cluster/types';
 
 const PACKAGE_VERSION = (JSON.parse(readFileSync(join(__dirname, '..', '..', 'package.json'), 'utf8')) as { version: string }).version;
 
@@ -14,6 +18,8 @@ const input: ManifestInput = {
   driver: 'vfio-pci',
   cni: { binDir: '/opt/cni/bin', confDir: '/etc/cni/net.d' },
 };
+
+const NODE_SPEC: CreateSpec = { name: 'lab', agents: 1, manifestsDir: '/tmp/m', driver: null, reservedCpus: '0', image: null, stateDir: '/var/lib/sriovctl' };
 
 /** The objects of every file, as kubectl would read them back from the YAML text. */
 function parsed(inp: ManifestInput): Record<string, any[]> {
@@ -139,6 +145,32 @@ describe('rendered manifests', () => {
     for (const p of paths) expect(Object.keys(mounts).some((m) => p === m || p.startsWith(`${m}/`)), p).toBe(true);
     expect(mounts['/var/run/netns'].mountPropagation).toBe('HostToContainer');
     expect(mounts['/opt/cni/bin'].readOnly).toBe(true);
+  });
+
+  it.each([
+    ['k3d', (stateDir: string) => {
+      const args = k3dClusterCreateArgs({ ...NODE_SPEC, stateDir }, { registryPort: 5000 });
+      const ledger = args.flatMap((a, i) => (a === '--volume' && args[i + 1].startsWith(`${stateDir}:`) ? [args[i + 1]] : []));
+      expect(ledger).toHaveLength(1);
+      return ledger[0].slice(stateDir.length + 1).replace(/@all$/, '');
+    }],
+    ['kind', (stateDir: string) => {
+      const mounts = (kindClusterConfig({ ...NODE_SPEC, stateDir }) as any).nodes.flatMap((n: any) => n.extraMounts);
+      const ledger = [...new Set(mounts.filter((m: any) => m.hostPath === stateDir).map((m: any) => m.containerPath))];
+      expect(ledger).toHaveLength(1);
+      return ledger[0] as string;
+    }],
+  ])("%s with --state-dir: the daemon and the node's one-shot plugin both use the node path the host's state dir is mounted at", (_provider, nodePathOf) => {
+    const inNode = nodePathOf('/srv/lab-state');
+    const pod = all['30-sriovctl-cni-installer.yaml'][0].spec.template.spec;
+    const [daemon] = pod.containers;
+    const env = Object.fromEntries(daemon.env.map((e: any) => [e.name, e.value]));
+    // the daemon's state dir is its own configuration; the one-shot plugin's comes from the runtime's environment,
+    // which `cluster up` does not set: both must be the node path of the host's ledger, unconfigured
+    expect(daemonCallConfig(env).config.stateDir).toBe(inNode);
+    expect(readConfig({}).stateDir).toBe(inNode);
+    const mount = daemon.volumeMounts.find((m: any) => m.mountPath === inNode);
+    expect(pod.volumes.find((v: any) => v.name === mount.name).hostPath.path).toBe(inNode);
   });
 
   it('--sriov-cni-name: the installer installs the plugin under that name too, and the attachment uses it', () => {

@@ -7,6 +7,7 @@ import { basename, join } from 'node:path';
 import type { NamespaceSpec } from '../../lend/types';
 import { containerPid, detectContainerRuntime, dockerApiProblem, podmanDockerHost, type ContainerRuntime } from '../container-runtime';
 import { kubectlAccess } from '../kube';
+import { nodeLedgerMount } from '../node-ledger';
 import { DEFAULT_K3S_IMAGE } from '../kubernetes-version';
 import { K3S_POD_CIDR } from '../primary-cni';
 import type { ClusterNode, CreateSpec, Provider, ProviderContext } from '../types';
@@ -76,8 +77,9 @@ export function k3dClusterCreateArgs(spec: CreateSpec, opts: Pick<K3dOptions, 'r
   args.push('--k3s-arg', '--kubelet-arg=cpu-manager-policy=static@agent:*');
   args.push('--k3s-arg', `--kubelet-arg=reserved-cpus=${spec.reservedCpus}@agent:*`);
   if (spec.primaryCniFile) args.push('--volume', `${spec.primaryCniFile}:${K3S_AUTO_DEPLOY_DIR}/sriovctl-primary-cni.yaml@server:0`);
-  // one ledger: the plugin on every node writes its records where the host's status/down/cleanup read them
-  args.push('--volume', `${spec.stateDir}:${spec.stateDir}@all`);
+  // one ledger: the plugin and the daemon on every node write their records where the host's status/down/cleanup read them
+  const ledger = nodeLedgerMount(spec.stateDir);
+  args.push('--volume', `${ledger.hostPath}:${ledger.nodePath}@all`);
   // airgap: k3s's own images (pause, coredns, …) are not in its node image; k3s imports this tarball at start
   if (opts.k3sImages) args.push('--volume', `${opts.k3sImages}:${K3S_AGENT_IMAGES_DIR}/${basename(opts.k3sImages)}@server:*;agent:*`);
   if (spec.driver === 'vfio-pci') args.push('--volume', '/dev/vfio:/dev/vfio@agent:*');

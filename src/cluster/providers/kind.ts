@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import type { NamespaceSpec } from '../../lend/types';
 import { containerPid, detectContainerRuntime, type ContainerRuntime } from '../container-runtime';
 import { kubectlAccess } from '../kube';
+import { nodeLedgerMount } from '../node-ledger';
 import { DEFAULT_KIND_NODE_IMAGE } from '../kubernetes-version';
 import type { ClusterNode, CreateSpec, Provider, ProviderContext } from '../types';
 import { yaml } from '../yaml';
@@ -28,8 +29,9 @@ export function kindClusterConfig(spec: CreateSpec): Record<string, unknown> {
       kubeletExtraArgs: { 'cpu-manager-policy': 'static', 'reserved-cpus': spec.reservedCpus },
     },
   });
-  // one ledger: the plugin on every node writes its records where the host's status/down/cleanup read them
-  const ledgerMount = { hostPath: spec.stateDir, containerPath: spec.stateDir };
+  // one ledger: the plugin and the daemon on every node write their records where the host's status/down/cleanup read them
+  const ledger = nodeLedgerMount(spec.stateDir);
+  const ledgerMount = { hostPath: ledger.hostPath, containerPath: ledger.nodePath };
   const worker: Record<string, unknown> = { role: 'worker', kubeadmConfigPatches: [joinPatch], extraMounts: [ledgerMount] };
   if (spec.driver === 'vfio-pci') worker.extraMounts = [ledgerMount, { hostPath: '/dev/vfio', containerPath: '/dev/vfio' }];
   // kind v0.29.0's node image, pinned whatever kind is installed: the Kubernetes the manifests are validated for

@@ -3,8 +3,8 @@
 
 const { isDeepStrictEqual } = require('node:util');
 
-/** Paths where a and b differ: ['[3].mac: "aa:…" != "bb:…"', …]. */
-function differences(a, b, at = '') {
+/** Where a and b differ: [{ path: '[3].mac', a: 'aa:…', b: 'bb:…' }, …] (a value absent on one side is undefined). */
+function differingPaths(a, b, at = '') {
   if (isDeepStrictEqual(a, b)) return [];
   const both = (x) => x !== null && typeof x === 'object';
   if (both(a) && both(b) && Array.isArray(a) === Array.isArray(b)) {
@@ -12,11 +12,16 @@ function differences(a, b, at = '') {
     const out = [];
     for (const k of keys) {
       const p = Array.isArray(a) ? `${at}[${k}]` : `${at}.${k}`;
-      out.push(...differences(a[k], b[k], p));
+      out.push(...differingPaths(a[k], b[k], p));
     }
     return out;
   }
-  return [`${at || 'value'}: ${JSON.stringify(a)} != ${JSON.stringify(b)}`];
+  return [{ path: at || 'value', a, b }];
+}
+
+/** Paths where a and b differ: ['[3].mac: "aa:…" != "bb:…"', …]. */
+function differences(a, b) {
+  return differingPaths(a, b).map((d) => `${d.path}: ${JSON.stringify(d.a)} != ${JSON.stringify(d.b)}`);
 }
 
 /** Throws "<what>: <path>: <actual> != <expected>; …" (at most 4 differences shown). */
@@ -41,4 +46,4 @@ function expectThrows(fn, what) {
   throw new Error(`${what}: expected an error, but it succeeded`);
 }
 
-module.exports = { expect, expectEqual, expectThrows, differences };
+module.exports = { expect, expectEqual, expectThrows, differences, differingPaths };
