@@ -4,9 +4,18 @@
 // give-back that crashed half-way is finished by running it again. Whatever cannot be put back is a warning naming
 // it; the rest is still restored.
 import { isSysError } from '../errors';
-import type { Link, Nexthop, NexthopMember, Rtnl, Rule } from '../net';
+import { LINK_FLAGS, type Link, type Nexthop, type NexthopMember, type Rtnl, type Rule } from '../net';
+import { pollUntilSync } from '../sriov/poll';
 import type { NexthopSnapshot, RuleSnapshot } from '../ledger/rule-nexthop-types';
 import { describeNexthop, describeRule, nexthopSpecOf, ruleKey, ruleSnapshotOf, ruleSpecOf } from '../ledger/rule-nexthop-specs';
+
+/**
+ * The kernel refuses a nexthop object on a link without carrier (ENETDOWN, "Carrier for nexthop device is down"),
+ * and a real NIC gets it only a while after it comes up: an igb PF ~1 s, an igbvf VF 5–10 s (it negotiates with its
+ * PF). A NIC that had nexthops had carrier when they were made; past this bound (a cable out) they are warnings.
+ */
+const NEXTHOP_CARRIER_WAIT_MS = 15_000;
+const CARRIER_POLL_MS = 20;
 
 /** The NIC's nexthops on `nicIndex` (its ifindex at home now), then the groups as they were. Returns whether anything changed. */
 export function restoreNexthops(rtnl: Rtnl, nicIndex: number, nexthops: readonly NexthopSnapshot[], warnings: string[]): boolean {
@@ -14,6 +23,9 @@ export function restoreNexthops(rtnl: Rtnl, nicIndex: number, nexthops: readonly
   let changed = false;
   const current = new Map(rtnl.listNexthops().map((n) => [n.id, n]));
   const present = new Set(current.keys());
+  if (nexthops.some((n) => n.kind === 'nexthop' && !current.has(n.id))) {
+    pollUntilSync(() => carrierOrNoneToCome(rtnl, nicIndex), { timeoutMs: NEXTHOP_CARRIER_WAIT_MS, pollMs: CARRIER_POLL_MS });
+  }
   for (const n of nexthops) {
     if (n.kind !== 'nexthop') continue;
     const there = current.get(n.id);
@@ -49,6 +61,17 @@ export function restoreNexthops(rtnl: Rtnl, nicIndex: number, nexthops: readonly
     if (attempt(warnings, describeNexthop(g), () => rtnl.addNexthop(nexthopSpecOf({ ...g, members: merged }, nicIndex), { replace }))) changed = true;
   }
   return changed;
+}
+
+/** Whether there is no point waiting longer: the link has carrier, or is down or gone (each nexthop add then says so). */
+function carrierOrNoneToCome(rtnl: Rtnl, index: number): boolean {
+  try {
+    const { flags } = rtnl.getLink({ index });
+    return (flags & LINK_FLAGS.LOWER_UP) !== 0 || (flags & LINK_FLAGS.UP) === 0;
+  } catch (err) {
+    if (isSysError(err)) return true;
+    throw err;
+  }
 }
 
 /**
