@@ -62,6 +62,18 @@ const IPPROTO_UDP = 17;
 /** What a route lookup fails with when there is no way there: no route; an unreachable, prohibit, blackhole one. */
 const NO_ROUTE_ERRNOS = ['ENETUNREACH', 'EHOSTUNREACH', 'EACCES', 'EINVAL'] as const;
 
+/**
+ * A dump of rules, nexthops, neighbours or qdiscs that the kernel (built without them) or qemu-user (it relays
+ * only link, address and route messages: the arm64 executable on amd64) answers EOPNOTSUPP shows none: there is
+ * nothing of that kind it could show us, or put back.
+ */
+const NONE_WHERE_UNSUPPORTED = {
+  recover: (err: unknown): never[] => {
+    if (isSysError(err, 'EOPNOTSUPP')) return [];
+    throw err;
+  },
+};
+
 interface Plan<R> {
   method: keyof NativeRtnlSync;
   args: unknown[];
@@ -499,11 +511,11 @@ const plans = {
       assertObject('listRules options', opts);
       assertKnownKeys('listRules options', opts, ['family']);
     }
-    return plan<Rule[]>('listRules', [familyOption(opts?.family)]);
+    return plan<Rule[]>('listRules', [familyOption(opts?.family)], NONE_WHERE_UNSUPPORTED);
   },
   addRule: (rule: RuleSpec) => plan<void>('addRule', [ruleSpec(rule)]),
   deleteRule: (rule: RuleSpec) => plan<void>('deleteRule', [ruleSpec(rule)]),
-  listNexthops: () => plan<Nexthop[]>('listNexthops', []),
+  listNexthops: () => plan<Nexthop[]>('listNexthops', [], NONE_WHERE_UNSUPPORTED),
   addNexthop: (nexthop: NexthopSpec, opts?: { replace?: boolean }) => {
     if (opts !== undefined) {
       assertObject('addNexthop options', opts);
@@ -532,12 +544,12 @@ const plans = {
       assertObject('listNeighbours options', opts);
       assertKnownKeys('listNeighbours options', opts, ['family']);
     }
-    return plan<Neighbour[]>('listNeighbours', [index, familyOption(opts?.family)]);
+    return plan<Neighbour[]>('listNeighbours', [index, familyOption(opts?.family)], NONE_WHERE_UNSUPPORTED);
   },
   replaceNeighbour: (spec: NeighbourSpec) => plan<void>('replaceNeighbour', [neighbourSpec(spec)]),
   listQdiscs: (index: number) => {
     assertIndex(index);
-    return plan<Qdisc[]>('listQdiscs', [index]);
+    return plan<Qdisc[]>('listQdiscs', [index], NONE_WHERE_UNSUPPORTED);
   },
   replaceRootQdisc: (spec: RootQdiscSpec) => plan<void>('replaceRootQdisc', rootQdiscArgs(spec)),
   netnsCookie: () => plan<string | null>('netnsCookie', []),
