@@ -1,5 +1,5 @@
 #!/bin/sh
-':' //; set -f; for w in $(export -p); do n=${w%%=*}; case $n in NODE_*[!A-Za-z0-9_]*) ;; NODE_*) unset "$n" ;; esac; done; exec node "$0" "$@"
+':' //; set -f; for w in $(export -p); do n=${w%%=*}; case $n in NODE_*[!A-Za-z0-9_]*) ;; NODE_*) unset "$n" ;; esac; done; command -v node >/dev/null || { echo "$0: 'node': No such file or directory (this plugin runs on Node.js)" >&2; exit 127; }; exec node "$0" "$@"
 'use strict';
 // The CNI plugin. Run as a file (kubelet, the runtime), the two lines above are a shell's: they start node with the
 // caller's NODE_* variables removed, since Node reads them before this file's first line (NODE_OPTIONS=--require can

@@ -70,8 +70,7 @@ describe('the plugin as npm installs it (a Node script)', () => {
     s.onCleanup(() => unlinkSync(script));
     await node.useConflist({ cniVersion: '1.0.0', name: `${network}-npm`, plugins: [{ type: 'sriovctl-cni-npm', device: nic.name }] });
     await expect(node.runSandbox(`pod-${s.prefix}`)).rejects.toMatchObject({
-      // the script's first line runs in /bin/sh (it drops the caller's NODE_* variables before it execs node)
-      details: expect.stringMatching(/plugin type="sriovctl-cni-npm" failed \(add\):.*exec: node: not found/),
+      details: expect.stringMatching(/plugin type="sriovctl-cni-npm" failed \(add\):.*'node': No such file or directory/),
     });
     expectAllHome();
     // containerd's cleanup DEL failed the same way, so it keeps the sandbox (not ready) until a DEL succeeds
