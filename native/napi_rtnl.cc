@@ -126,36 +126,31 @@ struct SpecOp : VoidOp<SpecOp<Spec, FromJs, Apply>> {
   }
 };
 
+// One integer argument, read by Read (its error naming it Name), handed to Apply.
+template <class T, T (*Read)(const Napi::CallbackInfo&, size_t, const char*), const char* Name, void (*Apply)(NlSocket&, T)>
+struct ScalarOp : VoidOp<ScalarOp<T, Read, Name, Apply>> {
+  T value{};
+  static ScalarOp parse(const Napi::CallbackInfo& info, ConnPtr c) {
+    ScalarOp op;
+    op.conn = std::move(c);
+    op.value = Read(info, 0, Name);
+    return op;
+  }
+  Done exec(Connection& c) {
+    Apply(c.netlink(), value);
+    return {};
+  }
+};
+
+constexpr char kIndex[] = "index";
+constexpr char kGroup[] = "group";
+constexpr char kId[] = "id";
+using DeleteLinkOp = ScalarOp<int32_t, argInt, kIndex, deleteLink>;
+using DeleteLinkGroupOp = ScalarOp<uint32_t, argU32, kGroup, deleteLinkGroup>;
+using DeleteNexthopOp = ScalarOp<uint32_t, argU32, kId, deleteNexthop>;
+
 using AddLinkOp = SpecOp<NewLink, newLinkFromJs, addLink>;
 using PutAddressOp = SpecOp<AddressSpec, addressSpecFromJs, putAddress>;
-
-struct DeleteLinkGroupOp : VoidOp<DeleteLinkGroupOp> {
-  uint32_t group = 0;
-  static DeleteLinkGroupOp parse(const Napi::CallbackInfo& info, ConnPtr c) {
-    DeleteLinkGroupOp op;
-    op.conn = std::move(c);
-    op.group = static_cast<uint32_t>(argInt(info, 0, "group"));
-    return op;
-  }
-  Done exec(Connection& c) {
-    deleteLinkGroup(c.netlink(), group);
-    return {};
-  }
-};
-
-struct DeleteLinkOp : VoidOp<DeleteLinkOp> {
-  int index = 0;
-  static DeleteLinkOp parse(const Napi::CallbackInfo& info, ConnPtr c) {
-    DeleteLinkOp op;
-    op.conn = std::move(c);
-    op.index = argInt(info, 0, "index");
-    return op;
-  }
-  Done exec(Connection& c) {
-    deleteLink(c.netlink(), index);
-    return {};
-  }
-};
 
 struct SetVfOp : VoidOp<SetVfOp> {
   int pfIndex = 0;
@@ -324,20 +319,6 @@ struct AddNexthopOp : VoidOp<AddNexthopOp> {
   }
   Done exec(Connection& c) {
     addNexthop(c.netlink(), spec, replace);
-    return {};
-  }
-};
-
-struct DeleteNexthopOp : VoidOp<DeleteNexthopOp> {
-  uint32_t id = 0;
-  static DeleteNexthopOp parse(const Napi::CallbackInfo& info, ConnPtr c) {
-    DeleteNexthopOp op;
-    op.conn = std::move(c);
-    op.id = argU32(info, 0, "id");
-    return op;
-  }
-  Done exec(Connection& c) {
-    deleteNexthop(c.netlink(), id);
     return {};
   }
 };
