@@ -149,6 +149,31 @@ using DeleteLinkOp = ScalarOp<int32_t, argInt, kIndex, deleteLink>;
 using DeleteLinkGroupOp = ScalarOp<uint32_t, argU32, kGroup, deleteLinkGroup>;
 using DeleteNexthopOp = ScalarOp<uint32_t, argU32, kId, deleteNexthop>;
 
+// An object argument and whether it replaces what is there (NLM_F_REPLACE), handed to Apply.
+template <class Spec, Spec (*FromJs)(const Napi::Object&), void (*Apply)(NlSocket&, const Spec&, bool)>
+struct PutOp : VoidOp<PutOp<Spec, FromJs, Apply>> {
+  Spec spec;
+  bool replace = false;
+  static PutOp parse(const Napi::CallbackInfo& info, ConnPtr c) {
+    PutOp op;
+    op.conn = std::move(c);
+    op.spec = FromJs(argObject(info, 0, "spec"));
+    op.replace = argBool(info, 1, "replace");
+    return op;
+  }
+  Done exec(Connection& c) {
+    Apply(c.netlink(), spec, replace);
+    return {};
+  }
+};
+
+void putRoute(NlSocket& s, const RouteSpec& r, bool replace) {
+  if (replace)
+    replaceRoute(s, r);
+  else
+    addRoute(s, r);
+}
+
 using AddLinkOp = SpecOp<NewLink, newLinkFromJs, addLink>;
 using PutAddressOp = SpecOp<AddressSpec, addressSpecFromJs, putAddress>;
 
@@ -232,25 +257,6 @@ struct ListRoutesOp : ConnOp<ListRoutesOp<Details>, std::vector<RouteInfo>> {
   }
 };
 
-struct PutRouteOp : VoidOp<PutRouteOp> {
-  RouteSpec spec;
-  bool replace = false;
-  static PutRouteOp parse(const Napi::CallbackInfo& info, ConnPtr c) {
-    PutRouteOp op;
-    op.conn = std::move(c);
-    op.spec = routeSpecFromJs(argObject(info, 0, "route"));
-    op.replace = argBool(info, 1, "replace");
-    return op;
-  }
-  Done exec(Connection& c) {
-    if (replace)
-      replaceRoute(c.netlink(), spec);
-    else
-      addRoute(c.netlink(), spec);
-    return {};
-  }
-};
-
 template <bool Add>
 struct RouteOp : VoidOp<RouteOp<Add>> {
   RouteSpec spec;
@@ -298,6 +304,8 @@ struct ListRulesOp : ConnOp<ListRulesOp, std::vector<RuleInfo>> {
   static Napi::Value toJs(Napi::Env env, const std::vector<RuleInfo>& r) { return rulesToJs(env, r); }
 };
 
+using PutRouteOp = PutOp<RouteSpec, routeSpecFromJs, putRoute>;
+using AddNexthopOp = PutOp<NexthopSpec, nexthopSpecFromJs, addNexthop>;
 using AddRuleOp = SpecOp<RuleSpec, ruleSpecFromJs, addRule>;
 using DeleteRuleOp = SpecOp<RuleSpec, ruleSpecFromJs, deleteRule>;
 
@@ -305,22 +313,6 @@ struct ListNexthopsOp : ConnOp<ListNexthopsOp, std::vector<NexthopInfo>> {
   static ListNexthopsOp parse(const Napi::CallbackInfo&, ConnPtr c) { return ListNexthopsOp{{std::move(c)}}; }
   std::vector<NexthopInfo> exec(Connection& c) { return listNexthops(c.netlink()); }
   static Napi::Value toJs(Napi::Env env, const std::vector<NexthopInfo>& n) { return nexthopsToJs(env, n); }
-};
-
-struct AddNexthopOp : VoidOp<AddNexthopOp> {
-  NexthopSpec spec;
-  bool replace = false;
-  static AddNexthopOp parse(const Napi::CallbackInfo& info, ConnPtr c) {
-    AddNexthopOp op;
-    op.conn = std::move(c);
-    op.spec = nexthopSpecFromJs(argObject(info, 0, "nexthop"));
-    op.replace = argBool(info, 1, "replace");
-    return op;
-  }
-  Done exec(Connection& c) {
-    addNexthop(c.netlink(), spec, replace);
-    return {};
-  }
 };
 
 struct DriverInfoOp : ConnOp<DriverInfoOp, std::optional<DriverInfo>> {
