@@ -3,7 +3,7 @@
 // the same entry loads ./main directly.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { requireWithCodeCache } from '../code-cache';
+import { requireWithCodeCache } from '../package/code-cache';
 import { readConfig } from '../config';
 
 const RUN_BUNDLE = 'sriovctl-run.bundle.js';

@@ -16,12 +16,12 @@ import { checkTargetDir, InstallError, linkAlias, type InstallOutcome } from '..
 import { DEFAULT_INSTALL_LOCK_TIMEOUT_MS, lockInstallDir, type InstallLock } from '../install/install-lock';
 import { installPlugin } from '../install/install-plugin';
 import { packagedPayload } from '../install/packaged-payload';
-import { PLUGIN_NAME, pluginAliasProblem } from '../install/plugin-name';
-import { selfExecutable } from '../self-executable';
+import { PLUGIN_NAME, pluginAliasProblem } from '../install/installed-names';
+import { selfExecutable } from '../package/self-executable';
 import type { CommandIo, CommandKit } from './command-kit';
 import { CliError, ExitCode, usageError } from './exit-codes';
 
-export { PLUGIN_NAME } from '../install/plugin-name';
+export { PLUGIN_NAME } from '../install/installed-names';
 
 export interface InstallCniOpts {
   to: string;

@@ -1,9 +1,9 @@
 // The orchestrator's vocabulary: providers (local netns lab, k3d, kind) behind one small interface.
 import type { NamespaceSpec } from '../lend/types';
 import type { LendSession, Owner, OwnerMatch } from '../lend';
-import type { Progress } from './progress';
-import type { PodJson } from './pod-status';
-import type { ToolRunner } from './tools';
+import type { Progress } from './orchestration/progress';
+import type { PodJson } from './kubernetes/pod-status';
+import type { ToolRunner } from './tools/run-tool';
 
 export const PROVIDER_NAMES = ['local', 'k3d', 'kind'] as const;
 export type ProviderName = (typeof PROVIDER_NAMES)[number];

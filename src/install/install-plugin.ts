@@ -13,8 +13,8 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { closeSync, constants, fchmodSync, fsyncSync, lstatSync, mkdirSync, openSync, readdirSync, readlinkSync, renameSync, rmSync, symlinkSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { fsyncDir, TEMP_MARKER } from '../ledger/atomic-file';
-import { PAYLOAD_LIB_DIR, PAYLOAD_LINK, payloadVersionName } from '../payload-layout';
+import { fsyncDir, TEMP_MARKER } from '../fs/atomic-file';
+import { PAYLOAD_LIB_DIR, PAYLOAD_LINK, payloadVersionName } from '../package/payload-layout';
 import { contentSize, hashContent, holdsContent, writeContent, type Content } from './content';
 import { checkTargetDir, INSTALLED_MODE, InstallError, installExecutable, type InstallOutcome } from './install-executable';
 import type { InstallLock } from './install-lock';

@@ -1,7 +1,7 @@
 // The shape of the CNI front door's part of a lend record (`meta`, see src/cni/attachment.ts), checked whenever a
 // record is read: its IPAM type is run as root on DEL and GC, so a record whose meta is not this shape is
 // reported and never acted upon.
-import { pluginNameProblem } from './plugin-name';
+import { pluginNameProblem } from './delegate-plugin-name';
 
 /** Why `meta` is not (a part of) a CNI meta, or null when it is. */
 export function cniMetaProblem(meta: unknown): string | null {

@@ -2,7 +2,7 @@
 // kernel drops a flock when its holder dies, so a crashed process never leaves a NIC locked.
 import * as path from 'node:path';
 import { SysError } from '../errors';
-import { lockFile, UnusableLockFile } from '../file-lock';
+import { lockFile, UnusableLockFile } from '../fs/file-lock';
 import { assertRecordKey } from './keys';
 import { locksDir, type Ledger } from './store';
 

@@ -5,8 +5,8 @@
 // (src/self-executable.ts). Either way one write(2), and the exit status is the errno.
 import { closeSync, constants as fsConstants, openSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import { packageRoot } from '../package-root';
-import { selfCommand } from '../self-executable';
+import { packageRoot } from '../package/root';
+import { selfCommand } from '../package/self-executable';
 
 export const SYSFS_WRITER_NAME = 'sriovctl-sysfs-write';
 

@@ -7,7 +7,7 @@ import { chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, wr
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { cacheName } from '../../src/code-cache';
+import { cacheName } from '../../src/package/code-cache';
 import { assertBuilt, REPO, sriovctl } from '../helpers/cli-process';
 
 const BUNDLE = join(REPO, 'dist', 'sriovctl-run.bundle.js');

@@ -9,8 +9,8 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isSysError } from '../../src/errors';
 import { lockNic, lockPath, openLedger, readRecord, recordPath, scanRecords } from '../../src/ledger';
-import { readClusterState } from '../../src/cluster/state';
-import { ensureTrusted, examineEntry } from '../../src/secure-dir';
+import { readClusterState } from '../../src/cluster/orchestration/state';
+import { ensureTrusted, examineEntry } from '../../src/fs/secure-dir';
 import { assertBuilt, sriovctl } from '../helpers/cli-process';
 import { requireBundle, runCni } from '../helpers/cni-run';
 

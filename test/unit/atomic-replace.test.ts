@@ -5,7 +5,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
-import { writeFileAtomic } from '../../src/ledger/atomic-file';
+import { writeFileAtomic } from '../../src/fs/atomic-file';
 
 let tmp: string;
 beforeEach(() => {

@@ -8,8 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main';
-import { DEFAULT_IMAGES, IMAGE_ENTRY_POINTS, type ComponentImages } from '../../src/cluster/component-images';
-import { renderManifests, type ManifestInput } from '../../src/cluster/manifests';
+import { DEFAULT_IMAGES, IMAGE_ENTRY_POINTS, type ComponentImages } from '../../src/cluster/kubernetes/component-images';
+import { renderManifests, type ManifestInput } from '../../src/cluster/kubernetes/manifests';
 
 interface Call {
   component: keyof ComponentImages;

@@ -13,7 +13,7 @@ import { CustomResourceDefinition } from 'kubernetes-models/apiextensions.k8s.io
 import { DaemonSet } from 'kubernetes-models/apps/v1';
 import { ClusterRole, ClusterRoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/v1';
 import { ConfigMap, ServiceAccount } from 'kubernetes-models/v1';
-import { renderManifests, toYaml, type ManifestInput } from '../../src/cluster/manifests';
+import { renderManifests, toYaml, type ManifestInput } from '../../src/cluster/kubernetes/manifests';
 import { ajvProblems, kubernetesProblems, strictSchema, validateObjectMeta } from '../helpers/strict-fields';
 import { DEVICE_PLUGIN_CONFIG_SCHEMA } from '../helpers/tool-config-schemas';
 

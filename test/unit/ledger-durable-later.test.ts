@@ -7,7 +7,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isSysError } from '../../src/errors';
-import { writeFileAtomicDurableLater } from '../../src/ledger/atomic-file';
+import { writeFileAtomicDurableLater } from '../../src/fs/atomic-file';
 import { native } from '../../src/native';
 
 let tmp: string;

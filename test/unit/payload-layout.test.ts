@@ -4,7 +4,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { isPayloadVersionName, loaderArgs, payloadVersionName, privateLoaderOf } from '../../src/payload-layout';
+import { isPayloadVersionName, loaderArgs, payloadVersionName, privateLoaderOf } from '../../src/package/payload-layout';
 
 describe('payload layout', () => {
   let dir: string;

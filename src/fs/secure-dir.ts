@@ -4,7 +4,7 @@
 // except a sticky ancestor (/tmp), whose entries only their owner may rename, as long as the entry below it is
 // ours. The same rule as the kernel's protected-path checks, without following a single symlink.
 import { chmodSync, existsSync, lstatSync, type Stats } from 'node:fs';
-import { SysError } from './errors';
+import { SysError } from '../errors';
 import { makeDirs } from './make-dirs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 

@@ -3,7 +3,7 @@
 import { spawn } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
 import { delimiter, join } from 'node:path';
-import { SysError } from '../errors';
+import { SysError } from '../../errors';
 
 export interface ToolResult {
   stdout: string;

@@ -5,17 +5,17 @@ import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { packageRoot } from '../package-root';
-import { configEnv } from '../config';
-import { ownerMatches, ownerOfKey, type LendSession } from '../lend';
-import { connect, createNamedNetns, deleteNamedNetns, openNetns, type Link } from '../net';
-import { listVfs, netdevsOf, type Sysfs } from '../sriov';
-import { clusterDown, nodeOf, recordsOf, restored, type NicReturn } from './down';
-import { localProvider, NETNS_DIR } from './providers/local';
+import { packageRoot } from '../../package/root';
+import { configEnv } from '../../config';
+import { ownerMatches, ownerOfKey, type LendSession } from '../../lend';
+import { connect, createNamedNetns, deleteNamedNetns, openNetns, type Link } from '../../net';
+import { listVfs, netdevsOf, type Sysfs } from '../../sriov';
+import { clusterDown, nodeOf, recordsOf, restored, type NicReturn } from '../orchestration/down';
+import { localProvider, NETNS_DIR } from '../providers/local';
 import { simNicPlan, simSysfsRoot } from './sim-lab';
-import { clusterDir, readClusterState } from './state';
-import { ofCluster, type ProviderContext } from './types';
-import { clusterUp, UP_DEFAULTS, UpFailed } from './up';
+import { clusterDir, readClusterState } from '../orchestration/state';
+import { ofCluster, type ProviderContext } from '../types';
+import { clusterUp, UP_DEFAULTS, UpFailed } from '../orchestration/up';
 
 export interface Look {
   name: string;

@@ -1,11 +1,11 @@
 // The clusters a state directory knows: those with a cluster file, and those with NICs still recorded as lent to
 // them (a file lost, or never written). What `cluster list` prints, and what `cluster down`/`status` choose from
 // when no --name is given.
-import type { LendSession } from '../lend';
-import { ownerOfKey } from '../lend';
+import type { LendSession } from '../../lend';
+import { ownerOfKey } from '../../lend';
 import { recordsOf } from './down';
 import { listClusterStates, readClusterState } from './state';
-import type { ProviderName } from './types';
+import type { ProviderName } from '../types';
 
 /** One cluster, as `cluster list --json` prints it (a contract for scripts). */
 export interface ClusterSummary {

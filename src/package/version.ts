@@ -2,7 +2,7 @@
 // package.json beside it, so scripts/package defines SRIOVCTL_VERSION in its bundles at build time.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { packageRoot } from './package-root';
+import { packageRoot } from './root';
 
 declare const SRIOVCTL_VERSION: string | undefined;
 

@@ -3,11 +3,11 @@
 // file only says what else exists. Written atomically, before the change it describes.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { removeFileDurably, writeFileAtomic } from '../ledger/atomic-file';
-import type { ContainerRuntime } from './container-runtime';
-import type { NodeRole, ProviderName } from './types';
-import { assertTrustedStateDirIfPresent, ensureTrustedStateDir } from '../secure-dir';
-import { readStateFile } from '../state-file';
+import { removeFileDurably, writeFileAtomic } from '../../fs/atomic-file';
+import type { ContainerRuntime } from '../tools/container-runtime';
+import type { NodeRole, ProviderName } from '../types';
+import { assertTrustedStateDirIfPresent, ensureTrustedStateDir } from '../../fs/secure-dir';
+import { readStateFile } from '../../fs/state-file';
 
 export const CLUSTER_STATE_SCHEMA = 1;
 

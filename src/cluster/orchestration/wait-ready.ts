@@ -2,12 +2,12 @@
 // the sriovctl-cni installer) is Ready and each ready agent offers all its VFs as `kubevirt.io/sriov_net`. On
 // timeout the error names each pod that is not Ready with its status as kubectl prints it, and each agent short
 // of VFs — what a user would otherwise dig out with `kubectl get pods` and `kubectl describe node`.
-import { SysError } from '../errors';
-import { COMPONENTS, SRIOV_RESOURCE, SYSTEM_NS } from './manifests';
-import { describeNotReady, podState, type PodState } from './pod-status';
+import { SysError } from '../../errors';
+import { COMPONENTS, SRIOV_RESOURCE, SYSTEM_NS } from '../kubernetes/manifests';
+import { describeNotReady, podState, type PodState } from '../kubernetes/pod-status';
 import type { Progress } from './progress';
 import type { NodeState } from './state';
-import type { KubeAccess } from './types';
+import type { KubeAccess } from '../types';
 
 const POLL_MS = 2000;
 

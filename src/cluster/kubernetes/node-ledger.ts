@@ -4,7 +4,7 @@
 // sriovctl does not set) and the installer DaemonSet's daemon (which takes its state dir from its own
 // configuration and sends back any call whose state dir differs). Both write the host's ledger, where the host's
 // `status`, `cleanup` and `cluster down` read the nodes' records.
-import { DEFAULT_STATE_DIR } from '../config';
+import { DEFAULT_STATE_DIR } from '../../config';
 
 /** The ledger's path inside a node: the plugin's and the daemon's default. */
 export const NODE_STATE_DIR = DEFAULT_STATE_DIR;

@@ -3,8 +3,8 @@
 // `--primary-cni <file|url>` replaces it: read (or fetched through the environment's proxy) once in preflight,
 // adapted to k3s when it is Calico, handed to k3s's auto-deploy directory (k3d) or applied after create (kind).
 import { readFile } from 'node:fs/promises';
-import { SysError } from '../errors';
-import { fetchText } from './http-fetch';
+import { SysError } from '../../errors';
+import { fetchText } from '../tools/http-fetch';
 import { yaml } from './yaml';
 
 /** k3s's default pod network. */

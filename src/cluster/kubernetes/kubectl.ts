@@ -1,7 +1,7 @@
 // The Kubernetes API through kubectl, used by `up` only: labels, manifests, allocatable counts, component pods.
 // `down` never comes here — it must work when the API server is already gone.
 import type { PodJson } from './pod-status';
-import type { ProviderContext, KubeAccess } from './types';
+import type { ProviderContext, KubeAccess } from '../types';
 
 /** kubectl's own bound on each request, so an unreachable API fails in seconds, not minutes. */
 const REQUEST_TIMEOUT = '20s';

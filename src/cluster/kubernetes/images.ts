@@ -7,11 +7,11 @@
 // there; with --airgap nothing is pulled and preflight names each missing archive before anything changes.
 import { renameSync, rmSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { SysError } from '../errors';
-import { makeDirs } from '../make-dirs';
-import type { ContainerRuntime } from './container-runtime';
-import type { Progress } from './progress';
-import type { ToolRunner } from './tools';
+import { SysError } from '../../errors';
+import { makeDirs } from '../../fs/make-dirs';
+import type { ContainerRuntime } from '../tools/container-runtime';
+import type { Progress } from '../orchestration/progress';
+import type { ToolRunner } from '../tools/run-tool';
 
 /** The image cache of online runs, under the (root-owned, trusted) state dir. */
 export function imageCacheDir(stateDir: string): string {

@@ -10,8 +10,8 @@ import { closeSync, fsyncSync, openSync, readdirSync, readFileSync, renameSync, 
 import Module from 'node:module';
 import { basename, dirname, join } from 'node:path';
 import { Script } from 'node:vm';
-import { ensureTrustedDir, untrustedReason } from './secure-dir';
-import { readStateFile } from './state-file';
+import { ensureTrustedDir, untrustedReason } from '../fs/secure-dir';
+import { readStateFile } from '../fs/state-file';
 
 /** One bundle to load: its source, the file name it reports in stack traces, and how it resolves require(). */
 export interface BundleSource {

@@ -1,8 +1,8 @@
 // Preflight: everything `up` needs is checked before anything changes, and every shortfall is reported at once
 // (one error, one line per problem) instead of failing at the first.
-import { SysError } from '../errors';
-import { findOnPath } from './tools';
-import { counted } from '../plural';
+import { SysError } from '../../errors';
+import { findOnPath } from '../tools/run-tool';
+import { counted } from '../../util/plural';
 
 /** An SR-IOV PF as preflight sees it. */
 export interface PfCandidate {

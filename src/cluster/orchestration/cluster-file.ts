@@ -2,13 +2,13 @@
 // provider tool's own cluster config (k3d `k3d.io/v1alpha5` Simple, kind `kind.x-k8s.io/v1alpha4` Cluster),
 // which sriovctl merges under what it needs. Strict: an unknown key, a wrong type or a key sriovctl owns is an
 // error naming the key's path (`cluster.yaml: spec.agnets: unknown key`). Flags override the file (src/cli).
-import { pluginAliasProblem } from '../install/plugin-name';
+import { pluginAliasProblem } from '../../install/installed-names';
 import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { SysError } from '../errors';
-import { CONTAINER_RUNTIMES, type ContainerRuntime } from './container-runtime';
-import { PROVIDER_NAMES, assertClusterName, type ProviderName } from './types';
-import { yaml } from './yaml';
+import { SysError } from '../../errors';
+import { CONTAINER_RUNTIMES, type ContainerRuntime } from '../tools/container-runtime';
+import { PROVIDER_NAMES, assertClusterName, type ProviderName } from '../types';
+import { yaml } from '../kubernetes/yaml';
 
 export const CLUSTER_FILE_API_VERSION = 'sriovctl/v1alpha1';
 

@@ -2,7 +2,7 @@
 // (test/unit/cluster-image-entrypoints.test.ts holds them to it). Multus and the device plugin cannot be pulled
 // where the tests run, so what their images hold is a record, taken from the Dockerfile at the pinned tag; the
 // installer image is ours (scripts/package/image.mjs), and the field tier reads its real archive.
-import { INSTALLER_CNI_BIN, installerImage } from '../install/installer-image';
+import { INSTALLER_CNI_BIN, installerImage } from '../../install/installer-image';
 
 /** Images of the components; each is a multi-arch manifest list (linux/amd64 and linux/arm64). */
 export const DEFAULT_IMAGES = {

@@ -1,7 +1,7 @@
 // What preflight reads from this host, changing nothing: the SR-IOV PFs (sysfs model), which of them are lent
 // already (ledger), and which links are the host's way out (never lent: the host would lose its network).
-import { hostUplinks, readNameservers, type LendSession, type Uplink } from '../lend';
-import { listPfs } from '../sriov';
+import { hostUplinks, readNameservers, type LendSession, type Uplink } from '../../lend';
+import { listPfs } from '../../sriov';
 import type { PfCandidate } from './preflight';
 
 /** Every SR-IOV PF under the session's sysfs root, with its netdev in our namespace and whether it is lent. */

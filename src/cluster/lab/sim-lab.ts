@@ -7,13 +7,13 @@
 import { createHash } from 'node:crypto';
 import { rmdirSync, statfsSync, watch, type FSWatcher } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { isSysError } from '../errors';
-import { connect, openNetns, type Link } from '../net';
-import { initialRef } from '../lend/namespaces';
-import { netdevsOf, sysfsAt, type Sysfs } from '../sriov';
-import { SimDriver, SimSysfs, simMac } from '../sriov/sim';
-import type { Progress } from './progress';
-import { clusterDir, type SimNicState, type SimState } from './state';
+import { isSysError } from '../../errors';
+import { connect, openNetns, type Link } from '../../net';
+import { initialRef } from '../../lend/namespaces';
+import { netdevsOf, sysfsAt, type Sysfs } from '../../sriov';
+import { SimDriver, SimSysfs, simMac } from '../../sriov/sim';
+import type { Progress } from '../orchestration/progress';
+import { clusterDir, type SimNicState, type SimState } from '../orchestration/state';
 
 /** VFs a simulated PF offers (sriov_totalvfs). */
 export const SIM_TOTAL_VFS = 16;

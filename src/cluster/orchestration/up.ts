@@ -4,26 +4,26 @@
 import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { SysError } from '../errors';
-import { installerArchive, installerImage } from '../install/installer-image';
-import { detectContainerRuntime, type ContainerRuntime } from './container-runtime';
-import { cacheImages, imageCacheDir, imagesOf, missingArchiveProblems, planImages, runtimeHasImage, type ImagePlan } from './images';
-import { adaptCalicoForK3s, K3S_POD_CIDR, loadManifestSource, manifestObjects } from './primary-cni';
-import { PRIMARY_CNI_FILE } from './providers/k3d';
+import { SysError } from '../../errors';
+import { installerArchive, installerImage } from '../../install/installer-image';
+import { detectContainerRuntime, type ContainerRuntime } from '../tools/container-runtime';
+import { cacheImages, imageCacheDir, imagesOf, missingArchiveProblems, planImages, runtimeHasImage, type ImagePlan } from '../kubernetes/images';
+import { adaptCalicoForK3s, K3S_POD_CIDR, loadManifestSource, manifestObjects } from '../kubernetes/primary-cni';
+import { PRIMARY_CNI_FILE } from '../providers/k3d';
 import { clusterDown, type DownSummary } from './down';
 import { existingLinks, pfCandidates, uplinks } from './host-facts';
-import type { ComponentImages } from './component-images';
-import { NAD_CRD, renderManifests, SRIOV_NODE_LABEL, writeManifests } from './manifests';
+import type { ComponentImages } from '../kubernetes/component-images';
+import { NAD_CRD, renderManifests, SRIOV_NODE_LABEL, writeManifests } from '../kubernetes/manifests';
 import { waitComponentsReady } from './wait-ready';
 import { ineligibility, missingTools, planPfs, preflightError, type PfCandidate } from './preflight';
 import type { Progress } from './progress';
-import { createSimNics, simNicPlan, simSysfsRoot, SimLab } from './sim-lab';
+import { createSimNics, simNicPlan, simSysfsRoot, SimLab } from '../lab/sim-lab';
 import { sriovStage } from './sriov-stage';
 import { vfioProblems } from './vfio-preflight';
 import { clusterDir, readClusterState, writeClusterState, type ClusterState, type NodeState } from './state';
-import type { ClusterNode, CreateSpec, KubeAccess, Provider, ProviderContext } from './types';
-import { makeDirs } from '../make-dirs';
-import { counted } from '../plural';
+import type { ClusterNode, CreateSpec, KubeAccess, Provider, ProviderContext } from '../types';
+import { makeDirs } from '../../fs/make-dirs';
+import { counted } from '../../util/plural';
 
 export interface UpOptions {
   name: string;

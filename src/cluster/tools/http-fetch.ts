@@ -8,7 +8,7 @@ import { request as httpRequest, type ClientRequest, type IncomingMessage } from
 import { request as httpsRequest } from 'node:https';
 import type { Socket } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
-import { SysError } from '../errors';
+import { SysError } from '../../errors';
 
 const MAX_REDIRECTS = 5;
 const MAX_BODY = 32 * 1024 * 1024;

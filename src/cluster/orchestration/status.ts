@@ -1,7 +1,7 @@
 // `cluster status`: the cluster as its file, the ledger and the provider see it — never the Kubernetes API.
 import { nodeOf, recordsOf } from './down';
 import { readClusterState, type NodeState } from './state';
-import { ofCluster, type Provider, type ProviderContext } from './types';
+import { ofCluster, type Provider, type ProviderContext } from '../types';
 
 export interface LentNic {
   key: string;

@@ -4,7 +4,7 @@
 // process is waiting on would let two processes "hold" the same lock. Used by the ledger's per-NIC locks and by
 // install-cni's per-directory lock.
 import * as fs from 'node:fs';
-import { lockFd, unlockFd } from './net';
+import { lockFd, unlockFd } from './flock';
 import { assertRegularFile, stateFileFlags } from './state-file';
 
 export interface FileLockOptions {

@@ -4,13 +4,13 @@
 // PFs), and only then are the VF counts put back: that write can wait on a driver or on a process holding a VF
 // through VFIO, and waits only so long (naming the holder), with every NIC already home. A NIC that fails does not
 // stop the others; each gets one summary line.
-import { DEFAULT_VFIO_HOLDER_WAIT_MS, ownerOfKey, sameNamespace, type GiveBackOutcome, type LendSession } from '../lend';
-import type { LendRecord } from '../ledger/types';
-import { deviceDir, isBdf, listVfs, type SetNumVfsOptions } from '../sriov';
+import { DEFAULT_VFIO_HOLDER_WAIT_MS, ownerOfKey, sameNamespace, type GiveBackOutcome, type LendSession } from '../../lend';
+import type { LendRecord } from '../../ledger/types';
+import { deviceDir, isBdf, listVfs, type SetNumVfsOptions } from '../../sriov';
 import type { Progress } from './progress';
-import { SimLab, removeSimNics } from './sim-lab';
+import { SimLab, removeSimNics } from '../lab/sim-lab';
 import { readClusterState, removeClusterState, writeClusterState, type ClusterState } from './state';
-import { ofCluster, type Provider, type ProviderContext } from './types';
+import { ofCluster, type Provider, type ProviderContext } from '../types';
 
 /** A NIC's lock may be held for a moment by a CNI DEL or an attach. */
 const GIVE_BACK_LOCK_TIMEOUT_MS = 10_000;

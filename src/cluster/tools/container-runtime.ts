@@ -1,7 +1,7 @@
 // k3d and kind nodes are containers: a node's network namespace is reached through its container's init pid,
 // asked from docker or podman (auto-detected, overridable) — never through a bind mount of ours.
-import { SysError } from '../errors';
-import { findOnPath, type ToolRunner } from './tools';
+import { SysError } from '../../errors';
+import { findOnPath, type ToolRunner } from './run-tool';
 
 export const CONTAINER_RUNTIMES = ['docker', 'podman'] as const;
 export type ContainerRuntime = (typeof CONTAINER_RUNTIMES)[number];
