@@ -1,4 +1,6 @@
-// Waiting for the kernel (or a driver) to catch up: poll a condition at an interval, within a bound.
+// Waiting for the kernel (or a driver) to catch up: poll a condition at an interval, within a bound; and a
+// synchronous sleep for the few places that wait in a synchronous call (a NIC reappearing after its namespace
+// died, a failpoint's kill), which blocks this thread only, without a busy loop.
 
 export interface PollOptions {
   timeoutMs: number;
@@ -25,11 +27,14 @@ export function assertPollOptions(opts: PollOptions): void {
 /** pollUntil for synchronous callers (the one-shot CNI process): blocks the thread between checks. */
 export function pollUntilSync(done: () => boolean, opts: PollOptions): boolean {
   const deadline = Date.now() + opts.timeoutMs;
-  const cell = new Int32Array(new SharedArrayBuffer(4));
   for (;;) {
     if (done()) return true;
     const left = deadline - Date.now();
     if (left <= 0) return false;
-    Atomics.wait(cell, 0, 0, Math.min(opts.pollMs, left));
+    sleepSync(Math.min(opts.pollMs, left));
   }
+}
+
+export function sleepSync(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }
