@@ -1,5 +1,5 @@
 // `sriovctl install-cni --to <dir>`: the installer image's entry point. Installs this self-contained executable into
-// a CNI bin dir as the plugin `sriovctl-cni`, atomically, only when it changed: the payload (src/payload-layout.ts:
+// a CNI bin dir as the plugin `sriovctl-cni`, atomically, only when it changed: the payload (src/package/payload-layout.ts:
 // the executable, its private glibc and the static one-shot launcher sriovctl.d/oneshot, so it runs on nodes
 // without glibc), and in front of it as `sriovctl-cni` the static native shim, which hands each call to a resident
 // `sriovctl daemon` and, when none answers, execs sriovctl.d/oneshot (so DEL always works). `--no-shim` makes

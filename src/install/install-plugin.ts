@@ -1,4 +1,4 @@
-// install-cni's work: the plugin and its payload (src/payload-layout.ts) into a CNI bin dir, so the plugin runs on a
+// install-cni's work: the plugin and its payload (src/package/payload-layout.ts) into a CNI bin dir, so the plugin runs on a
 // node without glibc. Order and atomicity, for a kubelet that may run the plugin at any moment:
 //   1. the payload is written whole into a temp dir, fsynced, renamed to its immutable sriovctl.d-<hash>;
 //   2. the sriovctl.d link is swapped to it by rename (a new symlink renamed over the old one): a launcher sees

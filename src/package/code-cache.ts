@@ -1,7 +1,7 @@
 // Loading a bundle with a V8 code cache (the CNI plugin's and the CLI's). Each is a fresh process per call, and compiling
 // its bundle is the largest cost above Node's own start-up; V8 can skip it with the bytecode of an earlier run.
 // V8 checks only that a cache fits the source's *length*, so a cache is code we run: it is read only from a
-// trusted directory (root's, not writable by anyone else along the whole path: ./secure-dir.ts) and named by a
+// trusted directory (root's, not writable by anyone else along the whole path: ../fs/secure-dir.ts) and named by a
 // hash of the source, the Node version and the architecture, so a rebuilt bundle or an upgraded Node never sees
 // a stale one. Written once, at the exit of the first run without one, so it holds the functions that run
 // actually compiled. Any failure here only costs the compile.

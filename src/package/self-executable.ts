@@ -1,7 +1,7 @@
 // The self-contained executable this process runs from, if it is one (Node's single executable application);
 // null when sriovctl runs on a Node.js installation (npm, a checkout), where process.execPath is node itself.
 // Started by the plugin's launcher, the executable runs under a payload's private loader and process.execPath is
-// that loader (src/payload-layout.ts): the executable is the payload's. Under any other explicit loader the
+// that loader (src/package/payload-layout.ts): the executable is the payload's. Under any other explicit loader the
 // executable cannot be found, and this is null too (install-cni must never copy a loader as the plugin).
 import { basename } from 'node:path';
 import { isLoaderName, loaderArgs, privateLoaderOf } from './payload-layout';

@@ -1,5 +1,5 @@
 // The installer image archive `npm run package` built, read as a runtime reads it: every platform's config has the
-// entry point the manifests rely on (src/cluster/component-images.ts), its layers carry the executables the
+// entry point the manifests rely on (src/cluster/kubernetes/component-images.ts), its layers carry the executables the
 // manifests call, and the DaemonSet's containers work in a real container: `--also-as sriov` links the plugin (the
 // shim) under sriov-cni's name too, and a runtime calling that name gets the CNI plugin; the main container serves
 // `sriovctl daemon` on the socket dir it shares with the node, which the node's shim reaches.

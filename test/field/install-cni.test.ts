@@ -68,7 +68,7 @@ describe('sriovctl install-cni', () => {
     expectInstalledPlugin(second, 'amd64');
   });
 
-  it('run from the payload, it runs itself again as the bounded sysfs writer through the same loader (src/self-executable.ts)', async () => {
+  it('run from the payload, it runs itself again as the bounded sysfs writer through the same loader (src/package/self-executable.ts)', async () => {
     const dir = binDir();
     expect((await install(dir)).code).toBe(0);
     const p = privateLoaderOf(join(dir, readlinkSync(join(dir, 'sriovctl.d')), 'lib', 'ld-linux-x86-64.so.2'))!;

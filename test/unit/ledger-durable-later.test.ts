@@ -1,4 +1,4 @@
-// A record written before a NIC moves (src/ledger/atomic-file.ts): its data fsynced before it is visible, its
+// A record written before a NIC moves (src/fs/atomic-file.ts): its data fsynced before it is visible, its
 // directory fsynced while the NIC moves, on disk once finish() returns, and a failed fsync is the caller's error,
 // never lost on the addon's thread.
 import { execFileSync } from 'node:child_process';

@@ -1,4 +1,4 @@
-// Recognising the payload's private loader from process.execPath (src/payload-layout.ts): what install-cni copies
+// Recognising the payload's private loader from process.execPath (src/package/payload-layout.ts): what install-cni copies
 // and what the sysfs writer re-runs when the executable was started by the plugin's launcher.
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

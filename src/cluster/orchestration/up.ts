@@ -52,7 +52,7 @@ export interface UpOptions {
   runtime?: ContainerRuntime | null;
   /** --primary-cni: a manifest file or URL replacing the provider's built-in network; null = built-in. */
   primaryCni?: string | null;
-  /** --images: a directory of image archives (src/cluster/images.ts names them). */
+  /** --images: a directory of image archives (src/cluster/kubernetes/images.ts names them). */
   imagesDir?: string | null;
   /** --airgap: never touch the network; every image must have an archive here. */
   airgap?: boolean;
