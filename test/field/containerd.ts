@@ -27,6 +27,8 @@ export interface ContainerdOptions {
   sandboxImage?: string;
   /** Extra environment for containerd, inherited by every CNI plugin it execs. */
   env?: Record<string, string>;
+  /** A command that execs containerd with its argv (e.g. nsenter into a mount namespace); absolute path first. */
+  launcher?: string[];
 }
 
 /** Resolve a program on the test's PATH (containerd's own PATH will not have it). */
@@ -116,7 +118,8 @@ ${this.opts.sandboxImage ? `  sandbox_image = ${q(this.opts.sandboxImage)}\n` : 
     this.client = new CriClient(this.socket);
     const logFd = openSync(this.log, 'a');
     try {
-      this.proc = spawn(which('containerd'), ['--config', join(this.dir, 'config.toml')], {
+      const [cmd, ...args] = [...(this.opts.launcher ?? []), which('containerd'), '--config', join(this.dir, 'config.toml')];
+      this.proc = spawn(cmd, args, {
         env: { PATH: this.pathDir, ...(this.opts.env ?? {}) },
         stdio: ['ignore', logFd, logFd],
       });
