@@ -421,6 +421,11 @@ export class Cluster {
     };
     if (this.kubelet?.running && this.apiserver?.running) await attempt('deleting pods', () => this.deleteAllPods());
     await attempt('stopping kubelet', () => this.kubelet?.stop());
+    // a sandbox whose CNI DEL keeps failing keeps its netns: containerd's teardown removes what it is told of
+    await attempt('listing the sandboxes\' netns', async () => {
+      if (!this.containerd.running) return;
+      for (const sb of await this.containerd.cri.listPodSandbox()) this.containerd.trackNetns((await this.containerd.cri.podSandboxStatus(sb.id)).netnsPath);
+    });
     await attempt('containerd teardown', () => this.containerd.teardown());
     for (const c of [this.scheduler, this.controllerManager, this.apiserver, this.etcd]) await attempt(`stopping ${c?.name}`, () => c?.stop());
     await attempt('removing the cgroup root', () => {
