@@ -9,9 +9,11 @@ export {
   deleteRecord,
   scanRecords,
   recordKeysWithPrefix,
+  recordsOfOwner,
   recordPath,
   type Ledger,
   type ScanResult,
+  type RecordWriteHooks,
 } from './store';
 export type { PendingDurability } from './atomic-file';
 export { lockNic, lockNicWaiting, lockPath, DEFAULT_LOCK_TIMEOUT_MS, type NicLock, type LockOptions } from './lock';
