@@ -22,9 +22,10 @@ export default async function ledgerScaleBench(ctx) {
     const socket = join(scratch, 'run', 'cni.sock');
     const daemon = await startDaemon(socket);
     try {
-      const alone = { env: { SRIOVCTL_SOCKET: socket } };
-      const crowded = { env: { SRIOVCTL_SOCKET: socket, SRIOVCTL_STATE_DIR: crowdedLedger(scratch, worldEnv.SRIOVCTL_STATE_DIR, call, ours, alone) } };
-      const contenders = { crowded, alone };
+      const record = realRecord(worldEnv.SRIOVCTL_STATE_DIR, call, ours, { env: { SRIOVCTL_SOCKET: socket } });
+      // two state dirs made alike, one with the other pods' records and one without
+      const ledgerOf = (name, records) => ({ env: { SRIOVCTL_SOCKET: socket, SRIOVCTL_STATE_DIR: ledgerWith(join(scratch, name), record, records) } });
+      const contenders = { crowded: ledgerOf('crowded', OTHER_RECORDS), alone: ledgerOf('alone', 0) };
       for (const opts of Object.values(contenders)) {
         call([SHIM], ours, 'ADD', opts);
         call([SHIM], ours, 'DEL', opts);
@@ -48,22 +49,24 @@ export default async function ledgerScaleBench(ctx) {
   });
 }
 
-/** A state dir holding OTHER_RECORDS copies of the world's real record (taken while its NIC is lent), no index. */
-function crowdedLedger(scratch, stateDir, call, ours, viaDaemon) {
+/** The world's real record, taken while its NIC is lent. */
+function realRecord(stateDir, call, ours, viaDaemon) {
   call([SHIM], ours, 'ADD', viaDaemon);
-  let record;
   try {
     const [file] = readdirSync(join(stateDir, 'records')).filter((f) => f.endsWith('.json'));
-    record = JSON.parse(readFileSync(join(stateDir, 'records', file), 'utf8'));
+    return JSON.parse(readFileSync(join(stateDir, 'records', file), 'utf8'));
   } finally {
     call([SHIM], ours, 'DEL', viaDaemon);
   }
-  const crowded = join(scratch, 'crowded');
-  mkdirSync(join(crowded, 'records'), { recursive: true, mode: 0o700 });
-  chmodSync(crowded, 0o700);
-  for (let i = 0; i < OTHER_RECORDS; i++) {
+}
+
+/** A state dir at `dir` holding `count` copies of `record` under other keys and owners, and no owner index. */
+function ledgerWith(dir, record, count) {
+  mkdirSync(join(dir, 'records'), { recursive: true, mode: 0o700 });
+  chmodSync(dir, 0o700);
+  for (let i = 0; i < count; i++) {
     const key = `mac-02ee${String(i).padStart(8, '0')}`;
-    writeFileSync(join(crowded, 'records', `${key}.json`), JSON.stringify({ ...record, key, owner: `cni:other-pod-${i}/net1` }, null, 2), { mode: 0o600 });
+    writeFileSync(join(dir, 'records', `${key}.json`), JSON.stringify({ ...record, key, owner: `cni:other-pod-${i}/net1` }, null, 2), { mode: 0o600 });
   }
-  return crowded;
+  return dir;
 }
