@@ -19,7 +19,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { native } from '../native';
-import { isTempFileName } from './atomic-file';
+import { isTempFileName } from '../fs/atomic-file';
 import { isRecordKey } from './keys';
 
 /** The ledger's two directories, as store.ts names them. */
