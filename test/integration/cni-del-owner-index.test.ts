@@ -61,6 +61,7 @@ describe('DEL among other pods\' records, with the owner index', () => {
     // a first DEL of another attachment indexes the ledger (its boot stamp)
     expect(call('DEL', { containerId: 'c-none' }).status).toBe(0);
     expect(readdirSync(owners()).filter((n) => n.startsWith('boot.'))).toHaveLength(1);
+    expect(readdirSync(owners()).filter((n) => n.startsWith(`${ownRecord().key}.`))).toEqual([ownEntry()]);
     expect(ownEntry()).toMatch(new RegExp(`\\.${ownerHash(OWNER)}$`));
 
     damage[what]();
