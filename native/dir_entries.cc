@@ -13,16 +13,17 @@
 
 namespace sriovctl {
 
-namespace {
-
-struct DirGuard {
-  DIR* dir;
-  ~DirGuard() {
-    if (dir) ::closedir(dir);
+void forEachDirEntry(DIR* dir, const std::string& op, const std::function<void(const dirent&)>& each) {
+  for (;;) {
+    errno = 0;
+    dirent* e = readdir(dir);
+    if (!e) {
+      if (errno != 0) throwErrno(op);
+      return;
+    }
+    each(*e);
   }
-};
-
-}  // namespace
+}
 
 std::vector<std::pair<std::string, std::string>> dirEntryInodes(const std::string& dir) {
   const std::string op = "read directory " + dir;
@@ -36,18 +37,12 @@ std::vector<std::pair<std::string, std::string>> dirEntryInodes(const std::strin
     throwErrno(op);
   }
   std::vector<std::pair<std::string, std::string>> out;
-  for (;;) {
-    errno = 0;
-    dirent* e = readdir(d.dir);
-    if (!e) {
-      if (errno != 0) throwErrno(op);
-      break;
-    }
-    if (std::strcmp(e->d_name, ".") == 0 || std::strcmp(e->d_name, "..") == 0) continue;
+  forEachDirEntry(d.dir, op, [&](const dirent& e) {
+    if (std::strcmp(e.d_name, ".") == 0 || std::strcmp(e.d_name, "..") == 0) return;
     char ino[17];
-    std::snprintf(ino, sizeof ino, "%" PRIx64, static_cast<uint64_t>(e->d_ino));
-    out.emplace_back(e->d_name, ino);
-  }
+    std::snprintf(ino, sizeof ino, "%" PRIx64, static_cast<uint64_t>(e.d_ino));
+    out.emplace_back(e.d_name, ino);
+  });
   return out;
 }
 
