@@ -104,6 +104,8 @@ export function candidateKeys(dirs: IndexDirs, owner: string, readOwner: ReadOwn
       if (names!.has(`${file}.${wanted}`)) keys.push(key);
       continue;
     }
+    // a name no key has is no record (the scan reports it)
+    if (!isRecordKey(key)) continue;
     // no entry of this file (or none to trust): the record says, and its entry is made for the next lookup
     const found = readOwner(key);
     try {
@@ -118,7 +120,10 @@ export function candidateKeys(dirs: IndexDirs, owner: string, readOwner: ReadOwn
   return keys.sort();
 }
 
-/** Every record file's key and inode (temp files and other names left out: the scan reports those). */
+/**
+ * Every record file's name without its suffix, and its inode (temp files and other suffixes left out: the scan
+ * reports those); a caller that acts on one checks that it is a key (isRecordKey: too dear for every file).
+ */
 export function recordFiles(dir: string): { key: string; inode: string }[] {
   let listing: string[];
   try {
@@ -131,8 +136,7 @@ export function recordFiles(dir: string): { key: string; inode: string }[] {
   for (let i = 0; i + 1 < listing.length; i += 2) {
     const name = listing[i];
     if (isTempFileName(name) || !name.endsWith(RECORD_SUFFIX)) continue;
-    const key = name.slice(0, -RECORD_SUFFIX.length);
-    if (isRecordKey(key)) out.push({ key, inode: listing[i + 1] });
+    out.push({ key: name.slice(0, -RECORD_SUFFIX.length), inode: listing[i + 1] });
   }
   return out;
 }

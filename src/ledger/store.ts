@@ -252,6 +252,7 @@ export function recordKeysWithPrefix(l: Ledger, prefix: string): string[] {
   for (const { key } of recordFiles(recordsDir(l.dir))) {
     if (!key.startsWith(prefix)) continue;
     try {
+      // readRecord refuses a name that is no key
       if (readRecord(l, key)) keys.push(key);
     } catch {
       // unreadable: scanRecords reports it (status, cleanup); it is no lend to give back
