@@ -12,10 +12,12 @@ export function run(): void {
   const bundle = join(__dirname, RUN_BUNDLE);
   const { stateDir } = readConfig(process.env);
   // the cache lives in the state directory, but a read-only command must not create that on a fresh machine
+  /* eslint-disable @typescript-eslint/no-require-imports -- the CLI proper is loaded when a command runs, from its bundle */
   const cli = !existsSync(bundle)
     ? (require('./main') as typeof import('./main'))
     : existsSync(stateDir)
       ? (requireWithCodeCache(bundle, join(stateDir, 'cli', 'code-cache')) as typeof import('./main'))
       : (require(bundle) as typeof import('./main'));
+  /* eslint-enable @typescript-eslint/no-require-imports */
   cli.run();
 }
