@@ -15,6 +15,9 @@ const BIN = {
   knip: join(ROOT, 'node_modules', 'knip', 'bin', 'knip.js'),
 };
 
+/** Each test starts one to three checker processes; typed linting builds a TypeScript program (slow on a busy machine). */
+const SLOW = { timeout: 180_000 };
+
 let dir: string;
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), 'sriovctl-checkers-'));
@@ -35,12 +38,12 @@ function copyConfig(...files: string[]): void {
 }
 
 function run(bin: string, args: string[]): { status: number | null; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, [bin, ...args], { cwd: dir, encoding: 'utf8', timeout: 120_000, env: { PATH: process.env.PATH, HOME: dir } });
+  const r = spawnSync(process.execPath, [bin, ...args], { cwd: dir, encoding: 'utf8', timeout: 170_000, env: { PATH: process.env.PATH, HOME: dir } });
   if (r.error) throw r.error;
   return { status: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
-describe('dependency-cruiser (.dependency-cruiser.cjs)', () => {
+describe('dependency-cruiser (.dependency-cruiser.cjs)', SLOW, () => {
   beforeEach(() => {
     copyConfig('.dependency-cruiser.cjs');
     // a clean stack: native loads the addon, net uses native, the engine uses net, a front door uses the engine's index
@@ -98,7 +101,7 @@ describe('dependency-cruiser (.dependency-cruiser.cjs)', () => {
   });
 });
 
-describe('typescript-eslint (eslint.config.mjs)', () => {
+describe('typescript-eslint (eslint.config.mjs)', SLOW, () => {
   /** Lines that end in `// <rule>` must be reported by exactly that rule; every other line must pass. */
   const PLANTED = `import { readFileSync } from 'node:fs'; // @typescript-eslint/no-unused-vars
 export async function later(): Promise<number> {
@@ -177,7 +180,7 @@ export const lazy = (): unknown => require('node:path');
   });
 });
 
-describe('knip (knip.jsonc)', () => {
+describe('knip (knip.jsonc)', SLOW, () => {
   it('fails on a dead export, a dead exported type, a dead file and an unused dependency, and on nothing else', () => {
     copyConfig('knip.jsonc');
     put('package.json', JSON.stringify({ name: 'fixture', private: true, dependencies: { commander: '14.0.3', yaml: '2.9.1' } }));
