@@ -20,8 +20,9 @@ const LAYERS = [
   { name: 'sriov', path: '^src/sriov/' },
   { name: 'package', path: '^src/package/' },
   { name: 'proc', path: '^src/proc/' },
-  { name: 'net', path: '^src/net/' },
+  // files and locks: the flock is checked with net's argument rules like every other call into the addon
   { name: 'fs', path: '^src/fs/' },
+  { name: 'net', path: '^src/net/' },
   { name: 'util', path: '^src/util/' },
   { name: 'config', path: '^src/config\\.ts$' },
   // the addon's typed surface is declared with net's types (type-only: nothing of net runs below it)

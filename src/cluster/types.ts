@@ -1,5 +1,5 @@
 // The orchestrator's vocabulary: providers (local netns lab, k3d, kind) behind one small interface.
-import type { NamespaceSpec } from '../lend';
+import type { NamespaceSpec } from '../lend/types';
 import type { LendSession, Owner, OwnerMatch } from '../lend';
 import type { Progress } from './orchestration/progress';
 import type { PodJson } from './kubernetes/pod-status';

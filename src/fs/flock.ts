@@ -1,6 +1,6 @@
 // flock with a timeout on a descriptor the caller owns (the ledger's per-NIC locks).
 import { native } from '../native';
-import { assertBoolean, assertInteger, invalid } from '../util/arguments';
+import { assertBoolean, assertInteger, invalid } from '../net/validate';
 
 /** true when locked; false when `timeoutMs` passed first (0 = one attempt). */
 export function lockFd(fd: number, opts: { exclusive: boolean; timeoutMs: number }): boolean {

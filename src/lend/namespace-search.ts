@@ -10,9 +10,9 @@
 // directory given up on is reported (SearchBudget.skipped), never read to the end.
 import { lstatSync, opendirSync, readdirSync, readlinkSync, statSync, type Dir, type Dirent } from 'node:fs';
 import { join } from 'node:path';
+import type { SearchBounds } from '../config';
 import { sameNetns, statNetnsId } from '../net/netns-id';
 import type { NetnsId } from '../net/types';
-import type { SearchBounds } from '../config';
 
 export const NAMED_NETNS_DIR = '/var/run/netns';
 

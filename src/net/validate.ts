@@ -1,9 +1,19 @@
 // Argument validation before anything reaches C++: every bad value is a TypeError that names it.
 import { isIPv4Text, isIPv6Text } from './ip-text';
 import type { AddressFamily, Mac } from './types';
-import { assertInteger, invalid } from '../util/arguments';
 
-export { assertBoolean, assertInteger, invalid } from '../util/arguments';
+function show(v: unknown): string {
+  try {
+    if (typeof v === 'string' || (typeof v === 'object' && v !== null)) return JSON.stringify(v);
+    return String(v);
+  } catch {
+    return Object.prototype.toString.call(v);
+  }
+}
+
+export function invalid(what: string, v: unknown, why?: string): TypeError {
+  return new TypeError(`invalid ${what}: ${show(v)}${why ? ` (${why})` : ''}`);
+}
 
 // The one home of the address and size rules every front door checks (CNI config, CLI arguments, the engine's
 // requests, the netlink layer): a MAC, an MTU, a VLAN ID, an interface name. (PCI addresses: src/sriov/paths.ts.)
@@ -69,9 +79,19 @@ export function assertAltname(v: string): void {
   assertNameLike('altname', v, 127);
 }
 
+export function assertInteger(what: string, v: unknown, min: number, max: number): asserts v is number {
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) {
+    throw invalid(what, v, `expected an integer in ${min}..${max}`);
+  }
+}
+
 /** An ifindex: a positive 32-bit integer. */
 export function assertIndex(v: unknown, what = 'ifindex'): asserts v is number {
   assertInteger(what, v, 1, 0x7fffffff);
+}
+
+export function assertBoolean(what: string, v: unknown): asserts v is boolean {
+  if (typeof v !== 'boolean') throw invalid(what, v, 'expected a boolean');
 }
 
 /** Canonical text of an IP address (IPv6 compressed, lower-case), or null when it is not one. */

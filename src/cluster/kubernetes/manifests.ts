@@ -11,7 +11,7 @@ import { PLUGIN_NAME } from '../../install/installed-names';
 import { DEFAULT_IMAGES, type ComponentImages } from './component-images';
 import { NODE_STATE_DIR } from './node-ledger';
 import { yaml } from './yaml';
-import { makeDirs } from '../../fs/make-dirs';
+import { makeDirs } from '../../util/make-dirs';
 
 export const RESOURCE_PREFIX = 'kubevirt.io';
 export const RESOURCE_NAME = 'sriov_net';
