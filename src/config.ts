@@ -31,7 +31,6 @@ export interface SearchBounds {
 export const DEFAULT_STATE_DIR = '/var/lib/sriovctl';
 export const DEFAULT_SYSFS_ROOT = '/sys';
 export const DEFAULT_RESOLV_CONF = '/etc/resolv.conf';
-/** Where the daemon listens (SRIOVCTL_SOCKET names another): the node's installer DaemonSet mounts its directory. */
 export const DEFAULT_SOCKET = '/run/sriovctl/cni.sock';
 
 /**

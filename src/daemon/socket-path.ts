@@ -3,8 +3,9 @@
 import { lstatSync, unlinkSync } from 'node:fs';
 import { connect } from 'node:net';
 import { dirname } from 'node:path';
-import { DEFAULT_SOCKET } from '../config';
 import { ensureTrustedDir } from '../fs/secure-dir';
+
+export const DEFAULT_SOCKET = '/run/sriovctl/cni.sock';
 
 export function socketPath(env: Readonly<Record<string, string | undefined>>): string {
   return env.SRIOVCTL_SOCKET || DEFAULT_SOCKET;

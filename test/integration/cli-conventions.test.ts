@@ -6,7 +6,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { useCliWorld, type CliWorld } from '../helpers/cli-fixture';
-import { DEFAULT_SOCKET } from '../../src/config';
+import { DEFAULT_SOCKET } from '../../src/daemon/socket-path';
 
 const PF = '0000:5e:00.0';
 
