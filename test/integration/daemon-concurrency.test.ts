@@ -9,7 +9,7 @@ import { lockNic, openLedger, type NicLock } from '../../src/ledger';
 import { expectErrorShape, ledgerRecords, netnsPath, runCni, runCniAsync, type CniCall, type CniRoots } from '../helpers/cni-run';
 import { deviceConf, useCniPodWorld } from '../helpers/cni-world';
 import { startDaemon, type DaemonProcess } from '../helpers/daemon-process';
-import type { Scratch } from '../helpers/kernel';
+import { ip, ipJson, type Scratch } from '../helpers/kernel';
 import { nicState, standInNic, type NicState } from '../helpers/lend-fixture';
 
 let s: Scratch;
@@ -176,4 +176,42 @@ describe('the daemon runs calls at once', () => {
     expect(nicState(nic.name)).toEqual(nic);
     expect(ledgerRecords(roots.stateDir)).toEqual([]);
   });
+
+  it("a DEL waiting for its NIC's carrier at home (to make its nexthop again) holds up no other caller's VERSION", async () => {
+    writeGatedIpam();
+    const running = (daemon = await startDaemon(sock()));
+    // the NIC has a nexthop object at home: the kernel takes one only on a link with carrier
+    const peer = `${nic.name}p`;
+    ip('link', 'set', peer, 'up');
+    ip('link', 'set', nic.name, 'up');
+    const nhid = String(100_000 + Math.floor(Math.random() * 900_000));
+    await until('carrier on the NIC', () => hasCarrier(nic.name));
+    ip('nexthop', 'add', 'id', nhid, 'dev', nic.name);
+    const home = nicState(nic.name)!;
+    const add = runCni(call('ADD', 'c1', pod, nic, staticIpam), roots);
+    expect(add.status, add.stdout + add.stderr).toBe(0);
+
+    // back home it finds no carrier (its peer is down): the give-back waits for it before making the nexthop
+    ip('link', 'set', peer, 'down');
+    const del = runCniAsync(call('DEL', 'c1', pod, nic, staticIpam), roots);
+    let delDone = false;
+    void del.then(() => (delDone = true));
+    await until('the NIC home and up, waiting for carrier', () => nicState(nic.name)?.up === true);
+    const version = await within('VERSION while a DEL waits for carrier', runCniAsync(call('VERSION', 'c3', pod, nic, staticIpam), roots));
+    expect(version.status, version.stdout + version.stderr).toBe(0);
+    expect(delDone).toBe(false);
+
+    ip('link', 'set', peer, 'up');
+    const back = await within('the DEL once the carrier is there', del);
+    expect(back.status, back.stdout + back.stderr).toBe(0);
+    expect(nicState(nic.name)).toEqual(home);
+    expect(ipJson('nexthop', 'show', 'id', nhid)).toMatchObject([{ id: Number(nhid), dev: nic.name }]);
+    expect(ledgerRecords(roots.stateDir)).toEqual([]);
+    // the daemon answered the VERSION itself (the shim sends a caller the daemon does not greet to the one-shot plugin)
+    expect((await running.stats()).requests.byVerb).toEqual({ ADD: 1, DEL: 1, VERSION: 1 });
+  });
 });
+
+function hasCarrier(link: string): boolean {
+  return (ipJson('link', 'show', 'dev', link)[0]?.flags as string[]).includes('LOWER_UP');
+}
