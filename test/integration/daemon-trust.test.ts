@@ -156,6 +156,28 @@ describe('the daemon\'s own configuration', () => {
     expect(d.log()).toContain(`its CNI_PATH names ${pluginDir()}, not one of the daemon's plugin dirs (/usr/lib/cni)`);
   });
 
+  it('a CNI_PATH of several dirs (as Multus thin passes) whose IPAM plugin is found in the daemon\'s dir first is served; the lookup never reaches the other dir', async () => {
+    const d = await daemon({ SRIOVCTL_DAEMON_CALLER_ROOT: '', SRIOVCTL_STATE_DIR: roots.stateDir, SRIOVCTL_SYSFS_ROOT: roots.sim.root });
+    // a `static` of the caller's own in the other dir: run, it would leave its mark
+    writeSpy(pluginDir());
+    writeFileSync(join(pluginDir(), 'static'), spyText(marker()), { mode: 0o755 });
+    const conf = deviceConf(s, nic, { type: 'static', addresses: [{ address: '10.78.0.6/24' }] });
+    const multus = { CNI_PATH: `/usr/lib/cni:${pluginDir()}` };
+    const add = shimAs([], callEnv('ADD', multus), conf);
+    expect(add.status, add.stdout + add.stderr).toBe(0);
+    expect(JSON.parse(add.stdout).ips).toEqual([{ address: '10.78.0.6/24', interface: 0 }]);
+    expect(shimAs([], callEnv('DEL', multus), conf).status).toBe(0);
+    expect((await d.stats()).requests.byVerb).toEqual({ ADD: 1, DEL: 1 });
+    expect(spyRuns()).toEqual([]);
+    expect(nicState(nic.name)).toEqual(nic);
+    // the daemon's dir after the other one: the lookup would look there first, so the call is sent back
+    const first = shimAs([], callEnv('STATUS', { CNI_PATH: `${pluginDir()}:/usr/lib/cni` }), conf);
+    expect(first.status, first.stdout + first.stderr).toBe(0);
+    expect(spyRuns().map(([verb]) => verb)).toEqual(['STATUS']); // the caller's own static, one-shot
+    expect((await d.stats()).requests.total).toBe(2);
+    expect(d.log()).toContain(`its CNI_PATH names ${pluginDir()}, not one of the daemon's plugin dirs (/usr/lib/cni)`);
+  });
+
   it('the daemon\'s IPAM plugin gets the CNI variables and PATH, never the caller\'s LD_PRELOAD or anything else', async () => {
     const d = await daemon();
     writeSpy(pluginDir());
