@@ -4,7 +4,7 @@
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { SysError } from '../errors';
-import { sleepSync } from '../sleep-sync';
+import { sleepSync } from '../util/wait';
 import type { Step } from './steps';
 
 export function failpoint(step: Step): void {

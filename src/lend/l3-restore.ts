@@ -7,7 +7,7 @@ import { readSysctlDirs, writeSysctl, type Link, type Netns, type RoutePut, type
 import type { L3Snapshot, NicSnapshot, RouteSnapshot, SysctlSnapshot } from '../ledger/types';
 import { describeRoute, routeBase, routeSnapshot as routeSnapshotOf, SYSCTL_DIRS } from './l3-snapshot';
 import { restoreNexthops, restoreRules } from './rule-nexthop-restore';
-import type { WaitingSteps } from '../sriov/poll';
+import type { WaitingSteps } from '../util/wait';
 
 /** Sysctls, then addresses: before the link is set up. Returns whether anything changed. */
 export function restoreL3BeforeUp(ns: Netns, rtnl: Rtnl, link: Link, snap: NicSnapshot, warnings: string[]): boolean {

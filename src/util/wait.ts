@@ -1,0 +1,86 @@
+// Waiting for the kernel (or a driver) to catch up: poll a condition at an interval, within a bound; and a
+// synchronous sleep for the few places that wait in a synchronous call (a NIC reappearing after its namespace
+// died, a failpoint's kill), which blocks this thread only, without a busy loop.
+
+export interface PollOptions {
+  timeoutMs: number;
+  pollMs: number;
+}
+
+/** Resolves true as soon as `done()` holds, false once `timeoutMs` has passed (checked one last time at the end). */
+export async function pollUntil(done: () => boolean, opts: PollOptions): Promise<boolean> {
+  const deadline = Date.now() + opts.timeoutMs;
+  for (;;) {
+    if (done()) return true;
+    const left = deadline - Date.now();
+    if (left <= 0) return false;
+    await new Promise((r) => setTimeout(r, Math.min(opts.pollMs, left)));
+  }
+}
+
+export function assertPollOptions(opts: PollOptions): void {
+  for (const [name, v] of Object.entries(opts)) {
+    if (!Number.isInteger(v) || v <= 0) throw new TypeError(`invalid ${name} ${v}`);
+  }
+}
+
+/** pollUntil for synchronous callers (the one-shot CNI process): blocks the thread between checks. */
+export function pollUntilSync(done: () => boolean, opts: PollOptions): boolean {
+  const deadline = Date.now() + opts.timeoutMs;
+  for (;;) {
+    if (done()) return true;
+    const left = deadline - Date.now();
+    if (left <= 0) return false;
+    sleepSync(Math.min(opts.pollMs, left));
+  }
+}
+
+/**
+ * A wait that a synchronous series of steps asks of whoever runs it (runWaitsSync, runWaits), answered with whether
+ * `done` came to hold: the steps say what they wait for, the runner decides whether the thread sleeps meanwhile.
+ */
+export interface PollWait extends PollOptions {
+  done: () => boolean;
+}
+
+/** Steps that may wait (yield a PollWait) before they return T. */
+export type WaitingSteps<T> = Generator<PollWait, T, boolean>;
+
+/** Runs `steps`, blocking the thread through each wait (a one-shot process: nothing else to do meanwhile). */
+export function runWaitsSync<T>(steps: WaitingSteps<T>): T {
+  let next = steps.next();
+  while (!next.done) {
+    const w: PollWait = next.value;
+    next = resume(steps, outcomeOf(() => pollUntilSync(w.done, w)));
+  }
+  return next.value;
+}
+
+/** Runs `steps`, its waits asleep: the thread serves others meanwhile (the daemon). */
+export async function runWaits<T>(steps: WaitingSteps<T>): Promise<T> {
+  let next = steps.next();
+  while (!next.done) {
+    const w: PollWait = next.value;
+    next = resume(steps, await pollUntil(w.done, w).then((met) => ({ met }), (err: unknown) => ({ err })));
+  }
+  return next.value;
+}
+
+type WaitOutcome = { met: boolean } | { err: unknown };
+
+function outcomeOf(wait: () => boolean): WaitOutcome {
+  try {
+    return { met: wait() };
+  } catch (err) {
+    return { err };
+  }
+}
+
+/** A wait's outcome handed back to the steps: a failure thrown where they waited, so their own cleanup runs. */
+function resume<T>(steps: WaitingSteps<T>, outcome: WaitOutcome): IteratorResult<PollWait, T> {
+  return 'err' in outcome ? steps.throw(outcome.err) : steps.next(outcome.met);
+}
+
+export function sleepSync(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
