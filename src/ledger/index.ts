@@ -13,7 +13,6 @@ export {
   recordPath,
   type Ledger,
   type ScanResult,
-  type RecordWriteHooks,
 } from './store';
 export type { PendingDurability } from '../fs/atomic-file';
 export { lockNic, lockNicWaiting, lockPath, type NicLock } from './lock';
