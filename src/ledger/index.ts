@@ -9,6 +9,7 @@ export {
   deleteRecord,
   scanRecords,
   recordKeysWithPrefix,
+  recordsOfOwner,
   recordPath,
   type Ledger,
   type ScanResult,
