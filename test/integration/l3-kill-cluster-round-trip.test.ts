@@ -6,7 +6,7 @@
 // a physical NIC's; a veth would die with its namespace), then `cluster down`. The seed is printed;
 // SRIOVCTL_KILL_SEED replays it.
 import { randomBytes } from 'node:crypto';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { useCliWorld, type CliWorld } from '../helpers/cli-fixture';
 import { sriovctl, startSriovctl } from '../helpers/cli-process';
 import { ip } from '../helpers/kernel';
@@ -20,18 +20,22 @@ const CLUSTER_DOORS = ['up', 'down'] as const;
 
 describe('cluster up/down with a PF carrying L3 state', () => {
   let w: CliWorld;
+  let cluster: string | null = null;
   useCliWorld((world) => (w = world));
+  // a cluster left by a failing test: its NIC home, its nodes gone — before the world's cleanup deletes the PF
+  // (vitest runs after-hooks in reverse order: this one first)
+  afterEach(async () => {
+    if (!cluster) return;
+    if (recordPhases(w.env.stateDir).length) await sriovctl(w.env, ['cluster', 'down', '--name', cluster, '-q']);
+    for (const ns of namespacesWith(`${cluster}-`)) ip('netns', 'del', ns);
+    cluster = null;
+  });
 
   /** A stand-in PF at home with L3 state, a cluster name of this test's, and how the PF looks before anything. */
   async function pfAtHome() {
     const pf = w.pf('c', PF, { spec: { totalVfs: 4 } });
     sharedHostL3(w.s, pf.name, w.s.name('cp'));
-    const name = `cl${randomBytes(2).toString('hex')}`;
-    // a cluster left by a failing test: its NIC home, its nodes gone (before the scratch deletes the PF)
-    w.s.onCleanup(() => {
-      if (recordPhases(w.env.stateDir).length) void sriovctl(w.env, ['cluster', 'down', '--name', name, '-q']);
-      for (const ns of namespacesWith(`${name}-`)) ip('netns', 'del', ns);
-    });
+    const name = (cluster = `cl${randomBytes(2).toString('hex')}`);
     const before = await captureNic(null, pf.name, { shared: true });
     expect(before.rules).toEqual([expect.objectContaining({ iif: pf.name })]);
     const up = ['cluster', 'up', '--name', name, '--agents', '1', '--vfs', '1', '--pf', pf.name, '--no-simulate', '--vf-timeout', '10', '-q'];
