@@ -163,7 +163,6 @@ export function describeKillRounds(doors: Door[]): void {
     useCliWorld((world) => (w = world));
 
     it.each(doors)(`%s: zero differences over ${ROUNDS_PER_DOOR} kills`, async (door) => {
-      // eslint-disable-next-line no-console
       console.log(await killRounds(w, door));
     }, 180_000);
   });

@@ -142,7 +142,6 @@ describe('a power cut on ext4 at random moments of a lend or a give-back', () =>
         expect(recordsHere(), where).toEqual([]);
       }
     }
-    // eslint-disable-next-line no-console
     console.log(`power cuts (seed ${SEED}; ms per door ${JSON.stringify(Object.fromEntries(Object.entries(took).map(([d, ms]) => [d, Math.round(ms)])))}): ${seen.join(' ')}`);
   });
 });
