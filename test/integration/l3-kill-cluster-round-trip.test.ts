@@ -69,7 +69,6 @@ describe('cluster up/down with a PF carrying L3 state', () => {
       settled: (where) => settled(name, where),
       phases: () => recordPhases(w.env.stateDir).join('+'),
     }, before);
-    // eslint-disable-next-line no-console
     console.log(line);
   }, 300_000);
 

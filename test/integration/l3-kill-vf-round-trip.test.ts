@@ -86,7 +86,6 @@ describe('a VF with L3 state, its front door SIGKILLed at a random moment, then 
   }
 
   it.each(VF_DOORS)(`%s: zero differences over ${ROUNDS_PER_DOOR} kills`, async (door) => {
-    // eslint-disable-next-line no-console
     console.log(await killRounds(door));
   }, 240_000);
 });
