@@ -1,14 +1,14 @@
 // Giving NICs back from their records: one record, all of one owner, or every unfinished one (recovery). The
 // record alone says what to undo — the VF count (vf-count.ts), then the NIC itself (restore.ts).
 import { SysError } from '../errors';
-import { advanceRecord, deleteRecord, lockNicWaiting, readRecord, scanRecords } from '../ledger';
+import { advanceRecord, deleteRecord, lockNicWaiting, readRecord, recordsOfOwner, scanRecords } from '../ledger';
 import type { LendRecord } from '../ledger/types';
 import { failpoint } from './failpoint';
-import { ownerKey, ownerMatches, ownerTextFilter, type OwnerMatch } from '../ledger/owner';
+import { ownerKey, ownerMatches, singleOwnerKey, type OwnerMatch } from '../ledger/owner';
 import { nestedKeys } from './nesting';
 import { searchesOffThread } from './namespace-search-thread';
 import { searchesOfGiveBack } from './where';
-import { restoreFromRecord } from './restore';
+import { restoreFromRecordWaiting, type RestoreResult } from './restore';
 import type { LendSession } from './session';
 import type { GiveBackOptions, GiveBackResult, RecoverOptions, RecoverReport } from './types';
 import { describePendingVfCount, restoreVfCount } from './vf-count';
@@ -33,26 +33,26 @@ export async function giveBack(s: LendSession, key: string, opts: GiveBackOption
       const back = await giveBack(s, inner, { lockTimeoutMs: opts.lockTimeoutMs, vfCount: opts.vfCount });
       if (back.outcome !== 'not-lent') warnings.push(...back.warnings.map((w) => `${back.owner}: ${w}`));
     }
-    if (record.vfCount && opts.vfCountLast) return { key, owner: record.owner, ...withWarnings(restoreNicKeepingRecord(s, record), warnings) };
+    if (record.vfCount && opts.vfCountLast) return { key, owner: record.owner, ...withWarnings(await restoreNicKeepingRecord(s, record), warnings) };
     if (record.vfCount) {
       const restored = await restoreVfCount(s, record, { ...opts.vfCount, holdFds: [lock.fd] });
       if (restored.failure) {
         // the NIC goes home all the same; its record stays, saying what is left (the count), for the next give-back:
         // dropping it would lose the count to put back
         const pending = restored.failure;
-        return { key, owner: record.owner, ...withWarnings(restoreNicKeepingRecord(s, record), [describePendingVfCount(pending), ...warnings]), pendingVfCount: pending };
+        return { key, owner: record.owner, ...withWarnings(await restoreNicKeepingRecord(s, record), [describePendingVfCount(pending), ...warnings]), pendingVfCount: pending };
       }
       record = restored.record;
     }
-    const result = giveBackLocked(s, record);
+    const result = await giveBackLocked(s, record);
     return { ...result, warnings: [...warnings, ...result.warnings] };
   } finally {
     lock.release();
   }
 }
 
-function giveBackLocked(s: LendSession, record: LendRecord): GiveBackResult {
-  const result = restoreNic(s, record);
+async function giveBackLocked(s: LendSession, record: LendRecord): Promise<GiveBackResult> {
+  const result = await restoreNic(s, record);
   deleteRecord(s.ledger, record.key, { durable: false });
   return { key: record.key, owner: record.owner, ...result };
 }
@@ -61,15 +61,15 @@ function withWarnings<T extends { warnings: string[] }>(result: T, first: string
   return { ...result, warnings: [...first, ...result.warnings] };
 }
 
-/** The NIC home as in its snapshot; the record stays (phase 'returning'). */
-function restoreNic(s: LendSession, record: LendRecord): ReturnType<typeof restoreFromRecord> {
-  return restoreFromRecord(s, startReturn(s, record));
+/** The NIC home as in its snapshot; the record stays (phase 'returning'). Its waits for the kernel leave the thread to others. */
+function restoreNic(s: LendSession, record: LendRecord): Promise<RestoreResult> {
+  return restoreFromRecordWaiting(s, startReturn(s, record));
 }
 
 /** As restoreNic, for a record that outlives this call (its VF count still to put back): it says how far it got. */
-function restoreNicKeepingRecord(s: LendSession, record: LendRecord): ReturnType<typeof restoreFromRecord> {
+async function restoreNicKeepingRecord(s: LendSession, record: LendRecord): Promise<RestoreResult> {
   const returning = startReturn(s, record);
-  const result = restoreFromRecord(s, returning);
+  const result = await restoreFromRecordWaiting(s, returning);
   advanceRecord(s.ledger, returning, returning.snapshot.vf ? 'return:vf-restored' : 'return:restored');
   return result;
 }
@@ -90,7 +90,8 @@ export interface RecordFilter {
 /** Readable records matching the filter (corrupt ones are left to recover()/status to report). */
 export function findRecords(s: LendSession, filter: RecordFilter = {}): LendRecord[] {
   const { owner, key } = filter;
-  const candidates = key !== undefined ? recordOrNone(s, key) : scanRecords(s.ledger, owner && ownerTextFilter(owner)).records;
+  const one = owner && singleOwnerKey(owner);
+  const candidates = key !== undefined ? recordOrNone(s, key) : one ? recordsOfOwner(s.ledger, one) : scanRecords(s.ledger).records;
   return owner === undefined ? candidates : candidates.filter((r) => ownerMatches(r.owner, owner));
 }
 

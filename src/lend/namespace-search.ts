@@ -10,8 +10,10 @@
 // directory given up on is reported (SearchBudget.skipped), never read to the end.
 import { lstatSync, opendirSync, readdirSync, readlinkSync, statSync, type Dir, type Dirent } from 'node:fs';
 import { join } from 'node:path';
+import type { SearchBounds } from '../config';
 import { sameNetns, statNetnsId } from '../net/netns-id';
 import type { NetnsId } from '../net/types';
+import { pausePoint } from './failpoint';
 
 export const NAMED_NETNS_DIR = '/var/run/netns';
 
@@ -26,20 +28,7 @@ export interface SearchRoots {
 
 export const HOST_ROOTS: SearchRoots = { proc: '/proc', named: NAMED_NETNS_DIR };
 
-/**
- * How much of other mount namespaces' directories one call reads. A node's /run/netns holds one entry per pod
- * (hundreds); past these bounds a directory is someone's attempt to stall us.
- */
-export interface SearchBounds {
-  /** Entries read from one foreign directory. */
-  entriesPerDir: number;
-  /** Entries read from foreign directories in one call, all searches of the call together. */
-  entriesPerCall: number;
-  /** Time spent in one foreign directory (reading and checking its entries). */
-  msPerDir: number;
-  /** Time spent in foreign directories in one call. */
-  msPerCall: number;
-}
+export type { SearchBounds };
 
 export const DEFAULT_SEARCH_BOUNDS: SearchBounds = { entriesPerDir: 4096, entriesPerCall: 16384, msPerDir: 250, msPerCall: 1000 };
 
@@ -251,6 +240,7 @@ function mountNsKey(procDir: string): string | null {
 
 /** The first candidate whose identity is `id` (null: none, within the budget). */
 export function findCandidate(id: NetnsId, budget: SearchBudget, roots: SearchRoots = HOST_ROOTS, recordedPath: string | null = null): NamespaceCandidate | null {
+  pausePoint('namespace-search');
   for (const c of namespaceCandidates(budget, roots, recordedPath)) {
     const got = statNetnsId(c.hostPath);
     if (got && sameNetns(got, id)) return c;
