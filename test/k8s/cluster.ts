@@ -17,6 +17,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { cniInstallerObjects, multusObjects, SYSTEM_NS } from '../../src/cluster/kubernetes/manifests';
 import { debianPlugin, ledgerRecords } from '../helpers/cni-run';
+import { TeardownSteps } from '../helpers/teardown-steps';
 import { Containerd, mountPoints, which } from '../field/containerd';
 import { pauseImage } from '../field/cri/pause-image';
 import { IMAGE_ARCHIVE } from '../field/packaged';
@@ -411,14 +412,8 @@ export class Cluster {
    * API are deleted gracefully first, so their CNI DELs run as kubelet runs them.
    */
   async stop(): Promise<void> {
-    const errors: string[] = [];
-    const attempt = async (what: string, fn: () => unknown) => {
-      try {
-        await fn();
-      } catch (err) {
-        errors.push(`${what}: ${(err as Error).message}`);
-      }
-    };
+    const steps = new TeardownSteps();
+    const attempt = (what: string, fn: () => unknown) => steps.attempt(what, fn);
     if (this.kubelet?.running && this.apiserver?.running) await attempt('deleting pods', () => this.deleteAllPods());
     await attempt('stopping kubelet', () => this.kubelet?.stop());
     // a sandbox whose CNI DEL keeps failing keeps its netns: containerd's teardown removes what it is told of
@@ -448,7 +443,7 @@ export class Cluster {
       for (const m of mine.sort((a, b) => b.length - a.length)) execFileSync('umount', ['-l', m], { stdio: 'pipe' });
     });
     await attempt('removing the temp dir', () => rmSync(this.dir, { recursive: true, force: true }));
-    if (errors.length) throw new Error(`cluster stop: ${errors.join('; ')}`);
+    steps.throwIfFailed('cluster stop');
   }
 
   /** Delete every pod in every namespace gracefully and wait until the API holds none (kubelet ran their DELs). */

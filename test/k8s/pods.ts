@@ -4,7 +4,7 @@ import { basename } from 'node:path';
 import { afterAll, beforeAll } from 'vitest';
 import { Cluster } from './cluster';
 
-export const NETWORKS_ANNOTATION = 'k8s.v1.cni.cncf.io/networks';
+const NETWORKS_ANNOTATION = 'k8s.v1.cni.cncf.io/networks';
 export const NETWORK_STATUS_ANNOTATION = 'k8s.v1.cni.cncf.io/network-status';
 
 /** One cluster for the whole test file (started in beforeAll with the NAD CRD applied, stopped in afterAll). */
