@@ -28,11 +28,11 @@ import { Component } from './processes';
 
 /**
  * Host paths the installer DaemonSet mounts with DirectoryOrCreate (sriovctl's default socket and state dirs, which
- * other sriovctl users of this machine may share, as processes on a node do, and host-local's data dir), kubelet's
- * container log links and device-plugin socket dir (fixed paths, whatever its root dir): whatever of them the
- * cluster creates, stop() removes.
+ * other sriovctl users of this machine may share, as processes on a node do, and host-local's data dir), libcni's
+ * result cache (containerd's and Multus's delegate calls), kubelet's container log links and device-plugin socket
+ * dir (fixed paths, whatever its root dir): whatever of them the cluster creates, stop() removes.
  */
-const HOST_DIRS = ['/run/sriovctl', '/var/lib/sriovctl', '/var/lib/cni/networks', '/var/log/containers', '/var/lib/kubelet/device-plugins'];
+const HOST_DIRS = ['/run/sriovctl', '/var/lib/sriovctl', '/var/lib/cni/networks', '/var/lib/cni/results', '/var/log/containers', '/var/lib/kubelet/device-plugins'];
 
 /** The outermost directory of `path` that does not exist (what creating `path` would create), or null. */
 function firstMissing(path: string): string | null {
