@@ -2,10 +2,9 @@
 // where it is now, who has it and since when.
 import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
-import type { LendRecord } from '../ledger/types';
+import { describeNamespace, type LendRecord, verifiedPid, type Whereabouts } from '../lend';
 import { queryDaemon } from '../daemon/query';
 import { socketPath } from '../daemon/socket-path';
-import { describeNamespace, verifiedPid } from '../lend/namespaces';
 import type { CommandIo, CommandKit } from './command-kit';
 import { readLedger } from './ledger-view';
 import { ExitCode } from './exit-codes';
@@ -14,7 +13,6 @@ import { reasonOf } from './output';
 import { formatTable } from './table';
 import { ageOf } from './age';
 import { counted } from '../plural';
-import type { Whereabouts } from '../lend';
 
 /** One lent NIC, as `status --json` prints it (a contract for scripts). */
 export interface StatusEntry {

@@ -3,7 +3,7 @@
 // VF driver registers them in the initial namespace, wherever the PF is), and read back what is ready.
 import { describeSpec, isRefusal, type LendResult, type LendSession, type NamespaceSpec, type PrepareRequest } from '../lend';
 import { bindDriver, getPf, isBdf, listVfs, type SriovVf, type Sysfs } from '../sriov';
-import type { Owner } from '../ledger/owner';
+import type { Owner } from '../lend';
 import type { PfCandidate } from './preflight';
 import type { Progress } from './progress';
 import type { SimLab } from './sim-lab';

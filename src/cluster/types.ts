@@ -1,6 +1,5 @@
 // The orchestrator's vocabulary: providers (local netns lab, k3d, kind) behind one small interface.
-import type { NamespaceSpec } from '../lend/types';
-import type { LendSession, Owner, OwnerMatch } from '../lend';
+import type { LendSession, NamespaceSpec, Owner, OwnerMatch } from '../lend';
 import type { Progress } from './progress';
 import type { PodJson } from './pod-status';
 import type { ToolRunner } from './tools';

@@ -1,7 +1,7 @@
 // What the CNI front door keeps in a lend record's `meta`: only what DEL and GC need to release the IPAM
 // allocation from the ledger alone (the runtime's stdin may be gone, changed, or — for GC — about another
 // attachment). The attachment itself (container ID, interface) is the record's owner.
-import type { LendRecord } from '../ledger/types';
+import type { LendRecord } from '../lend';
 import type { Json } from './fields';
 import type { IpamTarget } from './ipam';
 import { parseResult, type CniResult } from './result';

@@ -1,9 +1,8 @@
 // ADD: everything is checked first (config, CNI_NETNS, the device, the default-route rule, the IPAM plugin);
 // then the NIC is lent into the pod, IPAM allocates, addresses and routes are configured. Any failure after
 // the lend releases the IPAM allocation and gives the NIC back as it was.
-import { isRefusal, openSession, type HeldLend, type LendPlan, type LendResult, type LendSession, type LendSettings, type PrepareRequest, type Refusal } from '../lend';
+import { type HeldLend, isRefusal, type LendPlan, type LendResult, type LendSession, type LendSettings, openSession, type PrepareRequest, type Refusal, type VfRequest } from '../lend';
 import { SysError } from '../errors';
-import type { VfRequest } from '../ledger/types';
 import { isZeroMac, type Link, type Netns } from '../net';
 import { configForReplay, resultMeta, type CniMeta } from './attachment';
 import { ownerOf } from './env';

@@ -3,8 +3,7 @@
 // gone); a NIC that could not be restored keeps its record and the DEL fails, so the runtime's retry (or
 // `sriovctl cleanup`) finishes the job. A PF whose VF count could not be put back is not such a NIC: it is home,
 // and the record kept for the count does not fail the DEL (see CNI_VF_COUNT).
-import { describePendingVfCount, openSession, type LendSession, type Owner } from '../lend';
-import type { LendRecord } from '../ledger/types';
+import { describePendingVfCount, type LendRecord, type LendSession, openSession, type Owner } from '../lend';
 import { storedIpam, storedResult } from './attachment';
 import { CNI_VF_COUNT } from './vf-count-policy';
 import { ownerOf, type CniEnv } from './env';

@@ -1,8 +1,7 @@
 // GC: every attachment of this network that the runtime no longer lists (cni.dev/valid-attachments) is
 // released — its IPAM allocation, then its NIC given back and its record dropped — and IPAM GC is called.
 // A NIC another process holds right now is left for the next GC.
-import { openSession, ownerMatches, type LendSession } from '../lend';
-import type { LendRecord } from '../ledger/types';
+import { type LendRecord, type LendSession, openSession, ownerMatches } from '../lend';
 import { cniMeta } from './attachment';
 import { ownerOf } from './env';
 import { CNI_ERR, CniError } from './errors';

@@ -16,7 +16,7 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { CNI_ERR, CniError, errorObject } from '../cni/errors';
 import { LATEST_VERSION } from '../cni/versions';
 import { admitCall, daemonCallConfig, type DaemonCallConfig } from './caller-env';
-import { searchOnWorkerThread, stopSearchThread } from '../lend/namespace-search-thread';
+import { searchOnWorkerThread, stopSearchThread } from '../lend';
 import { readRequest } from './connection';
 import { pathNotShared, pathsOfCall } from './host-paths';
 import { judgePeer, servedNamespaces, type ServedNamespaces } from './peer-trust';
