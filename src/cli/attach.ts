@@ -12,7 +12,7 @@ import { resolveNic } from './nics';
 import { reasonOf } from './output';
 import { releaseTarget, resolveTarget } from './targets';
 import { createVfs, planVfs, refuseVfCountChange, type VfPlan } from './vf-plan';
-import { counted } from '../plural';
+import { counted } from '../util/plural';
 
 interface AttachOptions {
   as?: string;

@@ -2,9 +2,9 @@
 // where it is now, who has it and since when.
 import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
-import { describeNamespace, type LendRecord, verifiedPid, type Whereabouts } from '../lend';
 import { queryDaemon } from '../daemon/query';
 import { socketPath } from '../daemon/socket-path';
+import { describeNamespace, verifiedPid, type LendRecord, type Whereabouts } from '../lend';
 import type { CommandIo, CommandKit } from './command-kit';
 import { readLedger } from './ledger-view';
 import { ExitCode } from './exit-codes';
@@ -12,7 +12,7 @@ import { nicLabel } from './give-back';
 import { reasonOf } from './output';
 import { formatTable } from './table';
 import { ageOf } from './age';
-import { counted } from '../plural';
+import { counted } from '../util/plural';
 
 /** One lent NIC, as `status --json` prints it (a contract for scripts). */
 export interface StatusEntry {

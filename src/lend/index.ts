@@ -18,6 +18,7 @@ export * from './types';
 export type { Whereabouts } from './where';
 export type { ScanResult as LedgerStatus } from '../ledger';
 export type { LendRecord, NicIdentity, VfRequest } from '../ledger/types';
+export { pluginNameProblem } from '../ledger/cni-meta';
 export { describeNamespace, initialRef, verifiedPid } from './namespaces';
 export { searchOnWorkerThread, stopSearchThread } from './namespace-search-thread';
 export { pathInRoot } from './namespace-search';

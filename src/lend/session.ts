@@ -4,7 +4,7 @@
 import type { Config } from '../config';
 import { connect, netnsIdKey, ownNetnsId, type NamespaceRef, type Netns, type NetnsId, type Rtnl } from '../net';
 import { openLedger, scanRecords, type Ledger, type ScanResult } from '../ledger';
-import { assertTrustedStateDirIfPresent } from '../secure-dir';
+import { assertTrustedStateDirIfPresent } from '../fs/secure-dir';
 import { sysfsAt, type SriovVf, type Sysfs } from '../sriov';
 import type { LendRecord } from '../ledger/types';
 import * as giveBacks from './give-back';

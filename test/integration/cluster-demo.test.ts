@@ -3,7 +3,7 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { DemoReport } from '../../src/cluster/demo';
+import type { DemoReport } from '../../src/cluster/lab/demo';
 import { findRecords } from '../helpers/engine';
 import { isolatedRoots } from '../helpers/lend-fixture';
 import { namespacesWith, sriovctl } from './cluster-fixture';
