@@ -1,6 +1,7 @@
 // Entry point of `sriovctl` (bin/sriovctl.js requires this file and calls run()).
 import { CommanderError } from 'commander';
 import { CliError, ExitCode, RootRequired } from './exit-codes';
+import { InvalidArgument } from '../errors';
 import { buildProgram, type RegisterCommands } from './program';
 import type { Invocation } from './command-kit';
 import { exitCodeOf, reasonOf, type Sink } from './output';
@@ -30,8 +31,8 @@ export async function main(argv: string[], opts: MainOptions = {}): Promise<Exit
       (opts.stderr ?? process.stderr).write(`${err.message}\n`);
       return err.exitCode;
     }
-    // our own checks before an action (-v with -q), and option parsers that throw TypeError naming the value
-    if (err instanceof CliError || err instanceof TypeError) {
+    // our own checks before an action (-v with -q), and option parsers that throw InvalidArgument naming the value
+    if (err instanceof CliError || err instanceof InvalidArgument) {
       (opts.stderr ?? process.stderr).write(`sriovctl: ${reasonOf(err, false)}\n`);
       return exitCodeOf(err);
     }

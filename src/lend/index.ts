@@ -2,6 +2,7 @@
 // LendSession from their configuration and call it; the functions below are what the session runs.
 export type { RecordFilter } from './give-back';
 export { isRefusal, type LendPlan, type Refusal } from './prepare';
+export { failureOf, type Failure } from './failure';
 export { ownerKey, ownerMatches, type Owner, type OwnerMatch } from '../ledger/owner';
 export { DEFAULT_VFIO_HOLDER_WAIT_MS, MAX_VFIO_HOLDER_WAIT_MS, describePendingVfCount, type VfCountHereRequest, type VfCountRequest } from './vf-count';
 export type { VfCountAsker, VfCountClearance, VfCountHolder, VfCountRefusal } from './vf-count-holders';

@@ -1,5 +1,6 @@
 // lend(): move a NIC into a target namespace, with its record written before the first change and every failure
 // rolled back through the same restore path that give-back uses.
+import { RollbackFailed } from './failure';
 import { SysError } from '../errors';
 import { assertMtu, normalizeUnicastMac, type Link, type Netns, type Rtnl, type VfSetting } from '../net';
 import { advanceRecord, appendStep, deleteRecord, lockNic, lockNicWaiting, newRecord, readRecord, writeNewRecordDurableLater, writeRecord, type Ledger, type NicLock, type PendingDurability } from '../ledger';
@@ -211,10 +212,7 @@ function rollBack(s: LendSession, record: LendRecord, cause: unknown): unknown {
     deleteRecord(s.ledger, record.key, NOT_DURABLE);
     return cause;
   } catch (rollbackErr) {
-    return new SysError(
-      `${errorText(cause)}; rollback failed: ${errorText(rollbackErr)} (record ${record.key} kept: run sriovctl cleanup)`,
-      { code: 'ROLLBACK_FAILED', op: 'lend rollback' },
-    );
+    return new RollbackFailed(`${errorText(cause)}; rollback failed: ${errorText(rollbackErr)} (record ${record.key} kept: run sriovctl cleanup)`, record.key);
   }
 }
 

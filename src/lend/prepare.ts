@@ -3,7 +3,7 @@
 // commit() — or as a typed refusal the front door renders in its own terms (a CNI code, a CLI line).
 import { readdirSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { isSysError, SysError } from '../errors';
+import { InvalidArgument, isSysError, SysError } from '../errors';
 import { readRecord, scanRecords } from '../ledger';
 import type { LendRecord, NicIdentity } from '../ledger/types';
 import { assertIfName, sameNetns, type Netns, type Rtnl } from '../net';
@@ -194,12 +194,12 @@ function notFound(msg: string): Refusal {
   return { refused: 'NotFound', error: new SysError(msg, { code: 'ENODEV', op: 'lend resolve' }) };
 }
 
-/** What is wrong with the request itself is a caller's bug or bad input: a TypeError, before anything is read. */
+/** What is wrong with the request itself is bad input: an InvalidArgument, before anything is read. */
 function checkPrepare(req: PrepareRequest): void {
   assertOwner(req.owner);
   if (req.name !== undefined) assertIfName(req.name);
   if ('pci' in req.nic && !isDeviceAddress(req.nic.pci)) {
-    throw new TypeError(`invalid device address: ${req.nic.pci} (expected a PCI address dddd:bb:dd.f or an auxiliary device ID)`);
+    throw new InvalidArgument(`invalid device address: ${req.nic.pci} (expected a PCI address dddd:bb:dd.f or an auxiliary device ID)`);
   }
 }
 
