@@ -10,12 +10,13 @@ const RUN_BUNDLE = 'sriovctl-run.bundle.js';
 
 export function run(): void {
   const bundle = join(__dirname, RUN_BUNDLE);
-  const { stateDir } = readConfig(process.env);
+  const config = readConfig(process.env);
+  const { stateDir } = config;
   // the cache lives in the state directory, but a read-only command must not create that on a fresh machine
   const cli = !existsSync(bundle)
     ? (require('./main') as typeof import('./main'))
     : existsSync(stateDir)
       ? (requireWithCodeCache(bundle, join(stateDir, 'cli', 'code-cache')) as typeof import('./main'))
       : (require(bundle) as typeof import('./main'));
-  cli.run();
+  cli.run(config);
 }

@@ -78,7 +78,7 @@ function restoreNicKeepingRecord(s: LendSession, record: LendRecord): ReturnType
 function startReturn(s: LendSession, record: LendRecord): LendRecord {
   // not durable: the snapshot already is, and restoring does not depend on the phase (see advanceRecord)
   const returning = advanceRecord(s.ledger, { ...record, phase: 'returning' }, 'return:started');
-  failpoint('return:started');
+  failpoint(s.config, 'return:started');
   return returning;
 }
 

@@ -131,23 +131,23 @@ function lendLocked(s: LendSession, plan: LendPlan, req: LendSettings, lock: Nic
   // reported done
   const durable = writeNewRecordDurableLater(ledger, record);
   try {
-    failpoint('lend:recorded');
+    failpoint(s.config, 'lend:recorded');
     if (req.vf) applyVfRequest(nic, req.vf);
-    failpoint('lend:vf-configured');
+    failpoint(s.config, 'lend:vf-configured');
     if (req.vf) record = advanceRecord(ledger, record, 'lend:vf-configured');
     let link: Link | null = null;
     if (move) {
       const targetRtnl = s.rtnl(target);
       record = dropCollidingAltnames(ledger, record, nic, targetRtnl, targetName);
-      failpoint('lend:altnames-dropped');
+      failpoint(s.config, 'lend:altnames-dropped');
       if (record.droppedAltnames.length) record = advanceRecord(ledger, record, 'lend:altnames-dropped');
       link = moveInto(nic, target, targetRtnl, targetName);
-      failpoint('lend:moved');
+      failpoint(s.config, 'lend:moved');
       // noted with the next write, not one of its own: a record that does not know the NIC's ifindex in the
       // target yet is restored all the same (restore finds the NIC by identity, as after a crash mid-move)
       record = appendStep({ ...record, targetIfindex: link.index }, 'lend:moved');
       link = configureInTarget(targetRtnl, link, req);
-      failpoint('lend:configured');
+      failpoint(s.config, 'lend:configured');
     }
     return holding(s, record, link, lock, durable);
   } catch (err) {

@@ -48,7 +48,7 @@ export function restoreFromRecord(s: LendSession, record: LendRecord): RestoreRe
         // only where it was lent: uppers anywhere else (home's above all) are not the borrower's
         const borrowers = found.place.name === 'target' && !sameNetns(found.place.ns.id, home.ns.id);
         if (borrowers && deleteBorrowerUppers(found.place.rtnl, link, warnings)) outcome = 'returned';
-        link = moveHome(record, found.place, home, link, warnings);
+        link = moveHome(s, record, found.place, home, link, warnings);
         outcome = 'returned';
       }
       // igb pins a VF netdev to the MAC set on the PF (any other: EADDRNOTAVAIL): that one goes back first
@@ -58,15 +58,15 @@ export function restoreFromRecord(s: LendSession, record: LendRecord): RestoreRe
       if (restored.changed) outcome = 'returned';
       name = restored.name;
       if (restoreMaster(home.rtnl, link.index, record.snapshot, warnings)) outcome = 'returned';
-      if (restoreL3(home, restored.link, record, warnings)) outcome = 'returned';
+      if (restoreL3(s, home, restored.link, record, warnings)) outcome = 'returned';
       // after the admin state: taking a device down flushes its entries, permanent ones too
       restoreNeighbours(home.rtnl, link.index, record.snapshot, warnings);
       restoreQdiscs(home.rtnl, link.index, record.snapshot, warnings);
       if (name !== record.snapshot.name) outcome = 'returned-renamed';
     }
-    failpoint('return:restored');
+    failpoint(s.config, 'return:restored');
     if (record.snapshot.vf && restoreVf(s, record, warnings) && outcome === 'already-home') outcome = 'returned';
-    failpoint('return:vf-restored');
+    failpoint(s.config, 'return:vf-restored');
     return { outcome, name, warnings };
   } finally {
     for (const p of places) closePlace(p);
@@ -108,7 +108,7 @@ function deviceRemoved(s: LendSession, record: LendRecord): boolean {
 }
 
 /** Move the NIC home, renamed to its original name in the same request when that name is free there. */
-function moveHome(record: LendRecord, from: Place, home: Place, link: Link, warnings: string[]): Link {
+function moveHome(s: LendSession, record: LendRecord, from: Place, home: Place, link: Link, warnings: string[]): Link {
   const original = record.snapshot.name;
   let name = original;
   if (nameInUse(home.rtnl, original)) {
@@ -117,7 +117,7 @@ function moveHome(record: LendRecord, from: Place, home: Place, link: Link, warn
   }
   // no separate 'down' first: the move closes the device itself, and renames it while it is closed
   from.rtnl.moveLink(link.index, home.ns, { name });
-  failpoint('return:moved');
+  failpoint(s.config, 'return:moved');
   return home.rtnl.getLink({ name });
 }
 
@@ -125,10 +125,10 @@ function moveHome(record: LendRecord, from: Place, home: Place, link: Link, warn
  * What the move flushed (l3-restore.ts), around the admin state: sysctls and addresses while the link is still down
  * (as a move leaves it), then up, then what needs it up (routes). Returns whether anything changed.
  */
-function restoreL3(home: Place, link: Link, record: LendRecord, warnings: string[]): boolean {
+function restoreL3(s: LendSession, home: Place, link: Link, record: LendRecord, warnings: string[]): boolean {
   const snap = record.snapshot;
   let changed = restoreL3BeforeUp(home.ns, home.rtnl, link, snap, warnings);
-  failpoint('return:addresses-restored');
+  failpoint(s.config, 'return:addresses-restored');
   if (link.up !== snap.up) {
     home.rtnl.setLink(link.index, { up: snap.up });
     changed = true;

@@ -43,7 +43,7 @@ export async function setLentVfCount(s: LendSession, req: VfCountRequest): Promi
       const before = getPf(s.sysfs, req.pf).numVfs;
       advanceRecord(s.ledger, { ...record, vfCount: { pf: req.pf, before } }, 'vfs:recorded', `${before} VFs at home`);
     }
-    failpoint('vfs:recorded');
+    failpoint(s.config, 'vfs:recorded');
     // the writer holds the NIC's lock with us: if we die, a cleanup waits for VFs still being made
     return await setNumVfs(s.sysfs, req.pf, req.count, { ...req.numVfs, holdFds: [lock.fd] });
   } finally {
@@ -92,7 +92,7 @@ export async function restoreVfCount(s: LendSession, record: LendRecord, opts?: 
   } catch (err) {
     return { record, failure: { pf, vfCount: before, reason: (err as Error).message } };
   }
-  failpoint('return:vfs-restored');
+  failpoint(s.config, 'return:vfs-restored');
   return { record: advanceRecord(s.ledger, { ...record, vfCount: null }, 'return:vfs-restored'), failure: null };
 }
 
