@@ -12,12 +12,12 @@ import { nameInUse } from './names';
 import { identityOf, refreshUnderLock, snapshotOf, type ResolvedNic } from './nic';
 import { ownerKey } from '../ledger/owner';
 import { restoreFromRecord } from './restore';
-import type { LendSession } from './session';
+import type { EngineContext } from './context';
 import type { HeldLend, LendRequest, LendResult, LendSettings } from './types';
 import { isRefusal, prepare, type LendPlan } from './prepare';
 
 /** Both phases at once: a refusal is thrown as its SysError (BUSY, ENODEV, INVALID). */
-export function lend(s: LendSession, req: LendRequest): LendResult {
+export function lend(s: EngineContext, req: LendRequest): LendResult {
   const plan = prepare(s, req);
   if (isRefusal(plan)) throw plan.error;
   return commit(s, plan, req);
@@ -27,7 +27,7 @@ export function lend(s: LendSession, req: LendRequest): LendResult {
  * Phase two: under the NIC's lock, check nothing changed since prepare(), write the record, then move and
  * configure. Every failure rolls back. The plan's namespaces are released whatever happens.
  */
-export function commit(s: LendSession, plan: LendPlan, asked: LendSettings = {}): LendResult {
+export function commit(s: EngineContext, plan: LendPlan, asked: LendSettings = {}): LendResult {
   return commitHeld(s, plan, asked).seal();
 }
 
@@ -35,7 +35,7 @@ export function commit(s: LendSession, plan: LendPlan, asked: LendSettings = {})
  * commit() up to the last record write: the NIC moved and configured, its lock held until seal or rollBack. `taken`:
  * the NIC's lock, already taken by the caller (commitHeldWaiting); else it is taken here.
  */
-export function commitHeld(s: LendSession, plan: LendPlan, asked: LendSettings = {}, taken?: NicLock): HeldLend {
+export function commitHeld(s: EngineContext, plan: LendPlan, asked: LendSettings = {}, taken?: NicLock): HeldLend {
   let lock: NicLock | null = taken ?? null;
   try {
     const settings = validSettings(asked);
@@ -57,7 +57,7 @@ export function commitHeld(s: LendSession, plan: LendPlan, asked: LendSettings =
  * commitHeld, its wait for the NIC's lock made without holding up this thread (the daemon's other calls go on). What
  * changed while it waited (another call lent the NIC, or gave it back) is seen under the lock, as always.
  */
-export async function commitHeldWaiting(s: LendSession, plan: LendPlan, asked: LendSettings = {}): Promise<HeldLend> {
+export async function commitHeldWaiting(s: EngineContext, plan: LendPlan, asked: LendSettings = {}): Promise<HeldLend> {
   let lock: NicLock;
   try {
     lock = await lockNicWaiting(s.ledger, plan.key, { timeoutMs: plan.request.lockTimeoutMs ?? 0 });
@@ -82,7 +82,7 @@ function checkSettings(plan: LendPlan, req: LendSettings): void {
 }
 
 /** A record left by a crash is finished first; a NIC that is lent right now is not ours to take. */
-function finishPrevious(s: LendSession, key: string): void {
+function finishPrevious(s: EngineContext, key: string): void {
   const ledger = s.ledger;
   const previous = readRecord(ledger, key);
   if (!previous) return;
@@ -103,7 +103,7 @@ function finishPrevious(s: LendSession, key: string): void {
   deleteRecord(ledger, key, NOT_DURABLE);
 }
 
-function lendLocked(s: LendSession, plan: LendPlan, req: LendSettings, lock: NicLock): HeldLend {
+function lendLocked(s: EngineContext, plan: LendPlan, req: LendSettings, lock: NicLock): HeldLend {
   const { nic, target, key } = plan;
   const move = plan.request.move;
   const ledger = s.ledger;
@@ -166,7 +166,7 @@ function settle(durable: PendingDurability): void {
 }
 
 /** The lend as lendLocked left it, for the front door to seal or roll back (see HeldLend). */
-function holding(s: LendSession, record: LendRecord, link: Link | null, lock: NicLock, durable: PendingDurability): HeldLend {
+function holding(s: EngineContext, record: LendRecord, link: Link | null, lock: NicLock, durable: PendingDurability): HeldLend {
   let state: 'held' | 'sealed' | 'rolled-back' = 'held';
   let rolledBack: unknown;
   const undo = (cause: unknown): unknown => {
@@ -205,7 +205,7 @@ function holding(s: LendSession, record: LendRecord, link: Link | null, lock: Ni
 const NOT_DURABLE = { durable: false } as const;
 
 /** Undo through the give-back path; the record survives a failed rollback so recovery can finish it. */
-function rollBack(s: LendSession, record: LendRecord, cause: unknown): unknown {
+function rollBack(s: EngineContext, record: LendRecord, cause: unknown): unknown {
   try {
     const rolling = advanceRecord(s.ledger, { ...record, phase: 'rolling-back' }, 'rollback:started', errorText(cause));
     restoreFromRecord(s, rolling);

@@ -7,7 +7,7 @@ import { SysError } from '../errors';
 import { sameNetns, type Link, type Rtnl, type VfInfo, type VfSetting } from '../net';
 import { sleepSync } from '../util/wait';
 import { deviceDir, isBdf } from '../sriov';
-import type { LendSession } from './session';
+import type { EngineContext } from './context';
 import type { LendRecord } from '../ledger/types';
 import { failpoint } from './failpoint';
 import { restoreL3AfterUp, restoreL3BeforeUp } from './l3-restore';
@@ -32,7 +32,7 @@ const REAPPEAR_TIMEOUT_MS = 3000;
  * Restore the NIC of `record` at home. The caller holds the NIC's lock. On success the record is NOT deleted
  * (the caller does it, so it can decide what a failure means); on failure the record stays, with the step reached.
  */
-export function restoreFromRecord(s: LendSession, record: LendRecord): RestoreResult {
+export function restoreFromRecord(s: EngineContext, record: LendRecord): RestoreResult {
   const warnings: string[] = [];
   const home = openPlace(s, record.home, 'home') ?? fallbackHome(s, record, warnings);
   let places: Place[] = [home];
@@ -74,7 +74,7 @@ export function restoreFromRecord(s: LendSession, record: LendRecord): RestoreRe
 }
 
 /** Home is gone (a CI job's namespace that ended): the initial namespace takes the NIC instead. */
-function fallbackHome(s: LendSession, record: LendRecord, warnings: string[]): Place {
+function fallbackHome(s: EngineContext, record: LendRecord, warnings: string[]): Place {
   warnings.push(`home ${describeNamespace(record.home)} no longer exists; returning to the initial namespace`);
   const p = openPlace(s, initialRef(), 'home');
   if (!p) throw new SysError('cannot open the initial namespace', { code: 'ENOENT', op: 'give back' });
@@ -82,7 +82,7 @@ function fallbackHome(s: LendSession, record: LendRecord, warnings: string[]): P
 }
 
 /** Search every place (see where.ts); a physical NIC still on its way back to the initial namespace is waited for. */
-function findNic(s: LendSession, record: LendRecord, places: Place[]): { place: Place; link: Link } | null {
+function findNic(s: EngineContext, record: LendRecord, places: Place[]): { place: Place; link: Link } | null {
   const search = () => findInPlaces(s, record, places);
   const hit = search();
   // A virtual NIC whose namespace died was destroyed with it: gone. So is a physical one whose device is gone
@@ -102,13 +102,13 @@ function findNic(s: LendSession, record: LendRecord, places: Place[]): { place: 
 }
 
 /** The record names a PCI device (a VF) that sysfs no longer has. */
-function deviceRemoved(s: LendSession, record: LendRecord): boolean {
+function deviceRemoved(s: EngineContext, record: LendRecord): boolean {
   const address = record.identity.pciAddress;
   return address !== null && isBdf(address) && deviceDir(s.sysfs, address) === null;
 }
 
 /** Move the NIC home, renamed to its original name in the same request when that name is free there. */
-function moveHome(s: LendSession, record: LendRecord, from: Place, home: Place, link: Link, warnings: string[]): Link {
+function moveHome(s: EngineContext, record: LendRecord, from: Place, home: Place, link: Link, warnings: string[]): Link {
   const original = record.snapshot.name;
   let name = original;
   if (nameInUse(home.rtnl, original)) {
@@ -125,7 +125,7 @@ function moveHome(s: LendSession, record: LendRecord, from: Place, home: Place, 
  * What the move flushed (l3-restore.ts), around the admin state: sysctls and addresses while the link is still down
  * (as a move leaves it), then up, then what needs it up (routes). Returns whether anything changed.
  */
-function restoreL3(s: LendSession, home: Place, link: Link, record: LendRecord, warnings: string[]): boolean {
+function restoreL3(s: EngineContext, home: Place, link: Link, record: LendRecord, warnings: string[]): boolean {
   const snap = record.snapshot;
   let changed = restoreL3BeforeUp(home.ns, home.rtnl, link, snap, warnings);
   failpoint(s.config, 'return:addresses-restored');
@@ -187,7 +187,7 @@ function restoreLink(record: LendRecord, rtnl: Rtnl, link: Link, warnings: strin
  * just the MAC, before the VF netdev's own MAC is restored (a PF driver such as igb refuses the VF any MAC but the
  * one set on the PF, and its VF table then follows the netdev's MAC: the full restore comes after the netdev's).
  */
-function restoreVf(s: LendSession, record: LendRecord, warnings: string[], opts: { macOnly?: boolean } = {}): boolean {
+function restoreVf(s: EngineContext, record: LendRecord, warnings: string[], opts: { macOnly?: boolean } = {}): boolean {
   const vf = record.snapshot.vf!;
   const pf = openPlace(s, vf.pfNetns, 'pf');
   if (!pf) {

@@ -8,7 +8,7 @@ import { deviceDir, listVfs } from '../sriov';
 import { findRecords } from './give-back';
 import { identityOfSpec, namespaceIdentityOf, sameNamespace, type NamespaceIdentity } from './namespaces';
 import { outermostOf } from './nesting';
-import type { LendSession } from './session';
+import type { EngineContext } from './context';
 import type { NamespaceSpec, NicRef } from './types';
 
 /** The owner a record names, typed (null for a key no version of sriovctl writes). */
@@ -21,7 +21,7 @@ export function ownerOf(record: LendRecord): Owner | null {
  * node — is given back with the outer record). A PCI address matches the identity; a name matches the NIC's home
  * name (as typed at attach time) first, and only when none does, the name it was given in its target.
  */
-export function recordsOfNic(s: LendSession, selector: NicRef): LendRecord[] {
+export function recordsOfNic(s: EngineContext, selector: NicRef): LendRecord[] {
   return outermostOf(selectByNic(findRecords(s), selector, namespaceIdentityOf(s, null)));
 }
 
@@ -38,7 +38,7 @@ export function selectByNic(records: LendRecord[], selector: NicRef, here: Names
 }
 
 /** Whether the NIC exists: a link of that name in our namespace, or a PCI device of that address. */
-export function nicExistsHere(s: LendSession, selector: NicRef): boolean {
+export function nicExistsHere(s: EngineContext, selector: NicRef): boolean {
   if ('pci' in selector) return deviceDir(s.sysfs, selector.pci) !== null;
   return s.rtnl(null).findLink({ name: selector.name }) !== null;
 }
@@ -55,7 +55,7 @@ export interface LentToTarget {
  * namespace however it was named (`pid:123` and `/proc/123/ns/net` are one target), and not a namespace that is
  * gone whose inode the target was given.
  */
-export function recordsLentTo(s: LendSession, owners: OwnerMatch, target: NamespaceSpec | null, attachedAs: Owner): LentToTarget {
+export function recordsLentTo(s: EngineContext, owners: OwnerMatch, target: NamespaceSpec | null, attachedAs: Owner): LentToTarget {
   let here: NamespaceIdentity | null = null;
   let unresolved: string | null = null;
   if (target) {
@@ -81,7 +81,7 @@ export interface ClusterRecords {
  * The cluster's own records (its nodes' PFs), and records of NICs attached inside it: VFs of those PFs, or NICs
  * whose home is one of its nodes (a pod attachment the CNI made on a node).
  */
-export function recordsOfCluster(s: LendSession, name: string): ClusterRecords {
+export function recordsOfCluster(s: EngineContext, name: string): ClusterRecords {
   const all = findRecords(s);
   const own = findRecords(s, { owner: { kind: 'cluster', cluster: name } }).sort((a, b) => a.owner.localeCompare(b.owner));
   const nodes = own.map((r) => r.target);

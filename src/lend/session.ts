@@ -2,6 +2,7 @@
 // the sysfs tree, the ledger, and one rtnetlink handle per namespace (opened on first use, then reused, as a
 // netlink library keeps one handle per namespace). Nothing here reads the environment.
 import type { Config } from '../config';
+import type { EngineContext } from './context';
 import { connect, netnsIdKey, ownNetnsId, type NamespaceRef, type Netns, type NetnsId, type Rtnl } from '../net';
 import { openLedger, scanRecords, type Ledger, type ScanResult } from '../ledger';
 import { assertTrustedStateDirIfPresent } from '../fs/secure-dir';
@@ -31,7 +32,7 @@ export interface SessionOptions {
   keepHandles?: boolean;
 }
 
-export class LendSession {
+export class LendSession implements EngineContext {
   readonly sysfs: Sysfs;
   private ledgerCache: Ledger | null = null;
   private readonly handles = new Map<string, Rtnl>();

@@ -6,7 +6,7 @@ import { isZeroMac } from '../net/validate';
 import { connect, netnsIdKey, ownNetnsId, type Link, type Netns, type NetnsId, type Rtnl } from '../net';
 import { initialNetnsId, namespaceCandidates, openCandidate, type NamespaceCandidate } from './namespaces';
 import type { LendRecord } from '../ledger/types';
-import type { LendSession } from './session';
+import type { EngineContext } from './context';
 import { deviceDir, getPf, getVf, isUserspaceDriver, listPfs, listVfs, type Sysfs, type SysNetdev } from '../sriov';
 
 export interface Stray {
@@ -35,7 +35,7 @@ export interface StrayScan {
 }
 
 /** `exclude`: namespaces never scanned besides the initial one and ours (the homes of recorded NICs). */
-export function scanForStrays(s: LendSession, exclude: NetnsId[] = []): StrayScan {
+export function scanForStrays(s: EngineContext, exclude: NetnsId[] = []): StrayScan {
   const seen = new Set([initialNetnsId(), ownNetnsId(), ...exclude].map(netnsIdKey));
   const kept: Netns[] = [];
   const result: StrayScan = { strays: [], problems: [], skipped: s.search.skipped, close: () => kept.forEach((ns) => ns.close()) };
@@ -134,7 +134,7 @@ interface SysfsNetdev {
 }
 
 /** SR-IOV netdevs sysfs lists whose name is not a link in our namespace, by MAC. */
-function homelessSysfsNetdevs(s: LendSession): Map<string, SysfsNetdev> {
+function homelessSysfsNetdevs(s: EngineContext): Map<string, SysfsNetdev> {
   const rtnl = s.rtnl(null);
   const byMac = new Map<string, SysfsNetdev>();
   const add = (address: string, netdevs: SysNetdev[]) => {
@@ -155,7 +155,7 @@ function homelessSysfsNetdevs(s: LendSession): Map<string, SysfsNetdev> {
  * job's namespace, is home), minus NICs that still have a record in `recorded` (a failed give-back is reported
  * from the ledger, not twice).
  */
-export function strayNics(s: LendSession, homesOf: LendRecord[], recorded: LendRecord[]): StrayScan {
+export function strayNics(s: EngineContext, homesOf: LendRecord[], recorded: LendRecord[]): StrayScan {
   const recordedPci = new Set(recorded.map((r) => r.identity.pciAddress).filter((p): p is string => p !== null));
   const scan = scanForStrays(s, homesOf.map((r) => r.home.id));
   return { ...scan, strays: scan.strays.filter((x) => !recordedPci.has(x.pciAddress)) };
