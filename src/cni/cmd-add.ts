@@ -107,7 +107,7 @@ async function prepareLend(s: LendSession, call: VerbContext, req: PrepareReques
     const holder = s.findRecords({ key: planned.key })[0];
     if (holder) {
       log.info(`${planned.error.message}: giving it back from its record first`);
-      const failed = await releaseAttachment(s, holder, call.env.path, call.config.stateDir, 'ADD');
+      const failed = await releaseAttachment(s, holder, call.env, call.config.stateDir, 'ADD');
       if (failed) log.warning(`ADD: could not release the abandoned attachment ${holder.owner}: ${failed}`);
     }
     planned = tryPrepare(s, req);

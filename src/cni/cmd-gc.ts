@@ -33,7 +33,7 @@ async function gc(s: LendSession, call: VerbContext): Promise<void> {
   const stale = records.filter((r) => cniMeta(r)?.network === conf.name && !valid.some((owner) => ownerMatches(r.owner, owner)));
   const failures: string[] = [];
   for (const r of stale) {
-    const err = await releaseAttachment(s, r, env.path, config.stateDir, 'GC');
+    const err = await releaseAttachment(s, r, env, config.stateDir, 'GC');
     if (err) failures.push(err);
   }
   await ipamOfCall(call)?.gc();

@@ -4,6 +4,7 @@
 import { describePendingVfCount, ownerOf, type LendRecord, type LendSession } from '../lend';
 import { CNI_VF_COUNT } from './vf-count-policy';
 import { storedIpam, storedResult } from './attachment';
+import type { CniEnv } from './env';
 import { CNI_ERR, CniError } from './errors';
 import { Ipam } from './ipam';
 import { log } from './log';
@@ -13,9 +14,9 @@ import { cniErrorFrom, describeError } from './sys-errors';
  * Release one attachment; a failure is returned as text. A NIC another process holds right now is left alone
  * (null as well: that process is already releasing or using it). `why` prefixes the log lines ("GC", "ADD").
  */
-export async function releaseAttachment(s: LendSession, record: LendRecord, cniPath: readonly string[], stateDir: string, why: string): Promise<string | null> {
+export async function releaseAttachment(s: LendSession, record: LendRecord, env: CniEnv, stateDir: string, why: string): Promise<string | null> {
   const owner = ownerOf(record);
-  const ipam = storedIpam(record, cniPath, stateDir);
+  const ipam = storedIpam(record, env, stateDir);
   if (ipam && owner?.kind === 'pod') {
     try {
       // the allocation belongs to that attachment, not to whatever CNI_CONTAINERID this call carries
