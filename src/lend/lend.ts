@@ -204,10 +204,20 @@ function holding(s: EngineContext, record: LendRecord, link: Link | null, lock: 
 
 const NOT_DURABLE = { durable: false } as const;
 
-/** Undo through the give-back path; the record survives a failed rollback so recovery can finish it. */
+/**
+ * Undo through the give-back path; the record survives a failed rollback so recovery can finish it. A ledger that
+ * can no longer be written (its filesystem died or went read-only since the record's first write) does not stop
+ * the NIC coming home: the restore needs only the record in memory, and whatever record the disk kept finds the
+ * NIC home when recovery runs.
+ */
 function rollBack(s: EngineContext, record: LendRecord, cause: unknown): unknown {
+  const rolling: LendRecord = { ...record, phase: 'rolling-back' };
   try {
-    const rolling = advanceRecord(s.ledger, { ...record, phase: 'rolling-back' }, 'rollback:started', errorText(cause));
+    advanceRecord(s.ledger, rolling, 'rollback:started', errorText(cause));
+  } catch {
+    // noted by the error below if the record cannot be removed either
+  }
+  try {
     restoreFromRecord(s, rolling);
     deleteRecord(s.ledger, record.key, NOT_DURABLE);
     return cause;
