@@ -2,7 +2,8 @@
 // died, or went read-only, between the record's first write and the rollback's): the NIC must still come home.
 // The rollback's own record write is made to fail; everything else is the real engine on real namespaces.
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { lend } from '../helpers/engine';
+import { readConfig } from '../../src/config';
+import { openSession } from '../../src/lend';
 import { nicState, standInNic, useLendScratch } from '../helpers/lend-fixture';
 
 let failRollbackWrite = false;
@@ -37,12 +38,13 @@ describe('a failed lend whose rollback cannot write the ledger', () => {
     const pod = s.netns('pod');
     const nic = standInNic(s, 'k0');
     const before = nicState(nic.name)!;
-    Object.assign(process.env, space.env(), { SRIOVCTL_FAILPOINT: 'lend:moved:error' });
+    // the failpoint is the configuration's, as a front door reads it (SRIOVCTL_FAILPOINT)
+    const session = openSession(readConfig({ ...space.env(), SRIOVCTL_FAILPOINT: 'lend:moved:error' }));
     failRollbackWrite = true;
 
     let thrown: unknown = null;
     try {
-      lend({
+      session.lend({
         nic: { name: nic.name },
         target: { path: `/var/run/netns/${pod}` },
         owner: { kind: 'attach', target: 'test:rollback-unwritable' },
@@ -51,6 +53,8 @@ describe('a failed lend whose rollback cannot write the ledger', () => {
       });
     } catch (err) {
       thrown = err;
+    } finally {
+      session.close();
     }
     expect(String(thrown)).toMatch(/failpoint lend:moved/);
     expect(nicState(s.prefix + 'net1', pod)).toBeNull();
