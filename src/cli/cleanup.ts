@@ -11,6 +11,7 @@ import type { LendRecord } from '../ledger/types';
 import type { CommandIo, CommandKit } from './command-kit';
 import { readLedger } from './ledger-view';
 import { ExitCode } from './exit-codes';
+import { giveBackActions } from '../kernel-actions';
 import { giveBackRecord, worst } from './give-back';
 import { reasonOf } from './output';
 import { scanForStrays, type Stray, type StrayScan } from './stray-scan';
@@ -76,7 +77,11 @@ async function act(io: CommandIo, vfCount: SetNumVfsOptions): Promise<CleanupEnt
 
   // 1. finish what crashed half-way, and VF counts an earlier give-back could not put back
   const recovered = await io.session.recover({ vfCount });
-  for (const res of recovered.results) entries.push(ledgerEntryOf(before.get(res.key), res));
+  for (const res of recovered.results) {
+    const record = before.get(res.key);
+    if (record) for (const line of giveBackActions(record, res, io.session.config.stateDir)) io.out.detail(line);
+    entries.push(ledgerEntryOf(record, res));
+  }
   for (const f of recovered.failures) entries.push(failedLedgerEntry(before.get(f.key), f.key, f.error));
   entries.push(...recovered.corrupt.map(corruptEntry));
 
@@ -91,6 +96,7 @@ async function act(io: CommandIo, vfCount: SetNumVfsOptions): Promise<CleanupEnt
   for (const record of lent) {
     try {
       const report = await giveBackRecord(io.session, record, vfCount);
+      for (const line of giveBackActions(record, report.result, io.session.config.stateDir)) io.out.detail(line);
       entries.push(ledgerEntry(record, { ...report.result, warnings: report.warnings }));
     } catch (err) {
       entries.push(failedLedgerEntry(record, record.key, reasonOf(err, io.globals.verbose)));

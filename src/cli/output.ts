@@ -50,7 +50,10 @@ export class Output {
  */
 export function reasonOf(err: unknown, verbose: boolean): string {
   if (err instanceof CliError) return verbose && err.detail ? `${err.message}: ${err.detail}` : err.message;
-  if (isSysError(err)) return verbose ? err.describe() : err.code in errnoConstants ? `${err.message} (${err.code})` : err.message;
+  if (isSysError(err)) {
+    const said = err.code in errnoConstants ? `${err.message} (${err.code})` : err.message;
+    return verbose ? `${err.op}: ${said}${err.kernelMessage ? `: ${err.kernelMessage}` : ''}` : said;
+  }
   if (err instanceof Error) return oneLine(err.message);
   return oneLine(String(err));
 }

@@ -233,7 +233,8 @@ describe('local provider, simulated NICs', () => {
     expect(up.code).toBe(0);
     expect(up.stderr).toContain(`netns add ${name}-server-0`);
     expect(up.stderr).toMatch(/lend PF \S+ \(\S+\) to /);
-    expect(up.stderr).toMatch(/lend:moved/);
+    expect(up.stderr).toMatch(/ {2}moved \S+ to \S+ as \S+\n/);
+    expect(up.stderr).not.toMatch(/lend:/);
     expect(up.stderr).toMatch(/sriov_numvfs of \S+: 0 -> 1/);
     const down = await sriovctl('cluster', 'down', '--name', name, '-v');
     expect(down.code).toBe(0);
