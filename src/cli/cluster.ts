@@ -1,7 +1,9 @@
 // `sriovctl cluster up|down|status` and `sriovctl demo`: commander wiring and output only; the orchestrator is
 // src/cluster. Progress goes to stderr (one line per step, -v each action, -q errors only); results and --json
 // go to stdout.
-import { resolve } from 'node:path';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { isSysError, SysError } from '../errors';
 import { readClusterFile, type ClusterFile } from '../cluster/cluster-file';
@@ -17,6 +19,7 @@ import { clusterStatus } from '../cluster/status';
 import { toolRunner } from '../cluster/tools';
 import { assertClusterName, PROVIDER_NAMES, type ProviderContext, type ProviderName } from '../cluster/types';
 import { clusterUp, UP_DEFAULTS, UpFailed, type UpOptions, type UpSummary } from '../cluster/up';
+import { openSession } from '../lend';
 import { pluginAliasProblem } from '../install/plugin-name';
 import { parseCount, parseSeconds } from './arguments';
 import type { CommandIo, CommandKit } from './command-kit';
@@ -328,11 +331,30 @@ async function status(io: CommandIo, kit: CommandKit, o: CommonOpts & { name: st
 }
 
 async function demo(io: CommandIo, kit: CommandKit, json: boolean): Promise<ExitCode> {
-  const ctx = contextFor(io, kit);
-  const report = await runDemo(ctx);
-  if (json) io.out.json(report);
-  else printDemo(io, report);
-  return report.ok ? ExitCode.ok : ExitCode.failed;
+  // `npm start` on a machine that never ran sriovctl leaves no state dir behind: the demo's own, unless one is given
+  const own = io.globals.stateDir === undefined && !process.env.SRIOVCTL_STATE_DIR ? demoStateDir(io) : null;
+  const session = own ? openSession({ ...io.session.config, stateDir: own }, { keepHandles: true }) : io.session;
+  let ok = false;
+  try {
+    const report = await runDemo(contextFor({ ...io, session }, kit));
+    ok = report.ok;
+    if (json) io.out.json(report);
+    else printDemo(io, report);
+    return report.ok ? ExitCode.ok : ExitCode.failed;
+  } finally {
+    if (own) {
+      session.close();
+      // a failed demo may have left something lent: its records stay, for cleanup to give it back
+      if (ok) rmSync(own, { recursive: true, force: true });
+      else io.out.warn(`the demo's state dir is kept: ${own} (sriovctl --state-dir ${own} cleanup)`);
+    }
+  }
+}
+
+function demoStateDir(io: CommandIo): string {
+  const dir = mkdtempSync(join(tmpdir(), 'sriovctl-demo-'));
+  io.out.detail(`state dir ${dir} (removed at the end)`);
+  return dir;
 }
 
 function printDemo(io: CommandIo, r: DemoReport): void {
@@ -347,7 +369,7 @@ function printDemo(io: CommandIo, r: DemoReport): void {
         n.lentTo,
         look(n.before),
         look(n.after),
-        n.back ? `yes${n.homeAfterMs !== null ? ` (${Math.round(n.homeAfterMs)} ms after down)` : ''}` : 'NO',
+        n.back ? `yes${n.homeAfterMs !== null ? ` (${n.homeBy}: ${Math.round(n.homeAfterMs)} ms)` : ''}` : 'NO',
       ]),
     ),
   );
