@@ -1,10 +1,11 @@
 // Per-NIC locks: <state dir>/locks/<key>.lock (../file-lock.ts: flock, a bounded wait, the holder's line). The
 // kernel drops a flock when its holder dies, so a crashed process never leaves a NIC locked.
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { SysError } from '../errors';
-import { lockFile, UnusableLockFile } from '../file-lock';
+import { lockFile, removeLockFileIfFree, UnusableLockFile } from '../file-lock';
 import { assertRecordKey } from './keys';
-import { locksDir, type Ledger } from './store';
+import { locksDir, recordPath, type Ledger } from './store';
 
 export interface NicLock {
   readonly key: string;
@@ -97,11 +98,25 @@ function tryLockNic(l: Ledger, key: string, opts: LockOptions, timeoutMs: number
         if (released) return;
         released = true;
         const h = heldHere.get(file)!;
-        if (--h.count === 0) heldHere.delete(file);
+        const last = --h.count === 0;
+        if (last) heldHere.delete(file);
         held.release();
+        if (last) removeIfHome(l, key, file);
       },
     },
   };
+}
+
+/**
+ * A NIC with no record is home: its lock file goes (locks of every NIC ever lent would pile up otherwise). Best
+ * effort — a lock file left is harmless — and never while anyone holds it (see removeLockFileIfFree).
+ */
+function removeIfHome(l: Ledger, key: string, file: string): void {
+  try {
+    removeLockFileIfFree(file, () => !fs.existsSync(recordPath(l, key)));
+  } catch {
+    // the next release of this NIC's lock tries again
+  }
 }
 
 function busyError(key: string, who: LockHolder, wait: { waitedMs: number; timeoutMs: number } | null): SysError {

@@ -1,0 +1,33 @@
+// Lock files do not pile up in <state dir>/locks: a NIC that is home (no record) has none once its lock is let go
+// — after a detach, after a refused attach — while a lent NIC's record and lock stay. Through the real executable.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { useCliWorld, type CliWorld } from '../helpers/cli-fixture';
+
+const PF = '0000:6f:00.0';
+
+describe('lock files of NICs that are home', () => {
+  let w: CliWorld;
+  useCliWorld((world) => (w = world));
+
+  const locks = () => fs.readdirSync(path.join(w.env.stateDir, 'locks'));
+
+  it('are removed after a detach and after a refused attach; a lent NIC keeps its record', async () => {
+    const pf = w.pf('a', PF);
+    const node = w.netns('node');
+    expect((await w.run('attach', pf.name, node)).code).toBe(0);
+    expect(w.records()).toHaveLength(1);
+    const d = await w.run('detach', pf.name);
+    expect([d.code, d.stderr]).toEqual([0, '']);
+    expect(locks()).toEqual([]);
+
+    // refused after the NIC's lock was taken: already where it is asked to go
+    expect((await w.run('attach', pf.name, node)).code).toBe(0);
+    const again = await w.run('attach', PF, node);
+    expect(again.code).toBe(1);
+    expect(w.records()).toHaveLength(1);
+    expect((await w.run('detach', PF)).code).toBe(0);
+    expect([locks(), w.records()]).toEqual([[], []]);
+  });
+});
