@@ -1,5 +1,5 @@
 // What `npm run bench` prints for each ratio and how it judges targets. Pure: no I/O, so the rules are tested
-// without running a bench (test/unit/bench-report.test.ts).
+// without running a bench (test/unit/bench-runner.test.ts).
 //
 // A ratio is judged on its median (the value the bench passes). The per-round ratios of the alternated rounds
 // give its spread; a target that lies inside the spread — some rounds on each side of it — is reported as

@@ -1,5 +1,5 @@
 // Where the compiled addon comes from when sriovctl runs from its package (npm, a checkout): the node-gyp build
-// beside dist/. The self-contained executable swaps this module for src/sea/addon.ts (scripts/package), which
+// beside dist/. The self-contained executable swaps this module for src/sea/addon-file.ts (scripts/package), which
 // loads the copy embedded in the executable instead.
 import { join } from 'node:path';
 

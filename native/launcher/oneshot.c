@@ -4,7 +4,7 @@
 // (`ld.so --library-path <lib> --argv0 sriovctl-cni`, glibc >= 2.33), so the executable is the CNI plugin
 // (src/sea/main.ts dispatches on argv[0]) with every library taken from the payload, none from the node.
 //
-// The payload (src/payload-layout.ts names it): <binDir>/sriovctl.d, a symlink install-cni swaps atomically to
+// The payload (src/package/payload-layout.ts names it): <binDir>/sriovctl.d, a symlink install-cni swaps atomically to
 // an immutable <binDir>/sriovctl.d-<hash>/ holding `sriovctl`, `oneshot` and lib/ (the loader and libraries).
 // This file runs as <binDir>/sriovctl-cni (a copy) or as <payload>/oneshot: its payload is its own directory
 // when that is a payload directory, else <its directory>/sriovctl.d. The path is resolved once (realpath), so

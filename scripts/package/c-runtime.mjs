@@ -2,7 +2,7 @@
 // every library in its DT_NEEDED (readelf), taken from this machine (amd64, Debian's libc6 / libstdc++6 /
 // libgcc-s1) and from the cross toolchain's target libraries (arm64, Debian's *-arm64-cross). The installer image
 // puts them where the loader looks; the executable carries them for the private glibc install-cni writes beside
-// the plugin (the payload, src/payload-layout.ts), so the plugin runs on a node without glibc.
+// the plugin (the payload, src/package/payload-layout.ts), so the plugin runs on a node without glibc.
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { checkGlibc } from './glibc-version.mjs';

@@ -1,6 +1,6 @@
 // One single executable application per architecture (Node's SEA): the runtime's node binary with a blob
 // injected (postject) that holds the entry script (src/sea/main.ts) with its V8 code cache, and as assets the
-// two program bundles, the addon, the payload install-cni writes beside the plugin (src/payload-layout.ts:
+// two program bundles, the addon, the payload install-cni writes beside the plugin (src/package/payload-layout.ts:
 // the static launcher and the runtime's C library, so the plugin runs on nodes without glibc), and the static
 // native shim install-cni installs as the plugin itself (scripts/package/shim.mjs). The blob is made
 // by the *target* runtime itself (`node --experimental-sea-config`), arm64 under qemu-user: a code cache only fits

@@ -13,8 +13,8 @@ import { resolveNic } from './nics';
 import { reasonOf } from './output';
 import { releaseTarget, resolveTarget } from './targets';
 import { createVfs, planVfs, refuseVfCountChange, type VfPlan } from './vf-plan';
-import { counted } from '../plural';
-import { lendActions } from '../kernel-actions';
+import { counted } from '../util/plural';
+import { lendActions } from '../lend/action-lines';
 
 interface AttachOptions {
   as?: string;

@@ -11,7 +11,7 @@ import type { LendRecord } from '../ledger/types';
 import type { CommandIo, CommandKit } from './command-kit';
 import { readLedger } from './ledger-view';
 import { ExitCode } from './exit-codes';
-import { giveBackActions } from '../kernel-actions';
+import { giveBackActions } from '../lend/action-lines';
 import { giveBackRecord, worst } from './give-back';
 import { reasonOf } from './output';
 import { scanForStrays, type Stray, type StrayScan } from './stray-scan';

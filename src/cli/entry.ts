@@ -1,9 +1,9 @@
 // What bin/sriovctl.js loads: a few KB that load the bundled CLI (dist/sriovctl-run.bundle.js) through a V8 code
-// cache, so a command pays for Node's start-up and little more (see ../code-cache.ts). Unbundled (tests, dist/cli),
+// cache, so a command pays for Node's start-up and little more (see ../package/code-cache.ts). Unbundled (tests, dist/cli),
 // the same entry loads ./main directly.
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { requireWithCodeCache } from '../code-cache';
+import { requireWithCodeCache } from '../package/code-cache';
 import { readConfig } from '../config';
 
 const RUN_BUNDLE = 'sriovctl-run.bundle.js';

@@ -5,7 +5,7 @@ import type { Command } from 'commander';
 import type { LendRecord } from '../ledger/types';
 import { describeNamespace } from '../lend/namespaces';
 import { listPfs, listVfs, type SriovPf, type SriovVf } from '../sriov';
-import { uplinks } from '../cluster/host-facts';
+import { uplinks } from '../cluster/orchestration/host-facts';
 import { ageOf } from './age';
 import type { CommandIo, CommandKit } from './command-kit';
 import { ExitCode } from './exit-codes';

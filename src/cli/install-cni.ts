@@ -1,5 +1,5 @@
 // `sriovctl install-cni --to <dir>`: the installer image's entry point. Installs this self-contained executable into
-// a CNI bin dir as the plugin `sriovctl-cni`, atomically, only when it changed: the payload (src/payload-layout.ts:
+// a CNI bin dir as the plugin `sriovctl-cni`, atomically, only when it changed: the payload (src/package/payload-layout.ts:
 // the executable, its private glibc and the static one-shot launcher sriovctl.d/oneshot, so it runs on nodes
 // without glibc), and in front of it as `sriovctl-cni` the static native shim, which hands each call to a resident
 // `sriovctl daemon` and, when none answers, execs sriovctl.d/oneshot (so DEL always works). `--no-shim` makes
@@ -16,12 +16,12 @@ import { checkTargetDir, InstallError, linkAlias, type InstallOutcome } from '..
 import { DEFAULT_INSTALL_LOCK_TIMEOUT_MS, lockInstallDir, type InstallLock } from '../install/install-lock';
 import { installPlugin } from '../install/install-plugin';
 import { packagedPayload } from '../install/packaged-payload';
-import { PLUGIN_NAME, pluginAliasProblem } from '../install/plugin-name';
-import { selfExecutable } from '../self-executable';
+import { PLUGIN_NAME, pluginAliasProblem } from '../install/installed-names';
+import { selfExecutable } from '../package/self-executable';
 import type { CommandIo, CommandKit } from './command-kit';
 import { CliError, ExitCode, usageError } from './exit-codes';
 
-export { PLUGIN_NAME } from '../install/plugin-name';
+export { PLUGIN_NAME } from '../install/installed-names';
 
 export interface InstallCniOpts {
   to: string;

@@ -3,7 +3,7 @@
 // error, not an empty ledger.
 import type { LendSession } from '../lend';
 import { scanRecords, type ScanResult } from '../ledger';
-import { assertTrustedStateDirIfPresent } from '../secure-dir';
+import { assertTrustedStateDirIfPresent } from '../fs/secure-dir';
 import { assertStateDirCouldExist } from './state-dir-check';
 
 export function readLedger(s: LendSession): ScanResult {

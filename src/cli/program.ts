@@ -1,7 +1,7 @@
 // The `sriovctl` command line: global options and the commands, wired with commander. No policy here: each
 // command lives in its own file and moves NICs only through src/lend.
 import { Command } from 'commander';
-import { packageVersion } from '../package-version';
+import { packageVersion } from '../package/version';
 import { registerAttachCommand } from './attach';
 import { createKit, globalOptions, type CommandKit, type Invocation } from './command-kit';
 import { registerCleanupCommand } from './cleanup';

@@ -2,7 +2,7 @@
 // commander definitions themselves (program.ts, examples.ts) and the plugin's own tables, so they cannot drift:
 // `npm run docs` writes them, test/unit/cli-reference.test.ts fails when the committed files differ.
 import { Help, type Command } from 'commander';
-import { packageVersion } from '../package-version';
+import { packageVersion } from '../package/version';
 import { CNI_ERR } from '../cni/errors';
 import { SUPPORTED_VERSIONS } from '../cni/versions';
 import { EXAMPLES } from './examples';

@@ -13,7 +13,7 @@ import { nicLabel } from './give-back';
 import { reasonOf } from './output';
 import { formatTable } from './table';
 import { ageOf } from './age';
-import { counted } from '../plural';
+import { counted } from '../util/plural';
 import type { Whereabouts } from '../lend';
 
 /** One lent NIC, as `status --json` prints it (a contract for scripts). */

@@ -6,8 +6,8 @@ import type { NamespaceSpec } from '../lend/types';
 import type { NetnsId } from '../net/types';
 import { openNetnsOfPid } from '../net';
 import { isSysError } from '../errors';
-import { CONTAINER_RUNTIMES, containerPid, type ContainerRuntime } from '../cluster/container-runtime';
-import { toolRunner } from '../cluster/tools';
+import { CONTAINER_RUNTIMES, containerPid, type ContainerRuntime } from '../cluster/tools/container-runtime';
+import { toolRunner } from '../cluster/tools/run-tool';
 import { CliError, usageError } from './exit-codes';
 import { statNetnsId } from '../net';
 

@@ -5,7 +5,7 @@ import type { LendSession, NicRef, Owner, VfCountAsker } from '../lend';
 import { bindDriver, deviceOfNetdev, getPf, type SriovVf } from '../sriov';
 import { isSysError } from '../errors';
 import { CliError } from './exit-codes';
-import { counted } from '../plural';
+import { counted } from '../util/plural';
 
 export interface VfPlan {
   /** The PF's device address (a PCI BDF, or 'netdevsimN'). */

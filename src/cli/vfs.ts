@@ -13,7 +13,7 @@ import { readLedger } from './ledger-view';
 import { resolveNic } from './nics';
 import { formatTable } from './table';
 import { createVfs, pfAddressOf, planVfs } from './vf-plan';
-import { counted } from '../plural';
+import { counted } from '../util/plural';
 
 interface VfsOptions {
   driver?: string;

@@ -1,9 +1,9 @@
 // The orchestrator's vocabulary: providers (local netns lab, k3d, kind) behind one small interface.
 import type { NamespaceSpec } from '../lend/types';
 import type { LendSession, Owner, OwnerMatch } from '../lend';
-import type { Progress } from './progress';
-import type { PodJson } from './pod-status';
-import type { ToolRunner } from './tools';
+import type { Progress } from './orchestration/progress';
+import type { PodJson } from './kubernetes/pod-status';
+import type { ToolRunner } from './tools/run-tool';
 
 export const PROVIDER_NAMES = ['local', 'k3d', 'kind'] as const;
 export type ProviderName = (typeof PROVIDER_NAMES)[number];
@@ -32,13 +32,13 @@ export interface CreateSpec {
   primaryCniFile?: string | null;
   /** --airgap: the provider makes nothing that pulls (k3d: no registry). */
   airgap?: boolean;
-  /** Image archives imported into every node right after create (src/cluster/images.ts). */
+  /** Image archives imported into every node right after create (src/cluster/kubernetes/images.ts). */
   imageArchives?: string[];
   /** Directories of image archives, in the order they are searched (--images, then the cache). */
   imageDirs?: string[];
   /** The tool's own cluster config from cluster.yaml (k3d Simple, kind Cluster), merged with what sriovctl needs. */
   providerConfig?: Record<string, unknown> | null;
-  /** The host's state dir: mounted into every node at the node's default state dir (./node-ledger.ts), so the CNI plugin and daemon there write the host's ledger. */
+  /** The host's state dir: mounted into every node at the node's default state dir (./kubernetes/node-ledger.ts), so the CNI plugin and daemon there write the host's ledger. */
   stateDir: string;
 }
 

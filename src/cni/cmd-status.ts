@@ -5,8 +5,8 @@ import { CNI_ERR, CniError } from './errors';
 import { ipamOfCall, type Ipam } from './ipam';
 import type { VerbHandler } from './verb';
 import { isSysError } from '../errors';
-import { ensureTrustedStateDir } from '../secure-dir';
-import { stateFileFlags } from '../state-file';
+import { ensureTrustedStateDir } from '../fs/secure-dir';
+import { stateFileFlags } from '../fs/state-file';
 
 export const cmdStatus: VerbHandler = async (call) => {
   const { config } = call;

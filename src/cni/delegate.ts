@@ -8,7 +8,7 @@ import { isSysError } from '../errors';
 import { runProgram, startProgram, type ProgramCall, type ProgramOutcome } from '../proc/run-program';
 import { CNI_VARIABLES } from './env';
 import { CNI_ERR, CniError, invalidEnv } from './errors';
-import { pluginNameProblem } from '../ledger/plugin-name';
+import { pluginNameProblem } from '../ledger/cni-meta';
 
 /**
  * DHCP can take a while; a plugin that is wedged must not hang the pod forever. SRIOVCTL_IPAM_TIMEOUT (whole

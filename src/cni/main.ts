@@ -38,7 +38,7 @@ function loadRun(): typeof import('./run') {
   // SRIOVCTL_CNI_CODE_CACHE=off: compile every time (to measure what the cache saves, or to rule it out)
   if (__filename.endsWith(MAIN_BUNDLE) && process.env.SRIOVCTL_CNI_CODE_CACHE !== 'off') {
     // required here, not imported: VERSION never pays for loading the code cache's modules (crypto, vm)
-    const { requireWithCodeCache } = require('../code-cache') as typeof import('../code-cache');
+    const { requireWithCodeCache } = require('../package/code-cache') as typeof import('../package/code-cache');
     return requireWithCodeCache(join(__dirname, RUN_BUNDLE), join(readConfig(process.env).stateDir, 'cni', 'code-cache')) as typeof import('./run');
   }
   // compiled by tsc (dist/cni), run from source, or the cache turned off: a plain lazy require

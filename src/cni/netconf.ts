@@ -18,7 +18,7 @@ import { parseDns, parseResult, ResultFormatError, type CniDns, type CniResult }
 import { DEFAULT_CONFIG_VERSION, requireSupported, type CniVersion } from './versions';
 import type { VfRequest } from '../ledger/types';
 import type { NicSelector } from '../lend/types';
-import { pluginNameProblem } from '../ledger/plugin-name';
+import { pluginNameProblem } from '../ledger/cni-meta';
 
 export const LOG_LEVELS = ['panic', 'error', 'warning', 'info', 'debug'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];

@@ -6,9 +6,9 @@ import { join } from 'node:path';
 import { execDelegate } from './delegate';
 import { CNI_ERR, CniError } from './errors';
 import { LATEST_VERSION, isVersionString } from './versions';
-import { writeFileAtomic } from '../ledger/atomic-file';
-import { ensureTrustedStateDir, untrustedReason } from '../secure-dir';
-import { readStateFile } from '../state-file';
+import { writeFileAtomic } from '../fs/atomic-file';
+import { ensureTrustedStateDir, untrustedReason } from '../fs/secure-dir';
+import { readStateFile } from '../fs/state-file';
 
 interface CacheFile {
   /** key → supported versions */

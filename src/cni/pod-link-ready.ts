@@ -13,7 +13,7 @@
 //   was added (libcni: only with an IPv6 gateway), so no address is tentative when ADD returns, and only when
 //   there is carrier (without it DAD cannot run, and libcni just waits out its bound).
 import { ADDRESS_FLAGS, LINK_FLAGS, type Rtnl } from '../net';
-import { pollUntilSync } from '../sriov/poll';
+import { pollUntilSync } from '../util/wait';
 import { CNI_ERR, CniError } from './errors';
 import { log } from './log';
 

@@ -1,5 +1,5 @@
 // CNI spec versions: which we speak, how they compare, which verbs each allows.
-import { packageVersion } from '../package-version';
+import { packageVersion } from '../package/version';
 import { CNI_ERR, CniError } from './errors';
 
 /** Every version whose results we can produce (results are built in 1.1.0 form and converted down). */

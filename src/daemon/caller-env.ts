@@ -7,7 +7,7 @@ import { isAbsolute, resolve } from 'node:path';
 import { allowedLogDirs } from '../cni/log-file';
 import { CNI_VARIABLES } from '../cni/env';
 import { readConfig, type Config } from '../config';
-import { untrustedReason } from '../secure-dir';
+import { untrustedReason } from '../fs/secure-dir';
 
 /** Tunables a caller may set per call: a bound or a wait, no path, no privilege. */
 export const CALLER_TUNABLES = ['SRIOVCTL_CNI_CARRIER_WAIT_MS', 'SRIOVCTL_IPAM_TIMEOUT'] as const;

@@ -3,7 +3,7 @@
 import { lstatSync, unlinkSync } from 'node:fs';
 import { connect } from 'node:net';
 import { dirname } from 'node:path';
-import { ensureTrustedDir } from '../secure-dir';
+import { ensureTrustedDir } from '../fs/secure-dir';
 
 export const DEFAULT_SOCKET = '/run/sriovctl/cni.sock';
 

@@ -4,8 +4,8 @@
 // content again writes nothing.
 import { linkSync, lstatSync, realpathSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { fsyncDir, TEMP_MARKER, writeFileAtomic } from '../ledger/atomic-file';
-import { untrustedReason } from '../secure-dir';
+import { fsyncDir, TEMP_MARKER, writeFileAtomic } from '../fs/atomic-file';
+import { untrustedReason } from '../fs/secure-dir';
 import { holdsContent, writeContent, type Content } from './content';
 
 export const INSTALLED_MODE = 0o755;

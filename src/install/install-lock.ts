@@ -6,7 +6,7 @@
 // (./leftovers.ts).
 import { hostname } from 'node:os';
 import { join } from 'node:path';
-import { lockFile, UnusableLockFile } from '../file-lock';
+import { lockFile, UnusableLockFile } from '../fs/file-lock';
 import { InstallError } from './install-executable';
 
 export const INSTALL_LOCK_FILE = '.sriovctl-install.lock';

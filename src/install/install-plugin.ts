@@ -1,4 +1,4 @@
-// install-cni's work: the plugin and its payload (src/payload-layout.ts) into a CNI bin dir, so the plugin runs on a
+// install-cni's work: the plugin and its payload (src/package/payload-layout.ts) into a CNI bin dir, so the plugin runs on a
 // node without glibc. Order and atomicity, for a kubelet that may run the plugin at any moment:
 //   1. the payload is written whole into a temp dir, fsynced, renamed to its immutable sriovctl.d-<hash>;
 //   2. the sriovctl.d link is swapped to it by rename (a new symlink renamed over the old one): a launcher sees
@@ -13,8 +13,8 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { closeSync, constants, fchmodSync, fsyncSync, lstatSync, mkdirSync, openSync, readdirSync, readlinkSync, renameSync, rmSync, symlinkSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { fsyncDir, TEMP_MARKER } from '../ledger/atomic-file';
-import { PAYLOAD_LIB_DIR, PAYLOAD_LINK, payloadVersionName } from '../payload-layout';
+import { fsyncDir, TEMP_MARKER } from '../fs/atomic-file';
+import { PAYLOAD_LIB_DIR, PAYLOAD_LINK, payloadVersionName } from '../package/payload-layout';
 import { contentSize, hashContent, holdsContent, writeContent, type Content } from './content';
 import { checkTargetDir, INSTALLED_MODE, InstallError, installExecutable, type InstallOutcome } from './install-executable';
 import type { InstallLock } from './install-lock';

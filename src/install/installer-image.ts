@@ -3,9 +3,9 @@
 // the k3d and kind providers import into the nodes (airgap: nothing is pulled).
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { packageRoot } from '../package-root';
-import { packageVersion } from '../package-version';
-import { selfExecutable } from '../self-executable';
+import { packageRoot } from '../package/root';
+import { packageVersion } from '../package/version';
+import { selfExecutable } from '../package/self-executable';
 
 /** A name k3d, kind and ctr accept as is (fully qualified: kubelet's `sriovctl/sriovctl-cni:<v>` resolves to it). */
 export const INSTALLER_IMAGE_REPOSITORY = 'docker.io/sriovctl/sriovctl-cni';

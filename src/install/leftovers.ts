@@ -15,9 +15,9 @@
 // a regular file of ours.
 import { closeSync, constants, fstatSync, lstatSync, openSync, readdirSync, rmdirSync, unlinkSync, type Stats } from 'node:fs';
 import { join } from 'node:path';
-import { TEMP_MARKER } from '../ledger/atomic-file';
-import { lockFd } from '../net';
-import { isPayloadVersionName, PAYLOAD_LINK } from '../payload-layout';
+import { TEMP_MARKER } from '../fs/atomic-file';
+import { lockFd } from '../fs/flock';
+import { isPayloadVersionName, PAYLOAD_LINK } from '../package/payload-layout';
 import type { InstallLock } from './install-lock';
 
 type Kind = 'directory' | 'file' | 'symlink';

@@ -1,7 +1,7 @@
-// The payload install-cni writes (src/payload-layout.ts), from the self-contained executable: the executable
+// The payload install-cni writes (src/package/payload-layout.ts), from the self-contained executable: the executable
 // itself, and the launcher and private glibc `npm run package` embedded in it as assets (listed in payload.json);
 // and the static native shim (native/shim/) it embedded too, which install-cni puts in front of the payload.
-import { PAYLOAD_EXECUTABLE, PAYLOAD_LAUNCHER, PAYLOAD_LIB_DIR } from '../payload-layout';
+import { PAYLOAD_EXECUTABLE, PAYLOAD_LAUNCHER, PAYLOAD_LIB_DIR } from '../package/payload-layout';
 import type { Content } from './content';
 import type { PayloadFile } from './install-plugin';
 

@@ -13,7 +13,7 @@ export {
   type Ledger,
   type ScanResult,
 } from './store';
-export type { PendingDurability } from './atomic-file';
+export type { PendingDurability } from '../fs/atomic-file';
 export { lockNic, lockNicWaiting, lockPath, DEFAULT_LOCK_TIMEOUT_MS, type NicLock, type LockOptions } from './lock';
 export { advanceRecord, appendStep, newRecord, type NewRecord } from './steps';
 export { recordProblem, isLendRecord } from './validate';

@@ -1,9 +1,9 @@
-// Per-NIC locks: <state dir>/locks/<key>.lock (../file-lock.ts: flock, a bounded wait, the holder's line). The
+// Per-NIC locks: <state dir>/locks/<key>.lock (../fs/file-lock.ts: flock, a bounded wait, the holder's line). The
 // kernel drops a flock when its holder dies, so a crashed process never leaves a NIC locked.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { SysError } from '../errors';
-import { lockFile, removeLockFileIfFree, UnusableLockFile } from '../file-lock';
+import { lockFile, removeLockFileIfFree, UnusableLockFile } from '../fs/file-lock';
 import { assertRecordKey } from './keys';
 import { locksDir, recordPath, type Ledger } from './store';
 

@@ -2,12 +2,12 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { SysError } from '../errors';
-import { isTempFileName, removeFileDurably, tempFileWriter, writeFileAtomic, writeFileAtomicDurableLater, type AtomicWriteHooks, type PendingDurability } from './atomic-file';
+import { isTempFileName, removeFileDurably, tempFileWriter, writeFileAtomic, writeFileAtomicDurableLater, type AtomicWriteHooks, type PendingDurability } from '../fs/atomic-file';
 import { assertRecordKey } from './keys';
 import type { LendRecord } from './types';
 import { recordProblem } from './validate';
-import { ensureTrustedStateDir } from '../secure-dir';
-import { readStateFile } from '../state-file';
+import { ensureTrustedStateDir } from '../fs/secure-dir';
+import { readStateFile } from '../fs/state-file';
 
 const FILE_MODE = 0o600;
 const RECORD_SUFFIX = '.json';

@@ -175,7 +175,7 @@ export interface LendRecord {
   schema: typeof RECORD_SCHEMA;
   /** Stable per-NIC key, also the file name: 'pci-0000_03_00_1' or 'mac-aabbccddeeff'. */
   key: string;
-  /** Who took it, as src/lend/owner.ts keys an Owner: 'cni:<containerID>/<ifname>', 'attach:<target>', … */
+  /** Who took it, as src/ledger/owner.ts keys an Owner: 'cni:<containerID>/<ifname>', 'attach:<target>', … */
   owner: string;
   identity: NicIdentity;
   home: NamespaceRef;

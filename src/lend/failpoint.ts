@@ -2,7 +2,7 @@
 // throw (error) right after the kernel action of <step> and before the record notes it — the widest window for
 // losing a NIC. Steps are listed in steps.ts. Unset (always, outside tests): a no-op costing one env read.
 import { SysError } from '../errors';
-import { sleepSync } from '../sleep-sync';
+import { sleepSync } from '../util/wait';
 import type { Step } from './steps';
 
 export function failpoint(step: Step): void {

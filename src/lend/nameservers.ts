@@ -3,7 +3,7 @@
 import * as fs from 'node:fs';
 import { SysError } from '../errors';
 import { canonicalIp, type AddressFamily } from '../net';
-import { assertRegularFile } from '../state-file';
+import { assertRegularFile } from '../fs/state-file';
 
 export interface Nameserver {
   /** Canonical text of the address. */

@@ -5,7 +5,7 @@
 // and every caller but one deletes the record once it succeeds (give-back that keeps a record notes the step).
 import { SysError } from '../errors';
 import { sameNetns, type Link, type Rtnl, type VfInfo, type VfSetting } from '../net';
-import { sleepSync } from '../sleep-sync';
+import { sleepSync } from '../util/wait';
 import { deviceDir, isBdf } from '../sriov';
 import type { LendSession } from './session';
 import type { LendRecord } from '../ledger/types';

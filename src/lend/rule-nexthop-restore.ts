@@ -5,7 +5,7 @@
 // it; the rest is still restored.
 import { isSysError } from '../errors';
 import { LINK_FLAGS, type Link, type Nexthop, type NexthopMember, type Rtnl, type Rule } from '../net';
-import { pollUntilSync } from '../sriov/poll';
+import { pollUntilSync } from '../util/wait';
 import type { NexthopSnapshot, RuleSnapshot } from '../ledger/rule-nexthop-types';
 import { describeNexthop, describeRule, nexthopSpecOf, ruleKey, ruleSnapshotOf, ruleSpecOf } from '../ledger/rule-nexthop-specs';
 

@@ -1,4 +1,4 @@
-// The typed network API over the native addon: namespaces, links, VFs, addresses, routes, sysctl, locks.
+// The typed network API over the native addon: namespaces, links, VFs, addresses, routes, sysctl.
 export * from './types';
 export { SysError, isSysError } from '../errors';
 export {
@@ -16,7 +16,6 @@ export {
 export { createNamedNetns, deleteNamedNetns, NETNS_RUN_DIR } from './named-netns';
 export { connect, rtnlSocketsOpened, DEFAULT_TIMEOUT_MS } from './rtnl';
 export { readSysctl, readSysctlDirs, writeSysctl } from './sysctl';
-export { lockFd, unlockFd } from './lock';
 export {
   normalizeMac,
   normalizeUnicastMac,

@@ -5,11 +5,11 @@
 import { createHash } from 'node:crypto';
 import { lstatSync, readFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import { writeFileAtomic } from '../ledger/atomic-file';
+import { writeFileAtomic } from '../fs/atomic-file';
 import { ADDON_SHA256, ASSET } from './build-info';
 import { seaCacheDir } from './cache-dir';
 import { seaAsset } from './assets';
-import { selfExecutable } from '../self-executable';
+import { selfExecutable } from '../package/self-executable';
 
 export function loadAddonModule(): unknown {
   const file = join(seaCacheDir(), `sriovctl-${ADDON_SHA256.slice(0, 32)}.node`);

@@ -6,7 +6,7 @@ export const ADDON_SHA256: string = SRIOVCTL_ADDON_SHA256;
 
 /**
  * The asset names (the SEA config's `assets` keys, scripts/package/sea.mjs). The payload's files (the launcher,
- * the private glibc: src/payload-layout.ts) are `payload/<path in the payload>`, listed in `payload.json`; the
+ * the private glibc: src/package/payload-layout.ts) are `payload/<path in the payload>`, listed in `payload.json`; the
  * static native shim install-cni puts in front of them (native/shim/) is `sriovctl-cni-shim`.
  */
 export const ASSET = {

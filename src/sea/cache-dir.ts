@@ -3,7 +3,7 @@
 // directory is ours alone: created 0700 and checked along its whole path before anything in it is loaded.
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { ensureTrustedDir } from '../secure-dir';
+import { ensureTrustedDir } from '../fs/secure-dir';
 
 let checked: string | null = null;
 

@@ -16,7 +16,7 @@ const SYSFS_WRITER_NAME = 'sriovctl-sysfs-write';
 declare const require: NodeJS.Require;
 
 function loadEmbedded<T>(asset: string): T {
-  const { loadWithCodeCache } = require('../code-cache') as typeof import('../code-cache');
+  const { loadWithCodeCache } = require('../package/code-cache') as typeof import('../package/code-cache');
   const { seaAssetText } = require('./assets') as typeof import('./assets');
   const { seaCacheDir } = require('./cache-dir') as typeof import('./cache-dir');
   return loadWithCodeCache({ source: seaAssetText(asset), filename: asset, require }, seaCacheDir()) as T;

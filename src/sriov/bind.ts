@@ -6,7 +6,7 @@ import { SysError } from '../errors';
 import { writeSysfs } from './bounded-write';
 import { deviceDir, driverOf } from './devices';
 import { assertSysfsName, isBdf, pciDriverDir, type Sysfs } from './paths';
-import { assertPollOptions, pollUntil } from './poll';
+import { assertPollOptions, pollUntil } from '../util/wait';
 import { exists } from './sysfs-read';
 
 export interface BindOptions {

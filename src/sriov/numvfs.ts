@@ -6,7 +6,7 @@ import { SysError } from '../errors';
 import type { Sysfs } from './paths';
 import { writeSysfs } from './bounded-write';
 import { deviceDir, getPf, listVfs } from './devices';
-import { assertPollOptions, pollUntil } from './poll';
+import { assertPollOptions, pollUntil } from '../util/wait';
 import { listDir, readIntAttr } from './sysfs-read';
 import type { SriovVf } from './types';
 import { describeHolders, vfioHolders } from './vfio-holders';

@@ -2,11 +2,11 @@
 // checkout or an npm install, the small native tool node-gyp builds (native/tools/sysfs_write.cc); from the
 // self-contained executable, which carries no separate tool, the executable itself run under the writer's name
 // (src/sea/main.ts dispatches on it) — through the payload's private loader when that is how it runs
-// (src/self-executable.ts). Either way one write(2), and the exit status is the errno.
+// (src/package/self-executable.ts). Either way one write(2), and the exit status is the errno.
 import { closeSync, constants as fsConstants, openSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import { packageRoot } from '../package-root';
-import { selfCommand } from '../self-executable';
+import { packageRoot } from '../package/root';
+import { selfCommand } from '../package/self-executable';
 
 export const SYSFS_WRITER_NAME = 'sriovctl-sysfs-write';
 

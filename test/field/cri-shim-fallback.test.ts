@@ -1,4 +1,4 @@
-// The node as the installer DaemonSet leaves it (src/cluster/manifests.ts): the real `install-cni` (the installer
+// The node as the installer DaemonSet leaves it (src/cluster/kubernetes/manifests.ts): the real `install-cni` (the installer
 // image's entry point) put the static shim in the CNI bin dir as sriovctl-cni, with the payload and its one-shot
 // launcher beside it, and the payload's executable runs as `sriovctl daemon` on the node's socket and ledger. A
 // pod's ADD and DEL reach the daemon (its own request counts say so); with the daemon stopped the same pod works

@@ -1,5 +1,5 @@
 // The installer image archive `npm run package` built, read as a runtime reads it: every platform's config has the
-// entry point the manifests rely on (src/cluster/component-images.ts), its layers carry the executables the
+// entry point the manifests rely on (src/cluster/kubernetes/component-images.ts), its layers carry the executables the
 // manifests call, and the DaemonSet's containers work in a real container: `--also-as sriov` links the plugin (the
 // shim) under sriov-cni's name too, and a runtime calling that name gets the CNI plugin; the main container serves
 // `sriovctl daemon` on the socket dir it shares with the node, which the node's shim reaches.
@@ -7,8 +7,8 @@ import { execFileSync, spawn } from 'node:child_process';
 import { chmodSync, mkdirSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { IMAGE_ENTRY_POINTS } from '../../src/cluster/component-images';
-import { cniInstallerObjects } from '../../src/cluster/manifests';
+import { IMAGE_ENTRY_POINTS } from '../../src/cluster/kubernetes/component-images';
+import { cniInstallerObjects } from '../../src/cluster/kubernetes/manifests';
 import { queryDaemon } from '../../src/daemon/query';
 import { INSTALL_LOCK_FILE } from '../../src/install/install-lock';
 import { installerImage } from '../../src/install/installer-image';

@@ -8,8 +8,8 @@ import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { INSTALL_LOCK_FILE, lockInstallDir } from '../../src/install/install-lock';
-import { lockFd } from '../../src/net';
-import { loaderArgs, privateLoaderOf } from '../../src/payload-layout';
+import { lockFd } from '../../src/fs/flock';
+import { loaderArgs, privateLoaderOf } from '../../src/package/payload-layout';
 import { Scratch } from '../helpers/kernel';
 import { collectOutput } from '../helpers/collect-output';
 import { expectInstalledPlugin } from './installed-plugin';
@@ -68,7 +68,7 @@ describe('sriovctl install-cni', () => {
     expectInstalledPlugin(second, 'amd64');
   });
 
-  it('run from the payload, it runs itself again as the bounded sysfs writer through the same loader (src/self-executable.ts)', async () => {
+  it('run from the payload, it runs itself again as the bounded sysfs writer through the same loader (src/package/self-executable.ts)', async () => {
     const dir = binDir();
     expect((await install(dir)).code).toBe(0);
     const p = privateLoaderOf(join(dir, readlinkSync(join(dir, 'sriovctl.d')), 'lib', 'ld-linux-x86-64.so.2'))!;

@@ -1,4 +1,4 @@
-// What `install-cni` must leave in a CNI bin dir (src/payload-layout.ts): <binDir>/sriovctl-cni (the static native
+// What `install-cni` must leave in a CNI bin dir (src/package/payload-layout.ts): <binDir>/sriovctl-cni (the static native
 // shim of the arch, or with --no-shim the static launcher), the sriovctl.d link to one payload sriovctl.d-<hash>/
 // holding the executable, the launcher and the private glibc — the loader and exactly the libraries the
 // executable's DT_NEEDED names, read here with readelf.

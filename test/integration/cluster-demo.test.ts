@@ -4,7 +4,7 @@ import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { DemoReport } from '../../src/cluster/demo';
+import type { DemoReport } from '../../src/cluster/lab/demo';
 import { findRecords } from '../helpers/engine';
 import { isolatedRoots } from '../helpers/lend-fixture';
 import { namespacesWith, sriovctl } from './cluster-fixture';

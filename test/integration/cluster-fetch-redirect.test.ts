@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { fetchText } from '../../src/cluster/http-fetch';
+import { fetchText } from '../../src/cluster/tools/http-fetch';
 
 let certDir: string;
 let servers: Server[];

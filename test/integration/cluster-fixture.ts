@@ -10,7 +10,7 @@ import type { SimSysfs } from '../../src/sriov/sim';
 import { randomBytes } from 'node:crypto';
 import { afterEach, beforeEach } from 'vitest';
 import { readConfig } from '../../src/config';
-import { clusterDir } from '../../src/cluster/state';
+import { clusterDir } from '../../src/cluster/orchestration/state';
 import { findRecords } from '../helpers/engine';
 import { fakeSysfs, type FakeSysfs } from '../helpers/fake-sysfs';
 import { ip, Scratch } from '../helpers/kernel';

@@ -3,15 +3,15 @@
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { DEFAULT_KIND_NODE_IMAGE } from '../../src/cluster/kubernetes-version';
+import { DEFAULT_KIND_NODE_IMAGE } from '../../src/cluster/kubernetes/version';
 import { describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
 import { findRecords } from '../helpers/engine';
 import { readConfig } from '../../src/config';
 import { type FakeSysfs } from '../helpers/fake-sysfs';
 import { nicState } from '../helpers/lend-fixture';
-import { archiveFileName, imagesOf } from '../../src/cluster/images';
-import { renderManifests } from '../../src/cluster/manifests';
+import { archiveFileName, imagesOf } from '../../src/cluster/kubernetes/images';
+import { renderManifests } from '../../src/cluster/kubernetes/manifests';
 import { installerImage } from '../../src/install/installer-image';
 import { calicoFixture, linksOfPid, useProviderWorld, sriovctl, Standins, type StandInPf } from './cluster-fixture';
 

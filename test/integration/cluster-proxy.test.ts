@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createServer as createTlsServer, type Server as TlsServer } from 'node:tls';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { loadManifestSource } from '../../src/cluster/primary-cni';
+import { loadManifestSource } from '../../src/cluster/kubernetes/primary-cni';
 import { restoreEnv } from './cluster-fixture';
 
 const MANIFEST = 'kind: ConfigMap\napiVersion: v1\nmetadata:\n  name: through-the-proxy\n';

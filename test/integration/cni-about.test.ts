@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEBIAN_CNI, PLUGIN, requireBundle, SHIM } from '../helpers/cni-run';
-import { packageVersion } from '../../src/package-version';
+import { packageVersion } from '../../src/package/version';
 import { SUPPORTED_VERSIONS } from '../../src/cni/versions';
 
 const ABOUT = `CNI sriovctl-cni plugin version ${packageVersion()}\nCNI protocol versions supported: ${SUPPORTED_VERSIONS.join(', ')}\n`;

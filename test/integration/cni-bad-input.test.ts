@@ -181,7 +181,7 @@ describe('refusals that need the kernel to decide', () => {
   });
 
   let m1Cases = 0;
-  // issue 13 M1: the guard sees every way the NIC can carry the host's traffic, not only a main-table default out
+  // the guard sees every way the NIC can carry the host's traffic, not only a main-table default out
   // of the NIC itself (each of these was lent before)
   it.each([
     ['an ECMP default with one nexthop via the NIC', (up: string) => [

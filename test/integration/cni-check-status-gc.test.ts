@@ -161,7 +161,7 @@ describe('GC', () => {
     expect(call('DEL').status).toBe(0);
   });
 
-  // issue 14 row 10: libcni sends null for an empty list, and no list at all when its caller gave no GC arguments
+  // libcni sends null for an empty list, and no list at all when its caller gave no GC arguments
   for (const [label, config] of [
     ['null', () => ({ ...conf(), 'cni.dev/valid-attachments': null })],
     ['missing', () => conf()],

@@ -1,4 +1,4 @@
-// Issue 14, the rows about which device a config names and how it is lent: what host-device and sriov-cni accept
+// Compatibility, about which device a config names and how it is lent: what host-device and sriov-cni accept
 // is accepted with the same meaning. The real executable, Debian's IPAM plugins, veth stand-ins for NICs and the
 // simulated sysfs tree for what a veth cannot be (a device on a userspace driver, an auxiliary device).
 import { spawn } from 'node:child_process';

@@ -1,4 +1,4 @@
-// Issue 14: what host-device and sriov-cni (through libcni's skel and types) accept is accepted with the same
+// Compatibility: what host-device and sriov-cni (through libcni's skel and types) accept is accepted with the same
 // meaning, and DEL, GC and STATUS never fail on input ADD would have had to accept. The real executable,
 // whole-device mode on veth stand-ins, Debian's static IPAM.
 import { readFileSync } from 'node:fs';
@@ -111,7 +111,7 @@ describe('row 8: logLevel', () => {
   it('"verbose" (sriov-cni falls back to info) works on every verb and is named in the log', () => {
     const logFile = join(roots.stateDir, 'cni.log');
     const config = conf({ logLevel: 'verbose', logFile });
-    // a logFile is honoured only in a directory the runtime allows (issue 13 H2)
+    // a logFile is honoured only in a directory the runtime allows
     const env = { SRIOVCTL_CNI_LOG_DIRS: roots.stateDir };
     expectOk(call('ADD', config, { env }));
     expectOk(runCni({ command: 'STATUS', config, env }, roots));

@@ -1,4 +1,4 @@
-// The differential test (issue 14): the same configs and pod operations through Debian's host-device plugin and
+// The differential test: the same configs and pod operations through Debian's host-device plugin and
 // through sriovctl-cni in whole-device mode, each on its own veth stand-in NIC and pod (disable_ipv6=1, as many
 // runtimes leave a pod), compared field by field: what the pod sees (link state, MAC, MTU, addresses with their
 // IPv6 DAD state, routes with scope, table and metric) and the result JSON. Every difference must be one the

@@ -1,4 +1,4 @@
-// Issue 13 H2: `logFile` and the lines written to it are controlled by whoever writes the network config (under
+// `logFile` and the lines written to it are controlled by whoever writes the network config (under
 // Multus, a NetworkAttachmentDefinition author), and the plugin runs as root. Reproduced as the review did it: a
 // network name with a newline, logLevel debug, and logFile a symlink to a passwd copy gained a root account line;
 // a FIFO as logFile blocked the call. Now: the name follows libcni's rule, every line is escaped, and logFile is

@@ -1,4 +1,4 @@
-// Issue 13 L3 (stdin): a network config larger than MAX_STDIN_BYTES (1 MiB) is refused with code 7 naming stdin,
+// A network config larger than MAX_STDIN_BYTES (1 MiB) is refused with code 7 naming stdin,
 // before anything is lent, and without being read whole — a 100 MB config no longer costs 100 MB of memory.
 import { spawnSync } from 'node:child_process';
 import { closeSync, openSync, readFileSync, writeFileSync, writeSync } from 'node:fs';

@@ -1,4 +1,4 @@
-// Issue 13 H1: V8 accepts a code cache that fits only the *length* of the source, so a cache is code that runs as
+// V8 accepts a code cache that fits only the *length* of the source, so a cache is code that runs as
 // root. `sriovctl` (bin/sriovctl.js) must read its cache only from a directory nobody else can write: a cache
 // planted in a state dir another user owns is never run. The control shows the planted cache is a working
 // attack: the same file in a root-owned directory does run (only root could have put it there).
@@ -7,7 +7,7 @@ import { chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, wr
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { cacheName } from '../../src/code-cache';
+import { cacheName } from '../../src/package/code-cache';
 import { assertBuilt, REPO, sriovctl } from '../helpers/cli-process';
 
 const BUNDLE = join(REPO, 'dist', 'sriovctl-run.bundle.js');
@@ -27,7 +27,7 @@ function plantedCache(marker: string): Buffer {
   return execFileSync(process.execPath, ['-e', make], { input: source, maxBuffer: 64 << 20 });
 }
 
-describe('the CLI code cache (issue 13 H1)', () => {
+describe('the CLI code cache is trusted only from a trusted directory', () => {
   let root: string;
   beforeEach(() => {
     assertBuilt();

@@ -12,7 +12,7 @@
 import { spawn } from 'node:child_process';
 import { statSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { nodeLedgerMount } from '../../src/cluster/node-ledger';
+import { nodeLedgerMount } from '../../src/cluster/kubernetes/node-ledger';
 import { DEFAULT_STATE_DIR } from '../../src/config';
 import { simMac } from '../../src/sriov/sim';
 import { REPO, sriovctl, withoutNeighbourWarnings, type CliResult } from '../helpers/cli-process';

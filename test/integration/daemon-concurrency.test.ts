@@ -1,4 +1,4 @@
-// The daemon runs calls at once (issue 16): a call whose IPAM plugin is still working holds up no other pod's call,
+// The daemon runs calls at once: a call whose IPAM plugin is still working holds up no other pod's call,
 // and a call waiting for a NIC's lock — held by another call of the daemon, or by another process (a CLI cleanup) —
 // waits asleep, holding up no other pod's call either, then goes on once the lock is free. A real `sriovctl
 // daemon`, the real shim, stand-in NICs and a stand-in IPAM plugin that allocates only when the test says so.

@@ -4,7 +4,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { lockFile, removeLockFileIfFree } from '../../src/file-lock';
+import { lockFile, removeLockFileIfFree } from '../../src/fs/file-lock';
 import { spawnTs, waitForLine } from '../helpers/ts-child';
 
 const CHILD = path.join(__dirname, 'lock-waiter-child.ts');

@@ -1,4 +1,4 @@
-// The hostile-input suite (issue 13): ten thousand generated CNI inputs (environment + stdin, valid-shaped and
+// The hostile-input suite: ten thousand generated CNI inputs (environment + stdin, valid-shaped and
 // hostile) and a set of CLI argument vectors, each bounded in time; and hostile neighbours, unprivileged processes
 // planting whatever they like in their own /run/netns while the plugin and cleanup run. Every call ends with a documented code, the
 // stand-in NIC changes only for a valid input (and comes home on its DEL), and the ledger ends empty.

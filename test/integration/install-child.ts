@@ -13,7 +13,7 @@ import type { CommandIo } from '../../src/cli/command-kit';
 import { CliError } from '../../src/cli/exit-codes';
 import { Output } from '../../src/cli/output';
 import { installPlugin, type PayloadFile } from '../../src/install/install-plugin';
-import { lockFd } from '../../src/net';
+import { lockFd } from '../../src/fs/flock';
 
 const [cmd, ...args] = process.argv.slice(2);
 

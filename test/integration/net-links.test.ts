@@ -8,13 +8,12 @@ import {
   connect,
   createAnonymousNetns,
   currentNetns,
-  lockFd,
   openNetns,
   openNetnsOfPid,
   sameNetns,
-  unlockFd,
   type Rtnl,
 } from '../../src/net';
+import { lockFd, unlockFd } from '../../src/fs/flock';
 import { initialRef } from '../../src/lend/namespaces';
 import { Scratch, ipJson, linkJson, waitFor } from '../helpers/kernel';
 

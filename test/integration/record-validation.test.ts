@@ -1,4 +1,4 @@
-// Issue 13 H1, records validated when read: every value of a record that give-back acts on (names, MACs,
+// Records validated when read: every value of a record that give-back acts on (names, MACs,
 // ifindexes, namespace paths, the IPAM plugin DEL runs) is checked with the project's one rule for it. A planted
 // record whose CNI meta names an IPAM type like "../../evil" never runs it; a bad record is reported (status
 // names the file and why) and never acted upon.
@@ -41,7 +41,7 @@ function podRecord(meta: Record<string, unknown>, overrides: Partial<LendRecord>
   return sampleRecord({ key: KEY, owner: 'cni:h1ctr/net1', phase: 'lent', step: 'done', meta, ...overrides });
 }
 
-describe('a record is validated when read (issue 13 H1)', () => {
+describe('a record is validated when read', () => {
   it('an IPAM type that is a path makes the record corrupt, naming the file and the field', () => {
     const file = plant(podRecord({ network: 'n', cniVersion: '1.1.0', ipam: { type: '../../evil', conf: { type: '../../evil' } } }));
     expect(() => readRecord(ledger, KEY)).toThrow(/meta\.ipam\.type/);

@@ -1,4 +1,4 @@
-// Issue 13 H1, the state directory: every file under it (records, locks, caches, cluster state) is used only when
+// The state directory: every file under it (records, locks, caches, cluster state) is used only when
 // the directory is root's and writable by no one else along its whole path, and never through a symbolic link.
 // A state dir another user owns is refused with one line (CLI) or CNI error 50 (plugin); a planted lock link must
 // not truncate the file it names; a planted record link must not echo that file's content.
@@ -9,8 +9,8 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isSysError } from '../../src/errors';
 import { lockNic, lockPath, openLedger, readRecord, recordPath, scanRecords } from '../../src/ledger';
-import { readClusterState } from '../../src/cluster/state';
-import { ensureTrusted, examineEntry } from '../../src/secure-dir';
+import { readClusterState } from '../../src/cluster/orchestration/state';
+import { ensureTrusted, examineEntry } from '../../src/fs/secure-dir';
 import { assertBuilt, sriovctl } from '../helpers/cli-process';
 import { requireBundle, runCni } from '../helpers/cni-run';
 
@@ -40,7 +40,7 @@ function secretFile(): string {
   return f;
 }
 
-describe('a state directory another user owns is refused (issue 13 H1)', () => {
+describe('a state directory another user owns is refused', () => {
   it('openLedger refuses it, naming the directory and the owner', () => {
     const dir = ownedStateDir(NOBODY);
     let err: unknown;
@@ -135,7 +135,7 @@ describe('a state directory another user owns is refused (issue 13 H1)', () => {
   });
 });
 
-describe('no file under the state directory is followed through a symbolic link (issue 13 H1)', () => {
+describe('no file under the state directory is followed through a symbolic link', () => {
   it('a symlinked lock file is refused and the file it names is not truncated', () => {
     const l = openLedger(join(root, 'state'));
     const secret = secretFile();

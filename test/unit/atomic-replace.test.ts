@@ -1,11 +1,11 @@
-// Replacing a file (src/ledger/atomic-file.ts): the new content is renamed over the old file, so a reader sees the
+// Replacing a file (src/fs/atomic-file.ts): the new content is renamed over the old file, so a reader sees the
 // old content or the new, never a mix, and no temp file is left beside it. What a power cut leaves of a rewrite is
 // test/integration/ledger-power-cut.test.ts's.
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
-import { writeFileAtomic } from '../../src/ledger/atomic-file';
+import { writeFileAtomic } from '../../src/fs/atomic-file';
 
 let tmp: string;
 beforeEach(() => {

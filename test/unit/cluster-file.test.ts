@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { parseClusterFile } from '../../src/cluster/cluster-file';
+import { parseClusterFile } from '../../src/cluster/orchestration/cluster-file';
 import { upOptionsOf } from '../../src/cli/cluster';
-import { UP_DEFAULTS } from '../../src/cluster/up';
+import { UP_DEFAULTS } from '../../src/cluster/orchestration/up';
 
 const FULL = `apiVersion: sriovctl/v1alpha1
 kind: Cluster

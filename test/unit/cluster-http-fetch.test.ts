@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createServer, type AddressInfo } from 'node:net';
-import { fetchText, proxyFor, withoutCredentials } from '../../src/cluster/http-fetch';
+import { fetchText, proxyFor, withoutCredentials } from '../../src/cluster/tools/http-fetch';
 
 describe('the proxy named in fetch errors', () => {
   it('follows the scheme, lower case first, and NO_PROXY', () => {

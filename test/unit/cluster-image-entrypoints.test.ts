@@ -1,6 +1,6 @@
 // Each container of the rendered manifests calls only what its image carries: an executable the image has (its
 // entry point when the container names no command), with options that executable takes. Multus and the device
-// plugin are held to the record taken from their Dockerfiles at the pinned tags (src/cluster/component-images.ts;
+// plugin are held to the record taken from their Dockerfiles at the pinned tags (src/cluster/kubernetes/component-images.ts;
 // their images cannot be pulled here); the installer's arguments are parsed by the real `install-cni` command, and
 // the field tier reads the installer image archive itself (test/field/image-entrypoints.test.ts).
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -8,8 +8,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main';
-import { DEFAULT_IMAGES, IMAGE_ENTRY_POINTS, type ComponentImages } from '../../src/cluster/component-images';
-import { renderManifests, type ManifestInput } from '../../src/cluster/manifests';
+import { DEFAULT_IMAGES, IMAGE_ENTRY_POINTS, type ComponentImages } from '../../src/cluster/kubernetes/component-images';
+import { renderManifests, type ManifestInput } from '../../src/cluster/kubernetes/manifests';
 
 interface Call {
   component: keyof ComponentImages;

@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { archiveFileName, imagesOf, planImages, saveArgs } from '../../src/cluster/images';
+import { archiveFileName, imagesOf, planImages, saveArgs } from '../../src/cluster/kubernetes/images';
 
 describe('image archives', () => {
   it('are named after the reference', () => {

@@ -1,5 +1,5 @@
 // Every object `cluster up` applies, validated against the Kubernetes API's own schemas for the version the
-// clusters run (src/cluster/kubernetes-version.ts): kubernetes-models 4.5.1 carries validators generated from
+// clusters run (src/cluster/kubernetes/version.ts): kubernetes-models 4.5.1 carries validators generated from
 // Kubernetes 1.33's OpenAPI (types, required fields, enums, formats such as quantities). The
 // NetworkAttachmentDefinition is validated against the CRD's openAPIV3Schema as rendered (the one Multus v4.1.4
 // publishes in deployments/multus-daemonset.yml), as the API server does for a custom resource.
@@ -13,7 +13,7 @@ import { CustomResourceDefinition } from 'kubernetes-models/apiextensions.k8s.io
 import { DaemonSet } from 'kubernetes-models/apps/v1';
 import { ClusterRole, ClusterRoleBinding } from 'kubernetes-models/rbac.authorization.k8s.io/v1';
 import { ConfigMap, ServiceAccount } from 'kubernetes-models/v1';
-import { renderManifests, toYaml, type ManifestInput } from '../../src/cluster/manifests';
+import { renderManifests, toYaml, type ManifestInput } from '../../src/cluster/kubernetes/manifests';
 import { ajvProblems, kubernetesProblems, strictSchema, validateObjectMeta } from '../helpers/strict-fields';
 import { DEVICE_PLUGIN_CONFIG_SCHEMA } from '../helpers/tool-config-schemas';
 

@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
-import { renderManifests, toYaml, writeManifests, SRIOV_RESOURCE, type ManifestInput } from '../../src/cluster/manifests';
+import { renderManifests, toYaml, writeManifests, SRIOV_RESOURCE, type ManifestInput } from '../../src/cluster/kubernetes/manifests';
 import { admitCall, daemonCallConfig } from '../../src/daemon/caller-env';
 import { pathsOfCall } from '../../src/daemon/host-paths';
 import { readConfig } from '../../src/config';

@@ -2,12 +2,12 @@ import { describe, expect, it } from 'vitest';
 import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { detectContainerRuntime } from '../../src/cluster/container-runtime';
-import { allocatableOf } from '../../src/cluster/kube';
+import { detectContainerRuntime } from '../../src/cluster/tools/container-runtime';
+import { allocatableOf } from '../../src/cluster/kubernetes/kubectl';
 import { localNodeNames, parseLocalNodes } from '../../src/cluster/providers/local';
-import { simNicPlan, vfPeerName } from '../../src/cluster/sim-lab';
+import { simNicPlan, vfPeerName } from '../../src/cluster/lab/sim-lab';
 import { ownerKey, ownerMatches } from '../../src/ledger/owner';
-import { runTool, shellQuote } from '../../src/cluster/tools';
+import { runTool, shellQuote } from '../../src/cluster/tools/run-tool';
 import { assertClusterName, clusterOwner, ofCluster } from '../../src/cluster/types';
 import { isBdf } from '../../src/sriov';
 

@@ -1,7 +1,7 @@
 // A pod's STATUS as kubectl prints it, from the pod JSON the API returns (the shapes below are those the kubelet
 // writes for each situation).
 import { describe, expect, it } from 'vitest';
-import { describeNotReady, podState, type PodJson } from '../../src/cluster/pod-status';
+import { describeNotReady, podState, type PodJson } from '../../src/cluster/kubernetes/pod-status';
 
 const READY = [{ type: 'Initialized', status: 'True' }, { type: 'Ready', status: 'True' }, { type: 'PodScheduled', status: 'True' }];
 const NOT_READY = [{ type: 'Initialized', status: 'False' }, { type: 'Ready', status: 'False' }, { type: 'PodScheduled', status: 'True' }];

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { missingTools, planPfs, preflightError, type PfCandidate } from '../../src/cluster/preflight';
+import { missingTools, planPfs, preflightError, type PfCandidate } from '../../src/cluster/orchestration/preflight';
 
 const pf = (address: string, name: string | null, extra: Partial<PfCandidate> = {}): PfCandidate => ({
   address,

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
-import { adaptCalicoForK3s } from '../../src/cluster/primary-cni';
+import { adaptCalicoForK3s } from '../../src/cluster/kubernetes/primary-cni';
 
 const calico = `# a trimmed Calico manifest
 kind: ConfigMap

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Progress, formatSeconds } from '../../src/cluster/progress';
+import { Progress, formatSeconds } from '../../src/cluster/orchestration/progress';
 
 function capture(verbosity: 'quiet' | 'normal' | 'verbose') {
   let text = '';

@@ -5,11 +5,11 @@
 import Ajv from 'ajv';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { parseClusterFile } from '../../src/cluster/cluster-file';
+import { parseClusterFile } from '../../src/cluster/orchestration/cluster-file';
 import { k3dClusterConfig } from '../../src/cluster/providers/k3d';
 import { kindClusterConfig } from '../../src/cluster/providers/kind';
 import type { CreateSpec } from '../../src/cluster/types';
-import { yaml } from '../../src/cluster/yaml';
+import { yaml } from '../../src/cluster/kubernetes/yaml';
 import { K3D_SIMPLE_SCHEMA, KIND_CLUSTER_SCHEMA } from '../helpers/tool-config-schemas';
 import { ajvProblems, strictSchema } from '../helpers/strict-fields';
 

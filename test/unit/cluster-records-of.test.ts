@@ -8,7 +8,7 @@ import * as path from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { openLedger, writeRecord } from '../../src/ledger';
 import { openSession, type LendSession } from '../../src/lend';
-import { recordsOf } from '../../src/cluster/down';
+import { recordsOf } from '../../src/cluster/orchestration/down';
 import { sampleRecord } from '../helpers/ledger-record';
 import { readConfig } from '../../src/config';
 

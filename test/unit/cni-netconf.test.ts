@@ -207,7 +207,7 @@ describe('VF mode (sriov-cni fields)', () => {
     expect(e.message).toContain(reason);
     expect(e.details).toBe(field);
   });
-  it('spoofchk and trust in any case ("On"), with the meaning the word has (issue 14 row 8)', () => {
+  it('spoofchk and trust in any case ("On"), with the meaning the word has', () => {
     expect(parseNicConf({ deviceID: VF, spoofchk: 'On', trust: 'OFF' }, NO_ARGS).vf).toEqual({ spoofchk: true, trust: false });
   });
   it('one rate alone is asked alone: the VF keeps its other bound (sriov-cni sends the absent one as 0; README, row 15)', () => {
@@ -235,7 +235,7 @@ describe('whole-device mode (host-device fields)', () => {
     expect(nic({ pciBusID: '0000:00:02.0' })).toMatchObject({ mode: 'auto', selector: { by: 'pci', pci: '0000:00:02.0' } });
     expect(nic({ runtimeConfig: { deviceID: '0000:00:02.0' } }).selector).toEqual({ by: 'pci', pci: '0000:00:02.0' });
   });
-  it("hwaddr as Go's net.ParseMAC reads it: 6, 8 or 20 bytes (InfiniBand), ':' '-' or '.' forms (issue 14 row 15)", () => {
+  it("hwaddr as Go's net.ParseMAC reads it: 6, 8 or 20 bytes (InfiniBand), ':' '-' or '.' forms", () => {
     const ib = '00:00:00:00:fe:80:00:00:00:00:00:00:02:00:5e:10:00:00:00:01';
     expect(nic({ hwaddr: ib.toUpperCase() }).selector).toEqual({ by: 'mac', mac: ib });
     expect(nic({ hwaddr: '0000.0000.fe80.0000.0000.0000.0200.5e10.0000.0001' }).selector).toEqual({ by: 'mac', mac: ib });

@@ -1,4 +1,4 @@
-// A record written before a NIC moves (src/ledger/atomic-file.ts): its data fsynced before it is visible, its
+// A record written before a NIC moves (src/fs/atomic-file.ts): its data fsynced before it is visible, its
 // directory fsynced while the NIC moves, on disk once finish() returns, and a failed fsync is the caller's error,
 // never lost on the addon's thread.
 import { execFileSync } from 'node:child_process';
@@ -7,7 +7,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isSysError } from '../../src/errors';
-import { writeFileAtomicDurableLater } from '../../src/ledger/atomic-file';
+import { writeFileAtomicDurableLater } from '../../src/fs/atomic-file';
 import { native } from '../../src/native';
 
 let tmp: string;

@@ -1,10 +1,10 @@
-// Recognising the payload's private loader from process.execPath (src/payload-layout.ts): what install-cni copies
+// Recognising the payload's private loader from process.execPath (src/package/payload-layout.ts): what install-cni copies
 // and what the sysfs writer re-runs when the executable was started by the plugin's launcher.
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { isPayloadVersionName, loaderArgs, payloadVersionName, privateLoaderOf } from '../../src/payload-layout';
+import { isPayloadVersionName, loaderArgs, payloadVersionName, privateLoaderOf } from '../../src/package/payload-layout';
 
 describe('payload layout', () => {
   let dir: string;

@@ -4,7 +4,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { vfioProblems } from '../../src/cluster/vfio-preflight';
+import { vfioProblems } from '../../src/cluster/orchestration/vfio-preflight';
 
 let dir: string;
 beforeEach(() => {

@@ -1,5 +1,5 @@
 // The provider for a name, with its options (which only k3d and kind have).
-import type { ContainerRuntime } from '../container-runtime';
+import type { ContainerRuntime } from '../tools/container-runtime';
 import type { Provider, ProviderName } from '../types';
 import { k3dProvider, K3D_DEFAULTS } from './k3d';
 import { kindProvider } from './kind';

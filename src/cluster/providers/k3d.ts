@@ -5,13 +5,13 @@ import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import type { NamespaceSpec } from '../../lend/types';
-import { containerPid, detectContainerRuntime, dockerApiProblem, podmanDockerHost, type ContainerRuntime } from '../container-runtime';
-import { kubectlAccess } from '../kube';
-import { nodeLedgerMount } from '../node-ledger';
-import { DEFAULT_K3S_IMAGE } from '../kubernetes-version';
-import { K3S_POD_CIDR } from '../primary-cni';
+import { containerPid, detectContainerRuntime, dockerApiProblem, podmanDockerHost, type ContainerRuntime } from '../tools/container-runtime';
+import { kubectlAccess } from '../kubernetes/kubectl';
+import { nodeLedgerMount } from '../kubernetes/node-ledger';
+import { DEFAULT_K3S_IMAGE } from '../kubernetes/version';
+import { K3S_POD_CIDR } from '../kubernetes/primary-cni';
 import type { ClusterNode, CreateSpec, Provider, ProviderContext } from '../types';
-import { yaml } from '../yaml';
+import { yaml } from '../kubernetes/yaml';
 
 export interface K3dOptions {
   /** docker or podman; null = auto-detect. */

@@ -4,12 +4,12 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { NamespaceSpec } from '../../lend/types';
-import { containerPid, detectContainerRuntime, type ContainerRuntime } from '../container-runtime';
-import { kubectlAccess } from '../kube';
-import { nodeLedgerMount } from '../node-ledger';
-import { DEFAULT_KIND_NODE_IMAGE } from '../kubernetes-version';
+import { containerPid, detectContainerRuntime, type ContainerRuntime } from '../tools/container-runtime';
+import { kubectlAccess } from '../kubernetes/kubectl';
+import { nodeLedgerMount } from '../kubernetes/node-ledger';
+import { DEFAULT_KIND_NODE_IMAGE } from '../kubernetes/version';
 import type { ClusterNode, CreateSpec, Provider, ProviderContext } from '../types';
-import { yaml } from '../yaml';
+import { yaml } from '../kubernetes/yaml';
 
 export interface KindOptions {
   runtime: ContainerRuntime | null;

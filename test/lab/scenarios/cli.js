@@ -1,4 +1,4 @@
-// Issue 6 on a real SR-IOV driver: the host CLI (`node bin/sriovctl.js`, the real process) with netdevsim PFs —
+// On a real SR-IOV driver: the host CLI (`node bin/sriovctl.js`, the real process) with netdevsim PFs —
 // devices the kernel RETURNS to the initial namespace when their namespace dies (possibly under another name),
 // and whose sriov_numvfs is the driver's own. The real /sys is the sysfs root; iproute2 is the witness.
 // `node` starts slowly in the VM (seconds): each scenario runs the CLI only twice; the host tier covers the rest.

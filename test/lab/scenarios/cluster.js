@@ -1,4 +1,4 @@
-// Issue 7 on a real SR-IOV driver: `sriovctl cluster up/down` (the real process) on the local provider with
+// On a real SR-IOV driver: `sriovctl cluster up/down` (the real process) on the local provider with
 // netdevsim PFs — real sriov_numvfs, and devices the kernel RETURNS to the initial namespace when their node's
 // namespace dies. The real /sys is the sysfs root; iproute2 and sysfs are the witnesses.
 'use strict';

@@ -1,4 +1,4 @@
-// Issue 5 on a real SR-IOV driver: sriovctl-cni in VF mode, the real executable (bin/sriovctl-cni.js and its
+// On a real SR-IOV driver: sriovctl-cni in VF mode, the real executable (bin/sriovctl-cni.js and its
 // bundle) run the way a runtime runs it, against the netdevsim PF of the VF fixture. Every PF-side setting is
 // applied on ADD and restored exactly on DEL, absent settings are untouched (one rate given keeps the other),
 // CHECK reads the PF back, and a VF on vfio-pci (a fake driver link in the tree) is configured but not moved.
@@ -105,7 +105,7 @@ module.exports = [
   {
     name: 'cni-vf: a VF on vfio-pci that nobody gave a MAC: the result has no mac (not 00:00:00:00:00:00)',
     async run(ctx) {
-      // issue 14 row 15: the PF reports the zero MAC for such a VF; that is no address, so none is reported
+      // as sriov-cni does: the PF reports the zero MAC for such a VF; that is no address, so none is reported
       const fx = await createVfFixture(ctx, { numVfs: 2, netdevs: 1 });
       fx.sim.setDriverLink(fx.vfs[1].bdf, 'vfio-pci');
       iproute2SetVfs(fx.pf.name, [{ vf: 1, mac: '00:00:00:00:00:00' }]);

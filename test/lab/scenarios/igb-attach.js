@@ -1,4 +1,4 @@
-// Issue 17 (b): `sriovctl attach <pf> <node> --vfs 2 --driver …` on a real igb PF through the real /sys: the PF
+// `sriovctl attach <pf> <node> --vfs 2 --driver …` on a real igb PF through the real /sys: the PF
 // lent to the node (one record, with the VF count to restore), its VFs created by the kernel and bound to the
 // driver asked for — vfio-pci (no netdev, a real IOMMU group and /dev/vfio/<group>) or igbvf (a netdev, born in
 // the initial namespace) — and `detach` putting back the VF count, the PF's driver, name, MAC, MTU and state.

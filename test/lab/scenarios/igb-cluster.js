@@ -1,4 +1,4 @@
-// Issue 17 (f) and issue 15 ("VFs usable in nodes"): `sriovctl cluster up --provider local` on the VM's two REAL igb
+// VFs usable in nodes: `sriovctl cluster up --provider local` on the VM's two REAL igb
 // PFs (no simulated NICs, the real /sys): each agent gets a PF and its VFs. With vfio-pci (kubevirtci's default) the
 // VFs have no netdev; with igbvf, whose VF netdevs the kernel registers in the INITIAL namespace (not beside the
 // lent PF), each VF netdev is lent to the node that holds its PF, with a record of its own. `down` gives every NIC

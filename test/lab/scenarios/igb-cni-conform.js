@@ -1,10 +1,10 @@
-// Issue 14's VF-mode rows on the real /sys of the lab VM, with REAL VFs (QEMU's 82576: igb PF, igbvf VFs):
-// - row 12: a VF whose carrier comes after link-up (the VF follows its PF's link) still gets its gratuitous ARP,
+// The VF-mode cases of compatibility with sriov-cni and host-device on the real /sys of the lab VM, with REAL VFs (QEMU's 82576: igb PF, igbvf VFs):
+// - a VF whose carrier comes after link-up (the VF follows its PF's link) still gets its gratuitous ARP,
 //   once carrier is up, and the kernel's unsolicited NA after DAD; witnessed by packet sockets in the pod and at
 //   the PF (the NIC's internal switch delivers the VF's broadcasts there); with the default bound (200 ms) a
 //   carrier that comes later is not waited for, as documented;
-// - row 15: a VF on vfio-pci that nobody gave a MAC (igb shows 00:00:00:00:00:00 for it) is reported without one;
-// - row 5: on the kernel's real auxiliary bus. No NIC QEMU emulates has Scalable Functions and netdevsim
+// - a VF on vfio-pci that nobody gave a MAC (igb shows 00:00:00:00:00:00 for it) is reported without one;
+// - a Scalable Function on the kernel's real auxiliary bus. No NIC QEMU emulates has Scalable Functions and netdevsim
 //   registers no auxiliary device, so the lab loads its own (modules/lab_sf: lab_sf.sf.4 with a netdev under it,
 //   what mlx5 makes of an SF as far as sriovctl looks); it is lent by its ID and given back, also after its pod
 //   died. A 5-digit PCI domain (VMD) cannot exist here (q35 has PCI segment 0 only): it is parsed and looked up,

@@ -1,4 +1,4 @@
-// Issue 17 (c): sriovctl-cni in VF mode on a REAL VF — an igbvf netdev of QEMU's 82576 — with a real `deviceID`
+// sriovctl-cni in VF mode on a REAL VF — an igbvf netdev of QEMU's 82576 — with a real `deviceID`
 // and the real /sys: the VF netdev (born in the initial namespace) lent to a pod and back; PF-side settings applied
 // on igb and restored; the settings igb refuses (link state: EOPNOTSUPP, min_tx_rate: EINVAL, 802.1ad:
 // EPROTONOSUPPORT) refused before anything changes, with the kernel's reason named; a VF on vfio-pci configured

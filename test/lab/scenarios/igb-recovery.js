@@ -1,4 +1,4 @@
-// Issue 17 (d, e): what the real kernel does to an igb PF and its VFs when things go wrong, and sriovctl's answer.
+// What the real kernel does to an igb PF and its VFs when things go wrong, and sriovctl's answer.
 // (d) a node namespace deleted without detach: the kernel pushes the PF back to the initial namespace, as dev<N>
 //     when its name is taken — here by one of its own VF netdevs, which the kernel names ethN in the initial
 //     namespace — and `sriovctl cleanup` restores it from its record (VF count, name, MAC, MTU, state).

@@ -1,4 +1,4 @@
-// Issue 17 (a): VF counts on a REAL VF-creating driver — QEMU's Intel 82576 (igb PF) whose VFs igbvf probes —
+// VF counts on a REAL VF-creating driver — QEMU's Intel 82576 (igb PF) whose VFs igbvf probes —
 // through the real /sys (no simulated tree): `sriovctl vfs`, the kernel's EBUSY rule, and how long a VF takes
 // from the sriov_numvfs write to a netdev that can be used. Plain sysfs and iproute2 are the witnesses.
 'use strict';

@@ -1,4 +1,4 @@
-// Issue 4 on a real SR-IOV driver: the lending engine (dist/lend) with a netdevsim PF — a device the kernel
+// On a real SR-IOV driver: the lending engine (dist/lend) with a netdevsim PF — a device the kernel
 // RETURNS to the initial namespace when its namespace dies, where veth would be destroyed — and with a VF whose
 // PF-side settings live in the real driver. iproute2 is the independent witness.
 'use strict';

@@ -1,4 +1,4 @@
-// Issue 3, scenario 3: VF counts through src/sriov on the real driver, and big VF tables through the addon.
+// VF counts through src/sriov on the real driver, and big VF tables through the addon.
 'use strict';
 
 const fs = require('node:fs');

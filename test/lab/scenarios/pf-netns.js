@@ -1,4 +1,4 @@
-// Issue 3, scenarios 4 and 5: a PF (netdevsim, a "physical" device) moved between namespaces, and what the kernel
+// A PF (netdevsim, a "physical" device) moved between namespaces, and what the kernel
 // does with it when its namespace dies. Moves go through the addon; iproute2 and the addon both check the result.
 'use strict';
 

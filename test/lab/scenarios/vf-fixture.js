@@ -1,4 +1,4 @@
-// Issue 3, scenario 6: the VF fixture — a VF netdev (veth stand-in) found from its PCI address through the fake
+// The VF fixture — a VF netdev (veth stand-in) found from its PCI address through the fake
 // sysfs tree with src/sriov, its PF found the same way, and the PF's real VF table behind it; then the VF netdev
 // really moved to a namespace and back while its PF-side settings stay put.
 'use strict';

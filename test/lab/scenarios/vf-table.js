@@ -1,4 +1,4 @@
-// Issue 3, scenarios 1 and 2: the addon's VF table and VF setters against netdevsim, with iproute2 as the witness.
+// The addon's VF table and VF setters against netdevsim, with iproute2 as the witness.
 'use strict';
 
 const { NetdevsimPf } = require('../fixture');

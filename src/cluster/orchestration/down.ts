@@ -1,0 +1,272 @@
+// `cluster down`: give back every NIC the ledger holds for the cluster — found from the ledger (and the cluster's
+// own file), never from the Kubernetes API, so it works when the API is already gone — and only then delete the
+// cluster. Every NIC goes home first (attachments inside the cluster, the VF netdevs lent to the nodes, then the
+// PFs), and only then are the VF counts put back: that write can wait on a driver or on a process holding a VF
+// through VFIO, and waits only so long (naming the holder), with every NIC already home. A NIC that fails does not
+// stop the others; each gets one summary line.
+import { DEFAULT_VFIO_HOLDER_WAIT_MS, ownerOfKey, sameNamespace, type GiveBackOutcome, type LendSession } from '../../lend';
+import type { LendRecord } from '../../ledger/types';
+import { deviceDir, isBdf, listVfs, type SetNumVfsOptions } from '../../sriov';
+import type { Progress } from './progress';
+import { SimLab, removeSimNics } from '../lab/sim-lab';
+import { readClusterState, removeClusterState, writeClusterState, type ClusterState } from './state';
+import { ofCluster, type Provider, type ProviderContext } from '../types';
+
+/** A NIC's lock may be held for a moment by a CNI DEL or an attach. */
+const GIVE_BACK_LOCK_TIMEOUT_MS = 10_000;
+const VF_RESET_TIMEOUT_MS = 60_000;
+
+export interface NicReturn {
+  key: string;
+  pciAddress: string | null;
+  /** Its name at home before it was lent. */
+  name: string;
+  owner: string;
+  /** The cluster node it was lent to, or the borrower (a pod's attachment) when not the cluster's own. */
+  node: string | null;
+  outcome: GiveBackOutcome | 'failed';
+  /** Its name at home now. */
+  homeName: string | null;
+  /** Milliseconds from the start of `down` until it was usable at home again. */
+  homeAfterMs: number | null;
+  /** When it was usable at home again (ISO time, ms precision). */
+  homeAt: string | null;
+  error: string | null;
+  warnings: string[];
+  /**
+   * A VF netdev whose VF went away when its PF's VF count was put back (the cluster made it): its netdev is gone,
+   * and with it whatever name it came home under.
+   */
+  removedWithVfs?: boolean;
+}
+
+export interface DownSummary {
+  cluster: string;
+  provider: string;
+  nics: NicReturn[];
+  clusterDeleted: boolean;
+  errors: string[];
+  /** Every NIC restored (returned or already home) and the cluster deleted. */
+  ok: boolean;
+  totalMs: number;
+}
+
+/** Outcomes that mean the NIC is home and intact. */
+export function restored(outcome: NicReturn['outcome']): boolean {
+  return outcome === 'returned' || outcome === 'already-home' || outcome === 'not-lent';
+}
+
+export interface DownInput {
+  name: string;
+  provider: Provider;
+  ctx: ProviderContext;
+  /** A state already loaded (up's rollback); otherwise read from the cluster's file. */
+  state?: ClusterState | null;
+  /** Called once every NIC was given back, before the cluster is deleted (the demo reads them at home here). */
+  onGivenBack?: (nics: NicReturn[]) => void;
+  /**
+   * How long a VF count reset waits for processes holding a VF through VFIO (a VM, DPDK) to let go before it names
+   * them and leaves the count to cleanup (default DEFAULT_VFIO_HOLDER_WAIT_MS; `cluster down --vfio-wait`).
+   */
+  vfioHolderWaitMs?: number;
+}
+
+export async function clusterDown(input: DownInput): Promise<DownSummary> {
+  const { name, provider, ctx } = input;
+  const progress = ctx.progress;
+  const stateDir = ctx.session.config.stateDir;
+  const t0 = performance.now();
+  const state = input.state !== undefined ? input.state : readClusterState(stateDir, name);
+  if (state && state.phase !== 'deleting') {
+    state.phase = 'deleting';
+    writeClusterState(stateDir, state);
+  }
+  const summary: DownSummary = { cluster: name, provider: provider.name, nics: [], clusterDeleted: false, errors: [], ok: false, totalMs: 0 };
+  const lab = state?.sim ? openLab(state, progress, summary) : null;
+  // the lab's NICs are in its own tree: give-back and the VF counts read that one
+  const session = lab ? ctx.session.withSysfsRoot(lab.sysfs.root) : ctx.session;
+  const bounds = vfCountBounds(input.vfioHolderWaitMs ?? DEFAULT_VFIO_HOLDER_WAIT_MS);
+  try {
+    const { own, borrowed, vfNetdevs } = recordsOf(session, name);
+    const pfs = own.filter((r) => !vfNetdevs.includes(r));
+    progress.step(
+      `down ${name}: ${pfs.length} NIC${pfs.length === 1 ? '' : 's'} lent to its nodes${vfNetdevs.length ? ` with ${vfNetdevs.length} VF netdev${vfNetdevs.length === 1 ? '' : 's'}` : ''}${borrowed.length ? `, ${borrowed.length} attached inside it` : ''}`,
+    );
+
+    // attachments inside the cluster (a pod's VF) first: their home is a node, which must still be there
+    for (const r of borrowed) summary.nics.push(await returnOne(session, r, progress, t0, { bounds }));
+    // the VF netdevs lent to the nodes, before their PFs (whose names they may have held at home)
+    for (const r of vfNetdevs) summary.nics.push(await returnOne(session, r, progress, t0, { bounds }));
+    // the nodes' PFs side by side, their VF counts kept for the next step; one failing stops none
+    const pfReturns = await Promise.all(pfs.map((r) => returnOne(session, r, progress, t0, { bounds, vfCountLast: true })));
+    summary.nics.push(...pfReturns);
+    // every NIC is home: now the VF counts (bounded, naming what holds a VF)
+    await Promise.all(pfReturns.map((nic) => resetVfCount(session, nic, progress, t0, bounds)));
+    settleRemovedVfs(session, summary.nics.filter((n) => vfNetdevs.some((r) => r.key === n.key)));
+    input.onGivenBack?.(summary.nics);
+
+    progress.step(`deleting cluster ${name} (${provider.name})`);
+    try {
+      await provider.delete(name, ctx);
+      summary.clusterDeleted = true;
+    } catch (err) {
+      summary.errors.push(`deleting cluster ${name}: ${(err as Error).message}`);
+    }
+
+    // a physical NIC whose node could not give it back is in the initial namespace now (the kernel put it there):
+    // one more try finishes the job from its record
+    for (const nic of summary.nics.filter((n) => n.outcome === 'failed')) {
+      const retry = await returnOne(session, session.findRecords({ key: nic.key })[0] ?? null, progress, t0, { bounds }, nic);
+      Object.assign(nic, retry);
+    }
+  } finally {
+    lab?.stop();
+  }
+
+  if (state?.sim) {
+    for (const p of removeSimNics(state.sim, progress)) summary.errors.push(`simulated NIC ${p}`);
+  }
+  summary.ok = summary.clusterDeleted && summary.errors.length === 0 && summary.nics.every((n) => restored(n.outcome));
+  if (summary.ok || (summary.clusterDeleted && ctx.session.findRecords({ owner: ofCluster(name) }).length === 0)) {
+    removeClusterState(stateDir, name);
+  }
+  summary.totalMs = performance.now() - t0;
+  return summary;
+}
+
+function openLab(state: ClusterState, progress: Progress, summary: DownSummary): SimLab | null {
+  try {
+    return new SimLab(state.sim!, progress);
+  } catch (err) {
+    summary.errors.push(`simulated sysfs: ${(err as Error).message}`);
+    return null;
+  }
+}
+
+/**
+ * The cluster's own records (its nodes' PFs), and records of NICs attached inside it: VFs of those PFs, or NICs
+ * whose home is one of its nodes (a pod attachment the CNI made on a node).
+ */
+export function recordsOf(s: LendSession, name: string): { own: LendRecord[]; borrowed: LendRecord[]; vfNetdevs: LendRecord[] } {
+  const all = s.findRecords();
+  const own = s.findRecords({ owner: ofCluster(name) }).sort((a, b) => a.owner.localeCompare(b.owner));
+  const nodes = own.map((r) => r.target);
+  const vfAddresses = new Set<string>();
+  for (const r of own) {
+    const pf = r.vfCount?.pf ?? r.identity.pciAddress;
+    if (!pf) continue;
+    try {
+      for (const vf of listVfs(s.sysfs, pf)) vfAddresses.add(vf.address);
+    } catch {
+      // the PF is not in this sysfs (any more): its VFs are found by their home below
+    }
+  }
+  const ownKeys = new Set(own.map((r) => r.key));
+  // the nodes' own VF netdevs: VFs of their PFs (or VFs sysfs no longer has, by the record's own VF snapshot)
+  const vfNetdevs = own.filter((r) => !r.vfCount && ((r.identity.pciAddress !== null && vfAddresses.has(r.identity.pciAddress)) || r.snapshot.vf !== null));
+  const borrowed = all.filter(
+    (r) =>
+      !ownKeys.has(r.key) &&
+      ((r.identity.pciAddress !== null && vfAddresses.has(r.identity.pciAddress)) ||
+        nodes.some((node) => sameNamespace(node, r.home))),
+  );
+  return { own, borrowed, vfNetdevs };
+}
+
+/** The node a cluster's own NIC is lent to (null for a NIC attached inside the cluster). */
+export function nodeOf(r: LendRecord): string | null {
+  const owner = ownerOfKey(r.owner);
+  return owner?.kind === 'cluster' ? owner.node : null;
+}
+
+async function returnOne(
+  session: LendSession,
+  r: LendRecord | null,
+  progress: Progress,
+  t0: number,
+  opts: { bounds: SetNumVfsOptions; vfCountLast?: boolean },
+  previous?: NicReturn,
+): Promise<NicReturn> {
+  if (!r) {
+    // the record is gone: someone (a CNI DEL, cleanup) finished it meanwhile
+    return { ...previous!, outcome: 'not-lent', error: null };
+  }
+  const nic: NicReturn = {
+    key: r.key,
+    pciAddress: r.identity.pciAddress,
+    name: r.snapshot.name || r.identity.name,
+    owner: r.owner,
+    node: nodeOf(r) ?? r.owner,
+    outcome: 'failed',
+    homeName: null,
+    homeAfterMs: null,
+    homeAt: null,
+    error: null,
+    warnings: previous?.warnings ?? [],
+  };
+  if (r.vfCount && !opts.vfCountLast) progress.detail(`sriov_numvfs of ${r.vfCount.pf}: back to ${r.vfCount.before}`);
+  try {
+    progress.detail(`give back ${nic.name} (${r.key}) from ${nic.node}`);
+    const result = await session.giveBack(r.key, {
+      owner: r.owner,
+      lockTimeoutMs: GIVE_BACK_LOCK_TIMEOUT_MS,
+      vfCount: opts.bounds,
+      vfCountLast: opts.vfCountLast,
+    });
+    nic.outcome = result.outcome;
+    nic.homeName = result.name;
+    nic.warnings.push(...result.warnings);
+    nic.homeAfterMs = performance.now() - t0;
+    nic.homeAt = new Date().toISOString();
+  } catch (err) {
+    nic.error = (err as Error).message;
+  }
+  return nic;
+}
+
+function vfCountBounds(holderWaitMs: number): SetNumVfsOptions {
+  return { timeoutMs: VF_RESET_TIMEOUT_MS, pollMs: 5, holderWaitMs };
+}
+
+/**
+ * The second half of a PF's give-back, once every NIC is home: its VF count back (bounded; a VFIO holder is waited
+ * for, then named), then its name if one of its VF netdevs held it meanwhile; the record goes. A count that cannot
+ * be put back keeps its record, as every give-back does (cleanup retries once the holder is gone): the NIC's
+ * warning, it is home already.
+ */
+async function resetVfCount(session: LendSession, nic: NicReturn, progress: Progress, t0: number, bounds: SetNumVfsOptions): Promise<void> {
+  const r = session.findRecords({ key: nic.key })[0];
+  // a PF that could not be brought home keeps its whole record for the retry after the cluster is deleted
+  if (!r?.vfCount || nic.outcome === 'failed') return;
+  progress.detail(`sriov_numvfs of ${r.vfCount.pf}: back to ${r.vfCount.before}`);
+  try {
+    const result = await session.giveBack(r.key, { owner: r.owner, lockTimeoutMs: GIVE_BACK_LOCK_TIMEOUT_MS, vfCount: bounds });
+    if (nic.outcome === 'returned-renamed' && result.name === r.snapshot.name) {
+      // its name was held by one of its own VF netdevs (the kernel named it so while the PF was away): freed now
+      nic.outcome = 'returned';
+      nic.warnings = nic.warnings.filter((w) => !w.includes(`name ${r.snapshot.name} is taken`));
+      nic.homeName = result.name;
+      nic.homeAfterMs = performance.now() - t0;
+      nic.homeAt = new Date().toISOString();
+    }
+    nic.warnings.push(...result.warnings);
+  } catch (err) {
+    nic.warnings.push(`VF count of ${r.vfCount.pf} not restored to ${r.vfCount.before}: ${(err as Error).message}`);
+  }
+}
+
+/**
+ * VF netdevs whose VFs the count reset removed. A kernel VF driver names a new netdev with the first free ethN of
+ * the initial namespace, so two VFs born while the names were free (one lent away before the next was born) can
+ * share a home name, and only one of them gets it back; the other came home under a fallback name, which went
+ * with its VF: not a difference left on the machine.
+ */
+function settleRemovedVfs(session: LendSession, vfNics: NicReturn[]): void {
+  for (const nic of vfNics) {
+    if (!nic.pciAddress || !isBdf(nic.pciAddress) || deviceDir(session.sysfs, nic.pciAddress) !== null) continue;
+    nic.removedWithVfs = true;
+    if (nic.outcome !== 'returned-renamed') continue;
+    nic.outcome = 'returned';
+    nic.warnings = nic.warnings.filter((w) => !w.includes(`name ${nic.name} is taken`));
+  }
+}
