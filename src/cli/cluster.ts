@@ -116,7 +116,7 @@ export function registerClusterCommands(program: Command, kit: CommandKit): void
     cluster
       .command('up')
       .description('create a cluster (1 server, n agents), lend one PF to each agent and create its VFs')
-      .option('-f, --file <cluster.yaml>', 'read the cluster from this file (flags override it; see README)')
+      .option('-f, --file <cluster.yaml>', 'read the cluster from this file (flags override it; see docs/cluster.md)')
       .option('--agents <n>', `number of agents (one PF each; default: ${UP_DEFAULTS.agents})`, parseCount)
       .option('--vfs <n>', `VFs to create on each agent (default: ${UP_DEFAULTS.vfs})`, parseCount)
       .option('--pf <nic...>', 'PFs to use, in agent order (names or PCI addresses; default: pick eligible ones)')
@@ -127,7 +127,7 @@ export function registerClusterCommands(program: Command, kit: CommandKit): void
       .option('--reserved-cpus <list>', `CPUs the kubelet keeps for the system on agents (static CPU manager; default: ${UP_DEFAULTS.reservedCpus})`)
       .option('--registry-port <port>', `host port of the k3d registry (default: ${K3D_DEFAULTS.registryPort})`, parsePort)
       .option('--primary-cni <file|url>', "k3d/kind: a primary CNI manifest instead of the provider's built-in network (flannel, kindnet)")
-      .option('--images <dir>', 'k3d/kind: image archives to import into the nodes (one tar per image, see README)')
+      .option('--images <dir>', 'k3d/kind: image archives to import into the nodes (one tar per image, see docs/cluster.md)')
       .option('--airgap', 'k3d/kind: never use the network; every image comes from --images or the cache of an earlier run')
       .option('--simulate', 'local: use simulated NICs even when real SR-IOV PFs exist')
       .option('--no-simulate', 'local: never simulate NICs (fail when there are no PFs)')
