@@ -30,12 +30,16 @@ export function lendActions(record: LendRecord, stateDir: string): string[] {
   });
 }
 
-/** The lines of a give-back of `record`, from what it came to. */
-export function giveBackActions(record: LendRecord, result: GiveBackResult, stateDir: string): string[] {
+/**
+ * The lines of a give-back of `record`, from what it came to. `vfCountLast`: the give-back left the VF count to a
+ * later one (cluster down puts every NIC home first), keeping the record for it.
+ */
+export function giveBackActions(record: LendRecord, result: GiveBackResult, stateDir: string, vfCountLast = false): string[] {
   const name = homeName(record);
   const home = describeNamespace(record.home);
   const lines: string[] = [];
-  if (record.vfCount && result.pendingVfCount === undefined) {
+  const countLater = vfCountLast && !!record.vfCount;
+  if (record.vfCount && result.pendingVfCount === undefined && !countLater) {
     lines.push(`put sriov_numvfs of ${record.vfCount.pf} back to ${record.vfCount.before}`);
   }
   switch (result.outcome) {
@@ -54,7 +58,7 @@ export function giveBackActions(record: LendRecord, result: GiveBackResult, stat
     case 'not-lent':
       return lines;
   }
-  lines.push(result.pendingVfCount ? `kept ${recordFile(stateDir, record)} (its VF count is still to put back)` : `removed ${recordFile(stateDir, record)}`);
+  lines.push(result.pendingVfCount || countLater ? `kept ${recordFile(stateDir, record)} (its VF count is still to put back)` : `removed ${recordFile(stateDir, record)}`);
   return lines;
 }
 

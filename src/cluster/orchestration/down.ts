@@ -6,6 +6,7 @@
 // stop the others; each gets one summary line.
 import { DEFAULT_VFIO_HOLDER_WAIT_MS, ownerOfKey, sameNamespace, type GiveBackOutcome, type LendSession } from '../../lend';
 import type { LendRecord } from '../../ledger/types';
+import { giveBackActions } from '../../lend/action-lines';
 import { deviceDir, isBdf, listVfs, type SetNumVfsOptions } from '../../sriov';
 import type { Progress } from './progress';
 import { SimLab, removeSimNics } from '../lab/sim-lab';
@@ -213,6 +214,7 @@ async function returnOne(
       vfCount: opts.bounds,
       vfCountLast: opts.vfCountLast,
     });
+    for (const line of giveBackActions(r, result, session.config.stateDir, !!opts.vfCountLast)) progress.detail(`  ${line}`);
     nic.outcome = result.outcome;
     nic.homeName = result.name;
     nic.warnings.push(...result.warnings);
