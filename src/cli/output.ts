@@ -1,8 +1,8 @@
 // What the CLI prints, and where: results on stdout (one line per NIC, or JSON), errors and warnings on stderr.
 // -q silences result lines (not errors, not JSON); -v adds detail lines (each kernel step, the kernel's message).
-import { constants } from 'node:os';
 import { isSysError } from '../errors';
 import { CliError, ExitCode } from './exit-codes';
+import { sysErrorReason } from './sys-error-text';
 
 export interface OutputOptions {
   verbose: boolean;
@@ -50,10 +50,7 @@ export class Output {
  */
 export function reasonOf(err: unknown, verbose: boolean): string {
   if (err instanceof CliError) return verbose && err.detail ? `${err.message}: ${err.detail}` : err.message;
-  if (isSysError(err)) {
-    const said = err.code in errnoConstants ? `${err.message} (${err.code})` : err.message;
-    return verbose ? `${err.op}: ${said}${err.kernelMessage ? `: ${err.kernelMessage}` : ''}` : said;
-  }
+  if (isSysError(err)) return sysErrorReason(err, verbose);
   if (err instanceof Error) return oneLine(err.message);
   return oneLine(String(err));
 }
@@ -65,7 +62,6 @@ export function exitCodeOf(err: unknown): ExitCode {
   return ExitCode.failed;
 }
 
-const errnoConstants: Readonly<Record<string, number>> = constants.errno;
 
 function oneLine(text: string): string {
   return text.replace(/\s*\n\s*/g, '; ');
