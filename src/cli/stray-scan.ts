@@ -2,12 +2,14 @@
 // and each distinct /proc/<pid>/ns/net, deduplicated by identity) except the initial one, our own and the homes
 // of recorded NICs. A link counts only when sysfs says its device is an SR-IOV PF or VF — never a node's eth0.
 // Read-only: the moves are src/lend's (returnStray).
+import { join } from 'node:path';
 import { isZeroMac } from '../net/validate';
 import { connect, type Link, type Netns, type NetnsId, type Rtnl } from '../net';
 import { initialNetnsId, namespaceCandidates, openCandidate, type NamespaceCandidate } from '../lend/namespaces';
 import type { LendSession } from '../lend';
 import { deviceDir, getPf, getVf, isUserspaceDriver, listPfs, listVfs, type Sysfs, type SysNetdev } from '../sriov';
 import { netnsIdKey, ownNetnsId } from '../net';
+import { pausePoint } from '../lend/failpoint';
 
 export interface Stray {
   /** A path that reached its namespace during the scan (for messages). */
@@ -48,6 +50,8 @@ export function scanForStrays(s: LendSession, exclude: NetnsId[] = []): StraySca
       continue;
     }
     seen.add(netnsIdKey(ns.id));
+    // a test holds the scan here — the namespace settled, its links not yet read — and flips the link meanwhile
+    pausePoint('stray-scan:identified', candidate.inRoot ? join(candidate.inRoot.root, candidate.inRoot.path) : candidate.hostPath);
     try {
       const found = straysIn(s.sysfs, ns, candidate.hostPath, byMac);
       result.strays.push(...found);

@@ -104,7 +104,7 @@ async function add(s: LendSession, call: VerbContext): Promise<CniResult> {
  * record, as sriov-cni's allocator frees such a VF, then prepared again.
  */
 async function prepareLend(s: LendSession, call: VerbContext, req: PrepareRequest): Promise<LendPlan> {
-  let planned = tryPrepare(s, req);
+  let planned = await tryPrepare(s, req);
   if (isRefusal(planned) && planned.refused === 'LentTo' && planned.abandoned) {
     const holder = s.findRecords({ key: planned.key })[0];
     if (holder) {
@@ -112,15 +112,16 @@ async function prepareLend(s: LendSession, call: VerbContext, req: PrepareReques
       const failed = await releaseAttachment(s, holder, call.env.path, call.config.stateDir, 'ADD');
       if (failed) log.warning(`ADD: could not release the abandoned attachment ${holder.owner}: ${failed}`);
     }
-    planned = tryPrepare(s, req);
+    planned = await tryPrepare(s, req);
   }
   if (isRefusal(planned)) throw cniErrorOfRefusal(planned);
   return planned;
 }
 
-function tryPrepare(s: LendSession, req: PrepareRequest): LendPlan | Refusal {
+async function tryPrepare(s: LendSession, req: PrepareRequest): Promise<LendPlan | Refusal> {
   try {
-    return s.prepare(req);
+    // the look at a holder's namespace ("abandoned?") searches the machine off the daemon's thread
+    return await s.readOnly(() => s.prepare(req));
   } catch (err) {
     throw cniErrorFrom(err, CNI_ERR.DEVICE_NOT_FOUND, 'resolving the device');
   }

@@ -34,7 +34,7 @@ async function check(s: LendSession, { env, conf, ...call }: VerbContext): Promi
   const owner = ownerOf(containerId, ifname);
   const pod = openPodNetns(env.netns!);
   try {
-    const record = attachmentOf(s, nicConf, owner, pod);
+    const record = await attachmentOf(s, nicConf, owner, pod);
     if (!record) throw new CniError(CNI_ERR.NO_RECORD, `no attachment ${containerId}/${ifname} in the ledger`, ownerKey(owner));
 
     await ipamOfCall({ env, conf, ...call })?.check(prev);
@@ -42,7 +42,7 @@ async function check(s: LendSession, { env, conf, ...call }: VerbContext): Promi
     const problems: string[] = [];
     try {
       if (record.moved) problems.push(...podProblems(s, pod, env.netns!, ifname, prev));
-      if (record.snapshot.vf) problems.push(...vfProblems(s, record, nicConf));
+      if (record.snapshot.vf) problems.push(...(await vfProblems(s, record, nicConf)));
     } catch (err) {
       throw cniErrorFrom(err, CNI_ERR.CHECK_MISMATCH, 'CHECK');
     }
@@ -57,10 +57,11 @@ async function check(s: LendSession, { env, conf, ...call }: VerbContext): Promi
  * The record of this attachment, as the engine's phase one finds it for the config's device: lent, to this
  * owner. Anything else (the device is free, lent to another attachment, or not there) is no attachment.
  */
-function attachmentOf(s: LendSession, nicConf: NicConf, owner: Owner, pod: Netns): LendRecord | null {
+async function attachmentOf(s: LendSession, nicConf: NicConf, owner: Owner, pod: Netns): Promise<LendRecord | null> {
   let planned;
   try {
-    planned = s.prepare({ nic: selectorOf(nicConf), target: { netns: pod }, owner, move: 'unless-userspace', allowInUse: true });
+    // searches of the machine (for the holder's namespace) run off the daemon's thread
+    planned = await s.readOnly(() => s.prepare({ nic: selectorOf(nicConf), target: { netns: pod }, owner, move: 'unless-userspace', allowInUse: true }));
   } catch (err) {
     throw cniErrorFrom(err, CNI_ERR.CHECK_MISMATCH, 'CHECK');
   }
@@ -84,16 +85,16 @@ function podProblems(s: LendSession, pod: Netns, netnsPath: string, ifname: stri
 }
 
 /** The PF-side settings the config asks for, read back from the PF's VF table. */
-function vfProblems(s: LendSession, record: LendRecord, nicConf: NicConf): string[] {
+async function vfProblems(s: LendSession, record: LendRecord, nicConf: NicConf): Promise<string[]> {
   const snap = record.snapshot.vf!;
   const want: VfRequest = { ...nicConf.vf };
   if (nicConf.mac) want.mac = nicConf.mac;
-  // the PF's namespace as the engine reopens it: by identity, wherever its path went
-  const found = s.inRecordedNamespace(snap.pfNetns, (rtnl) => {
+  // the PF's namespace as the engine reopens it: by identity, wherever its path went (searched for off the daemon's thread)
+  const found = await s.readOnly(() => s.inRecordedNamespace(snap.pfNetns, (rtnl) => {
     const pf = rtnl.findLink({ index: snap.pfIfindex });
     const link = pf && pf.name === snap.pfName ? pf : rtnl.getLink({ name: snap.pfName });
     return { have: rtnl.getVfs(link.index).find((v) => v.vf === snap.vf) ?? null };
-  });
+  }));
   if (!found) throw new CniError(CNI_ERR.CHECK_MISMATCH, `the namespace of PF ${snap.pfName} is gone`, snap.pfNetns.path ?? '');
   const have = found.have;
   if (!have) return [`VF ${snap.vf} is no longer in ${snap.pfName}'s VF table`];

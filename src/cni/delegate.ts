@@ -60,16 +60,22 @@ export function findPlugin(type: string, cniPath: readonly string[]): string {
   const bad = pluginNameProblem(type);
   if (bad) throw new CniError(CNI_ERR.IPAM_EXEC_FAILED, `failed to find plugin: ${bad}`, type);
   for (const dir of cniPath) {
-    const candidate = join(dir, type);
-    try {
-      if (!statSync(candidate).isFile()) continue;
-      accessSync(candidate, constants.X_OK);
-      return candidate;
-    } catch {
-      // not here
-    }
+    const found = pluginIn(dir, type);
+    if (found) return found;
   }
   throw new CniError(CNI_ERR.IPAM_EXEC_FAILED, `failed to find plugin "${type}" in path [${cniPath.join(' ')}]`, type);
+}
+
+/** `dir`/`type` when it is an executable regular file (`type` a valid plugin name), else null. */
+export function pluginIn(dir: string, type: string): string | null {
+  const candidate = join(dir, type);
+  try {
+    if (!statSync(candidate).isFile()) return null;
+    accessSync(candidate, constants.X_OK);
+    return candidate;
+  } catch {
+    return null;
+  }
 }
 
 export interface DelegateCall {

@@ -6,6 +6,8 @@
 import { isAbsolute, resolve } from 'node:path';
 import { allowedLogDirs } from '../cni/log-file';
 import { CNI_VARIABLES } from '../cni/env';
+import { pluginIn } from '../cni/delegate';
+import { pluginNameProblem } from '../ledger/cni-meta';
 import { readConfig, type Config } from '../config';
 import { untrustedReason } from '../fs/secure-dir';
 
@@ -69,8 +71,11 @@ export type Admission =
   /** `env`: the call with the daemon's own configuration, for a call that cannot be sent back (its stdin is spent). */
   | { admitted: false; reason: string; env: Record<string, string> };
 
-/** The environment the daemon runs `caller`'s call with, or why it sends the call back. */
-export function admitCall(caller: Readonly<Record<string, string>>, d: DaemonCallConfig): Admission {
+/**
+ * The environment the daemon runs `caller`'s call with, or why it sends the call back. `ipamType`: the IPAM plugin
+ * its config names (ipamTypeOf), null when none.
+ */
+export function admitCall(caller: Readonly<Record<string, string>>, d: DaemonCallConfig, ipamType: string | null = null): Admission {
   // VERSION reads nothing but CNI_COMMAND and acts nowhere: the daemon answers it whatever else the caller set
   if (caller.CNI_COMMAND === 'VERSION') return { admitted: true, env: { CNI_COMMAND: 'VERSION' } };
   const env: Record<string, string> = { PATH: d.path };
@@ -96,12 +101,39 @@ export function admitCall(caller: Readonly<Record<string, string>>, d: DaemonCal
   if (caller.SRIOVCTL_CNI_LOG_DIRS !== undefined) env.SRIOVCTL_CNI_LOG_DIRS = caller.SRIOVCTL_CNI_LOG_DIRS;
 
   // relative entries mean nothing to the plugin (it runs IPAM plugins by absolute path only), so they are left as given
-  const foreign = (caller.CNI_PATH ?? '')
-    .split(':')
-    .filter((p) => p.startsWith('/'))
-    .find((p) => !d.cniPath.includes(resolve(p)) && !(below(p, d) && untrustedReason(p) === null));
+  const isOwn = (p: string) => d.cniPath.includes(resolve(p)) || (below(p, d) && untrustedReason(p) === null);
+  const used = dirsLookedIn(caller.CNI_PATH ?? '', ipamType, isOwn);
+  const foreign = used.dirs.find((p) => !isOwn(p));
   if (foreign !== undefined) return back(`its CNI_PATH names ${foreign}, not one of the daemon's plugin dirs (${d.cniPath.join(':')})`);
+  // the dirs past the one holding the plugin are dropped: no lookup in this call reaches one of them
+  if (used.found) env.CNI_PATH = used.dirs.join(':');
   return { admitted: true, env };
+}
+
+/**
+ * The dirs of `cniPath` a lookup of `type` looks in: in order, up to the first that holds it (found) — dirs of the
+ * daemon's own only are looked into; the first other one ends the walk. Without a type (no IPAM plugin in the
+ * config), or when none holds it: every absolute dir. A runtime that passes several dirs (Multus thin: its own
+ * list) is served when the plugin is found in a dir of the daemon's own before any other dir is reached.
+ */
+function dirsLookedIn(cniPath: string, type: string | null, isOwn: (dir: string) => boolean): { dirs: string[]; found: boolean } {
+  const all = cniPath.split(':').filter((p) => p.startsWith('/'));
+  if (type === null || pluginNameProblem(type)) return { dirs: all, found: false };
+  for (const [i, dir] of all.entries()) {
+    if (!isOwn(dir)) break;
+    if (pluginIn(dir, type)) return { dirs: all.slice(0, i + 1), found: true };
+  }
+  return { dirs: all, found: false };
+}
+
+/** The IPAM plugin a call's config names (`ipam.type`), or null when it names none or cannot be read. */
+export function ipamTypeOf(stdin: string): string | null {
+  try {
+    const type = (JSON.parse(stdin) as { ipam?: { type?: unknown } } | null)?.ipam?.type;
+    return typeof type === 'string' ? type : null;
+  } catch {
+    return null;
+  }
 }
 
 /** Is `p` (lexically, once normalised) strictly below the caller root? */

@@ -15,7 +15,7 @@ import { lstatSync, unlinkSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import { CNI_ERR, CniError, errorObject } from '../cni/errors';
 import { LATEST_VERSION } from '../cni/versions';
-import { admitCall, daemonCallConfig, type DaemonCallConfig } from './caller-env';
+import { admitCall, daemonCallConfig, ipamTypeOf, type DaemonCallConfig } from './caller-env';
 import { searchOnWorkerThread, stopSearchThread } from '../lend/namespace-search-thread';
 import { readRequest } from './connection';
 import { pathNotShared, pathsOfCall } from './host-paths';
@@ -209,7 +209,7 @@ export class Daemon {
    * configuration, where it fails on its stdin before anything else is read, as it would one-shot.
    */
   private async admitted(req: DaemonRequest, hostMounts: boolean): Promise<Buffer> {
-    let admission = admitCall(req.env, this.opts.callConfig);
+    let admission = admitCall(req.env, this.opts.callConfig, ipamTypeOf(req.stdin));
     const host = this.opts.callConfig.hostMountsOf;
     const unshared = admission.admitted && hostMounts && host !== null ? pathNotShared(pathsOfCall(admission.env), host) : null;
     if (unshared !== null) admission = { admitted: false, reason: `${unshared} is not the same file in the daemon's mount namespace as in the host's`, env: admission.env };

@@ -1,6 +1,8 @@
 // Failpoints: SRIOVCTL_FAILPOINT=<step>[:crash|:error] makes the process SIGKILL itself (crash, the default) or
 // throw (error) right after the kernel action of <step> and before the record notes it — the widest window for
 // losing a NIC. Steps are listed in steps.ts. Unset (always, outside tests): a no-op costing one env read.
+import { existsSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { SysError } from '../errors';
 import { sleepSync } from '../util/wait';
 import type { Step } from './steps';
@@ -17,4 +19,26 @@ export function failpoint(step: Step): void {
   process.kill(process.pid, 'SIGKILL');
   // SIGKILL is delivered asynchronously on some kernels: never continue past a crash failpoint.
   for (;;) sleepSync(1000);
+}
+
+/** Where a test may hold a thread (pausePoint). */
+export type PausePoint = 'namespace-search' | 'stray-scan:identified';
+
+/** How long a paused thread waits for its release: a test that died must not hold a daemon for ever. */
+const PAUSE_LIMIT_MS = 60_000;
+
+/**
+ * SRIOVCTL_PAUSE=<point> and SRIOVCTL_PAUSE_DIR=<dir> make the thread that reaches <point> — about a `subject` that
+ * contains SRIOVCTL_PAUSE_SUBJECT, when that is set — create <dir>/reached and sleep until <dir>/release exists: a
+ * test's way to act at a moment that is otherwise a race (while a search is under way; once a namespace is settled
+ * and before its links are read) and to see which thread it held. Unset (always, outside tests): a no-op costing
+ * one env read.
+ */
+export function pausePoint(point: PausePoint, subject = ''): void {
+  if (process.env.SRIOVCTL_PAUSE !== point) return;
+  const dir = process.env.SRIOVCTL_PAUSE_DIR;
+  if (!dir || !subject.includes(process.env.SRIOVCTL_PAUSE_SUBJECT ?? '')) return;
+  writeFileSync(join(dir, 'reached'), '');
+  const end = Date.now() + PAUSE_LIMIT_MS;
+  while (!existsSync(join(dir, 'release')) && Date.now() < end) sleepSync(10);
 }

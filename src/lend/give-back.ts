@@ -8,7 +8,7 @@ import { ownerKey, ownerMatches, ownerTextFilter, type OwnerMatch } from '../led
 import { nestedKeys } from './nesting';
 import { searchesOffThread } from './namespace-search-thread';
 import { searchesOfGiveBack } from './where';
-import { restoreFromRecord } from './restore';
+import { restoreFromRecordWaiting, type RestoreResult } from './restore';
 import type { LendSession } from './session';
 import type { GiveBackOptions, GiveBackResult, RecoverOptions, RecoverReport } from './types';
 import { describePendingVfCount, restoreVfCount } from './vf-count';
@@ -33,26 +33,26 @@ export async function giveBack(s: LendSession, key: string, opts: GiveBackOption
       const back = await giveBack(s, inner, { lockTimeoutMs: opts.lockTimeoutMs, vfCount: opts.vfCount });
       if (back.outcome !== 'not-lent') warnings.push(...back.warnings.map((w) => `${back.owner}: ${w}`));
     }
-    if (record.vfCount && opts.vfCountLast) return { key, owner: record.owner, ...withWarnings(restoreNicKeepingRecord(s, record), warnings) };
+    if (record.vfCount && opts.vfCountLast) return { key, owner: record.owner, ...withWarnings(await restoreNicKeepingRecord(s, record), warnings) };
     if (record.vfCount) {
       const restored = await restoreVfCount(s, record, { ...opts.vfCount, holdFds: [lock.fd] });
       if (restored.failure) {
         // the NIC goes home all the same; its record stays, saying what is left (the count), for the next give-back:
         // dropping it would lose the count to put back
         const pending = restored.failure;
-        return { key, owner: record.owner, ...withWarnings(restoreNicKeepingRecord(s, record), [describePendingVfCount(pending), ...warnings]), pendingVfCount: pending };
+        return { key, owner: record.owner, ...withWarnings(await restoreNicKeepingRecord(s, record), [describePendingVfCount(pending), ...warnings]), pendingVfCount: pending };
       }
       record = restored.record;
     }
-    const result = giveBackLocked(s, record);
+    const result = await giveBackLocked(s, record);
     return { ...result, warnings: [...warnings, ...result.warnings] };
   } finally {
     lock.release();
   }
 }
 
-function giveBackLocked(s: LendSession, record: LendRecord): GiveBackResult {
-  const result = restoreNic(s, record);
+async function giveBackLocked(s: LendSession, record: LendRecord): Promise<GiveBackResult> {
+  const result = await restoreNic(s, record);
   deleteRecord(s.ledger, record.key, { durable: false });
   return { key: record.key, owner: record.owner, ...result };
 }
@@ -61,15 +61,15 @@ function withWarnings<T extends { warnings: string[] }>(result: T, first: string
   return { ...result, warnings: [...first, ...result.warnings] };
 }
 
-/** The NIC home as in its snapshot; the record stays (phase 'returning'). */
-function restoreNic(s: LendSession, record: LendRecord): ReturnType<typeof restoreFromRecord> {
-  return restoreFromRecord(s, startReturn(s, record));
+/** The NIC home as in its snapshot; the record stays (phase 'returning'). Its waits for the kernel leave the thread to others. */
+function restoreNic(s: LendSession, record: LendRecord): Promise<RestoreResult> {
+  return restoreFromRecordWaiting(s, startReturn(s, record));
 }
 
 /** As restoreNic, for a record that outlives this call (its VF count still to put back): it says how far it got. */
-function restoreNicKeepingRecord(s: LendSession, record: LendRecord): ReturnType<typeof restoreFromRecord> {
+async function restoreNicKeepingRecord(s: LendSession, record: LendRecord): Promise<RestoreResult> {
   const returning = startReturn(s, record);
-  const result = restoreFromRecord(s, returning);
+  const result = await restoreFromRecordWaiting(s, returning);
   advanceRecord(s.ledger, returning, returning.snapshot.vf ? 'return:vf-restored' : 'return:restored');
   return result;
 }

@@ -7,6 +7,7 @@ import { readSysctlDirs, writeSysctl, type Link, type Netns, type RoutePut, type
 import type { L3Snapshot, NicSnapshot, RouteSnapshot, SysctlSnapshot } from '../ledger/types';
 import { describeRoute, routeBase, routeSnapshot as routeSnapshotOf, SYSCTL_DIRS } from './l3-snapshot';
 import { restoreNexthops, restoreRules } from './rule-nexthop-restore';
+import type { WaitingSteps } from '../util/wait';
 
 /** Sysctls, then addresses: before the link is set up. Returns whether anything changed. */
 export function restoreL3BeforeUp(ns: Netns, rtnl: Rtnl, link: Link, snap: NicSnapshot, warnings: string[]): boolean {
@@ -18,11 +19,11 @@ export function restoreL3BeforeUp(ns: Netns, rtnl: Rtnl, link: Link, snap: NicSn
 }
 
 /** Nexthop objects, routes, rules: once the link is up (IPv4 refuses a route through a link that is down). */
-export function restoreL3AfterUp(rtnl: Rtnl, link: Link, snap: NicSnapshot, warnings: string[]): boolean {
+export function* restoreL3AfterUp(rtnl: Rtnl, link: Link, snap: NicSnapshot, warnings: string[]): WaitingSteps<boolean> {
   const l3 = snap.l3;
   if (!l3) return false;
   // records written before nexthops and rules were recorded have neither list
-  const nexthops = restoreNexthops(rtnl, link.index, l3.nexthops ?? [], warnings);
+  const nexthops = yield* restoreNexthops(rtnl, link.index, l3.nexthops ?? [], warnings);
   const routes = restoreRoutes(rtnl, link, l3, warnings);
   const rules = restoreRules(rtnl, { index: link.index, recordedNames: [snap.name, ...snap.altnames] }, l3.rules ?? [], warnings);
   return nexthops || routes || rules;

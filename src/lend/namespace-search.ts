@@ -12,6 +12,7 @@ import { lstatSync, opendirSync, readdirSync, readlinkSync, statSync, type Dir, 
 import { join } from 'node:path';
 import { sameNetns, statNetnsId } from '../net/netns-id';
 import type { NetnsId } from '../net/types';
+import { pausePoint } from './failpoint';
 
 export const NAMED_NETNS_DIR = '/var/run/netns';
 
@@ -251,6 +252,7 @@ function mountNsKey(procDir: string): string | null {
 
 /** The first candidate whose identity is `id` (null: none, within the budget). */
 export function findCandidate(id: NetnsId, budget: SearchBudget, roots: SearchRoots = HOST_ROOTS, recordedPath: string | null = null): NamespaceCandidate | null {
+  pausePoint('namespace-search');
   for (const c of namespaceCandidates(budget, roots, recordedPath)) {
     const got = statNetnsId(c.hostPath);
     if (got && sameNetns(got, id)) return c;

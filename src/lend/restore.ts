@@ -5,7 +5,7 @@
 // and every caller but one deletes the record once it succeeds (give-back that keeps a record notes the step).
 import { SysError } from '../errors';
 import { sameNetns, type Link, type Rtnl, type VfInfo, type VfSetting } from '../net';
-import { sleepSync } from '../util/wait';
+import { runWaits, runWaitsSync, type WaitingSteps } from '../util/wait';
 import { deviceDir, isBdf } from '../sriov';
 import type { LendSession } from './session';
 import type { LendRecord } from '../ledger/types';
@@ -31,8 +31,18 @@ const REAPPEAR_TIMEOUT_MS = 3000;
 /**
  * Restore the NIC of `record` at home. The caller holds the NIC's lock. On success the record is NOT deleted
  * (the caller does it, so it can decide what a failure means); on failure the record stays, with the step reached.
+ * Waits for the kernel (a NIC on its way back, carrier) block the thread: see restoreFromRecordWaiting.
  */
 export function restoreFromRecord(s: LendSession, record: LendRecord): RestoreResult {
+  return runWaitsSync(restoreSteps(s, record));
+}
+
+/** restoreFromRecord() whose waits for the kernel leave the thread to other calls (the daemon's). */
+export function restoreFromRecordWaiting(s: LendSession, record: LendRecord): Promise<RestoreResult> {
+  return runWaits(restoreSteps(s, record));
+}
+
+function* restoreSteps(s: LendSession, record: LendRecord): WaitingSteps<RestoreResult> {
   const warnings: string[] = [];
   const home = openPlace(s, record.home, 'home') ?? fallbackHome(s, record, warnings);
   let places: Place[] = [home];
@@ -41,7 +51,7 @@ export function restoreFromRecord(s: LendSession, record: LendRecord): RestoreRe
     let name: string | null = null;
     if (record.moved) {
       places = openSearchPlaces(s, record, home);
-      const found = findNic(s, record, places);
+      const found = yield* findNic(s, record, places);
       if (!found) return { outcome: 'gone', name: null, warnings };
       let link = found.link;
       if (found.place !== home) {
@@ -58,7 +68,7 @@ export function restoreFromRecord(s: LendSession, record: LendRecord): RestoreRe
       if (restored.changed) outcome = 'returned';
       name = restored.name;
       if (restoreMaster(home.rtnl, link.index, record.snapshot, warnings)) outcome = 'returned';
-      if (restoreL3(home, restored.link, record, warnings)) outcome = 'returned';
+      if (yield* restoreL3(home, restored.link, record, warnings)) outcome = 'returned';
       // after the admin state: taking a device down flushes its entries, permanent ones too
       restoreNeighbours(home.rtnl, link.index, record.snapshot, warnings);
       restoreQdiscs(home.rtnl, link.index, record.snapshot, warnings);
@@ -82,19 +92,16 @@ function fallbackHome(s: LendSession, record: LendRecord, warnings: string[]): P
 }
 
 /** Search every place (see where.ts); a physical NIC still on its way back to the initial namespace is waited for. */
-function findNic(s: LendSession, record: LendRecord, places: Place[]): { place: Place; link: Link } | null {
+function* findNic(s: LendSession, record: LendRecord, places: Place[]): WaitingSteps<{ place: Place; link: Link } | null> {
   const search = () => findInPlaces(s, record, places);
   const hit = search();
   // A virtual NIC whose namespace died was destroyed with it: gone. So is a physical one whose device is gone
   // (a VF removed by a VF count change: the kernel destroys its netdev wherever it is). Any other physical one
   // is on its way back to the initial namespace (asynchronously, tens of ms): wait for it, bounded.
   if (hit || record.identity.kind !== null || deviceRemoved(s, record)) return hit;
-  const end = Date.now() + REAPPEAR_TIMEOUT_MS;
-  while (Date.now() < end) {
-    sleepSync(20);
-    const again = search();
-    if (again) return again;
-  }
+  const later: { hit: ReturnType<typeof search> } = { hit: null };
+  yield { done: () => (later.hit = search()) !== null, timeoutMs: REAPPEAR_TIMEOUT_MS, pollMs: 20 };
+  if (later.hit) return later.hit;
   throw new SysError(
     `${record.identity.name} (${record.key}) is not in ${describeNamespace(record.target)}, home or the initial namespace`,
     { code: 'NOT_FOUND', op: 'give back locate' },
@@ -125,7 +132,7 @@ function moveHome(record: LendRecord, from: Place, home: Place, link: Link, warn
  * What the move flushed (l3-restore.ts), around the admin state: sysctls and addresses while the link is still down
  * (as a move leaves it), then up, then what needs it up (routes). Returns whether anything changed.
  */
-function restoreL3(home: Place, link: Link, record: LendRecord, warnings: string[]): boolean {
+function* restoreL3(home: Place, link: Link, record: LendRecord, warnings: string[]): WaitingSteps<boolean> {
   const snap = record.snapshot;
   let changed = restoreL3BeforeUp(home.ns, home.rtnl, link, snap, warnings);
   failpoint('return:addresses-restored');
@@ -133,7 +140,7 @@ function restoreL3(home: Place, link: Link, record: LendRecord, warnings: string
     home.rtnl.setLink(link.index, { up: snap.up });
     changed = true;
   }
-  return restoreL3AfterUp(home.rtnl, link, snap, warnings) || changed;
+  return (yield* restoreL3AfterUp(home.rtnl, link, snap, warnings)) || changed;
 }
 
 /**

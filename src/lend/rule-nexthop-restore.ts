@@ -5,7 +5,7 @@
 // it; the rest is still restored.
 import { isSysError } from '../errors';
 import { LINK_FLAGS, type Link, type Nexthop, type NexthopMember, type Rtnl, type Rule } from '../net';
-import { pollUntilSync } from '../util/wait';
+import type { WaitingSteps } from '../util/wait';
 import type { NexthopSnapshot, RuleSnapshot } from '../ledger/rule-nexthop-types';
 import { describeNexthop, describeRule, nexthopSpecOf, ruleKey, ruleSnapshotOf, ruleSpecOf } from '../ledger/rule-nexthop-specs';
 
@@ -17,14 +17,17 @@ import { describeNexthop, describeRule, nexthopSpecOf, ruleKey, ruleSnapshotOf, 
 const NEXTHOP_CARRIER_WAIT_MS = 15_000;
 const CARRIER_POLL_MS = 20;
 
-/** The NIC's nexthops on `nicIndex` (its ifindex at home now), then the groups as they were. Returns whether anything changed. */
-export function restoreNexthops(rtnl: Rtnl, nicIndex: number, nexthops: readonly NexthopSnapshot[], warnings: string[]): boolean {
+/**
+ * The NIC's nexthops on `nicIndex` (its ifindex at home now), then the groups as they were. Returns whether anything
+ * changed. Its wait for carrier is asked of whoever runs the steps (see runWaits: the daemon serves others meanwhile).
+ */
+export function* restoreNexthops(rtnl: Rtnl, nicIndex: number, nexthops: readonly NexthopSnapshot[], warnings: string[]): WaitingSteps<boolean> {
   if (nexthops.length === 0) return false;
   let changed = false;
   const current = new Map(rtnl.listNexthops().map((n) => [n.id, n]));
   const present = new Set(current.keys());
   if (nexthops.some((n) => n.kind === 'nexthop' && !current.has(n.id))) {
-    pollUntilSync(() => carrierOrNoneToCome(rtnl, nicIndex), { timeoutMs: NEXTHOP_CARRIER_WAIT_MS, pollMs: CARRIER_POLL_MS });
+    yield { done: () => carrierOrNoneToCome(rtnl, nicIndex), timeoutMs: NEXTHOP_CARRIER_WAIT_MS, pollMs: CARRIER_POLL_MS };
   }
   for (const n of nexthops) {
     if (n.kind !== 'nexthop') continue;

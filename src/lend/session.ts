@@ -16,7 +16,7 @@ import type { GiveBackOptions, GiveBackResult, HeldLend, LendRequest, LendResult
 import { closePlace, openPlace, whereIs, type Whereabouts } from './where';
 import { DEFAULT_SEARCH_BOUNDS, findCandidate, HOST_ROOTS, SearchBudget, type NamespaceCandidate } from './namespace-search';
 import { findByHints } from './namespaces';
-import { searchOffThread } from './namespace-search-thread';
+import { searchesOffThread, searchOffThread } from './namespace-search-thread';
 
 export interface SessionOptions {
   /**
@@ -37,6 +37,8 @@ export class LendSession {
   readonly search: SearchBudget;
   /** Namespaces already searched for in this call (null: not found), so a retry does not search again. */
   private readonly searched = new Map<string, NamespaceCandidate | null>();
+  /** Inside readOnly() with a search thread: a search not done ahead stops the step (SearchNeeded) instead of running here. */
+  private searchesElsewhere = false;
 
   constructor(
     readonly config: Config,
@@ -55,8 +57,36 @@ export class LendSession {
     const byHints = findByHints(ref);
     if (byHints || hintsOnly) return byHints;
     const key = searchKey(ref);
-    if (!this.searched.has(key)) this.searched.set(key, findCandidate(ref.id, this.search, HOST_ROOTS, ref.path));
+    if (!this.searched.has(key)) {
+      if (this.searchesElsewhere) throw new SearchNeeded(ref);
+      this.searched.set(key, findCandidate(ref.id, this.search, HOST_ROOTS, ref.path));
+    }
     return this.searched.get(key)!;
+  }
+
+  /**
+   * A read-only engine step (phase one, a look into a recorded namespace) with no search of the machine on this
+   * thread where searches have a worker (the daemon): each search it turns out to need stops it, runs on the worker
+   * while this thread serves other calls, and the step runs again, finding it done. Changing nothing, a step may run
+   * again; elsewhere it simply runs.
+   */
+  async readOnly<T>(step: () => T): Promise<T> {
+    if (!searchesOffThread()) return step();
+    for (;;) {
+      let needed: NamespaceRef;
+      this.searchesElsewhere = true;
+      try {
+        return step();
+      } catch (err) {
+        if (!(err instanceof SearchNeeded)) throw err;
+        needed = err.ref;
+      } finally {
+        this.searchesElsewhere = false;
+      }
+      await this.searchAhead(needed);
+      // no worker after all (its script missing, or it died): this one search runs here, as it would one-shot
+      if (!this.searched.has(searchKey(needed))) this.findNamespace(needed);
+    }
   }
 
   /**
@@ -220,6 +250,13 @@ export class LendSession {
 }
 
 const keyOf = netnsIdKey;
+
+/** Thrown inside LendSession.readOnly(): the step needs a search of the machine it must not run on this thread. */
+class SearchNeeded extends Error {
+  constructor(readonly ref: NamespaceRef) {
+    super('a namespace search is needed');
+  }
+}
 
 const searchKey = (ref: NamespaceRef) => `${keyOf(ref.id)}:${ref.cookie ?? ''}:${ref.path ?? ''}`;
 

@@ -35,6 +35,52 @@ export function pollUntilSync(done: () => boolean, opts: PollOptions): boolean {
   }
 }
 
+/**
+ * A wait that a synchronous series of steps asks of whoever runs it (runWaitsSync, runWaits), answered with whether
+ * `done` came to hold: the steps say what they wait for, the runner decides whether the thread sleeps meanwhile.
+ */
+export interface PollWait extends PollOptions {
+  done: () => boolean;
+}
+
+/** Steps that may wait (yield a PollWait) before they return T. */
+export type WaitingSteps<T> = Generator<PollWait, T, boolean>;
+
+/** Runs `steps`, blocking the thread through each wait (a one-shot process: nothing else to do meanwhile). */
+export function runWaitsSync<T>(steps: WaitingSteps<T>): T {
+  let next = steps.next();
+  while (!next.done) {
+    const w: PollWait = next.value;
+    next = resume(steps, outcomeOf(() => pollUntilSync(w.done, w)));
+  }
+  return next.value;
+}
+
+/** Runs `steps`, its waits asleep: the thread serves others meanwhile (the daemon). */
+export async function runWaits<T>(steps: WaitingSteps<T>): Promise<T> {
+  let next = steps.next();
+  while (!next.done) {
+    const w: PollWait = next.value;
+    next = resume(steps, await pollUntil(w.done, w).then((met) => ({ met }), (err: unknown) => ({ err })));
+  }
+  return next.value;
+}
+
+type WaitOutcome = { met: boolean } | { err: unknown };
+
+function outcomeOf(wait: () => boolean): WaitOutcome {
+  try {
+    return { met: wait() };
+  } catch (err) {
+    return { err };
+  }
+}
+
+/** A wait's outcome handed back to the steps: a failure thrown where they waited, so their own cleanup runs. */
+function resume<T>(steps: WaitingSteps<T>, outcome: WaitOutcome): IteratorResult<PollWait, T> {
+  return 'err' in outcome ? steps.throw(outcome.err) : steps.next(outcome.met);
+}
+
 export function sleepSync(ms: number): void {
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 }

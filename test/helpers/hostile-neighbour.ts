@@ -17,8 +17,12 @@ export interface NeighbourPlan {
   loop?: boolean;
   /** A bind mount of its own network namespace (it has one: `unshare -n`), a real candidate of its own. */
   bindOwnNetns?: boolean;
+  /** A second network namespace of its own that no process is in, bound at /run/ns2 (link to it as ../ns2). */
+  bindSecondNetns?: boolean;
   /** A link /run/netns/<name> flipped without pause between `a` and `b` (../plain: a plain file of its own, from here reached inside its root). */
   flip?: { name: string; a: string; b: string };
+  /** On SIGHUP, the link /run/netns/<name> made to point at `to` (then /run/flipped exists). */
+  flipOnSignal?: { name: string; to: string };
 }
 
 export interface Neighbour {

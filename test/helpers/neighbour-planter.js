@@ -18,6 +18,11 @@ if (plan.bindOwnNetns) {
   fs.closeSync(fs.openSync(dir + '/own', 'w'));
   execFileSync('mount', ['--bind', '/proc/self/ns/net', dir + '/own']);
 }
+if (plan.bindSecondNetns) {
+  // a namespace no process is in, bound only at /run/ns2 (outside /run/netns): reached only through a link to it
+  fs.closeSync(fs.openSync('/run/ns2', 'w'));
+  execFileSync('unshare', ['-n', 'mount', '--bind', '/proc/self/ns/net', '/run/ns2']);
+}
 fs.writeFileSync('/run/flips', '0');
 fs.writeFileSync('/run/plain', 'a file of its own, not a namespace\n');
 process.stdout.write('ready\n');
@@ -38,5 +43,14 @@ if (plan.flip) {
   // SIGUSR1 puts /run/netns out of the way, SIGUSR2 back (a bench's "alone" rounds): only we may rename in our tmpfs
   process.on('SIGUSR1', () => fs.renameSync(dir, dir + '-away'));
   process.on('SIGUSR2', () => fs.renameSync(dir + '-away', dir));
+  // SIGHUP points its flipOnSignal link elsewhere once, when a test says (only we may write in our tmpfs)
+  if (plan.flipOnSignal) {
+    const { name, to } = plan.flipOnSignal;
+    process.on('SIGHUP', () => {
+      fs.symlinkSync(to, dir + '/.' + name);
+      fs.renameSync(dir + '/.' + name, dir + '/' + name);
+      fs.writeFileSync('/run/flipped', '');
+    });
+  }
   setInterval(() => {}, 1 << 30);
 }

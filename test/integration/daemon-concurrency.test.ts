@@ -2,14 +2,15 @@
 // and a call waiting for a NIC's lock — held by another call of the daemon, or by another process (a CLI cleanup) —
 // waits asleep, holding up no other pod's call either, then goes on once the lock is free. A real `sriovctl
 // daemon`, the real shim, stand-in NICs and a stand-in IPAM plugin that allocates only when the test says so.
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { lockNic, openLedger, type NicLock } from '../../src/ledger';
 import { expectErrorShape, ledgerRecords, netnsPath, runCni, runCniAsync, type CniCall, type CniRoots } from '../helpers/cni-run';
 import { deviceConf, useCniPodWorld } from '../helpers/cni-world';
 import { startDaemon, type DaemonProcess } from '../helpers/daemon-process';
-import type { Scratch } from '../helpers/kernel';
+import { ip, ipJson, type Scratch } from '../helpers/kernel';
 import { nicState, standInNic, type NicState } from '../helpers/lend-fixture';
 
 let s: Scratch;
@@ -176,4 +177,114 @@ describe('the daemon runs calls at once', () => {
     expect(nicState(nic.name)).toEqual(nic);
     expect(ledgerRecords(roots.stateDir)).toEqual([]);
   });
+
+  it("a DEL waiting for its NIC's carrier at home (to make its nexthop again) holds up no other caller's VERSION", async () => {
+    writeGatedIpam();
+    const running = (daemon = await startDaemon(sock()));
+    // the NIC has a nexthop object at home: the kernel takes one only on a link with carrier
+    const peer = `${nic.name}p`;
+    ip('link', 'set', peer, 'up');
+    ip('link', 'set', nic.name, 'up');
+    const nhid = String(100_000 + Math.floor(Math.random() * 900_000));
+    await until('carrier on the NIC', () => hasCarrier(nic.name));
+    ip('nexthop', 'add', 'id', nhid, 'dev', nic.name);
+    const home = nicState(nic.name)!;
+    const add = runCni(call('ADD', 'c1', pod, nic, staticIpam), roots);
+    expect(add.status, add.stdout + add.stderr).toBe(0);
+
+    // back home it finds no carrier (its peer is down): the give-back waits for it before making the nexthop
+    ip('link', 'set', peer, 'down');
+    const del = runCniAsync(call('DEL', 'c1', pod, nic, staticIpam), roots);
+    let delDone = false;
+    void del.then(() => (delDone = true));
+    await until('the NIC home and up, waiting for carrier', () => nicState(nic.name)?.up === true);
+    const version = await within('VERSION while a DEL waits for carrier', runCniAsync(call('VERSION', 'c3', pod, nic, staticIpam), roots));
+    expect(version.status, version.stdout + version.stderr).toBe(0);
+    expect(delDone).toBe(false);
+
+    ip('link', 'set', peer, 'up');
+    const back = await within('the DEL once the carrier is there', del);
+    expect(back.status, back.stdout + back.stderr).toBe(0);
+    expect(nicState(nic.name)).toEqual(home);
+    expect(ipJson('nexthop', 'show', 'id', nhid)).toMatchObject([{ id: Number(nhid), dev: nic.name }]);
+    expect(ledgerRecords(roots.stateDir)).toEqual([]);
+    // the daemon answered the VERSION itself (the shim sends a caller the daemon does not greet to the one-shot plugin)
+    expect((await running.stats()).requests.byVerb).toEqual({ ADD: 1, DEL: 1, VERSION: 1 });
+  });
 });
+
+describe('a search of the machine for a namespace runs off the daemon\'s thread', () => {
+  let keeper: ChildProcess | null = null;
+  afterEach(() => {
+    keeper?.kill('SIGKILL');
+    keeper = null;
+  });
+
+  // The pod's namespace lives on, held by a process, its name gone: the record's hints reach it no more, so a look
+  // at it searches the machine. The daemon's pause point holds whichever thread runs that search.
+  it("ADD's 'abandoned?' look at a holder's namespace and CHECK's hold up no other caller's VERSION", async () => {
+    writeGatedIpam();
+    const pauseDir = join(dir, 'pause');
+    mkdirSync(pauseDir);
+    const reached = join(pauseDir, 'reached');
+    const release = join(pauseDir, 'release');
+    const running = (daemon = await startDaemon(sock(), { SRIOVCTL_PAUSE: 'namespace-search', SRIOVCTL_PAUSE_DIR: pauseDir }));
+    const add = await runCniAsync(call('ADD', 'c1', pod, nic, staticIpam), roots);
+    expect(add.status, add.stdout + add.stderr).toBe(0);
+    expect(existsSync(reached)).toBe(false); // an ADD of a free NIC searches nothing
+    keeper = spawn('ip', ['netns', 'exec', pod, 'sleep', '600'], { stdio: 'ignore' });
+    const podNetns = `/proc/${keeper.pid}/ns/net`;
+    await until('the keeper in the pod', () => sameFile(podNetns, netnsPath(pod)));
+    ip('netns', 'del', pod);
+
+    /** While `verb` is held in its search, the daemon answers a VERSION itself (the shim sends a caller it does not greet to the one-shot plugin); then it goes on. */
+    let versions = 0;
+    const heldMeanwhile = async (verb: Promise<CniResultOf>) => {
+      let done = false;
+      void verb.then(() => (done = true));
+      await until('the search reached', () => existsSync(reached));
+      const version = await within('VERSION while a search is held', runCniAsync(call('VERSION', 'c3', pod, nic, staticIpam), roots));
+      expect(version.status, version.stdout + version.stderr).toBe(0);
+      expect(done).toBe(false);
+      writeFileSync(release, '');
+      const answer = await within('the held call', verb);
+      expect((await running.stats()).requests.byVerb.VERSION).toBe(++versions);
+      rmSync(reached);
+      rmSync(release);
+      return answer;
+    };
+
+    // another pod's ADD of the NIC: lent to c1, whose namespace lives on (found by the search): refused, not taken
+    const pod2 = s.netns('pod2');
+    const refused = expectErrorShape(await heldMeanwhile(runCniAsync(call('ADD', 'c2', pod2, nic, staticIpam), roots)));
+    expect(refused.msg).toContain('c1');
+    expect(refused.msg).not.toContain('its namespace is gone');
+
+    // c1's CHECK names its namespace as the runtime holds it now
+    const checked = await heldMeanwhile(
+      runCniAsync({ ...call('CHECK', 'c1', pod, nic, staticIpam), netns: podNetns, config: { ...deviceConf(s, nic, staticIpam), prevResult: add.json } }, roots),
+    );
+    expect(checked.status, checked.stdout + checked.stderr).toBe(0);
+    expect((await running.stats()).requests.byVerb).toEqual({ ADD: 2, CHECK: 1, VERSION: 2 });
+
+    const del = runCni({ ...call('DEL', 'c1', pod, nic, staticIpam), netns: podNetns, transport: 'oneshot' }, roots);
+    expect(del.status, del.stdout + del.stderr).toBe(0);
+    expect(nicState(nic.name)).toEqual(nic);
+    expect(ledgerRecords(roots.stateDir)).toEqual([]);
+  });
+});
+
+type CniResultOf = Awaited<ReturnType<typeof runCniAsync>>;
+
+function sameFile(a: string, b: string): boolean {
+  try {
+    const [x, y] = [statSync(a), statSync(b)];
+    return x.dev === y.dev && x.ino === y.ino;
+  } catch {
+    return false;
+  }
+}
+
+function hasCarrier(link: string): boolean {
+  return (ipJson('link', 'show', 'dev', link)[0]?.flags as string[]).includes('LOWER_UP');
+}

@@ -3,13 +3,13 @@
 // mount namespace) is sent to the one-shot plugin, which runs with the caller's own privileges; a call asking for a
 // state dir that is not the daemon's is sent back and run one-shot; the daemon's IPAM plugins get none of the
 // caller's variables but the CNI ones.
-import { spawnSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, readlinkSync, writeFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ledgerRecords, netnsPath, SHIM, type CniRoots } from '../helpers/cni-run';
 import { deviceConf, useCniPodWorld } from '../helpers/cni-world';
-import { useDaemons } from '../helpers/daemon-process';
+import { TEST_DAEMON_ENV, useDaemons } from '../helpers/daemon-process';
 import type { Scratch } from '../helpers/kernel';
 import { nicState, type NicState } from '../helpers/lend-fixture';
 
@@ -75,6 +75,15 @@ function shimAs(prefix: string[], env: Record<string, string>, config: object = 
   const r = spawnSync(cmd, args, { env, input: JSON.stringify(config), encoding: 'utf8', timeout: 60_000 });
   return { status: r.status, stdout: r.stdout ?? '', stderr: r.stderr ?? '' };
 }
+
+/** `env` as `K='v'` words for a shell command line. */
+function assignments(env: Record<string, string>): string {
+  return Object.entries(env)
+    .map(([k, v]) => `${k}='${v.replace(/'/g, `'\\''`)}'`)
+    .join(' ');
+}
+
+const CLI = join(__dirname, '..', '..', 'bin', 'sriovctl.js');
 
 const FULL_CAPS = readFileSync('/proc/self/status', 'utf8').match(/^CapEff:\s*(\S+)$/m)![1];
 const OWN_MNT_NS = readlinkSync('/proc/self/ns/mnt');
@@ -156,6 +165,28 @@ describe('the daemon\'s own configuration', () => {
     expect(d.log()).toContain(`its CNI_PATH names ${pluginDir()}, not one of the daemon's plugin dirs (/usr/lib/cni)`);
   });
 
+  it('a CNI_PATH of several dirs (as Multus thin passes) whose IPAM plugin is found in the daemon\'s dir first is served; the lookup never reaches the other dir', async () => {
+    const d = await daemon({ SRIOVCTL_DAEMON_CALLER_ROOT: '', SRIOVCTL_STATE_DIR: roots.stateDir, SRIOVCTL_SYSFS_ROOT: roots.sim.root });
+    // a `static` of the caller's own in the other dir: run, it would leave its mark
+    writeSpy(pluginDir());
+    writeFileSync(join(pluginDir(), 'static'), spyText(marker()), { mode: 0o755 });
+    const conf = deviceConf(s, nic, { type: 'static', addresses: [{ address: '10.78.0.6/24' }] });
+    const multus = { CNI_PATH: `/usr/lib/cni:${pluginDir()}` };
+    const add = shimAs([], callEnv('ADD', multus), conf);
+    expect(add.status, add.stdout + add.stderr).toBe(0);
+    expect(JSON.parse(add.stdout).ips).toEqual([{ address: '10.78.0.6/24', interface: 0 }]);
+    expect(shimAs([], callEnv('DEL', multus), conf).status).toBe(0);
+    expect((await d.stats()).requests.byVerb).toEqual({ ADD: 1, DEL: 1 });
+    expect(spyRuns()).toEqual([]);
+    expect(nicState(nic.name)).toEqual(nic);
+    // the daemon's dir after the other one: the lookup would look there first, so the call is sent back
+    const first = shimAs([], callEnv('STATUS', { CNI_PATH: `${pluginDir()}:/usr/lib/cni` }), conf);
+    expect(first.status, first.stdout + first.stderr).toBe(0);
+    expect(spyRuns().map(([verb]) => verb)).toEqual(['STATUS']); // the caller's own static, one-shot
+    expect((await d.stats()).requests.total).toBe(2);
+    expect(d.log()).toContain(`its CNI_PATH names ${pluginDir()}, not one of the daemon's plugin dirs (/usr/lib/cni)`);
+  });
+
   it('the daemon\'s IPAM plugin gets the CNI variables and PATH, never the caller\'s LD_PRELOAD or anything else', async () => {
     const d = await daemon();
     writeSpy(pluginDir());
@@ -196,6 +227,32 @@ describe('a daemon in a mount namespace of its own serving the host\'s (SRIOVCTL
     const st = await d.stats();
     expect(st.requests.byVerb).toEqual({ STATUS: 1 });
     expect(d.log()).toContain(`sent a call back to the one-shot plugin: ${covered} is not the same file in the daemon's mount namespace as in the host's`);
+  });
+
+  it('`host` as the DaemonSet says it: pid 1 (of a private pid namespace, playing the host\'s init) is whose mount namespace the daemon serves', () => {
+    // pid 1 of this machine cannot be examined from here (its /proc/1/ns/* are EACCES to every process of ours), so
+    // a pid namespace of our own gives the daemon a pid 1 to serve, as hostPID gives the DaemonSet's the node's init
+    const covered = join(dir, 'covered-state');
+    mkdirSync(covered);
+    writeSpy(pluginDir());
+    const daemonEnv = { PATH: process.env.PATH ?? '/usr/bin:/bin', SRIOVCTL_SOCKET: sock(), ...TEST_DAEMON_ENV, SRIOVCTL_DAEMON_MOUNT_NS: 'host' };
+    const script = `
+      unshare -m sh -c 'mount -t tmpfs none ${covered} && exec "$0" "$@"' env -i ${assignments(daemonEnv)} ${process.execPath} ${CLI} daemon 2>${dir}/daemon.log &
+      for i in $(seq 600); do [ -S ${sock()} ] && break; sleep 0.05; done
+      echo "host $(readlink /proc/1/ns/mnt)"
+      env -i ${assignments(callEnv('STATUS'))} ${SHIM} <${dir}/conf >/dev/null 2>&1; echo "served $?"
+      env -i ${assignments(callEnv('STATUS', { SRIOVCTL_STATE_DIR: covered }))} ${SHIM} <${dir}/conf >/dev/null 2>&1; echo "back $?"
+      kill $!; wait $!`;
+    writeFileSync(join(dir, 'conf'), JSON.stringify(spyConf()));
+    const out = execFileSync('unshare', ['--pid', '--fork', '--mount-proc', 'sh', '-c', script], { encoding: 'utf8', timeout: 90_000 });
+    const said = Object.fromEntries(out.trim().split('\n').map((l) => l.split(' ')));
+    const log = readFileSync(join(dir, 'daemon.log'), 'utf8');
+    expect(said.served, log).toBe('0');
+    expect(said.back, log).toBe('0');
+    const [inDaemon, oneShot] = spyRuns();
+    expect(inDaemon[3]).not.toBe(said.host); // run by the daemon, in its own mount namespace
+    expect(oneShot[3]).toBe(said.host); // sent back: one-shot, in the host's
+    expect(log).toContain(`sent a call back to the one-shot plugin: ${covered} is not the same file in the daemon's mount namespace as in the host's`);
   });
 });
 

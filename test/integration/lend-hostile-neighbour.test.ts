@@ -3,7 +3,7 @@
 // into cleanup's sweep. Real namespaces, a real unprivileged planter (test/helpers/hostile-neighbour.ts), the
 // real plugin and daemon. Bounds are asserted by counts, never by time.
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -18,9 +18,17 @@ import { startDaemon, type DaemonProcess } from '../helpers/daemon-process';
 import { startNeighbour, type Neighbour } from '../helpers/hostile-neighbour';
 import { ip } from '../helpers/kernel';
 import { nicState, standInNic, type NicState } from '../helpers/lend-fixture';
+import { spawnTs, waitForExit } from '../helpers/ts-child';
 import { useCliWorld, type CliWorld } from '../helpers/cli-fixture';
 
 const HUGE = 300_000;
+const STRAY_SCAN_CHILD = join(__dirname, 'stray-scan-child.ts');
+
+async function until(ready: () => boolean, what: string): Promise<void> {
+  // a hang guard, not a measurement: generous for a busy machine
+  for (let i = 0; i < 1200 && !ready(); i++) await new Promise((r) => setTimeout(r, 50));
+  if (!ready()) throw new Error(`gave up waiting: ${what}`);
+}
 const neighbours: Neighbour[] = [];
 
 async function neighbour(plan: Parameters<typeof startNeighbour>[0]): Promise<Neighbour> {
@@ -155,6 +163,33 @@ describe("links in a neighbour's /run/netns", () => {
     const entries = JSON.parse(dry.stdout) as { from: string | null; pciAddress: string | null }[];
     expect(entries.map((e) => e.from)).not.toContain(`${n.netnsDir}/dangling`);
     expect(entries.map((e) => e.pciAddress)).not.toContain('0000:af:00.0');
+  });
+
+  it('a link flipped to an excluded namespace once the scan has settled on what it named is never followed there', async () => {
+    const excluded = w.netns('excl');
+    const pf = w.pf('x', '0000:af:00.2');
+    ip('link', 'set', pf.name, 'netns', excluded);
+    // the link names a namespace of the neighbour's own, reached only through it: a candidate, not excluded
+    const name = `flip-${w.s.prefix}`;
+    const n = await neighbour({ bindSecondNetns: true, links: { [name]: '../ns2' }, flipOnSignal: { name, to: `/var/run/netns/${excluded}` } });
+    const pause = mkdtempSync(join(tmpdir(), 'sriovctl-pause-'));
+    try {
+      const env = { ...process.env, SRIOVCTL_PAUSE: 'stray-scan:identified', SRIOVCTL_PAUSE_DIR: pause, SRIOVCTL_PAUSE_SUBJECT: `/netns/${name}` };
+      const scan = spawnTs(STRAY_SCAN_CHILD, [w.env.stateDir, w.env.sysfsRoot, `/var/run/netns/${excluded}`], env);
+      const done = waitForExit(scan);
+      await until(() => existsSync(join(pause, 'reached')), 'the scan held at the link');
+      // the scan has settled which namespace the link names; now it names the excluded one (as the host sees it)
+      process.kill(n.pid, 'SIGHUP');
+      await until(() => existsSync(`${n.root}/run/flipped`), 'the neighbour flipped its link');
+      writeFileSync(join(pause, 'release'), '');
+      const out = await done;
+      expect(out.code, out.stderr).toBe(0);
+      const strays = JSON.parse(out.stdout.trim().split('\n').pop()!) as { pciAddress: string; from: string }[];
+      expect(strays.map((x) => x.pciAddress)).not.toContain('0000:af:00.2');
+    } finally {
+      rmSync(pause, { recursive: true, force: true });
+    }
+    expect(w.state(pf.name, excluded)).not.toBeNull();
   });
 
   it('a link flipped between a file of its own and an excluded namespace never gets the excluded one swept', async () => {

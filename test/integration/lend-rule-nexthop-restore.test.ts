@@ -3,8 +3,11 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Rtnl } from '../../src/net';
 import { ruleNexthopSnapshotOf } from '../../src/lend/rule-nexthop-snapshot';
-import { restoreNexthops, restoreRules } from '../../src/lend/rule-nexthop-restore';
+import { restoreNexthops as restoreNexthopSteps, restoreRules } from '../../src/lend/rule-nexthop-restore';
+import { runWaitsSync } from '../../src/util/wait';
 import { Scratch, ip, ipJson } from '../helpers/kernel';
+
+const restoreNexthops = (...args: Parameters<typeof restoreNexthopSteps>) => runWaitsSync(restoreNexthopSteps(...args));
 
 let scratch: Scratch;
 let home: string;

@@ -1,5 +1,8 @@
-import { describe, expect, it } from 'vitest';
-import { admitCall, daemonCallConfig } from '../../src/daemon/caller-env';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { admitCall, daemonCallConfig, ipamTypeOf } from '../../src/daemon/caller-env';
 
 const daemonEnv = { PATH: '/usr/bin:/bin', SRIOVCTL_DAEMON_CNI_PATH: '/opt/cni/bin:/usr/lib/cni' };
 const d = daemonCallConfig(daemonEnv);
@@ -43,5 +46,43 @@ describe('what the daemon takes from a caller', () => {
     expect(() => daemonCallConfig({ SRIOVCTL_DAEMON_MOUNT_NS: 'pid1' })).toThrow('want own, host or pid:<n>');
     expect(daemonCallConfig({ SRIOVCTL_DAEMON_MOUNT_NS: 'host' }).hostMountsOf).toBe(1);
     expect(daemonCallConfig({}).cniPath).toEqual(['/opt/cni/bin']);
+  });
+});
+
+describe('a CNI_PATH of several dirs (Multus thin passes its own list)', () => {
+  // the daemon's plugin dirs: `own` holds host-local, `own2` holds static; `foreign` is not the daemon's
+  const root = mkdtempSync(join(tmpdir(), 'sriovctl-cni-path-'));
+  const [own, own2, foreign] = ['own', 'own2', 'foreign'].map((n) => join(root, n));
+  for (const [dir, plugin] of [[own, 'host-local'], [own2, 'static'], [foreign, 'static']]) {
+    mkdirSync(dir);
+    writeFileSync(join(dir, plugin), '#!/bin/sh\n');
+    chmodSync(join(dir, plugin), 0o755);
+  }
+  afterAll(() => rmSync(root, { recursive: true, force: true }));
+  const daemon = daemonCallConfig({ SRIOVCTL_DAEMON_CNI_PATH: `${own}:${own2}` });
+  const admit = (cniPath: string, ipam: string | null) => admitCall({ ...call, CNI_PATH: cniPath }, daemon, ipam);
+
+  it('served when the IPAM plugin is found in a dir of the daemon\'s before any other dir: the dirs past it are dropped', () => {
+    expect(admit(`${own}:${foreign}`, 'host-local')).toMatchObject({ admitted: true, env: { CNI_PATH: own } });
+    expect(admit(`${own}:${own2}:${foreign}`, 'static')).toMatchObject({ admitted: true, env: { CNI_PATH: `${own}:${own2}` } });
+    expect(admit(`${own}:${own2}`, 'static')).toMatchObject({ admitted: true, env: { CNI_PATH: `${own}:${own2}` } });
+  });
+
+  it('sent back when the lookup would reach another dir: before the plugin, or with the plugin in none of the daemon\'s', () => {
+    const why = `its CNI_PATH names ${foreign}, not one of the daemon's plugin dirs (${own}:${own2})`;
+    expect(admit(`${foreign}:${own}`, 'host-local')).toMatchObject({ admitted: false, reason: why });
+    expect(admit(`${own}:${foreign}:${own2}`, 'static')).toMatchObject({ admitted: false, reason: why });
+    expect(admit(`${own}:${foreign}`, 'dhcp')).toMatchObject({ admitted: false, reason: why });
+    // no IPAM plugin named (or a name no lookup takes): every dir counts
+    expect(admit(`${own}:${foreign}`, null)).toMatchObject({ admitted: false, reason: why });
+    expect(admit(`${own}:${foreign}`, '../static')).toMatchObject({ admitted: false, reason: why });
+  });
+
+  it('the IPAM plugin a config names', () => {
+    expect(ipamTypeOf(JSON.stringify({ type: 'sriovctl-cni', ipam: { type: 'static' } }))).toBe('static');
+    expect(ipamTypeOf(JSON.stringify({ type: 'sriovctl-cni' }))).toBeNull();
+    expect(ipamTypeOf(JSON.stringify({ ipam: { type: 7 } }))).toBeNull();
+    expect(ipamTypeOf('null')).toBeNull();
+    expect(ipamTypeOf('{')).toBeNull();
   });
 });
