@@ -12,6 +12,8 @@ import type { CommandIo, CommandKit } from './command-kit';
 import { readLedger } from './ledger-view';
 import { ExitCode } from './exit-codes';
 import { giveBackActions } from '../lend/action-lines';
+import { removeLocksOfHomeNics } from '../ledger';
+import { counted } from '../util/plural';
 import { giveBackRecord, worst } from './give-back';
 import { reasonOf } from './output';
 import { scanForStrays, type Stray, type StrayScan } from './stray-scan';
@@ -111,6 +113,9 @@ async function act(io: CommandIo, vfCount: SetNumVfsOptions): Promise<CleanupEnt
   } finally {
     scan.close();
   }
+  // 4. the lock files of NICs that are home (older versions never removed them)
+  const locks = removeLocksOfHomeNics(io.session.ledger);
+  if (locks > 0) io.out.detail(`removed the lock files of ${counted(locks, 'NIC')} that are home`);
   return entries;
 }
 

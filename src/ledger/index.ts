@@ -14,6 +14,6 @@ export {
   type ScanResult,
 } from './store';
 export type { PendingDurability } from '../fs/atomic-file';
-export { lockNic, lockNicWaiting, lockPath, DEFAULT_LOCK_TIMEOUT_MS, type NicLock, type LockOptions } from './lock';
+export { lockNic, lockNicWaiting, lockPath, removeLocksOfHomeNics, DEFAULT_LOCK_TIMEOUT_MS, type NicLock, type LockOptions } from './lock';
 export { advanceRecord, appendStep, newRecord, type NewRecord } from './steps';
 export { recordProblem, isLendRecord } from './validate';

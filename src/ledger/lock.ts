@@ -7,6 +7,16 @@ import { lockFile, removeLockFileIfFree, UnusableLockFile } from '../fs/file-loc
 import { assertRecordKey } from './keys';
 import { locksDir, recordPath, type Ledger } from './store';
 
+/** Whether `key` is a record key (a file name of ours; anything else in locks/ is left alone). */
+function isRecordKey(key: string): boolean {
+  try {
+    assertRecordKey(key);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 export interface NicLock {
   readonly key: string;
   /**
@@ -108,14 +118,36 @@ function tryLockNic(l: Ledger, key: string, opts: LockOptions, timeoutMs: number
 }
 
 /**
+ * The lock files of every NIC that is home (no record) and that nobody holds — those an older version left, or a
+ * process killed between its last record change and its release — removed; how many went.
+ */
+export function removeLocksOfHomeNics(l: Ledger): number {
+  let names: string[];
+  try {
+    names = fs.readdirSync(locksDir(l.dir));
+  } catch {
+    return 0;
+  }
+  let removed = 0;
+  for (const name of names) {
+    const key = name.endsWith('.lock') ? name.slice(0, -'.lock'.length) : null;
+    if (key === null || !isRecordKey(key)) continue;
+    const file = lockPath(l, key);
+    if (!heldHere.has(file) && removeIfHome(l, key, file)) removed++;
+  }
+  return removed;
+}
+
+/**
  * A NIC with no record is home: its lock file goes (locks of every NIC ever lent would pile up otherwise). Best
  * effort — a lock file left is harmless — and never while anyone holds it (see removeLockFileIfFree).
  */
-function removeIfHome(l: Ledger, key: string, file: string): void {
+function removeIfHome(l: Ledger, key: string, file: string): boolean {
   try {
-    removeLockFileIfFree(file, () => !fs.existsSync(recordPath(l, key)));
+    return removeLockFileIfFree(file, () => !fs.existsSync(recordPath(l, key)));
   } catch {
     // the next release of this NIC's lock tries again
+    return false;
   }
 }
 
