@@ -4,7 +4,7 @@
 // daemon's RSS after many ADD/DEL pairs against after the first 100 (no leak); 16 concurrent ADDs through the
 // daemon against 16 one-shot. Needs root, `npm run build` (the shim is node-gyp's) and /usr/lib/cni.
 import { execFileSync, spawn } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { connect } from 'node:net';
 import { dirname, join } from 'node:path';
@@ -26,7 +26,6 @@ const ROUNDS = Number(process.env.CNI_BENCH_ROUNDS) || 101;
 const VERSION_ROUNDS = Number(process.env.CNI_BENCH_VERSION_ROUNDS) || 40;
 const PAIRS = Number(process.env.DAEMON_BENCH_PAIRS) || 10_000;
 const CONCURRENT = 16;
-const OTHER_RECORDS = 200;
 const ip = (...args) => execFileSync('ip', args, { stdio: ['ignore', 'pipe', 'pipe'] });
 
 /** One call straight over the socket (what the shim sends), for the many pairs of the RSS measurement. */
@@ -102,8 +101,6 @@ export default async function daemonBench(ctx) {
       ctx.log(`VERSION median: shim+daemon ${median(v.shimDaemon).toFixed(2)} ms, host-device ${median(v.hostDevice).toFixed(2)} ms (${VERSION_ROUNDS} alternated pairs)`);
       ctx.ratio('shim+daemon/host-device:version', median(v.shimDaemon) / median(v.hostDevice), { max: 1.0 }, roundRatios(v.shimDaemon, v.hostDevice));
 
-      crowdedLedger(ctx, { scratch, stateDir: worldEnv.SRIOVCTL_STATE_DIR, call, ours, pair, viaDaemon });
-
       const fallback = { shim: pair([SHIM], noDaemon), oneShot: pair([process.execPath, PLUGIN], {}) };
       fallback.shim();
       fallback.oneShot();
@@ -134,34 +131,6 @@ export default async function daemonBench(ctx) {
       await new Promise((r) => daemon.once('exit', r));
     }
   });
-}
-
-/**
- * A node's DEL finds its record among every attachment's: the pair with OTHER_RECORDS other pods' records in the
- * ledger (copies of a real one under other keys and owners) against an empty ledger, alternated (each call names its
- * state dir). DEL's owner scan reads every record file but parses only its own (ledger/owner.ts ownerTextFilter).
- */
-function crowdedLedger(ctx, { scratch, stateDir, call, ours, pair, viaDaemon }) {
-  // a real record to copy: the world's, while its NIC is lent
-  call([SHIM], ours, 'ADD', viaDaemon);
-  let record;
-  try {
-    const [file] = readdirSync(join(stateDir, 'records')).filter((f) => f.endsWith('.json'));
-    record = JSON.parse(readFileSync(join(stateDir, 'records', file), 'utf8'));
-  } finally {
-    call([SHIM], ours, 'DEL', viaDaemon);
-  }
-  const crowded = join(scratch, 'crowded');
-  mkdirSync(join(crowded, 'records'), { recursive: true, mode: 0o700 });
-  chmodSync(crowded, 0o700);
-  for (let i = 0; i < OTHER_RECORDS; i++) {
-    const key = `mac-02ee${String(i).padStart(8, '0')}`;
-    writeFileSync(join(crowded, 'records', `${key}.json`), JSON.stringify({ ...record, key, owner: `cni:other-pod-${i}/net1` }, null, 2), { mode: 0o600 });
-  }
-  const inCrowd = { env: { ...viaDaemon.env, SRIOVCTL_STATE_DIR: crowded } };
-  const t = alternate({ crowded: pair([SHIM], inCrowd), alone: pair([SHIM], viaDaemon) }, ROUNDS);
-  ctx.log(`ADD+DEL median through the daemon: ${median(t.crowded).toFixed(1)} ms with ${OTHER_RECORDS} other pods' records in the ledger, ${median(t.alone).toFixed(1)} ms alone (${ROUNDS} alternated pairs)`);
-  ctx.ratio(`shim+daemon:add+del-among-${OTHER_RECORDS}-records/alone`, median(t.crowded) / median(t.alone), {}, roundRatios(t.crowded, t.alone));
 }
 
 /** 16 ADDs at once through the daemon, each of its own NIC, against the same 16 one-shot; then their DELs. */

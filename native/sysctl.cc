@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cerrno>
 
+#include "dir_entries.h"
 #include "netns.h"
 #include "sys_failure.h"
 
@@ -21,13 +22,6 @@ struct FileGuard {
   int fd;
   ~FileGuard() {
     if (fd >= 0) ::close(fd);
-  }
-};
-
-struct DirGuard {
-  DIR* dir;
-  ~DirGuard() {
-    if (dir) ::closedir(dir);
   }
 };
 
@@ -60,20 +54,14 @@ std::optional<SysctlEntries> readDirHere(const std::string& dir, size_t maxEntri
   }
   SysctlEntries out;
   const int dirFd = dirfd(d.dir);
-  for (;;) {
-    errno = 0;
-    dirent* e = readdir(d.dir);
-    if (!e) {
-      if (errno != 0) throwErrno(op);
-      break;
-    }
-    if (e->d_name[0] == '.' || out.size() >= maxEntries) continue;
+  forEachDirEntry(d.dir, op, [&](const dirent& e) {
+    if (e.d_name[0] == '.' || out.size() >= maxEntries) return;
     struct stat st;
-    if (fstatat(dirFd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode)) continue;
-    if ((st.st_mode & S_IRUSR) == 0 || (st.st_mode & S_IWUSR) == 0) continue;
+    if (fstatat(dirFd, e.d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode)) return;
+    if ((st.st_mode & S_IRUSR) == 0 || (st.st_mode & S_IWUSR) == 0) return;
     std::string value;
-    if (readValueAt(dirFd, e->d_name, value)) out.emplace_back(e->d_name, std::move(value));
-  }
+    if (readValueAt(dirFd, e.d_name, value)) out.emplace_back(e.d_name, std::move(value));
+  });
   std::sort(out.begin(), out.end());
   return out;
 }

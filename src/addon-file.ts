@@ -5,6 +5,6 @@ import { join } from 'node:path';
 
 export function loadAddonModule(): unknown {
   // src/addon-file.ts and dist/addon-file.js (and the bundles in dist/) all sit one level below the root
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- a .node file loads only through require
   return require(join(__dirname, '..', 'build', 'Release', 'sriovctl.node'));
 }

@@ -1,7 +1,6 @@
 // The configuration every part of sriovctl shares, read once at a front door (flags, environment, CNI config)
 // and passed down explicitly: nothing below a front door reads or writes the environment for it.
 import * as path from 'node:path';
-import type { SearchBounds } from './lend/namespace-search';
 
 export interface Config {
   /** Where the ledger and every other durable file live. */
@@ -14,9 +13,25 @@ export interface Config {
   readonly namespaceSearch?: SearchBounds;
 }
 
+/**
+ * How much of other mount namespaces' directories one call reads. A node's /run/netns holds one entry per pod
+ * (hundreds); past these bounds a directory is someone's attempt to stall us.
+ */
+export interface SearchBounds {
+  /** Entries read from one foreign directory. */
+  entriesPerDir: number;
+  /** Entries read from foreign directories in one call, all searches of the call together. */
+  entriesPerCall: number;
+  /** Time spent in one foreign directory (reading and checking its entries). */
+  msPerDir: number;
+  /** Time spent in foreign directories in one call. */
+  msPerCall: number;
+}
+
 export const DEFAULT_STATE_DIR = '/var/lib/sriovctl';
 export const DEFAULT_SYSFS_ROOT = '/sys';
 export const DEFAULT_RESOLV_CONF = '/etc/resolv.conf';
+export const DEFAULT_SOCKET = '/run/sriovctl/cni.sock';
 
 /**
  * The configuration from `SRIOVCTL_STATE_DIR` / `SRIOVCTL_SYSFS_ROOT` / `SRIOVCTL_RESOLV_CONF` in `env`, overridden by what is given

@@ -191,6 +191,8 @@ export interface NativeAddon {
   sysctlReadDirs(nsFd: number, dirs: string[], maxEntries: number): ([string, string][] | null)[];
   lockFd(fd: number, exclusive: boolean, timeoutMs: number): boolean;
   unlockFd(fd: number): void;
+  /** Every entry of `dir` but '.' and '..' as 'name/inode in hex/name/inode/…/'; `dir` is opened O_NOFOLLOW. */
+  dirEntryInodes(dir: string): string;
   /** fsync of each fd, in order, on a thread of the addon's: the caller goes on meanwhile (see atomic-file.ts). */
   startFsync(fds: number[]): NativeFsyncJob;
   /** Waits for the job; SysError (op 'fsync') for the first fsync that failed. */

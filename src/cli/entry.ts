@@ -13,9 +13,11 @@ export function run(): void {
   const { stateDir } = readConfig(process.env);
   // the cache lives in the state directory, but a read-only command must not create that on a fresh machine
   const cli = !existsSync(bundle)
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- unbundled (tests, dist/cli): the CLI from its sources
     ? (require('./main') as typeof import('./main'))
     : existsSync(stateDir)
       ? (requireWithCodeCache(bundle, join(stateDir, 'cli', 'code-cache')) as typeof import('./main'))
+      // eslint-disable-next-line @typescript-eslint/no-require-imports -- the bundle, loaded without a cache
       : (require(bundle) as typeof import('./main'));
   cli.run();
 }

@@ -21,7 +21,6 @@ import { selfExecutable } from '../package/self-executable';
 import type { CommandIo, CommandKit } from './command-kit';
 import { CliError, ExitCode, usageError } from './exit-codes';
 
-export { PLUGIN_NAME } from '../install/installed-names';
 
 export interface InstallCniOpts {
   to: string;

@@ -38,6 +38,7 @@ function loadRun(): typeof import('./run') {
   // SRIOVCTL_CNI_CODE_CACHE=off: compile every time (to measure what the cache saves, or to rule it out)
   if (__filename.endsWith(MAIN_BUNDLE) && process.env.SRIOVCTL_CNI_CODE_CACHE !== 'off') {
     // required here, not imported: VERSION never pays for loading the code cache's modules (crypto, vm)
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
     const { requireWithCodeCache } = require('../package/code-cache') as typeof import('../package/code-cache');
     return requireWithCodeCache(join(__dirname, RUN_BUNDLE), join(readConfig(process.env).stateDir, 'cni', 'code-cache')) as typeof import('./run');
   }

@@ -63,10 +63,11 @@ export interface PendingDurability {
  * of the addon's while the caller goes on (the move waits on the kernel meanwhile). A power cut before finish() may
  * leave no file at all (it finds the NIC where the reboot put it), never an empty one.
  */
-export function writeFileAtomicDurableLater(file: string, data: string, mode: number): PendingDurability {
+export function writeFileAtomicDurableLater(file: string, data: string, mode: number, hooks: Pick<AtomicWriteHooks, 'beforeRename'> = {}): PendingDurability {
   const temp = writeTemp(file, data, mode, true);
   let dirFd = -1;
   try {
+    hooks.beforeRename?.(temp);
     // opened first: once the file is in place, nothing may fail before its directory's fsync is under way
     dirFd = fs.openSync(path.dirname(file), fs.constants.O_RDONLY | fs.constants.O_DIRECTORY);
     fs.renameSync(temp, file);

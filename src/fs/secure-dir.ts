@@ -5,7 +5,7 @@
 // ours. The same rule as the kernel's protected-path checks, without following a single symlink.
 import { chmodSync, existsSync, lstatSync, type Stats } from 'node:fs';
 import { SysError } from '../errors';
-import { makeDirs } from './make-dirs';
+import { makeDirs } from '../util/make-dirs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 
 const GROUP_OR_OTHER_WRITE = 0o022;

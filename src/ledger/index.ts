@@ -1,6 +1,6 @@
 // The ledger: durable records of lent NICs and per-NIC locks (see DESIGN.md, "a NIC is lent, never given away").
 export * from './types';
-export { recordKeyFor, assertRecordKey, nestedKey, nestedPrefix, type KeySource } from './keys';
+export { recordKeyFor, assertRecordKey, nestedKey, nestedPrefix } from './keys';
 export {
   openLedger,
   readRecord,
@@ -9,11 +9,12 @@ export {
   deleteRecord,
   scanRecords,
   recordKeysWithPrefix,
+  recordsOfOwner,
   recordPath,
   type Ledger,
   type ScanResult,
 } from './store';
 export type { PendingDurability } from '../fs/atomic-file';
-export { lockNic, lockNicWaiting, lockPath, removeLocksOfHomeNics, DEFAULT_LOCK_TIMEOUT_MS, type NicLock, type LockOptions } from './lock';
-export { advanceRecord, appendStep, newRecord, type NewRecord } from './steps';
-export { recordProblem, isLendRecord } from './validate';
+export { lockNic, lockNicWaiting, lockPath, removeLocksOfHomeNics, type NicLock } from './lock';
+export { advanceRecord, appendStep, newRecord } from './steps';
+export { recordProblem } from './validate';

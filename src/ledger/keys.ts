@@ -29,9 +29,13 @@ export function recordKeyFor(identity: KeySource): string {
 
 /** Throws TypeError unless `key` has the shape recordKeyFor produces (guards every path built from a key). */
 export function assertRecordKey(key: string): void {
-  if (typeof key !== 'string' || key.length > 200 || !KEY_PATTERN.test(key)) {
+  if (!isRecordKey(key)) {
     throw new TypeError(`invalid record key ${JSON.stringify(key)} (expected e.g. 'pci-0000_03_00_1' or 'mac-aabbccddeeff')`);
   }
+}
+
+export function isRecordKey(key: string): boolean {
+  return typeof key === 'string' && key.length <= 200 && KEY_PATTERN.test(key);
 }
 
 /** The hex digits of a MAC, or null for none / all zeros (drivers without a permanent MAC report zeros). */

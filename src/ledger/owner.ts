@@ -79,13 +79,7 @@ export function assertOwner(o: unknown): asserts o is Owner {
   }
 }
 
-/**
- * A test of a record file's text that is false only for a text that cannot hold a record of owner `match`. Where the
- * match is one owner, a text without its stored form and without any JSON escape cannot (every string in it is as
- * written, so JSON.parse could not make that owner of it): a DEL parses its own record, not every pod's.
- */
-export function ownerTextFilter(match: OwnerMatch): (text: string) => boolean {
-  if (!isFullOwner(match)) return () => true;
-  const stored = ownerKey(match);
-  return (text) => text.includes(stored) || text.includes('\\');
+/** The stored form of the one owner `match` names, or null when it takes every owner of a kind or a cluster. */
+export function singleOwnerKey(match: OwnerMatch): string | null {
+  return isFullOwner(match) ? ownerKey(match) : null;
 }

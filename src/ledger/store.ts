@@ -4,9 +4,10 @@ import * as path from 'node:path';
 import { SysError } from '../errors';
 import { isTempFileName, removeFileDurably, tempFileWriter, writeFileAtomic, writeFileAtomicDurableLater, type AtomicWriteHooks, type PendingDurability } from '../fs/atomic-file';
 import { assertRecordKey } from './keys';
+import { addEntry, candidateKeys, fileInode, recordFiles, removeEntry } from './owner-index';
 import type { LendRecord } from './types';
 import { recordProblem } from './validate';
-import { ensureTrustedStateDir } from '../fs/secure-dir';
+import { ensureTrusted, ensureTrustedStateDir, examineEntry } from '../fs/secure-dir';
 import { readStateFile } from '../fs/state-file';
 
 const FILE_MODE = 0o600;
@@ -14,6 +15,8 @@ const RECORD_SUFFIX = '.json';
 
 export interface Ledger {
   readonly dir: string;
+  /** The owner index's directory, checked trusted; absent: no index (lookups by owner scan every record). */
+  readonly owners?: string;
 }
 
 /** Open (creating if needed) the ledger at `dir` (the state directory). */
@@ -21,11 +24,20 @@ export function openLedger(dir: string): Ledger {
   const root = path.resolve(dir);
   // checked trusted before use, and 0700 exactly (records name namespaces, owners and MACs)
   ensureTrustedStateDir(root, [RECORDS, LOCKS]);
-  return { dir: root };
+  const owners = path.join(root, OWNERS);
+  try {
+    ensureTrusted(owners, examineEntry);
+  } catch {
+    // an index whose entries anyone else could have made could hide a record: none at all is only slower
+    return { dir: root };
+  }
+  return { dir: root, owners };
 }
 
 const RECORDS = 'records';
 const LOCKS = 'locks';
+/** The owner index (./owner-index.ts). */
+const OWNERS = 'owners';
 
 export function recordsDir(root: string): string {
   return path.join(root, RECORDS);
@@ -42,11 +54,11 @@ export function recordPath(l: Ledger, key: string): string {
 
 /** The record for `key`, or null when there is none. Throws SysError 'CORRUPT' when the file cannot be used. */
 export function readRecord(l: Ledger, key: string): LendRecord | null {
-  return readRecordFile(recordPath(l, key), key, () => true);
+  return readRecordFile(recordPath(l, key), key);
 }
 
-/** readRecord of `file` (key's), or null without parsing when `mayHold` says its text cannot be a wanted record. */
-function readRecordFile(file: string, key: string, mayHold: (text: string) => boolean): LendRecord | null {
+/** readRecord of `file` (key's). */
+function readRecordFile(file: string, key: string): LendRecord | null {
   let text: string;
   try {
     text = readStateFile(file).toString('utf8');
@@ -57,7 +69,7 @@ function readRecordFile(file: string, key: string, mayHold: (text: string) => bo
     const why = e.code === 'ELOOP' ? 'is a symbolic link (not followed)' : e.code === 'EFTYPE' ? 'is not a regular file' : 'cannot be read';
     throw corrupt(file, why, e.code);
   }
-  return mayHold(text) ? parseRecord(file, key, text) : null;
+  return parseRecord(file, key, text);
 }
 
 function parseRecord(file: string, key: string, text: string): LendRecord {
@@ -82,16 +94,59 @@ function corrupt(file: string, what: string, errnoCode?: string): SysError {
 }
 
 /** Write `r` atomically, and durably unless `hooks.durable === false`; sets r.updatedAt to now. */
-export function writeRecord(l: Ledger, r: LendRecord, hooks?: AtomicWriteHooks): void {
-  writeFileAtomic(recordPath(l, r.key), recordText(r), FILE_MODE, hooks);
+export function writeRecord(l: Ledger, r: LendRecord, hooks: RecordWriteHooks = {}): void {
+  const file = recordPath(l, r.key);
+  const text = recordText(r);
+  const replaced = fileInode(file);
+  writeFileAtomic(file, text, FILE_MODE, { ...hooks, beforeRename: indexedBeforeRename(l, r, hooks) });
+  hooks.afterRename?.();
+  unindexReplaced(l, r, replaced);
+}
+
+export interface RecordWriteHooks extends AtomicWriteHooks {
+  /** Test seam: runs once the new file is the record, before the replaced file's index entry is removed. */
+  afterRename?: () => void;
 }
 
 /**
  * A new record, visible at once and on disk once the returned finish() has returned (see
  * writeFileAtomicDurableLater): for a record whose durability may overlap the move it precedes.
  */
-export function writeNewRecordDurableLater(l: Ledger, r: LendRecord): PendingDurability {
-  return writeFileAtomicDurableLater(recordPath(l, r.key), recordText(r), FILE_MODE);
+export function writeNewRecordDurableLater(l: Ledger, r: LendRecord, hooks: Pick<AtomicWriteHooks, 'beforeRename'> = {}): PendingDurability {
+  const file = recordPath(l, r.key);
+  const text = recordText(r);
+  const replaced = fileInode(file);
+  const pending = writeFileAtomicDurableLater(file, text, FILE_MODE, { beforeRename: indexedBeforeRename(l, r, hooks) });
+  unindexReplaced(l, r, replaced);
+  return pending;
+}
+
+/**
+ * The temp file's index entry, made before it is renamed into place (owner-index.ts: while a file is the record,
+ * its entry is there), then the caller's hook.
+ */
+function indexedBeforeRename(l: Ledger, r: LendRecord, hooks: Pick<AtomicWriteHooks, 'beforeRename'>): (temp: string) => void {
+  return (temp) => {
+    if (l.owners) indexQuietly(() => addEntry(l.owners!, r.key, fileInode(temp)!, r.owner));
+    hooks.beforeRename?.(temp);
+  };
+}
+
+/** The entry of the file a write replaced, once it is no longer the record (a record keeps its owner). */
+function unindexReplaced(l: Ledger, r: LendRecord, replaced: string | null): void {
+  if (l.owners && replaced !== null) indexQuietly(() => removeEntry(l.owners!, r.key, replaced, r.owner));
+}
+
+/**
+ * An index change that failed does not fail the record's write: a record file without its entry is read by the
+ * next lookup (owner-index.ts), and an entry left of a file that is gone is never a record's.
+ */
+function indexQuietly(change: () => void): void {
+  try {
+    change();
+  } catch {
+    // see above
+  }
 }
 
 /** r as its file holds it; sets r.updatedAt to now. */
@@ -103,8 +158,48 @@ function recordText(r: LendRecord): string {
 }
 
 /** Remove the record for `key` (durably unless told otherwise); no error when there is none. */
-export function deleteRecord(l: Ledger, key: string, opts: { durable?: boolean } = {}): void {
-  removeFileDurably(recordPath(l, key), opts.durable !== false);
+export function deleteRecord(l: Ledger, key: string, opts: { durable?: boolean; afterRemove?: () => void } = {}): void {
+  const file = recordPath(l, key);
+  const inode = fileInode(file);
+  if (inode === null) return;
+  const owner = ownerOfFile(file, key);
+  removeFileDurably(file, opts.durable !== false);
+  // test seam: a crash here leaves the entry of a file that is gone (read by no lookup)
+  opts.afterRemove?.();
+  if (l.owners) indexQuietly(() => removeEntry(l.owners!, key, inode, owner));
+}
+
+/** The owner of record file `file` (key's), or null when it is not a usable record. */
+function ownerOfFile(file: string, key: string): string | null {
+  try {
+    return readRecordFile(file, key)?.owner ?? null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * The readable records of `owner` (its stored form), found through the owner index: only its own record files are
+ * read (and any the index has no entry for yet). The same records as a scan's of that owner.
+ */
+export function recordsOfOwner(l: Ledger, owner: string): LendRecord[] {
+  if (!l.owners) return scanRecords(l).records.filter((r) => r.owner === owner);
+  const out: LendRecord[] = [];
+  const dirs = { records: recordsDir(l.dir), owners: l.owners };
+  for (const key of candidateKeys(dirs, owner, (k) => ownerOfFile(recordPath(l, k), k))) {
+    const record = usableRecord(l, key);
+    if (record?.owner === owner) out.push(record);
+  }
+  return out;
+}
+
+/** The record of `key`, or null when there is none or it cannot be used (a scan reports those). */
+function usableRecord(l: Ledger, key: string): LendRecord | null {
+  try {
+    return readRecord(l, key);
+  } catch {
+    return null;
+  }
 }
 
 export interface ScanResult {
@@ -114,12 +209,8 @@ export interface ScanResult {
   corrupt: { file: string; error: string }[];
 }
 
-/**
- * Every record in the ledger. Never throws for a bad file; temp files of interrupted writes are ignored.
- * `mayHold`: a cheap look at a file's text that is false only for a file that cannot be a wanted record; such a
- * file is neither parsed nor checked (validating a record costs more than reading it), and is not in the result.
- */
-export function scanRecords(l: Ledger, mayHold: (text: string) => boolean = () => true): ScanResult {
+/** Every record in the ledger. Never throws for a bad file; temp files of interrupted writes are ignored. */
+export function scanRecords(l: Ledger): ScanResult {
   const dir = recordsDir(l.dir);
   const result: ScanResult = { records: [], corrupt: [] };
   let names: string[];
@@ -143,7 +234,7 @@ export function scanRecords(l: Ledger, mayHold: (text: string) => boolean = () =
     const key = name.slice(0, -RECORD_SUFFIX.length);
     try {
       assertRecordKey(key);
-      const record = readRecordFile(file, key, mayHold);
+      const record = readRecordFile(file, key);
       if (record) result.records.push(record);
     } catch (err) {
       result.corrupt.push({ file, error: (err as Error).message });
@@ -157,25 +248,17 @@ export function scanRecords(l: Ledger, mayHold: (text: string) => boolean = () =
  * records are read (a NIC's nested lends, without reading every record in the ledger).
  */
 export function recordKeysWithPrefix(l: Ledger, prefix: string): string[] {
-  let names: string[];
-  try {
-    names = fs.readdirSync(recordsDir(l.dir));
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
-    throw err;
-  }
   const keys: string[] = [];
-  for (const name of names.sort()) {
-    if (isTempFileName(name) || !name.endsWith(RECORD_SUFFIX) || !name.startsWith(prefix)) continue;
-    const key = name.slice(0, -RECORD_SUFFIX.length);
+  for (const { key } of recordFiles(recordsDir(l.dir))) {
+    if (!key.startsWith(prefix)) continue;
     try {
-      assertRecordKey(key);
+      // readRecord refuses a name that is no key
       if (readRecord(l, key)) keys.push(key);
     } catch {
       // unreadable: scanRecords reports it (status, cleanup); it is no lend to give back
     }
   }
-  return keys;
+  return keys.sort();
 }
 
 /** A temp file whose writer died (a crash between write and rename) is removed once it is clearly stale. */

@@ -1,6 +1,6 @@
 // The shape check applied to every record read from disk (and to every record before it is written).
 import { recordFieldsProblem } from './record-fields';
-import { RECORD_SCHEMA, type LendRecord, type RecordPhase } from './types';
+import { RECORD_SCHEMA, type RecordPhase } from './types';
 
 const PHASES: readonly RecordPhase[] = ['lending', 'lent', 'returning', 'rolling-back'];
 
@@ -32,11 +32,6 @@ export function recordProblem(value: unknown): string | null {
     if (!isObject((value[ns] as Record<string, unknown>).id)) return `field '${ns}.id' is not an object`;
   }
   return recordFieldsProblem(value);
-}
-
-/** Narrowing form of recordProblem. */
-export function isLendRecord(value: unknown): value is LendRecord {
-  return recordProblem(value) === null;
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {

@@ -1,10 +1,10 @@
 // Giving NICs back from their records: one record, all of one owner, or every unfinished one (recovery). The
 // record alone says what to undo — the VF count (vf-count.ts), then the NIC itself (restore.ts).
 import { SysError } from '../errors';
-import { advanceRecord, deleteRecord, lockNicWaiting, readRecord, scanRecords } from '../ledger';
+import { advanceRecord, deleteRecord, lockNicWaiting, readRecord, recordsOfOwner, scanRecords } from '../ledger';
 import type { LendRecord } from '../ledger/types';
 import { failpoint } from './failpoint';
-import { ownerKey, ownerMatches, ownerTextFilter, type OwnerMatch } from '../ledger/owner';
+import { ownerKey, ownerMatches, singleOwnerKey, type OwnerMatch } from '../ledger/owner';
 import { nestedKeys } from './nesting';
 import { searchesOffThread } from './namespace-search-thread';
 import { searchesOfGiveBack } from './where';
@@ -90,7 +90,8 @@ export interface RecordFilter {
 /** Readable records matching the filter (corrupt ones are left to recover()/status to report). */
 export function findRecords(s: LendSession, filter: RecordFilter = {}): LendRecord[] {
   const { owner, key } = filter;
-  const candidates = key !== undefined ? recordOrNone(s, key) : scanRecords(s.ledger, owner && ownerTextFilter(owner)).records;
+  const one = owner && singleOwnerKey(owner);
+  const candidates = key !== undefined ? recordOrNone(s, key) : one ? recordsOfOwner(s.ledger, one) : scanRecords(s.ledger).records;
   return owner === undefined ? candidates : candidates.filter((r) => ownerMatches(r.owner, owner));
 }
 

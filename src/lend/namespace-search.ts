@@ -10,6 +10,7 @@
 // directory given up on is reported (SearchBudget.skipped), never read to the end.
 import { lstatSync, opendirSync, readdirSync, readlinkSync, statSync, type Dir, type Dirent } from 'node:fs';
 import { join } from 'node:path';
+import type { SearchBounds } from '../config';
 import { sameNetns, statNetnsId } from '../net/netns-id';
 import type { NetnsId } from '../net/types';
 import { pausePoint } from './failpoint';
@@ -27,20 +28,7 @@ export interface SearchRoots {
 
 export const HOST_ROOTS: SearchRoots = { proc: '/proc', named: NAMED_NETNS_DIR };
 
-/**
- * How much of other mount namespaces' directories one call reads. A node's /run/netns holds one entry per pod
- * (hundreds); past these bounds a directory is someone's attempt to stall us.
- */
-export interface SearchBounds {
-  /** Entries read from one foreign directory. */
-  entriesPerDir: number;
-  /** Entries read from foreign directories in one call, all searches of the call together. */
-  entriesPerCall: number;
-  /** Time spent in one foreign directory (reading and checking its entries). */
-  msPerDir: number;
-  /** Time spent in foreign directories in one call. */
-  msPerCall: number;
-}
+export type { SearchBounds };
 
 export const DEFAULT_SEARCH_BOUNDS: SearchBounds = { entriesPerDir: 4096, entriesPerCall: 16384, msPerDir: 250, msPerCall: 1000 };
 

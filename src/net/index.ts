@@ -14,20 +14,14 @@ export {
   PROC_NET_INIT_INO,
 } from './netns';
 export { createNamedNetns, deleteNamedNetns, NETNS_RUN_DIR } from './named-netns';
-export { connect, rtnlSocketsOpened, DEFAULT_TIMEOUT_MS } from './rtnl';
+export { connect, rtnlSocketsOpened } from './rtnl';
 export { readSysctl, readSysctlDirs, writeSysctl } from './sysctl';
 export {
   normalizeMac,
   normalizeUnicastMac,
-  isMacText,
-  isMulticastMac,
   isZeroMac,
   assertMtu,
-  MTU_MIN,
-  MTU_MAX,
-  VLAN_MAX,
   assertIfName,
-  assertAltname,
   parseCidr,
   canonicalIp,
 } from './validate';

@@ -6,7 +6,7 @@ import { SysError, isSysError } from '../errors';
 import { native } from '../native';
 import { createAnonymousNetns } from './netns';
 import { invalid } from './validate';
-import { makeDirs } from '../fs/make-dirs';
+import { makeDirs } from '../util/make-dirs';
 
 /** Where iproute2 keeps named namespaces (/var/run is /run). */
 export const NETNS_RUN_DIR = '/var/run/netns';

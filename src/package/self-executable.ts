@@ -8,7 +8,7 @@ import { isLoaderName, loaderArgs, privateLoaderOf } from './payload-layout';
 
 function isSea(): boolean {
   try {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- node:sea exists only in Node >= 20.12
     const sea = require('node:sea') as { isSea(): boolean };
     return sea.isSea();
   } catch {

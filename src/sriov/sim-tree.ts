@@ -11,7 +11,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { isUserspaceDriver } from './devices';
 import { isAuxiliaryId, isBdf } from './paths';
-import { makeDirs } from '../fs/make-dirs';
+import { makeDirs } from '../util/make-dirs';
 
 const PCI_ROOT = 'devices/pci0000:00';
 const SIM_DIR = '.sim';

@@ -79,7 +79,12 @@ export class CliWorld {
   /** sriovctl-cni `command` for VF `vfBdf` (sriov-cni's `deviceID`), run in named namespace `home`, its pod `pod`. */
   vfPlugin(command: 'ADD' | 'DEL', home: string, pod: string, vfBdf: string, ipam: object = {}): CniAnswer {
     requireBundle();
-    const call: CniCall = {
+    return runCni(this.vfCall(command, home, pod, vfBdf, ipam), this.cniRoots());
+  }
+
+  /** The call vfPlugin makes (to start it without waiting, for crash tests). */
+  vfCall(command: 'ADD' | 'DEL', home: string, pod: string, vfBdf: string, ipam: object = {}): CniCall {
+    return {
       command,
       containerId: `ctr-${this.s.prefix}`,
       netns: `/var/run/netns/${pod}`,
@@ -87,7 +92,11 @@ export class CliWorld {
       inNetns: home,
       config: { cniVersion: '1.0.0', name: `net-${this.s.prefix}`, type: 'sriovctl-cni', deviceID: vfBdf, ipam },
     };
-    return runCni(call, { stateDir: this.env.stateDir, sim: this.sysfs.sim });
+  }
+
+  /** This world's state dir and tree, as the CNI helpers take them. */
+  cniRoots(): { stateDir: string; sim: { root: string } } {
+    return { stateDir: this.env.stateDir, sim: this.sysfs.sim };
   }
 
   /** A stand-in NIC sysfs does not know (no PCI address): like a node's eth0. */

@@ -86,7 +86,6 @@ describe('sriovctl attach killed at random moments, then cleanup', () => {
     expect((await w.run('status', '--json')).stdout).toBe('[]\n');
     // the kills did land in the move itself, not only before or after it
     expect(seen.midway).toBeGreaterThan(0);
-    // eslint-disable-next-line no-console
     console.log(`attach ≈ ${typical} ms under contention; state at the kills: ${JSON.stringify(seen)}`);
   });
 });

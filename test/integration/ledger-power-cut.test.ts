@@ -126,6 +126,8 @@ describe('a power cut on ext4 at random moments of a lend or a give-back', () =>
         fsImage.remount();
 
         const files = recordsHere();
+        // every file the cut left, temp files too: a whole hidden temp beside no record is a rename the cut undid
+        const leftByCut = everyFile(fsImage.view(stateDir));
         for (const f of files) {
           const text = fs.readFileSync(f, 'utf8');
           expect(text.length, `${where}: ${path.basename(f)} is empty after the cut ${moment}`).toBeGreaterThan(0);
@@ -135,15 +137,21 @@ describe('a power cut on ext4 at random moments of a lend or a give-back', () =>
 
         await giveBack[door]();
         const home = nicState(nic.name);
-        if (!home) console.log(`${where}: not home after the cut ${moment} (${seen.at(-1)}); ${lastOutput}; the links of the test's namespaces: ${[target, pod].map((n) => `${n}: ${ip('-n', n, '-br', 'link')}`).join(' ')}`);
+        if (!home) console.log(`${where}: not home after the cut ${moment} (${seen.at(-1)}; files ${leftByCut}); ${lastOutput}; the links of the test's namespaces: ${[target, pod].map((n) => `${n}: ${ip('-n', n, '-br', 'link')}`).join(' ')}`);
         expect(home, `${where}: the NIC after the give-back`).toEqual(nic);
         expect(recordsHere(), where).toEqual([]);
       }
     }
-    // eslint-disable-next-line no-console
     console.log(`power cuts (seed ${SEED}; ms per door ${JSON.stringify(Object.fromEntries(Object.entries(took).map(([d, ms]) => [d, Math.round(ms)])))}): ${seen.join(' ')}`);
   });
 });
+
+/** Every file of the ledger's records dir with its size, hidden temp files too ('none' when there is none). */
+function everyFile(stateDir: string): string {
+  const dir = path.join(stateDir, 'records');
+  const names = fs.existsSync(dir) ? fs.readdirSync(dir) : [];
+  return names.map((f) => `${f} (${fs.statSync(path.join(dir, f)).size} B)`).join(', ') || 'none';
+}
 
 /** The record files of the ledger (temp files of an interrupted write are hidden, and not records). */
 function recordFiles(stateDir: string): string[] {

@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isSysError } from '../../src/errors';
-import { deleteRecord, lockNic, openLedger, readRecord, scanRecords, writeRecord, type Ledger } from '../../src/ledger';
+import { deleteRecord, lockNic, openLedger, readRecord, recordsOfOwner, scanRecords, writeRecord, type Ledger } from '../../src/ledger';
 import { sampleRecord } from '../helpers/ledger-record';
 import { killChild, spawnTs, waitForExit, waitForLine } from '../helpers/ts-child';
 
@@ -144,5 +144,59 @@ describe('a crash in the middle of writeRecord', () => {
     // and the next write still works
     writeRecord(ledger, sampleRecord({ step: 'newer' }));
     expect(readRecord(ledger, KEY)?.step).toBe('newer');
+  });
+});
+
+describe('the owner index across a writer killed by SIGKILL', () => {
+  const OWNER = 'cni:pod-a/net1';
+  const OTHER = 'cni:pod-b/net1';
+  const byOwner = (owner: string) => recordsOfOwner(ledger, owner).map((r) => `${r.key} ${r.step}`);
+  const entries = () => fs.readdirSync(path.join(tmp, 'owners')).filter((n) => !n.startsWith('boot.'));
+
+  async function crash(point: string, key = KEY, owner = OWNER): Promise<void> {
+    const exit = await waitForExit(child('crash-index', tmp, point, key, owner));
+    expect(exit.signal).toBe('SIGKILL');
+    expect(exit.stdout).toContain('crashing');
+  }
+
+  beforeEach(() => {
+    // a crowd of other owners' records, indexed by a first lookup
+    for (let i = 0; i < 20; i++) writeRecord(ledger, sampleRecord({ key: `mac-0200000000${String(i).padStart(2, '0')}`, owner: `cni:crowd-${i}/net1` }));
+    expect(byOwner(OWNER)).toEqual([]);
+  });
+
+  it('a new record killed after its entry, before it was in place: none found, and the next write is', async () => {
+    await crash('new-before-rename');
+    expect(readRecord(ledger, KEY)).toBeNull();
+    expect(byOwner(OWNER)).toEqual([]);
+    writeRecord(ledger, sampleRecord({ key: KEY, owner: OWNER, step: 'again' }));
+    expect(byOwner(OWNER)).toEqual([`${KEY} again`]);
+  });
+
+  it('a rewrite killed between the record and the index: the rewritten record is found; the old entry hides nothing', async () => {
+    writeRecord(ledger, sampleRecord({ key: KEY, owner: OWNER, step: 'first' }));
+    await crash('rewrite-after-rename');
+    expect(byOwner(OWNER)).toEqual([`${KEY} rewritten`]);
+    expect(entries().filter((n) => n.startsWith(`${KEY}.`))).toHaveLength(2);
+    // given back, then lent to another owner under the same key: each owner finds what is now on disk
+    deleteRecord(ledger, KEY);
+    expect(byOwner(OWNER)).toEqual([]);
+    writeRecord(ledger, sampleRecord({ key: KEY, owner: OTHER, step: 'other' }));
+    expect(byOwner(OWNER)).toEqual([]);
+    expect(byOwner(OTHER)).toEqual([`${KEY} other`]);
+  });
+
+  it('a delete killed between the record and the index: none found; the key lent again is found for its new owner', async () => {
+    writeRecord(ledger, sampleRecord({ key: KEY, owner: OWNER, step: 'first' }));
+    await crash('delete-after-unlink');
+    expect(readRecord(ledger, KEY)).toBeNull();
+    expect(byOwner(OWNER)).toEqual([]);
+    expect(entries().filter((n) => n.startsWith(`${KEY}.`))).toHaveLength(1);
+    for (let i = 0; i < 5; i++) {
+      // rewritten over and over: a file may come back under the inode the stale entry names
+      writeRecord(ledger, sampleRecord({ key: KEY, owner: OTHER, step: `other-${i}` }));
+      expect(byOwner(OTHER)).toEqual([`${KEY} other-${i}`]);
+      expect(byOwner(OWNER)).toEqual([]);
+    }
   });
 });

@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { makeDirs } from '../../src/fs/make-dirs';
+import { makeDirs } from '../../src/util/make-dirs';
 
 let dir: string;
 beforeEach(() => {

@@ -8,7 +8,7 @@
 import { renameSync, rmSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { SysError } from '../../errors';
-import { makeDirs } from '../../fs/make-dirs';
+import { makeDirs } from '../../util/make-dirs';
 import type { ContainerRuntime } from '../tools/container-runtime';
 import type { Progress } from '../orchestration/progress';
 import type { ToolRunner } from '../tools/run-tool';

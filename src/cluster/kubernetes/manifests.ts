@@ -5,15 +5,13 @@
 // Kubernetes API we pin (test/unit/cluster-manifest-schemas.test.ts).
 import { writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import { DEFAULT_SOCKET } from '../../daemon/socket-path';
+import { DEFAULT_SOCKET } from '../../config';
 import { INSTALLER_CNI_BIN } from '../../install/installer-image';
 import { PLUGIN_NAME } from '../../install/installed-names';
 import { DEFAULT_IMAGES, type ComponentImages } from './component-images';
 import { NODE_STATE_DIR } from './node-ledger';
 import { yaml } from './yaml';
-import { makeDirs } from '../../fs/make-dirs';
-
-export { DEFAULT_IMAGES } from './component-images';
+import { makeDirs } from '../../util/make-dirs';
 
 export const RESOURCE_PREFIX = 'kubevirt.io';
 export const RESOURCE_NAME = 'sriov_net';

@@ -3,7 +3,7 @@
 let loaded: typeof import('yaml') | null = null;
 
 export function yaml(): typeof import('yaml') {
-  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded on first use (above)
   loaded ??= require('yaml') as typeof import('yaml');
   return loaded;
 }

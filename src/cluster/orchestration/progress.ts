@@ -46,10 +46,3 @@ export class Progress {
 export function formatSeconds(ms: number): string {
   return `${(ms / 1000).toFixed(2)}s`.padStart(7);
 }
-
-/** Times one async stage; the result carries the duration in ms. */
-export async function timed<T>(fn: () => Promise<T>): Promise<{ value: T; ms: number }> {
-  const t0 = performance.now();
-  const value = await fn();
-  return { value, ms: performance.now() - t0 };
-}

@@ -2,9 +2,8 @@
 // poll, read back — src/sriov), bind them to the driver asked for, lend each VF netdev to the node too (a kernel
 // VF driver registers them in the initial namespace, wherever the PF is), and read back what is ready.
 import { lendActions } from '../../lend/action-lines';
-import { describeSpec, isRefusal, type LendResult, type LendSession, type NamespaceSpec, type PrepareRequest } from '../../lend';
+import { describeSpec, isRefusal, type LendResult, type LendSession, type NamespaceSpec, type Owner, type PrepareRequest } from '../../lend';
 import { bindDriver, getPf, isBdf, listVfs, type SriovVf, type Sysfs } from '../../sriov';
-import type { Owner } from '../../ledger/owner';
 import type { PfCandidate } from './preflight';
 import type { Progress } from './progress';
 import type { SimLab } from '../lab/sim-lab';

@@ -22,7 +22,7 @@ import { sriovStage } from './sriov-stage';
 import { vfioProblems } from './vfio-preflight';
 import { clusterDir, readClusterState, writeClusterState, type ClusterState, type NodeState } from './state';
 import type { ClusterNode, CreateSpec, KubeAccess, Provider, ProviderContext } from '../types';
-import { makeDirs } from '../../fs/make-dirs';
+import { makeDirs } from '../../util/make-dirs';
 import { counted } from '../../util/plural';
 
 export interface UpOptions {

@@ -4,7 +4,7 @@
 import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
-import type { NamespaceSpec } from '../../lend/types';
+import type { NamespaceSpec } from '../../lend';
 import { containerPid, detectContainerRuntime, dockerApiProblem, podmanDockerHost, type ContainerRuntime } from '../tools/container-runtime';
 import { kubectlAccess } from '../kubernetes/kubectl';
 import { nodeLedgerMount } from '../kubernetes/node-ledger';

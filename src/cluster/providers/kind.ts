@@ -3,7 +3,7 @@
 // CPU manager. cluster.yaml's kind `Cluster` config is merged under what sriovctl needs (the name, the nodes).
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { NamespaceSpec } from '../../lend/types';
+import type { NamespaceSpec } from '../../lend';
 import { containerPid, detectContainerRuntime, type ContainerRuntime } from '../tools/container-runtime';
 import { kubectlAccess } from '../kubernetes/kubectl';
 import { nodeLedgerMount } from '../kubernetes/node-ledger';

@@ -23,11 +23,6 @@ export type ToolRunner = (cmd: string, args: string[], opts?: RunOptions) => Pro
 
 const DEFAULT_TIMEOUT_MS = 120_000;
 
-/** The first line of text that says something (tools print blank lines and banners). */
-export function firstLine(text: string): string {
-  return text.split('\n').map((l) => l.trim()).find((l) => l.length > 0) ?? '';
-}
-
 /** The last non-empty line: where CLIs like k3d and kind put their final error. */
 function lastLine(text: string): string {
   const lines = text.split('\n').map((l) => l.trim()).filter((l) => l.length > 0);

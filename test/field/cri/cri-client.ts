@@ -26,9 +26,6 @@ export interface SandboxStatus {
   netnsPath: string;
 }
 
-/** A gRPC failure: `code` is the gRPC status code, `details` the runtime's message. */
-export type CriError = grpc.ServiceError;
-
 type Unary = (req: object, opts: grpc.CallOptions, cb: (err: grpc.ServiceError | null, res: any) => void) => void;
 
 let runtimeService: grpc.ServiceClientConstructor | null = null;

@@ -14,7 +14,7 @@ const PLUGIN = path.join(__dirname, '..', '..', '..', 'bin', 'sriovctl-cni.js');
 /**
  * A runner for the plugin against `sysfsRoot` (the real /sys, or a fixture's tree), with its own ledger.
  * `run` waits for the plugin; `start` does not (for a scenario that acts while ADD waits, e.g. for carrier) and
- * resolves to the same answer. `env` adds to the plugin's environment (e.g. SRIOVCTL_CNI_CARRIER_WAIT_MS).
+ * resolves to the same answer (its `child` is the process, to kill). `env` adds to the plugin's environment (e.g. SRIOVCTL_CNI_CARRIER_WAIT_MS).
  */
 function pluginFor(ctx, sysfsRoot, env = {}) {
   const stateDir = tempDir(ctx, 'lab-cni-state-');
@@ -23,7 +23,7 @@ function pluginFor(ctx, sysfsRoot, env = {}) {
     const dir = path.join(stateDir, 'records');
     return fs.existsSync(dir) ? fs.readdirSync(dir).filter((f) => f.endsWith('.json')) : [];
   };
-  return { ...runner, records };
+  return { ...runner, records, stateDir };
 }
 
 // The real sriov-cni reads the fixed paths /sys and /var/lib/cni/sriov (its cache): it runs in a private mount
@@ -86,10 +86,12 @@ function cniRunner(ctx, argv, extraEnv) {
     child.stderr.on('data', (d) => (out.stderr += d));
     child.stdin.end(input);
     // 'close', not 'exit': 'exit' can come before the last of stdout was read
-    return new Promise((resolve, reject) => {
+    const answered = new Promise((resolve, reject) => {
       child.on('error', reject);
       child.on('close', (status) => resolve(answer(command, status, out.stdout, out.stderr)));
     });
+    // the process too, for a scenario that kills it
+    return Object.assign(answered, { child });
   };
   return { run, start };
 }

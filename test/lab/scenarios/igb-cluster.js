@@ -8,7 +8,6 @@
 'use strict';
 
 const path = require('node:path');
-const { createHash } = require('node:crypto');
 const { spawn } = require('node:child_process');
 const { performance } = require('node:perf_hooks');
 const { takeIgbPf } = require('../lib/igb');
@@ -16,6 +15,7 @@ const { holdVf } = require('../lib/vfio');
 const { ip, looks, poll, sh } = require('../lib/shell');
 const { BIN, clusterEnv, sriovctl, records, recordFiles } = require('../lib/sriovctl');
 const { expect, expectEqual } = require('../lib/expect');
+const { labSeed, seededFraction } = require('../lib/seeded');
 
 /** Every NIC home as it was, without VFs, and no record: what `down` and `cleanup` must leave. */
 function expectAllHome(pfs, before, env, what) {
@@ -33,11 +33,6 @@ function downQuietly(env, name) {
   const r = sriovctl(env, 'cluster', 'down', '--name', name, '-q');
   expect(r.code === 0 || r.code === 3, r.line);
   expect(!sh('ip', ['netns', 'list']).includes(`${name}-`), 'no node namespace left');
-}
-
-/** A fraction in [0, 1) from a seed and a round: the same on every run unless LAB_SEED says otherwise. */
-function seededFraction(seed, round) {
-  return createHash('sha256').update(`${seed}:${round}`).digest().readUInt32BE(0) / 2 ** 32;
 }
 
 /** Both igb PFs taken, a cluster environment, how the PFs looked, and `cluster up` run on them. */
@@ -140,7 +135,7 @@ module.exports = [
     async run(ctx) {
       const pfs = [await takeIgbPf(ctx, 0), await takeIgbPf(ctx, 1)];
       const before = pfs.map((pf) => pf.looks());
-      const seed = Number(process.env.LAB_SEED ?? 1517);
+      const seed = labSeed(1517);
       const { env, name } = clusterEnv(ctx);
       // node takes seconds to start in the VM, so the clock starts at the first change (the first record): the kill
       // lands somewhere in the lends, the VF creation (its sysfs write in flight) or the VF netdev lends

@@ -3,14 +3,19 @@
 // back on a real igb PF and a real igbvf VF (real drivers, real /sys), through `sriovctl attach`/`detach`, the CNI
 // plugin's ADD/DEL (whole-device mode for the PF, VF mode by deviceID for the VF), and after the target namespace
 // was deleted before the give-back (the kernel pushes a physical NIC to the initial namespace; `cleanup` or DEL
-// brings it home). The witness is iproute2, sysctl and ethtool (lib/state-diff.js): zero differences outside the
+// brings it home), and with the front door SIGKILLed at a seeded moment then recovered (attach/detach on the PF,
+// ADD/DEL on the VF). The witness is iproute2, sysctl and ethtool (lib/state-diff.js): zero differences outside the
 // kernel-owned fields.
 'use strict';
 
+const fs = require('node:fs');
+const path = require('node:path');
+const { spawn } = require('node:child_process');
 const { performance } = require('node:perf_hooks');
 const { takeIgbPf, waitForVfNetdevs } = require('../lib/igb');
 const { pluginFor, ok, STATIC_IPAM } = require('../lib/cni-plugin');
-const { cliEnv, sriovctl, records } = require('../lib/sriovctl');
+const { BIN, cliEnv, sriovctl, records } = require('../lib/sriovctl');
+const { labSeed, seededFraction } = require('../lib/seeded');
 const { captureNic, expectNoDifferences } = require('../lib/state-diff');
 const { ip, ipBatch, linkJson, poll, sh, tempNetns } = require('../lib/shell');
 const { expect, expectEqual } = require('../lib/expect');
@@ -167,6 +172,91 @@ async function cniAddDel(ctx, { nic, before, netdevHere, cniDevice }, podDies) {
   await expectHomeIntact(ctx, nic, before, podDies ? 'ADD, pod deleted, DEL' : 'CNI ADD/DEL');
 }
 
+// SIGKILL at a seeded moment: node takes seconds to start in the VM, so the clock starts when the door's record
+// changes (a lend's appears, a give-back's leaves `lent`) and the kill lands within KILL_WINDOW_MS of it — inside
+// the move and the restore, which take 1.3–2.5 s in the VM (a kill after the process is done is reported as such and
+// still checked). Four kills, one a scenario: the CLI's on the PF, the CNI plugin's on the VF.
+const KILL_SEED = labSeed(2611);
+const KILL_WINDOW_MS = { lend: 1200, giveBack: 1500 };
+
+/** The phases of the records in `stateDir`. */
+function phases(stateDir) {
+  const dir = path.join(stateDir, 'records');
+  const files = fs.existsSync(dir) ? fs.readdirSync(dir).filter((f) => f.endsWith('.json') && !f.startsWith('.')) : [];
+  return files.flatMap((f) => {
+    try {
+      return [JSON.parse(fs.readFileSync(path.join(dir, f), 'utf8')).phase];
+    } catch {
+      return []; // removed between the listing and the read
+    }
+  });
+}
+
+/**
+ * Kill `child` (a door of `kind` 'lend' or 'giveBack' writing to `stateDir`) at the seeded moment of `round`; what
+ * happened, as a figure.
+ */
+async function killAtSeededMoment(ctx, child, stateDir, kind, round) {
+  const exited = new Promise((r) => (child.exitCode !== null || child.signalCode !== null ? r() : child.once('exit', () => r())));
+  const moved = () => (kind === 'lend' ? phases(stateDir).length > 0 : !phases(stateDir).includes('lent'));
+  await poll(() => moved() || child.exitCode !== null, { timeoutMs: 60_000, intervalMs: 5 });
+  const delay = Math.round(seededFraction(KILL_SEED, round) * KILL_WINDOW_MS[kind]);
+  const timer = setTimeout(() => child.kill('SIGKILL'), delay);
+  await exited;
+  clearTimeout(timer);
+  const how = child.signalCode ? `killed, records ${phases(stateDir).join('+') || 'none'}` : `exited ${child.exitCode} first`;
+  ctx.figure(`seed ${KILL_SEED} (LAB_SEED) round ${round}`, `${delay} ms after the record changed: ${how}`);
+}
+
+/** The CLI with this scenario's ledger, started without waiting (its process, to kill). */
+function cliStarter(ctx, env) {
+  return (...args) => {
+    const child = spawn(process.execPath, [BIN, ...args], { env, stdio: 'ignore' });
+    ctx.defer(() => child.exitCode === null && child.signalCode === null && child.kill('SIGKILL'));
+    return child;
+  };
+}
+
+/** attach killed at the seeded moment of `round`, then cleanup (code 0, no warning). */
+async function attachKilled(ctx, { nic, before }, round) {
+  const env = cliEnv(ctx, 'l3k');
+  const node = tempNetns(ctx, ctx.ifname('nd'));
+  await killAtSeededMoment(ctx, cliStarter(ctx, env)('attach', nic, node), env.SRIOVCTL_STATE_DIR, 'lend', round);
+  const c = sriovctl(env, 'cleanup');
+  expectEqual([c.code, c.stderr], [0, ''], oneLine(c));
+  expectEqual(records(env), [], 'records after cleanup');
+  await expectHomeIntact(ctx, nic, before, 'attach killed, cleanup');
+}
+
+/** attach, detach killed at the seeded moment of `round`, then detach again if a record is left (code 0, no warning). */
+async function detachKilled(ctx, { nic, before }, round) {
+  const env = cliEnv(ctx, 'l3k');
+  const node = tempNetns(ctx, ctx.ifname('nd'));
+  const a = sriovctl(env, 'attach', nic, node);
+  expectEqual(a.code, 0, oneLine(a));
+  await killAtSeededMoment(ctx, cliStarter(ctx, env)('detach', nic), env.SRIOVCTL_STATE_DIR, 'giveBack', round);
+  if (records(env).length) {
+    const d = sriovctl(env, 'detach', nic);
+    expectEqual([d.code, d.stderr], [0, ''], oneLine(d));
+  }
+  expectEqual(records(env), [], 'records after detach');
+  await expectHomeIntact(ctx, nic, before, 'detach killed, detach again');
+}
+
+/** ADD (`door` 'ADD') or DEL after a whole ADD (`door` 'DEL') killed at the seeded moment of `round`, then DEL (no warning in its log). */
+async function cniKilled(ctx, { nic, before, cniDevice }, door, round) {
+  const plugin = pluginFor(ctx, '/sys');
+  const pod = tempNetns(ctx, ctx.ifname('pod'));
+  const config = { cniVersion: '1.1.0', name: 'lab-l3', type: 'sriovctl-cni', ...cniDevice, ipam: STATIC_IPAM };
+  if (door === 'DEL') ok(plugin.run('ADD', { pod, config }), 'ADD');
+  await killAtSeededMoment(ctx, plugin.start(door, { pod, config }).child, plugin.stateDir, door === 'ADD' ? 'lend' : 'giveBack', round);
+  const del = plugin.run('DEL', { pod, config });
+  const complaints = del.stderr.split('\n').filter((l) => / (warning|error|panic) sriovctl-cni/.test(l));
+  expectEqual([del.status, complaints], [0, []], `DEL after the killed ${door}`);
+  expectEqual(plugin.records(), [], `records after the DEL`);
+  await expectHomeIntact(ctx, nic, before, `${door} killed, DEL`);
+}
+
 const WHAT = 'with addresses, routes, rules, a nexthop and sysctls';
 
 /** Each NIC, how it is set up, and its round trips: every give-back path, one with the target namespace deleted. */
@@ -178,6 +268,8 @@ const NICS = [
       ['attach/detach brings all of it back', attachDetach],
       ['CNI ADD/DEL (whole device) brings all of it back', (ctx, n) => cniAddDel(ctx, n, false)],
       ['its node deleted, cleanup brings all of it back', attachNodeDiesCleanup],
+      ['attach SIGKILLed at a seeded moment, cleanup brings all of it back', (ctx, n) => attachKilled(ctx, n, 0)],
+      ['detach SIGKILLed at a seeded moment, detach again brings all of it back', (ctx, n) => detachKilled(ctx, n, 1)],
     ],
   },
   {
@@ -187,6 +279,8 @@ const NICS = [
       ['attach/detach brings all of it back', attachDetach],
       ['CNI ADD/DEL by deviceID brings all of it back', (ctx, n) => cniAddDel(ctx, n, false)],
       ['its pod deleted, DEL by deviceID brings all of it back', (ctx, n) => cniAddDel(ctx, n, true)],
+      ['CNI ADD by deviceID SIGKILLed at a seeded moment, DEL brings all of it back', (ctx, n) => cniKilled(ctx, n, 'ADD', 2)],
+      ['CNI DEL by deviceID SIGKILLed at a seeded moment, DEL again brings all of it back', (ctx, n) => cniKilled(ctx, n, 'DEL', 3)],
     ],
   },
 ];

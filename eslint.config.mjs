@@ -1,0 +1,44 @@
+// The code checks `npm test` runs with type information (typescript-eslint): unused code, promises nobody awaits,
+// switches that miss a case of a union, and where the addon may be loaded. A disable comment that silences nothing
+// fails the run, so each one left names a real exception.
+import tseslint from 'typescript-eslint';
+
+export default tseslint.config(
+  { ignores: ['dist/**', 'build/**', 'node_modules/**', 'native/**', 'test/fixtures/**', 'test/lab/**', 'test/fuzz/**'] },
+  {
+    files: ['src/**/*.ts', 'test/**/*.ts'],
+    languageOptions: {
+      parser: tseslint.parser,
+      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+    },
+    linterOptions: { reportUnusedDisableDirectives: 'error' },
+    plugins: { '@typescript-eslint': tseslint.plugin },
+    rules: {
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none', ignoreRestSiblings: true }],
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-misused-promises': 'error',
+      '@typescript-eslint/await-thenable': 'error',
+      '@typescript-eslint/switch-exhaustiveness-check': ['error', { considerDefaultExhaustiveForUnions: true }],
+      // a require() is a lazy load on purpose (start-up time, an optional module): each one says why
+      '@typescript-eslint/no-require-imports': 'error',
+      'no-restricted-properties': ['error', { object: 'process', property: 'dlopen', message: 'only the addon loader (src/sea/addon-file.ts) opens a shared object' }],
+      'no-restricted-syntax': [
+        'error',
+        { selector: 'CallExpression[callee.name="require"] Literal[value=/\\.node$/]', message: 'only src/addon-file.ts requires the compiled addon; use src/native.ts' },
+      ],
+    },
+  },
+  {
+    // stdout carries a command's result (the CNI plugin's one JSON): output goes through the front doors' writers
+    files: ['src/**/*.ts'],
+    rules: { 'no-console': 'error' },
+  },
+  {
+    files: ['src/addon-file.ts'],
+    rules: { 'no-restricted-syntax': 'off' },
+  },
+  {
+    files: ['src/sea/addon-file.ts'],
+    rules: { 'no-restricted-properties': 'off' },
+  },
+);

@@ -1,0 +1,201 @@
+// The owner index: which record files belong to which owner, so a DEL reads its own record, not every pod's.
+//
+// <state dir>/owners/ holds one empty file per record file: '<key>.<inode>.<owner hash>', the inode (hex) of the
+// record file it describes and a hash of that file's owner; and 'boot.<boot id>', the boot the entries were made
+// in. One listing of owners/ and one of records/ with inode numbers (getdents) answer for every record at once.
+//
+// Why it cannot lie, only be slow:
+// - the records decide: an entry names candidates, each read and checked (a hash collision, an old entry);
+// - every writer makes a record file's entry BEFORE the file becomes the record (renamed into place), under the
+//   NIC's lock, and removes an entry only once its file is no longer the record: so while a file is the record,
+//   its entry is there, whatever process was killed when. Leftovers of a killed writer name the same owner as the
+//   file they were made for, or a file that is gone: they add a read, never hide a record;
+// - a record file with no entry of its own inode (written by a version without the index, or restored, or its
+//   entry lost) is read, and its entry made, as the lookup goes: a missing or stale index is rebuilt from the
+//   records it stands for. A corrupt entry name is no entry; an unreadable record gets an entry saying so (the
+//   scan skips it too);
+// - entries are not fsynced: after a power cut they may be older than the records (fsynced), so entries made in
+//   another boot are trusted for nothing — the first lookup of a boot reads every record once.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { native } from '../native';
+import { isTempFileName } from '../fs/atomic-file';
+import { isRecordKey } from './keys';
+
+/** The ledger's two directories, as store.ts names them. */
+export interface IndexDirs {
+  records: string;
+  owners: string;
+}
+
+const RECORD_SUFFIX = '.json';
+const BOOT_PREFIX = 'boot.';
+/** The hash of a record file that could not be read: no owner's, so never a candidate (the scan skips it too). */
+const UNREADABLE = 'none';
+
+/** The stored owner's hash as an entry names it: 53 bits of two FNV-1a variants, hex (a bucket, not a proof). */
+export function ownerHash(owner: string): string {
+  let h1 = 0x811c9dc5;
+  let h2 = 0x01000193;
+  for (let i = 0; i < owner.length; i++) {
+    const c = owner.charCodeAt(i);
+    h1 = Math.imul(h1 ^ c, 0x01000193);
+    h2 = Math.imul(h2 ^ c, 0x5bd1e995) ^ (h2 >>> 15);
+  }
+  return ((h2 >>> 0) & 0x1fffff).toString(16) + (h1 >>> 0).toString(16).padStart(8, '0');
+}
+
+function entryName(key: string, inode: string, hash: string): string {
+  return `${key}.${inode}.${hash}`;
+}
+
+/** The inode (hex) of `file`, not following a link; null when there is none. */
+export function fileInode(file: string): string | null {
+  try {
+    return fs.lstatSync(file, { bigint: true }).ino.toString(16);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw err;
+  }
+}
+
+/**
+ * Say that file `inode` holds the record of `key` for `owner`: called before that file is renamed into place (and
+ * by lookups for a record file found without an entry). An entry there already is the same.
+ */
+export function addEntry(owners: string, key: string, inode: string, owner: string | null): void {
+  const file = path.join(owners, entryName(key, inode, owner === null ? UNREADABLE : ownerHash(owner)));
+  let fd: number;
+  try {
+    fd = fs.openSync(file, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW, 0o600);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return;
+    throw err;
+  }
+  fs.closeSync(fd);
+}
+
+/** Remove the entry of a file that no longer holds `key`'s record (replaced or deleted); absent is fine. */
+export function removeEntry(owners: string, key: string, inode: string, owner: string | null): void {
+  try {
+    fs.unlinkSync(path.join(owners, entryName(key, inode, owner === null ? UNREADABLE : ownerHash(owner))));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  }
+}
+
+/** What a lookup needs of a record file it reads: its owner, or null when the file is not a usable record. */
+export type ReadOwner = (key: string) => string | null;
+
+/**
+ * Keys of the records whose entries name `owner`'s hash (to be read and checked by the caller), from one listing of
+ * each directory. A record file without an entry of its own is read with `readOwner`, and given one. Sorted.
+ */
+export function candidateKeys(dirs: IndexDirs, owner: string, readOwner: ReadOwner): string[] {
+  const records = recordFiles(dirs.records);
+  if (records.length === 0) return [];
+  const { files, names } = listEntries(dirs.owners);
+  const wanted = ownerHash(owner);
+  const keys: string[] = [];
+  let complete = true;
+  for (const { key, inode } of records) {
+    const file = `${key}.${inode}`;
+    if (files?.has(file)) {
+      if (names!.has(`${file}.${wanted}`)) keys.push(key);
+      continue;
+    }
+    // a name no key has is no record (the scan reports it)
+    if (!isRecordKey(key)) continue;
+    // no entry of this file (or none to trust): the record says, and its entry is made for the next lookup
+    const found = readOwner(key);
+    try {
+      addEntry(dirs.owners, key, inode, found);
+    } catch {
+      // an index that cannot be written is no index: this lookup read the record, the next reads it again
+      complete = false;
+    }
+    if (found === owner) keys.push(key);
+  }
+  if (!files && complete) stampBoot(dirs.owners);
+  return keys.sort();
+}
+
+/**
+ * Every record file's name without its suffix, and its inode (temp files and other suffixes left out: the scan
+ * reports those); a caller that acts on one checks that it is a key (isRecordKey: too dear for every file).
+ */
+export function recordFiles(dir: string): { key: string; inode: string }[] {
+  let listing: string[];
+  try {
+    listing = listDir(dir);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw err;
+  }
+  const out: { key: string; inode: string }[] = [];
+  for (let i = 0; i + 1 < listing.length; i += 2) {
+    const name = listing[i];
+    if (isTempFileName(name) || !name.endsWith(RECORD_SUFFIX)) continue;
+    out.push({ key: name.slice(0, -RECORD_SUFFIX.length), inode: listing[i + 1] });
+  }
+  return out;
+}
+
+/** [name, inode, name, inode, …] of `dir` (and a last empty string). */
+function listDir(dir: string): string[] {
+  return native.dirEntryInodes(dir).split('/');
+}
+
+/**
+ * The entries made in this boot: their names, and the '<key>.<inode>' files they describe; null for both when
+ * there is none to trust (no stamp of this boot, no directory).
+ */
+function listEntries(dir: string): { files: Set<string> | null; names: Set<string> | null } {
+  const stamp = bootStamp();
+  let listing: string[] | null = null;
+  try {
+    if (stamp !== null) listing = listDir(dir);
+  } catch {
+    // missing, or not a directory: no entry to trust; lookups read the records (openLedger makes it again)
+  }
+  const names = new Set<string>();
+  const files = new Set<string>();
+  let trusted = false;
+  if (listing !== null) {
+    for (let i = 0; i + 1 < listing.length; i += 2) {
+      const name = listing[i];
+      if (name === stamp) trusted = true;
+      names.add(name);
+      const cut = name.lastIndexOf('.');
+      if (cut > 0) files.add(name.slice(0, cut));
+    }
+  }
+  return trusted ? { files, names } : { files: null, names: null };
+}
+
+/** Say that every record file has its entry, made in this boot; another boot's stamp goes. */
+function stampBoot(dir: string): void {
+  const stamp = bootStamp();
+  if (stamp === null) return;
+  try {
+    fs.closeSync(fs.openSync(path.join(dir, stamp), fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_NOFOLLOW, 0o600));
+    for (const name of fs.readdirSync(dir)) if (name.startsWith(BOOT_PREFIX) && name !== stamp) fs.rmSync(path.join(dir, name), { force: true });
+  } catch {
+    // not stamped: the next lookup reads the records again
+  }
+}
+
+let bootStampCache: string | null | undefined;
+
+/** 'boot.<this boot's id>', or null where the kernel does not say (then no entry is ever trusted). */
+function bootStamp(): string | null {
+  if (bootStampCache === undefined) {
+    try {
+      const id = fs.readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
+      bootStampCache = /^[0-9a-f-]{36}$/.test(id) ? BOOT_PREFIX + id : null;
+    } catch {
+      bootStampCache = null;
+    }
+  }
+  return bootStampCache;
+}

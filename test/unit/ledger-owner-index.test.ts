@@ -1,0 +1,159 @@
+// The owner index (src/ledger/owner-index.ts): a lookup reads the records its entries name and any record file
+// without an entry; it finds what a scan finds whatever happened to the index (missing, stale, corrupt, another
+// boot's), and the writers keep it one entry per record file.
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { deleteRecord, openLedger, recordsOfOwner, scanRecords, writeRecord, type Ledger } from '../../src/ledger';
+import { candidateKeys, ownerHash } from '../../src/ledger/owner-index';
+import { sampleRecord } from '../helpers/ledger-record';
+
+let tmp: string;
+let ledger: Ledger;
+let owners: string;
+let records: string;
+
+beforeEach(() => {
+  tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'sriovctl-owner-index-'));
+  ledger = openLedger(tmp);
+  owners = path.join(tmp, 'owners');
+  records = path.join(tmp, 'records');
+});
+
+afterEach(() => {
+  fs.rmSync(tmp, { recursive: true, force: true });
+});
+
+const keyOf = (i: number) => `mac-0200000${String(i).padStart(5, '0')}`;
+const ownerOf = (i: number) => `cni:pod-${i}/net1`;
+
+/** What a scan of the whole ledger says `owner` holds: the answer the index must give. */
+const scanned = (owner: string) => scanRecords(ledger).records.filter((r) => r.owner === owner).map((r) => r.key);
+const found = (owner: string) => recordsOfOwner(ledger, owner).map((r) => r.key);
+const inode = (file: string) => fs.lstatSync(file, { bigint: true }).ino.toString(16);
+const bootStamps = () => fs.readdirSync(owners).filter((n) => n.startsWith('boot.'));
+const entries = () => fs.readdirSync(owners).filter((n) => !n.startsWith('boot.')).sort();
+
+/** A record written as a writer without the index writes one (an older sriovctl, a restored backup): renamed into place. */
+function writeBehindIndex(key: string, owner: string): void {
+  const temp = path.join(records, `.${key}.json.tmp-outside`);
+  fs.writeFileSync(temp, JSON.stringify(sampleRecord({ key, owner }), null, 2), { mode: 0o600 });
+  fs.renameSync(temp, path.join(records, `${key}.json`));
+}
+
+/** candidateKeys with a readOwner that notes which record files it had to read. */
+function lookup(owner: string): { keys: string[]; read: string[] } {
+  const read: string[] = [];
+  const keys = candidateKeys({ records, owners }, owner, (key) => {
+    read.push(key);
+    return JSON.parse(fs.readFileSync(path.join(records, `${key}.json`), 'utf8')).owner;
+  });
+  return { keys, read: read.sort() };
+}
+
+describe('a lookup', () => {
+  it('reads every record once for a ledger without an index, then only the owner\'s own', () => {
+    for (let i = 0; i < 5; i++) writeBehindIndex(keyOf(i), ownerOf(i));
+    expect(lookup(ownerOf(3))).toEqual({ keys: [keyOf(3)], read: [0, 1, 2, 3, 4].map(keyOf) });
+    expect(bootStamps()).toHaveLength(1);
+    expect(lookup(ownerOf(3))).toEqual({ keys: [keyOf(3)], read: [] });
+    expect(lookup('cni:nobody/net1')).toEqual({ keys: [], read: [] });
+    // one written behind the index's back since: that one alone is read
+    writeBehindIndex(keyOf(7), ownerOf(7));
+    expect(lookup(ownerOf(7))).toEqual({ keys: [keyOf(7)], read: [keyOf(7)] });
+    expect(lookup(ownerOf(7))).toEqual({ keys: [keyOf(7)], read: [] });
+  });
+
+  it('reads nothing after writes through the ledger: each write made its file\'s entry', () => {
+    for (let i = 0; i < 5; i++) writeRecord(ledger, sampleRecord({ key: keyOf(i), owner: ownerOf(i) }));
+    lookup(ownerOf(0));
+    writeRecord(ledger, sampleRecord({ key: keyOf(8), owner: ownerOf(8) }));
+    writeRecord(ledger, sampleRecord({ key: keyOf(2), owner: ownerOf(2), step: 'moved' }));
+    deleteRecord(ledger, keyOf(4));
+    expect(lookup(ownerOf(8))).toEqual({ keys: [keyOf(8)], read: [] });
+    expect(lookup(ownerOf(2))).toEqual({ keys: [keyOf(2)], read: [] });
+    expect(lookup(ownerOf(4))).toEqual({ keys: [], read: [] });
+  });
+
+  it('trusts no entry made in another boot: every record is read again once', () => {
+    for (let i = 0; i < 3; i++) writeRecord(ledger, sampleRecord({ key: keyOf(i), owner: ownerOf(i) }));
+    lookup(ownerOf(0));
+    // a power cut can leave entries older than the records (those are fsynced, entries are not): one that names
+    // another owner for the record file there, from before the cut
+    const file = path.join(records, `${keyOf(1)}.json`);
+    fs.renameSync(path.join(owners, `${keyOf(1)}.${inode(file)}.${ownerHash(ownerOf(1))}`), path.join(owners, `${keyOf(1)}.${inode(file)}.${ownerHash('cni:before-the-cut/net1')}`));
+    fs.renameSync(path.join(owners, bootStamps()[0]), path.join(owners, 'boot.00000000-0000-4000-8000-000000000000'));
+    expect(lookup(ownerOf(1))).toEqual({ keys: [keyOf(1)], read: [0, 1, 2].map(keyOf) });
+    expect(bootStamps()).toHaveLength(1);
+    expect(bootStamps()[0]).not.toBe('boot.00000000-0000-4000-8000-000000000000');
+  });
+});
+
+describe('recordsOfOwner finds what a scan finds', () => {
+  beforeEach(() => {
+    for (let i = 0; i < 20; i++) writeRecord(ledger, sampleRecord({ key: keyOf(i), owner: ownerOf(i % 7) }));
+  });
+
+  const expectSameAsScan = () => {
+    for (const o of [...Array(7).keys()].map(ownerOf).concat('cni:nobody/net1')) expect(found(o), o).toEqual(scanned(o));
+  };
+
+  it('with the index as the writers left it', () => {
+    expectSameAsScan();
+    expect(found(ownerOf(3))).toEqual([keyOf(3), keyOf(10), keyOf(17)]);
+  });
+
+  it('with the index directory gone, or a file in its place; the record writes go on all the same', () => {
+    fs.rmSync(owners, { recursive: true });
+    expectSameAsScan();
+    writeRecord(ledger, sampleRecord({ key: keyOf(21), owner: ownerOf(2) }));
+    fs.writeFileSync(owners, 'not a directory');
+    expectSameAsScan();
+    deleteRecord(ledger, keyOf(2));
+    writeRecord(ledger, sampleRecord({ key: keyOf(22), owner: ownerOf(2) }));
+    expectSameAsScan();
+    // opened again: an index it cannot trust is none, not a ledger it cannot use
+    ledger = openLedger(tmp);
+    expect(ledger.owners).toBeUndefined();
+    expectSameAsScan();
+    expect(found(ownerOf(2))).toEqual([keyOf(9), keyOf(16), keyOf(21), keyOf(22)]);
+  });
+
+  it('with entries missing, corrupt names, junk files and a directory among them', () => {
+    found(ownerOf(0));
+    const all = entries();
+    for (const e of all.slice(0, 10)) fs.unlinkSync(path.join(owners, e));
+    for (const junk of ['x', '.hidden', 'a.b', `${keyOf(3)}..`, `${keyOf(3)}.zz.`, 'boot.', 'boot.not-this-boot']) fs.writeFileSync(path.join(owners, junk), 'junk');
+    fs.mkdirSync(path.join(owners, `${keyOf(5)}.1.2`));
+    expectSameAsScan();
+  });
+
+  it('with records replaced, added and removed behind its back (another owner in the same key included)', () => {
+    found(ownerOf(0));
+    writeBehindIndex(keyOf(2), 'cni:took-over/net1');
+    writeBehindIndex(keyOf(30), ownerOf(4));
+    fs.unlinkSync(path.join(records, `${keyOf(6)}.json`));
+    expectSameAsScan();
+    expect(found('cni:took-over/net1')).toEqual([keyOf(2)]);
+  });
+
+  it('with corrupt records among them, which it skips as the scan does', () => {
+    fs.writeFileSync(path.join(records, `${keyOf(40)}.json`), 'not json');
+    fs.writeFileSync(path.join(records, 'not-a-key!.json'), '{}');
+    fs.writeFileSync(path.join(records, `${keyOf(41)}.json`), JSON.stringify({ key: keyOf(41), owner: ownerOf(1) }));
+    expectSameAsScan();
+    expectSameAsScan();
+  });
+});
+
+it('the writers keep one entry per record file, through rewrites and deletes', () => {
+  for (let round = 0; round < 3; round++) {
+    for (let i = 0; i < 6; i++) writeRecord(ledger, sampleRecord({ key: keyOf(i), owner: ownerOf(i), step: `s${round}` }), { durable: false });
+    for (let i = 0; i < 6; i += 2) deleteRecord(ledger, keyOf(i), { durable: false });
+  }
+  const want = [1, 3, 5].map((i) => `${keyOf(i)}.${inode(path.join(records, `${keyOf(i)}.json`))}.${ownerHash(ownerOf(i))}`);
+  expect(entries()).toEqual(want.sort());
+  deleteRecord(ledger, keyOf(9));
+  expect(entries()).toHaveLength(3);
+});
