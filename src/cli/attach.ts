@@ -14,7 +14,7 @@ import { reasonOf } from './output';
 import { releaseTarget, resolveTarget } from './targets';
 import { createVfs, planVfs, refuseVfCountChange, type VfPlan } from './vf-plan';
 import { counted } from '../util/plural';
-import { lendActions } from '../lend/action-lines';
+import { lendActions } from '../lend';
 
 interface AttachOptions {
   as?: string;

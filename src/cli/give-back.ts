@@ -5,7 +5,7 @@ import type { GiveBackResult } from '../lend/types';
 import type { LendRecord } from '../ledger/types';
 import type { SetNumVfsOptions } from '../sriov';
 import { ExitCode } from './exit-codes';
-import { giveBackActions } from '../lend/action-lines';
+import { giveBackActions } from '../lend';
 import type { Output } from './output';
 
 /** Lock wait: an attach or a CNI DEL may hold the NIC for a moment. */

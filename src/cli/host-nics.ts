@@ -2,8 +2,7 @@
 // whether it is the host's uplink (which the engine refuses to lend) and where it is lent (the ledger). Reads
 // only: nothing is changed, and no state directory is made.
 import type { Command } from 'commander';
-import type { LendRecord } from '../ledger/types';
-import { describeNamespace } from '../lend/namespaces';
+import { describeNamespace, type LendRecord } from '../lend';
 import { listPfs, listVfs, type SriovPf, type SriovVf } from '../sriov';
 import { uplinks } from '../cluster/orchestration/host-facts';
 import { ageOf } from './age';

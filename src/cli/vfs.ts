@@ -2,8 +2,7 @@
 // the way the kernel requires (0 first, poll, read back, bounded), optionally binding the VFs to a driver.
 import type { Command } from 'commander';
 import { deviceOfNetdev, getPf, listVfs, type SriovVf, type Sysfs } from '../sriov';
-import type { LendRecord } from '../ledger/types';
-import { namespaceIdentityOf, outermostOf, type NicRef } from '../lend';
+import { namespaceIdentityOf, outermostOf, type LendRecord, type NicRef } from '../lend';
 import { describeLent, lentTo } from './host-nics';
 import { recordsForNic } from './records';
 import { parseCount, parseSeconds } from './arguments';

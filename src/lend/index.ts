@@ -14,3 +14,8 @@ export { nestingDepth, outermostOf } from './nesting';
 export { LEND_STEPS, GIVE_BACK_STEPS, VF_COUNT_STEPS } from './steps';
 export * from './types';
 export type { Whereabouts } from './where';
+// for the CLI's -v and `nics`: what a lend or give-back did in a person's words, where a record's namespaces are
+export { lendActions, giveBackActions } from './action-lines';
+export { describeNamespace } from './namespaces';
+export type { LendRecord } from '../ledger/types';
+export { removeLocksOfHomeNics } from '../ledger';

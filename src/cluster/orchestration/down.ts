@@ -4,9 +4,8 @@
 // PFs), and only then are the VF counts put back: that write can wait on a driver or on a process holding a VF
 // through VFIO, and waits only so long (naming the holder), with every NIC already home. A NIC that fails does not
 // stop the others; each gets one summary line.
-import { DEFAULT_VFIO_HOLDER_WAIT_MS, ownerOfKey, sameNamespace, type GiveBackOutcome, type LendSession } from '../../lend';
+import { DEFAULT_VFIO_HOLDER_WAIT_MS, giveBackActions, ownerOfKey, sameNamespace, type GiveBackOutcome, type LendSession } from '../../lend';
 import type { LendRecord } from '../../ledger/types';
-import { giveBackActions } from '../../lend/action-lines';
 import { deviceDir, isBdf, listVfs, type SetNumVfsOptions } from '../../sriov';
 import type { Progress } from './progress';
 import { SimLab, removeSimNics } from '../lab/sim-lab';

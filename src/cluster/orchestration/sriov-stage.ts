@@ -1,8 +1,7 @@
 // The SR-IOV stage of one agent: lend its PF to the node (through the lending engine), create the VFs (0 first,
 // poll, read back — src/sriov), bind them to the driver asked for, lend each VF netdev to the node too (a kernel
 // VF driver registers them in the initial namespace, wherever the PF is), and read back what is ready.
-import { lendActions } from '../../lend/action-lines';
-import { describeSpec, isRefusal, type LendResult, type LendSession, type NamespaceSpec, type Owner, type PrepareRequest } from '../../lend';
+import { describeSpec, isRefusal, lendActions, type LendResult, type LendSession, type NamespaceSpec, type Owner, type PrepareRequest } from '../../lend';
 import { bindDriver, getPf, isBdf, listVfs, type SriovVf, type Sysfs } from '../../sriov';
 import type { PfCandidate } from './preflight';
 import type { Progress } from './progress';
