@@ -1,7 +1,5 @@
 // The layers of DESIGN.md ("Layers"), checked on every `npm test`: imports point down only, no cycles, the front
-// doors reach the engine through its index alone, and only src/native.ts loads the addon. Today's breaches of the
-// engine's seam (being closed on its own branch) are let through by name in .dependency-cruiser-known-violations.json,
-// which shrinks to [] once they are gone; anything new fails.
+// doors reach the engine through its index alone, and only src/native.ts loads the addon. No breach is let through.
 
 /**
  * Top to bottom: a file may import from its own layer and from layers below it. The packaged executable's entry

@@ -11,6 +11,13 @@ export interface Config {
   readonly resolvConf: string;
   /** How much of other containers' namespace directories one call may read (default DEFAULT_SEARCH_BOUNDS). */
   readonly namespaceSearch?: SearchBounds;
+  /** Where the daemon listens and the CLI asks it (SRIOVCTL_SOCKET). */
+  readonly socket?: string;
+  /**
+   * SRIOVCTL_FAILPOINT, tests only: `<step>[:crash|:error]` makes the engine die (or throw) right after that step's
+   * kernel action (src/lend/failpoint.ts). Null: none.
+   */
+  readonly failpoint?: string | null;
 }
 
 /**
@@ -34,14 +41,30 @@ export const DEFAULT_RESOLV_CONF = '/etc/resolv.conf';
 export const DEFAULT_SOCKET = '/run/sriovctl/cni.sock';
 
 /**
- * The configuration from `SRIOVCTL_STATE_DIR` / `SRIOVCTL_SYSFS_ROOT` / `SRIOVCTL_RESOLV_CONF` in `env`, overridden by what is given
- * (command-line flags). Relative paths are made absolute here, once.
+ * The configuration from `SRIOVCTL_STATE_DIR` / `SRIOVCTL_SYSFS_ROOT` / `SRIOVCTL_RESOLV_CONF` / `SRIOVCTL_SOCKET` /
+ * `SRIOVCTL_FAILPOINT` in `env`, overridden by what is given (command-line flags). Relative paths are made absolute
+ * here, once. A front door calls it once, in its main; nothing below reads the environment for these.
  */
 export function readConfig(env: Readonly<Record<string, string | undefined>>, overrides: Partial<Config> = {}): Config {
+  return withFlags(
+    {
+      stateDir: env.SRIOVCTL_STATE_DIR || DEFAULT_STATE_DIR,
+      sysfsRoot: env.SRIOVCTL_SYSFS_ROOT || DEFAULT_SYSFS_ROOT,
+      resolvConf: env.SRIOVCTL_RESOLV_CONF || DEFAULT_RESOLV_CONF,
+      socket: env.SRIOVCTL_SOCKET || DEFAULT_SOCKET,
+      failpoint: env.SRIOVCTL_FAILPOINT || null,
+    },
+    overrides,
+  );
+}
+
+/** `config` with what flags give over it (the CLI's --state-dir, --sysfs-root), its paths made absolute. */
+export function withFlags(config: Config, flags: Partial<Config>): Config {
   return {
-    stateDir: path.resolve(overrides.stateDir || env.SRIOVCTL_STATE_DIR || DEFAULT_STATE_DIR),
-    sysfsRoot: path.resolve(overrides.sysfsRoot || env.SRIOVCTL_SYSFS_ROOT || DEFAULT_SYSFS_ROOT),
-    resolvConf: path.resolve(overrides.resolvConf || env.SRIOVCTL_RESOLV_CONF || DEFAULT_RESOLV_CONF),
+    ...config,
+    stateDir: path.resolve(flags.stateDir || config.stateDir),
+    sysfsRoot: path.resolve(flags.sysfsRoot || config.sysfsRoot),
+    resolvConf: path.resolve(flags.resolvConf || config.resolvConf),
   };
 }
 

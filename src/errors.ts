@@ -37,3 +37,15 @@ export class SysError extends Error {
 export function isSysError(err: unknown, code?: string): err is SysError {
   return err instanceof SysError && (code === undefined || err.code === code);
 }
+
+/**
+ * A value given from outside (a command line, a CNI config, a request) that is not valid: the CLI calls it a usage
+ * error. A TypeError, as JavaScript's own argument checks are; any other TypeError is a bug of ours, never the
+ * caller's typo.
+ */
+export class InvalidArgument extends TypeError {
+  constructor(message: string) {
+    super(message);
+    this.name = 'InvalidArgument';
+  }
+}

@@ -1,8 +1,7 @@
 // `sriovctl attach <nic> <target> [--as <name>] [--vfs <n>] [--driver <name>] [--allow-uplink] [--allow-in-use]`: lend a NIC to a namespace,
 // then (kubevirtci's flow in one command) create VFs on it and bind them. Every move goes through src/lend.
 import type { Command } from 'commander';
-import { isRefusal, type Owner, type Refusal } from '../lend';
-import type { LendRecord } from '../ledger/types';
+import { isRefusal, type LendRecord, type Owner, type Refusal } from '../lend';
 import { assertIfName } from '../net';
 import { parseCount } from './arguments';
 import type { CommandIo, CommandKit } from './command-kit';

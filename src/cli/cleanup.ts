@@ -5,9 +5,7 @@
 // One line per NIC; idempotent; exit 0 when nothing is lost, 3 when any NIC could not be restored.
 import type { Command } from 'commander';
 import { isSysError } from '../errors';
-import { nestingDepth } from '../lend';
-import type { GiveBackResult } from '../lend/types';
-import type { LendRecord } from '../ledger/types';
+import { nestingDepth, type GiveBackResult, type LendRecord, type Stray, type StrayScan } from '../lend';
 import type { CommandIo, CommandKit } from './command-kit';
 import { readLedger } from './ledger-view';
 import { ExitCode } from './exit-codes';
@@ -15,7 +13,6 @@ import { giveBackActions, removeLocksOfHomeNics } from '../lend';
 import { counted } from '../util/plural';
 import { giveBackRecord, worst } from './give-back';
 import { reasonOf } from './output';
-import { scanForStrays, type Stray, type StrayScan } from './stray-scan';
 import { vfCountBoundsOf, vfioWaitOption } from './vfio-wait';
 import type { SetNumVfsOptions } from '../sriov';
 
@@ -135,16 +132,12 @@ function returnStrays(io: CommandIo, strays: Stray[], entries: CleanupEntry[]): 
   }
 }
 
-/**
- * Strays, minus NICs that still have a record (a failed give-back is reported from the ledger, not twice).
- * A NIC given back to a non-initial home (a CI job's namespace) is home: homes of `homesOf` are not scanned.
- */
+/** The engine's stray scan, its problems said under -v and what it gave up on as warnings. */
 function scanStrays(io: CommandIo, homesOf: LendRecord[], recorded: LendRecord[]): StrayScan {
-  const recordedPci = new Set(recorded.map((r) => r.identity.pciAddress).filter((p): p is string => p !== null));
-  const scan = scanForStrays(io.session, homesOf.map((r) => r.home.id));
+  const scan = io.session.strayNics(homesOf, recorded);
   for (const p of scan.problems) io.out.detail(`scan: ${p}`);
   for (const w of scan.skipped) io.out.warn(`scan: ${w}`);
-  return { ...scan, strays: scan.strays.filter((s) => !recordedPci.has(s.pciAddress)) };
+  return scan;
 }
 
 function ledgerEntry(record: LendRecord, r: Partial<CleanupEntry> & { outcome: CleanupOutcome }): CleanupEntry {

@@ -3,7 +3,7 @@
 // error) into one stderr line and an exit code.
 // The cluster commands (src/cli/cluster*.ts) register through the same kit.
 import type { Command } from 'commander';
-import { readConfig } from '../config';
+import { readConfig, withFlags, type Config } from '../config';
 import { openSession, type LendSession } from '../lend';
 import { ExitCode } from './exit-codes';
 import { Output, exitCodeOf, reasonOf, type Sink } from './output';
@@ -25,6 +25,8 @@ export interface CommandIo {
 /** The outcome of one run of the program; main() exits with it. */
 export interface Invocation {
   exitCode: ExitCode;
+  /** The configuration the environment gives, read once by main (tests' programs: read when run); flags go over it. */
+  config?: Config;
   stdout?: Sink;
   stderr?: Sink;
 }
@@ -58,8 +60,8 @@ export function createKit(invocation: Invocation): CommandKit {
         const args = commanderArgs.slice(0, -2) as (string | undefined)[];
         const globals = globalOptions(cmd);
         const out = new Output(globals, invocation.stdout, invocation.stderr);
-        // flags over environment, read here once: nothing below writes or reads the environment for them
-        const config = readConfig(process.env, { stateDir: globals.stateDir, sysfsRoot: globals.sysfsRoot });
+        // flags over the environment's configuration: nothing below writes or reads the environment for them
+        const config = withFlags(invocation.config ?? readConfig(process.env), { stateDir: globals.stateDir, sysfsRoot: globals.sysfsRoot });
         const session = openSession(config, { keepHandles: true });
         try {
           invocation.exitCode = await body({ out, globals, session }, args, opts);

@@ -6,7 +6,7 @@ import type { Command } from 'commander';
 import { queryDaemon } from '../daemon/query';
 import { daemonCallConfig, describeCallConfig, type DaemonCallConfig } from '../daemon/caller-env';
 import { Daemon } from '../daemon/server';
-import { socketPath } from '../daemon/socket-path';
+import { DEFAULT_SOCKET } from '../config';
 import { boundDaemonMemory } from '../daemon/memory-bound';
 import type { CommandIo, CommandKit } from './command-kit';
 import { CliError, ExitCode } from './exit-codes';
@@ -20,7 +20,7 @@ export function registerDaemonCommand(program: Command, kit: CommandKit): void {
 }
 
 async function probe(io: CommandIo): Promise<ExitCode> {
-  const socket = socketPath(process.env);
+  const socket = socketOf(io);
   const state = await queryDaemon(socket);
   if (!state.serving) throw new CliError(state.reason);
   io.out.line(`daemon: pid ${state.stats.pid} serves ${socket}`);
@@ -34,7 +34,13 @@ function requestDeadlineMs(raw: string | undefined): number {
   return Number(raw) * 1000;
 }
 
-async function serve(_io: CommandIo): Promise<ExitCode> {
+/** Where the daemon listens (SRIOVCTL_SOCKET, read into the configuration once). */
+export function socketOf(io: CommandIo): string {
+  return io.session.config.socket ?? DEFAULT_SOCKET;
+}
+
+async function serve(io: CommandIo): Promise<ExitCode> {
+  const socket = socketOf(io);
   if (process.geteuid?.() !== 0) throw new CliError('the daemon serves root alone and runs as root');
   boundDaemonMemory();
   const log = (line: string) => process.stderr.write(`${new Date().toISOString()} sriovctl daemon[${process.pid}] ${line}\n`);
@@ -42,13 +48,13 @@ async function serve(_io: CommandIo): Promise<ExitCode> {
   let callConfig: DaemonCallConfig;
   try {
     callConfig = daemonCallConfig(process.env);
-    daemon = await Daemon.start({ socket: socketPath(process.env), log, callConfig, requestDeadlineMs: requestDeadlineMs(process.env.SRIOVCTL_DAEMON_REQUEST_DEADLINE_S) });
+    daemon = await Daemon.start({ socket, log, callConfig, requestDeadlineMs: requestDeadlineMs(process.env.SRIOVCTL_DAEMON_REQUEST_DEADLINE_S) });
   } catch (err) {
     throw new CliError(`cannot serve: ${(err as Error).message}`);
   }
   // a bug in one connection's handling must not take every later call down: log it, keep serving
   process.on('uncaughtException', (err) => log(`internal error: ${err.stack ?? err.message}`));
-  log(`serving ${socketPath(process.env)}: ${describeCallConfig(callConfig)}`);
+  log(`serving ${socket}: ${describeCallConfig(callConfig)}`);
   await new Promise<void>((resolve) => {
     const stop = (sig: string) => {
       log(`${sig}: no new requests; finishing ${daemon.inFlight} in flight`);

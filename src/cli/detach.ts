@@ -1,15 +1,12 @@
 // `sriovctl detach <nic> | --all [--target <target>]`: give back what `attach` lent, to the home recorded at
 // attach time (which may be a CI job's namespace), by the record — never by what the caller remembers.
 import type { Command } from 'commander';
-import type { LendRecord } from '../ledger/types';
-import { describeSpec, identityOfSpec, namespaceIdentityOf, outermostOf, ownerMatches, ownerOfKey, sameNamespace, type LendSession, type NamespaceIdentity, type NamespaceSpec } from '../lend';
-import { isSysError } from '../net';
+import { describeSpec, ownerOf, type LendRecord, type LendSession, type NamespaceSpec } from '../lend';
 import type { CommandIo, CommandKit } from './command-kit';
 import { CliError, ExitCode, usageError } from './exit-codes';
 import { giveBackRecord, nicLabel, printGiveBack, worst } from './give-back';
 import { resolveNic } from './nics';
 import { reasonOf } from './output';
-import { nicExistsHere, recordsForNic } from './records';
 import { releaseTarget, resolveTarget } from './targets';
 import { vfCountBoundsOf, vfioWaitOption } from './vfio-wait';
 import type { SetNumVfsOptions } from '../sriov';
@@ -47,11 +44,10 @@ function detach(io: CommandIo, nicText: string | undefined, opts: DetachOptions)
 
 async function detachOne(io: CommandIo, nicText: string, vfCount: SetNumVfsOptions): Promise<ExitCode> {
   const selector = resolveNic(nicText);
-  // a NIC lent on from where it was attached (a pod inside the node) is given back with the attach record
-  const matches = outermostOf(recordsForNic(io.session.findRecords(), selector, namespaceIdentityOf(io.session, null)));
+  const matches = io.session.recordsOfNic(selector);
   if (matches.length === 0) {
     // A second detach is a no-op; a NIC that exists nowhere is a mistake worth an error.
-    if (!nicExistsHere(io.session, selector)) throw new CliError('no record of it, and no such NIC here');
+    if (!io.session.nicExistsHere(selector)) throw new CliError('no record of it, and no such NIC here');
     io.out.line(`${nicText}: not lent`);
     return ExitCode.ok;
   }
@@ -59,7 +55,7 @@ async function detachOne(io: CommandIo, nicText: string, vfCount: SetNumVfsOptio
     throw new CliError(`ambiguous: ${matches.map((r) => `${nicLabel(r)} lent to ${r.owner}`).join(', ')}; use the PCI address`);
   }
   const record = matches[0];
-  if (ownerOfKey(record.owner)?.kind !== 'attach') {
+  if (ownerOf(record)?.kind !== 'attach') {
     // A CNI or cluster attachment is given back by its owner (or by cleanup), never behind its back.
     throw new CliError(`${nicLabel(record)} is lent by ${record.owner}, not by attach; its owner gives it back (or run sriovctl cleanup)`);
   }
@@ -72,7 +68,7 @@ async function detachAll(io: CommandIo, targetText: string | undefined, vfCount:
   let records = io.session.findRecords({ owner: { kind: 'attach' } });
   if (targetText !== undefined) {
     const target = await lentTo(io.session, targetText);
-    records = records.filter(target.holds);
+    records = target.records;
     // a target that exists nowhere and was never attached to is a typo, not an empty answer
     if (records.length === 0 && target.unresolved) throw target.unresolved;
   }
@@ -95,43 +91,30 @@ async function detachAll(io: CommandIo, targetText: string | undefined, vfCount:
 }
 
 /**
- * A record lent to `targetText`: attached under that very text, or lent to the same namespace however it was
- * typed (`pid:123` and `/proc/123/ns/net` are one target), and not a namespace that is gone whose inode the target
- * was given. A target that no longer resolves (its container is gone) still matches by text; `unresolved` says why
+ * The records attach lent to `targetText`: attached under that very text, or lent to the same namespace however it
+ * was typed. A target that no longer resolves (its container is gone) still matches by text; `unresolved` says why
  * it did not resolve.
  */
-async function lentTo(s: LendSession, targetText: string): Promise<{ holds: (r: LendRecord) => boolean; unresolved: CliError | null }> {
-  let here: NamespaceIdentity | null = null;
+async function lentTo(s: LendSession, targetText: string): Promise<{ records: LendRecord[]; unresolved: CliError | null }> {
+  let target: NamespaceSpec | null = null;
   let unresolved: CliError | null = null;
   try {
-    const target = await resolveTarget(targetText);
-    try {
-      here = identityOfTarget(s, target);
-    } finally {
-      releaseTarget(target);
-    }
+    target = await resolveTarget(targetText);
   } catch (err) {
     if (!(err instanceof CliError) || err.exitCode === ExitCode.usage) throw err;
     unresolved = err;
   }
-  return {
-    holds: (r) => ownerMatches(r.owner, { kind: 'attach', target: targetText }) || (here !== null && sameNamespace(r.target, here)),
-    unresolved,
-  };
-}
-
-/** The target's identity, cookie included: CliError when it is gone by now. */
-function identityOfTarget(s: LendSession, target: NamespaceSpec): NamespaceIdentity {
   try {
-    return identityOfSpec(s, target);
-  } catch (err) {
-    if (!isSysError(err)) throw err;
-    throw new CliError(`namespace ${describeSpec(target)} is gone (${err.message})`);
+    const found = s.recordsLentTo({ kind: 'attach' }, target, { kind: 'attach', target: targetText });
+    if (target && found.unresolved !== null) unresolved = new CliError(`namespace ${describeSpec(target)} is gone (${found.unresolved})`);
+    return { records: found.records, unresolved };
+  } finally {
+    if (target) releaseTarget(target);
   }
 }
 
 /** The target as typed to attach. */
 function attachTarget(record: LendRecord): string {
-  const owner = ownerOfKey(record.owner);
+  const owner = ownerOf(record);
   return owner?.kind === 'attach' ? owner.target : record.owner;
 }

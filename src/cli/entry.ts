@@ -10,7 +10,8 @@ const RUN_BUNDLE = 'sriovctl-run.bundle.js';
 
 export function run(): void {
   const bundle = join(__dirname, RUN_BUNDLE);
-  const { stateDir } = readConfig(process.env);
+  const config = readConfig(process.env);
+  const { stateDir } = config;
   // the cache lives in the state directory, but a read-only command must not create that on a fresh machine
   const cli = !existsSync(bundle)
     // eslint-disable-next-line @typescript-eslint/no-require-imports -- unbundled (tests, dist/cli): the CLI from its sources
@@ -19,5 +20,5 @@ export function run(): void {
       ? (requireWithCodeCache(bundle, join(stateDir, 'cli', 'code-cache')) as typeof import('./main'))
       // eslint-disable-next-line @typescript-eslint/no-require-imports -- the bundle, loaded without a cache
       : (require(bundle) as typeof import('./main'));
-  cli.run();
+  cli.run(config);
 }

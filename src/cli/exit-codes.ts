@@ -35,7 +35,15 @@ export class RootRequired extends CliError {
   }
 }
 
+/** A bad command line (an argument, a combination of options): exit 2. */
+export class UsageError extends CliError {
+  constructor(message: string) {
+    super(message, ExitCode.usage);
+    this.name = 'UsageError';
+  }
+}
+
 /** A bad argument: exit 2. */
-export function usageError(message: string): CliError {
-  return new CliError(message, ExitCode.usage);
+export function usageError(message: string): UsageError {
+  return new UsageError(message);
 }

@@ -1,8 +1,6 @@
 // Giving back one record from the CLI (detach, cleanup): the engine undoes everything from the record (a VF count
 // included); this file says how it went, one line per NIC.
-import type { LendSession } from '../lend';
-import type { GiveBackResult } from '../lend/types';
-import type { LendRecord } from '../ledger/types';
+import type { GiveBackResult, LendRecord, LendSession } from '../lend';
 import type { SetNumVfsOptions } from '../sriov';
 import { ExitCode } from './exit-codes';
 import { giveBackActions } from '../lend';

@@ -1,6 +1,8 @@
 // Entry point of `sriovctl` (bin/sriovctl.js requires this file and calls run()).
 import { CommanderError } from 'commander';
 import { CliError, ExitCode, RootRequired } from './exit-codes';
+import { InvalidArgument } from '../errors';
+import { readConfig, type Config } from '../config';
 import { buildProgram, type RegisterCommands } from './program';
 import type { Invocation } from './command-kit';
 import { exitCodeOf, reasonOf, type Sink } from './output';
@@ -10,11 +12,13 @@ export interface MainOptions {
   stderr?: Sink;
   /** More command groups (the cluster commands). */
   extra?: RegisterCommands[];
+  /** The configuration from the environment, read once (default: process.env's); flags go over it. */
+  config?: Config;
 }
 
 /** Runs one command line (`argv` as process.argv: node, script, ...args) and returns the exit code. */
 export async function main(argv: string[], opts: MainOptions = {}): Promise<ExitCode> {
-  const invocation: Invocation = { exitCode: ExitCode.ok, stdout: opts.stdout, stderr: opts.stderr };
+  const invocation: Invocation = { exitCode: ExitCode.ok, stdout: opts.stdout, stderr: opts.stderr, config: opts.config ?? readConfig(process.env) };
   const program = buildProgram(invocation, opts.extra);
   try {
     await program.parseAsync(argv);
@@ -30,8 +34,8 @@ export async function main(argv: string[], opts: MainOptions = {}): Promise<Exit
       (opts.stderr ?? process.stderr).write(`${err.message}\n`);
       return err.exitCode;
     }
-    // our own checks before an action (-v with -q), and option parsers that throw TypeError naming the value
-    if (err instanceof CliError || err instanceof TypeError) {
+    // our own checks before an action (-v with -q), and option parsers that throw InvalidArgument naming the value
+    if (err instanceof CliError || err instanceof InvalidArgument) {
       (opts.stderr ?? process.stderr).write(`sriovctl: ${reasonOf(err, false)}\n`);
       return exitCodeOf(err);
     }
@@ -40,8 +44,8 @@ export async function main(argv: string[], opts: MainOptions = {}): Promise<Exit
 }
 
 /** For bin/sriovctl.js: run with the process's argv and set the exit code (never process.exit: let output drain). */
-export function run(): void {
-  main(process.argv).then(
+export function run(config: Config = readConfig(process.env)): void {
+  main(process.argv, { config }).then(
     (code) => {
       process.exitCode = code;
     },

@@ -1,6 +1,6 @@
 // `<nic>` on the command line → which NIC the lending engine should take: a PCI address (wherever the NIC
 // is now) or an interface name in the caller's namespace.
-import type { NicRef } from '../lend/types';
+import type { NicRef } from '../lend';
 import { assertIfName } from '../net';
 import { isBdf } from '../sriov';
 import { usageError } from './exit-codes';

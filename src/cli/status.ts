@@ -2,10 +2,10 @@
 // where it is now, who has it and since when.
 import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
-import type { LendRecord } from '../ledger/types';
 import { queryDaemon } from '../daemon/query';
-import { socketPath } from '../daemon/socket-path';
-import { describeNamespace, verifiedPid } from '../lend/namespaces';
+import { DEFAULT_SOCKET } from '../config';
+import { socketOf } from './daemon';
+import { describeNamespace, verifiedPid, type LendRecord, type Whereabouts } from '../lend';
 import type { CommandIo, CommandKit } from './command-kit';
 import { readLedger } from './ledger-view';
 import { ExitCode } from './exit-codes';
@@ -14,7 +14,6 @@ import { reasonOf } from './output';
 import { formatTable } from './table';
 import { ageOf } from './age';
 import { counted } from '../util/plural';
-import type { Whereabouts } from '../lend';
 
 /** One lent NIC, as `status --json` prints it (a contract for scripts). */
 export interface StatusEntry {
@@ -48,10 +47,10 @@ export function registerStatusCommand(program: Command, kit: CommandKit): void {
  * One line on the daemon at SRIOVCTL_SOCKET: its pid, uptime and request counts — or, when one is expected (the
  * variable is set, or its socket is there) but none serves, why not. Null on a machine that runs no daemon.
  */
-async function daemonLine(): Promise<string | null> {
-  const socket = socketPath(process.env);
+async function daemonLine(io: CommandIo): Promise<string | null> {
+  const socket = socketOf(io);
   const state = await queryDaemon(socket);
-  if (!state.serving) return process.env.SRIOVCTL_SOCKET || existsSync(socket) ? `daemon: none (${state.reason})` : null;
+  if (!state.serving) return socket !== DEFAULT_SOCKET || existsSync(socket) ? `daemon: none (${state.reason})` : null;
   const s = state.stats;
   const verbs = Object.entries(s.requests.byVerb).map(([v, n]) => `${v} ${n}`).join(', ');
   return (
@@ -69,7 +68,7 @@ async function status(io: CommandIo, json: boolean): Promise<ExitCode> {
   else io.out.line(formatTable(['NIC', 'OWNER', 'PHASE', 'NOW', 'AGE'], entries.map(row)));
   const pending = entries.filter((e) => e.pending);
   for (const e of pending) io.out.warn(`${label(e)}: pending: VF count of ${e.pending!.pf} to put back to ${e.pending!.vfCount} (sriovctl cleanup finishes it)`);
-  const daemon = json ? null : await daemonLine();
+  const daemon = json ? null : await daemonLine(io);
   if (daemon) io.out.line(daemon);
   // like an unreadable record, something is left to finish
   return corrupt.length > 0 || pending.length > 0 ? ExitCode.warnings : ExitCode.ok;

@@ -2,7 +2,7 @@
 // pid's namespace is held open only for the command, so a target never keeps its namespace alive afterwards.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { NamespaceSpec } from '../lend/types';
+import type { NamespaceSpec } from '../lend';
 import type { NetnsId } from '../net/types';
 import { openNetnsOfPid } from '../net';
 import { isSysError } from '../errors';

@@ -2,9 +2,8 @@
 // the way the kernel requires (0 first, poll, read back, bounded), optionally binding the VFs to a driver.
 import type { Command } from 'commander';
 import { deviceOfNetdev, getPf, listVfs, type SriovVf, type Sysfs } from '../sriov';
-import { namespaceIdentityOf, outermostOf, type LendRecord, type NicRef } from '../lend';
+import type { NicRef } from '../lend';
 import { describeLent, lentTo } from './host-nics';
-import { recordsForNic } from './records';
 import { parseCount, parseSeconds } from './arguments';
 import type { CommandIo, CommandKit } from './command-kit';
 import { CliError, ExitCode, usageError } from './exit-codes';
@@ -49,7 +48,7 @@ export function registerVfsCommand(program: Command, kit: CommandKit): void {
 async function vfs(io: CommandIo, pfText: string, count: number | undefined, opts: VfsOptions): Promise<ExitCode> {
   if (opts.driver !== undefined && count === undefined) throw usageError('--driver needs a VF count');
   const { records } = readLedger(io.session);
-  const nic = lentPfByName(io, records, resolveNic(pfText)) ?? resolveNic(pfText);
+  const nic = lentPfByName(io, resolveNic(pfText)) ?? resolveNic(pfText);
   let address: string;
   if (count !== undefined) {
     const timeoutMs = opts.timeout !== undefined ? Math.ceil(opts.timeout * 1000) : undefined;
@@ -71,9 +70,9 @@ async function vfs(io: CommandIo, pfText: string, count: number | undefined, opt
  * A PF named by the name it has at home, lent away (so sysfs here shows no netdev of that name): its PCI address,
  * from its record. Null when the name is here or names no lent PF.
  */
-function lentPfByName(io: CommandIo, records: LendRecord[], nic: NicRef): NicRef | null {
+function lentPfByName(io: CommandIo, nic: NicRef): NicRef | null {
   if ('pci' in nic || deviceOfNetdev(io.session.sysfs, nic.name)) return null;
-  const lent = outermostOf(recordsForNic(records, nic, namespaceIdentityOf(io.session, null)));
+  const lent = io.session.recordsOfNic(nic);
   return lent.length === 1 && lent[0].identity.pciAddress ? { pci: lent[0].identity.pciAddress } : null;
 }
 

@@ -1,6 +1,6 @@
 // The orchestrator's vocabulary: providers (local netns lab, k3d, kind) behind one small interface.
-import type { NamespaceSpec } from '../lend/types';
-import type { LendSession, Owner, OwnerMatch } from '../lend';
+import { InvalidArgument } from '../errors';
+import type { LendSession, NamespaceSpec, Owner, OwnerMatch } from '../lend';
 import type { Progress } from './orchestration/progress';
 import type { PodJson } from './kubernetes/pod-status';
 import type { ToolRunner } from './tools/run-tool';
@@ -103,7 +103,7 @@ const CLUSTER_NAME = /^[a-z0-9]([a-z0-9-]{0,30}[a-z0-9])?$/;
 
 export function assertClusterName(name: string): void {
   if (typeof name !== 'string' || !CLUSTER_NAME.test(name)) {
-    throw new TypeError(
+    throw new InvalidArgument(
       `invalid cluster name ${JSON.stringify(name)}: 1-32 lower-case letters, digits and '-', starting and ending with a letter or digit`,
     );
   }

@@ -1,7 +1,8 @@
 // What the CNI front door keeps in a lend record's `meta`: only what DEL and GC need to release the IPAM
 // allocation from the ledger alone (the runtime's stdin may be gone, changed, or — for GC — about another
 // attachment). The attachment itself (container ID, interface) is the record's owner.
-import type { LendRecord } from '../ledger/types';
+import type { LendRecord } from '../lend';
+import type { CniEnv } from './env';
 import type { Json } from './fields';
 import type { IpamTarget } from './ipam';
 import { parseResult, type CniResult } from './result';
@@ -32,10 +33,10 @@ function isJson(v: unknown): v is Json {
 }
 
 /** The IPAM config an attachment allocated from, for releasing it. */
-export function storedIpam(record: LendRecord, cniPath: readonly string[], stateDir: string): IpamTarget | null {
+export function storedIpam(record: LendRecord, env: Pick<CniEnv, 'path' | 'ipamTimeoutMs'>, stateDir: string): IpamTarget | null {
   const meta = cniMeta(record);
   if (!meta?.ipam) return null;
-  return { raw: meta.ipam.conf, type: meta.ipam.type, cniVersion: meta.cniVersion, cniPath, stateDir };
+  return { raw: meta.ipam.conf, type: meta.ipam.type, cniVersion: meta.cniVersion, cniPath: env.path, stateDir, timeoutMs: env.ipamTimeoutMs };
 }
 
 export function storedResult(record: LendRecord): CniResult | null {

@@ -1,9 +1,7 @@
 // ADD: everything is checked first (config, CNI_NETNS, the device, the default-route rule, the IPAM plugin);
 // then the NIC is lent into the pod, IPAM allocates, addresses and routes are configured. Any failure after
 // the lend releases the IPAM allocation and gives the NIC back as it was.
-import { isRefusal, openSession, type HeldLend, type LendPlan, type LendResult, type LendSession, type LendSettings, type PrepareRequest, type Refusal } from '../lend';
-import { SysError } from '../errors';
-import type { VfRequest } from '../ledger/types';
+import { failureOf, type HeldLend, isRefusal, type LendPlan, type LendResult, type LendSession, type LendSettings, openSession, type PrepareRequest, type Refusal, type VfRequest } from '../lend';
 import { isZeroMac, type Link, type Netns } from '../net';
 import { configForReplay, resultMeta, type CniMeta } from './attachment';
 import { ownerOf } from './env';
@@ -109,7 +107,7 @@ async function prepareLend(s: LendSession, call: VerbContext, req: PrepareReques
     const holder = s.findRecords({ key: planned.key })[0];
     if (holder) {
       log.info(`${planned.error.message}: giving it back from its record first`);
-      const failed = await releaseAttachment(s, holder, call.env.path, call.config.stateDir, 'ADD');
+      const failed = await releaseAttachment(s, holder, call.env, call.config.stateDir, 'ADD');
       if (failed) log.warning(`ADD: could not release the abandoned attachment ${holder.owner}: ${failed}`);
     }
     planned = await tryPrepare(s, req);
@@ -234,7 +232,7 @@ async function undoAttachment(cause: unknown, lent: HeldLend, ipam: Ipam | null)
     }
   }
   const rolled = lent.rollBack(cause);
-  const nicKept = rolled instanceof SysError && rolled.code === 'ROLLBACK_FAILED';
+  const nicKept = failureOf(rolled).kind === 'RollbackFailed';
   if (nicKept) undoFailures.push(`give-back: ${describeError(rolled)}`);
   else log.info(`rolled back: ${lent.record.key}`);
   const err = cause instanceof CniError ? cause : (cniErrorFrom(cause, CNI_ERR.POD_CONFIG_FAILED, 'ADD') as Error);

@@ -2,8 +2,7 @@
 // engine resolves the device and reads its record, as ADD's phase one would); the interface is in the pod with
 // the prevResult's MAC, addresses and routes; and the VF's PF-side settings still equal the config. IPAM CHECK
 // runs first and its error is passed on as it is.
-import type { LendRecord, VfRequest } from '../ledger/types';
-import { isRefusal, openSession, ownerKey, type LendSession, type Owner } from '../lend';
+import { isRefusal, type LendRecord, type LendSession, openSession, type Owner, ownerKey, type VfRequest } from '../lend';
 import type { Netns } from '../net';
 import { ownerOf } from './env';
 import { CNI_ERR, CniError, invalidConfig } from './errors';

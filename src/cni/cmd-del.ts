@@ -3,8 +3,7 @@
 // gone); a NIC that could not be restored keeps its record and the DEL fails, so the runtime's retry (or
 // `sriovctl cleanup`) finishes the job. A PF whose VF count could not be put back is not such a NIC: it is home,
 // and the record kept for the count does not fail the DEL (see CNI_VF_COUNT).
-import { describePendingVfCount, openSession, type LendSession, type Owner } from '../lend';
-import type { LendRecord } from '../ledger/types';
+import { describePendingVfCount, type LendRecord, type LendSession, openSession, type Owner } from '../lend';
 import { storedIpam, storedResult } from './attachment';
 import { CNI_VF_COUNT } from './vf-count-policy';
 import { ownerOf, type CniEnv } from './env';
@@ -36,7 +35,7 @@ async function del(s: LendSession, env: CniEnv, conf: NetConf, stateDir: string)
 
   // A failing IPAM plugin must not keep the NIC away. One that never looks at the pod's interface (ipam.ts)
   // releases while the NIC moves home; any other first, while the addresses are still on the interface.
-  const ipamTarget = ipamFor(records, conf, env.path, stateDir);
+  const ipamTarget = ipamFor(records, conf, env, stateDir);
   const ipam = ipamTarget ? new Ipam(ipamTarget) : null;
   const released = ipam ? ipamRelease(ipam, conf.prevResult ?? records.map(storedResult).find(Boolean) ?? null) : Promise.resolve(null);
   if (ipam && !ipam.blindToInterface) await released;
@@ -70,13 +69,13 @@ function findAttachment(s: LendSession, owner: Owner): LendRecord[] {
 }
 
 /** The allocation as ADD made it (from the record), else as the runtime describes it now. */
-function ipamFor(records: LendRecord[], conf: NetConf, cniPath: readonly string[], stateDir: string): IpamTarget | null {
+function ipamFor(records: LendRecord[], conf: NetConf, env: CniEnv, stateDir: string): IpamTarget | null {
   for (const r of records) {
-    const stored = storedIpam(r, cniPath, stateDir);
+    const stored = storedIpam(r, env, stateDir);
     if (stored) return stored;
   }
   if (!conf.ipam) return null;
-  return { raw: conf.raw, type: conf.ipam.type, cniVersion: conf.cniVersion, cniPath, stateDir };
+  return { raw: conf.raw, type: conf.ipam.type, cniVersion: conf.cniVersion, cniPath: env.path, stateDir, timeoutMs: env.ipamTimeoutMs };
 }
 
 /** Give back every NIC of `owner`; all are tried, the first failure is reported with the others listed. */

@@ -1,8 +1,7 @@
 // GC: every attachment of this network that the runtime no longer lists (cni.dev/valid-attachments) is
 // released — its IPAM allocation, then its NIC given back and its record dropped — and IPAM GC is called.
 // A NIC another process holds right now is left for the next GC.
-import { openSession, ownerMatches, type LendSession } from '../lend';
-import type { LendRecord } from '../ledger/types';
+import { type LendRecord, type LendSession, openSession, ownerMatches } from '../lend';
 import { cniMeta } from './attachment';
 import { ownerOf } from './env';
 import { CNI_ERR, CniError } from './errors';
@@ -34,7 +33,7 @@ async function gc(s: LendSession, call: VerbContext): Promise<void> {
   const stale = records.filter((r) => cniMeta(r)?.network === conf.name && !valid.some((owner) => ownerMatches(r.owner, owner)));
   const failures: string[] = [];
   for (const r of stale) {
-    const err = await releaseAttachment(s, r, env.path, config.stateDir, 'GC');
+    const err = await releaseAttachment(s, r, env, config.stateDir, 'GC');
     if (err) failures.push(err);
   }
   await ipamOfCall(call)?.gc();

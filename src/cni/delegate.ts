@@ -6,15 +6,9 @@ import { accessSync, constants, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { isSysError } from '../errors';
 import { runProgram, startProgram, type ProgramCall, type ProgramOutcome } from '../proc/run-program';
-import { CNI_VARIABLES } from './env';
-import { CNI_ERR, CniError, invalidEnv } from './errors';
-import { pluginNameProblem } from '../ledger/cni-meta';
-
-/**
- * DHCP can take a while; a plugin that is wedged must not hang the pod forever. SRIOVCTL_IPAM_TIMEOUT (whole
- * seconds, 1–3600) sets the bound; past it the plugin is killed and the call fails with 104.
- */
-const DEFAULT_DELEGATE_TIMEOUT_S = 120;
+import { CNI_VARIABLES, DEFAULT_IPAM_TIMEOUT_MS } from './env';
+import { CNI_ERR, CniError } from './errors';
+import { pluginNameProblem } from '../lend';
 
 /**
  * The environment a delegated plugin inherits. The one-shot plugin passes the runtime's through, CNI_* included, as
@@ -45,13 +39,10 @@ function delegateEnv(): NodeJS.ProcessEnv {
   return Object.fromEntries(CLEAN_DELEGATE_ENV.filter((k) => call.env[k] !== undefined).map((k) => [k, call.env[k]]));
 }
 
-function delegateTimeoutMs(): number {
-  const raw = inherited().SRIOVCTL_IPAM_TIMEOUT;
-  if (raw === undefined || raw === '') return DEFAULT_DELEGATE_TIMEOUT_S * 1000;
-  if (!/^[1-9]\d{0,3}$/.test(raw) || Number(raw) > 3600) {
-    throw invalidEnv('SRIOVCTL_IPAM_TIMEOUT', `${JSON.stringify(raw)}: want whole seconds from 1 to 3600`);
-  }
-  return Number(raw) * 1000;
+/** The call's bound on the plugin's run, or the error that SRIOVCTL_IPAM_TIMEOUT is unusable (env.ts). */
+function boundOf(call: DelegateCall): number {
+  if (call.timeoutMs instanceof CniError) throw call.timeoutMs;
+  return call.timeoutMs ?? DEFAULT_IPAM_TIMEOUT_MS;
 }
 
 /** The first executable regular file named `type` in the CNI_PATH directories. */
@@ -87,11 +78,16 @@ export interface DelegateCall {
   /** Variables overriding ours (CNI_CONTAINERID for GC's per-attachment DEL, …). */
   env?: Record<string, string>;
   stdin: string;
+  /**
+   * How long it may run (SRIOVCTL_IPAM_TIMEOUT, read at the front door; default DEFAULT_IPAM_TIMEOUT_MS), or why
+   * that variable is unusable.
+   */
+  timeoutMs?: number | CniError;
 }
 
 /** Runs the plugin; its stdout on success, its own error (code and message) as a CniError on failure. */
 export function execDelegate(call: DelegateCall): DelegateOutput {
-  const timeoutMs = delegateTimeoutMs();
+  const timeoutMs = boundOf(call);
   let res: ProgramOutcome;
   try {
     res = runProgram(programCallOf(call, timeoutMs));
@@ -106,7 +102,7 @@ export function execDelegate(call: DelegateCall): DelegateOutput {
  * settled when it has exited. Lets ADD and DEL run an IPAM plugin while the NIC moves.
  */
 export async function startDelegate(call: DelegateCall): Promise<DelegateOutput> {
-  const timeoutMs = delegateTimeoutMs();
+  const timeoutMs = boundOf(call);
   let res: ProgramOutcome;
   try {
     res = await startProgram(programCallOf(call, timeoutMs));

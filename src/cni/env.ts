@@ -47,7 +47,18 @@ export interface CniEnv {
   path: string[];
   /** SRIOVCTL_CNI_CARRIER_WAIT_MS: how long ADD waits for carrier after link-up (tests raise it). */
   carrierWaitMs: number;
+  /**
+   * SRIOVCTL_IPAM_TIMEOUT: how long an IPAM plugin may run — or why the variable is unusable, raised when a plugin
+   * is to be run (so a call that runs none, a DEL without IPAM, is not failed by it).
+   */
+  ipamTimeoutMs: number | CniError;
 }
+
+/**
+ * DHCP can take a while; a plugin that is wedged must not hang the pod forever. SRIOVCTL_IPAM_TIMEOUT (whole
+ * seconds, 1–3600) sets the bound; past it the plugin is killed and the call fails with 104.
+ */
+export const DEFAULT_IPAM_TIMEOUT_MS = 120_000;
 
 type EnvVar = 'CNI_CONTAINERID' | 'CNI_NETNS' | 'CNI_IFNAME' | 'CNI_PATH';
 
@@ -101,7 +112,16 @@ export function parseEnv(env: NodeJS.ProcessEnv): CniEnv {
     args: parseCniArgs(env.CNI_ARGS ?? '', command === 'ADD' || command === 'CHECK'),
     path: (env.CNI_PATH ?? '').split(':').filter((p) => p.startsWith('/')),
     carrierWaitMs: parseCarrierWait(env.SRIOVCTL_CNI_CARRIER_WAIT_MS),
+    ipamTimeoutMs: parseIpamTimeout(env.SRIOVCTL_IPAM_TIMEOUT),
   };
+}
+
+function parseIpamTimeout(raw: string | undefined): number | CniError {
+  if (raw === undefined || raw === '') return DEFAULT_IPAM_TIMEOUT_MS;
+  if (!/^[1-9]\d{0,3}$/.test(raw) || Number(raw) > 3600) {
+    return invalidEnv('SRIOVCTL_IPAM_TIMEOUT', `${JSON.stringify(raw)}: want whole seconds from 1 to 3600`);
+  }
+  return Number(raw) * 1000;
 }
 
 function parseCarrierWait(raw: string | undefined): number {

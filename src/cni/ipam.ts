@@ -17,6 +17,8 @@ export interface IpamTarget {
   cniPath: readonly string[];
   /** Where the plugin's supported versions are remembered. */
   stateDir: string;
+  /** How long the plugin may run, or why SRIOVCTL_IPAM_TIMEOUT is unusable (CniEnv.ipamTimeoutMs; default 120 s). */
+  timeoutMs?: number | CniError;
 }
 
 /** See Ipam.blindToInterface. */
@@ -32,7 +34,7 @@ interface Resolved {
 /** The IPAM plugin this call's config names, or null when it names none. */
 export function ipamOfCall({ env, conf, config }: VerbContext): Ipam | null {
   if (!conf.ipam) return null;
-  return new Ipam({ raw: conf.raw, type: conf.ipam.type, cniVersion: conf.cniVersion, cniPath: env.path, stateDir: config.stateDir });
+  return new Ipam({ raw: conf.raw, type: conf.ipam.type, cniVersion: conf.cniVersion, cniPath: env.path, stateDir: config.stateDir, timeoutMs: env.ipamTimeoutMs });
 }
 
 export class Ipam {
@@ -110,7 +112,7 @@ export class Ipam {
     if (this.resolved) return this.resolved;
     const path = findPlugin(this.target.type, this.target.cniPath);
     const label = this.label;
-    const theirs = pluginVersions(this.target.stateDir, path, label);
+    const theirs = pluginVersions(this.target.stateDir, path, label, this.target.timeoutMs);
     const version = negotiateVersion(this.target.cniVersion, theirs);
     if (!version) {
       throw new CniError(
@@ -135,7 +137,7 @@ export class Ipam {
     const stdin: Json = { ...this.target.raw, cniVersion: p.version };
     if (prevResult) stdin.prevResult = formatResult(prevResult, p.version);
     else delete stdin.prevResult;
-    return { path: p.path, label: p.label, command, env, stdin: JSON.stringify(stdin) };
+    return { path: p.path, label: p.label, command, env, stdin: JSON.stringify(stdin), timeoutMs: this.target.timeoutMs };
   }
 
   private logStderr(command: string, out: DelegateOutput): void {

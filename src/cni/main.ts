@@ -3,7 +3,7 @@
 // every other verb loads the protocol and the verbs (./run, bundled apart as sriovctl-cni-run.bundle.js) —
 // with a V8 code cache when it can — and each verb's module (with it the native addon) when it runs.
 import { join } from 'node:path';
-import { readConfig } from '../config';
+import { readConfig, type Config } from '../config';
 import { CNI_ERR, CniError, errorObject } from './errors';
 import { writeStderr, writeStdout } from './stdio';
 import { aboutPlugin, LATEST_VERSION, versionReply } from './versions';
@@ -13,7 +13,7 @@ export const MAIN_BUNDLE = 'sriovctl-cni.bundle.js';
 export const RUN_BUNDLE = 'sriovctl-cni-run.bundle.js';
 
 /** The plugin. `load` gets the protocol and the verbs (the self-contained executable loads its embedded copy). */
-export function main(load: () => typeof import('./run') = loadRun): number | Promise<number> {
+export function main(load: (config: Config) => typeof import('./run') = loadRun): number | Promise<number> {
   if (process.env.CNI_COMMAND === 'VERSION') {
     writeStdout(versionReply());
     return 0;
@@ -23,24 +23,25 @@ export function main(load: () => typeof import('./run') = loadRun): number | Pro
     writeStderr(aboutPlugin());
     return 0;
   }
+  const config = readConfig(process.env);
   let run: typeof import('./run')['run'];
   try {
-    run = load().run;
+    run = load(config).run;
   } catch (err) {
     // a broken installation (the second bundle missing or unreadable): still one error object on stdout
     writeStdout(errorObject(LATEST_VERSION, new CniError(CNI_ERR.INTERNAL, `cannot load the plugin: ${(err as Error).message}`, '')));
     return 1;
   }
-  return run();
+  return run(config);
 }
 
-function loadRun(): typeof import('./run') {
+function loadRun(config: Config): typeof import('./run') {
   // SRIOVCTL_CNI_CODE_CACHE=off: compile every time (to measure what the cache saves, or to rule it out)
   if (__filename.endsWith(MAIN_BUNDLE) && process.env.SRIOVCTL_CNI_CODE_CACHE !== 'off') {
     // required here, not imported: VERSION never pays for loading the code cache's modules (crypto, vm)
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     const { requireWithCodeCache } = require('../package/code-cache') as typeof import('../package/code-cache');
-    return requireWithCodeCache(join(__dirname, RUN_BUNDLE), join(readConfig(process.env).stateDir, 'cni', 'code-cache')) as typeof import('./run');
+    return requireWithCodeCache(join(__dirname, RUN_BUNDLE), join(config.stateDir, 'cni', 'code-cache')) as typeof import('./run');
   }
   // compiled by tsc (dist/cni), run from source, or the cache turned off: a plain lazy require
   // eslint-disable-next-line @typescript-eslint/no-require-imports

@@ -16,9 +16,7 @@ import { validNetworkName } from './network-name';
 import { has, optBool, optEnum, optInt, optObject, optString, parseMac, parseDeviceAddress, type Json } from './fields';
 import { parseDns, parseResult, ResultFormatError, type CniDns, type CniResult } from './result';
 import { DEFAULT_CONFIG_VERSION, requireSupported, type CniVersion } from './versions';
-import type { VfRequest } from '../ledger/types';
-import type { NicSelector } from '../lend/types';
-import { pluginNameProblem } from '../ledger/cni-meta';
+import { pluginNameProblem, type NicSelector, type VfRequest } from '../lend';
 
 export const LOG_LEVELS = ['panic', 'error', 'warning', 'info', 'debug'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];

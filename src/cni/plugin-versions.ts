@@ -25,12 +25,12 @@ export function cacheKey(path: string): string {
 }
 
 /** The versions the plugin at `path` supports (from the cache under `stateDir`, else by asking it). */
-export function pluginVersions(stateDir: string, path: string, label: string): string[] {
+export function pluginVersions(stateDir: string, path: string, label: string, timeoutMs?: number | CniError): string[] {
   const key = cacheKey(path);
   const cache = readCache(stateDir);
   const known = cache.plugins[key];
   if (known) return known;
-  const versions = askVersions(path, label);
+  const versions = askVersions(path, label, timeoutMs);
   // drop entries for older builds of the same path; concurrent writers each rename a whole file, last one wins
   for (const k of Object.keys(cache.plugins)) if (k.startsWith(`${path}|`)) delete cache.plugins[k];
   cache.plugins[key] = versions;
@@ -38,8 +38,8 @@ export function pluginVersions(stateDir: string, path: string, label: string): s
   return versions;
 }
 
-function askVersions(path: string, label: string): string[] {
-  const { stdout } = execDelegate({ path, label, command: 'VERSION', stdin: JSON.stringify({ cniVersion: LATEST_VERSION }) });
+function askVersions(path: string, label: string, timeoutMs: number | CniError | undefined): string[] {
+  const { stdout } = execDelegate({ path, label, command: 'VERSION', stdin: JSON.stringify({ cniVersion: LATEST_VERSION }), timeoutMs });
   let reply: unknown;
   try {
     reply = JSON.parse(stdout);

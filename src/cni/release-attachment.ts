@@ -1,11 +1,10 @@
 // Releasing an attachment from its record alone, for an attachment the runtime will never DEL: GC's stale ones,
 // and one ADD finds abandoned (its pod namespace gone, its NIC back). Its IPAM allocation first, under that
 // attachment's own container ID and interface, then its NIC given back and its record dropped.
-import type { LendSession } from '../lend';
-import { describePendingVfCount, ownerOfKey } from '../lend';
+import { describePendingVfCount, ownerOf, type LendRecord, type LendSession } from '../lend';
 import { CNI_VF_COUNT } from './vf-count-policy';
-import type { LendRecord } from '../ledger/types';
 import { storedIpam, storedResult } from './attachment';
+import type { CniEnv } from './env';
 import { CNI_ERR, CniError } from './errors';
 import { Ipam } from './ipam';
 import { log } from './log';
@@ -15,9 +14,9 @@ import { cniErrorFrom, describeError } from './sys-errors';
  * Release one attachment; a failure is returned as text. A NIC another process holds right now is left alone
  * (null as well: that process is already releasing or using it). `why` prefixes the log lines ("GC", "ADD").
  */
-export async function releaseAttachment(s: LendSession, record: LendRecord, cniPath: readonly string[], stateDir: string, why: string): Promise<string | null> {
-  const owner = ownerOfKey(record.owner);
-  const ipam = storedIpam(record, cniPath, stateDir);
+export async function releaseAttachment(s: LendSession, record: LendRecord, env: CniEnv, stateDir: string, why: string): Promise<string | null> {
+  const owner = ownerOf(record);
+  const ipam = storedIpam(record, env, stateDir);
   if (ipam && owner?.kind === 'pod') {
     try {
       // the allocation belongs to that attachment, not to whatever CNI_CONTAINERID this call carries

@@ -2,7 +2,7 @@
 // family, no interfaces. Converted as libcni's types020 does: the first address of each family, the routes of a
 // family only when that family has an address. Unlike libcni we also print a result without any address (a NIC
 // lent without IPAM) instead of failing "cannot convert: no valid IP addresses" after the NIC has moved.
-import type { CniIp, CniResult, CniRoute } from './result';
+import type { CniIp, CniResult, CniRoute } from './result-types';
 
 export function isLegacy020(version: string): boolean {
   return version === '0.1.0' || version === '0.2.0';

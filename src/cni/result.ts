@@ -8,48 +8,8 @@ import { ipFamily } from '../net/ip-text';
 import { format020, isLegacy020, parse020 } from './result-020';
 import { compareVersions, type CniVersion } from './versions';
 
-export interface CniInterface {
-  name: string;
-  mac?: string;
-  mtu?: number;
-  sandbox?: string;
-  socketPath?: string;
-  pciID?: string;
-}
-
-export interface CniIp {
-  /** CIDR: the address with its prefix length. */
-  address: string;
-  gateway?: string;
-  /** Index into interfaces. */
-  interface?: number;
-}
-
-export interface CniRoute {
-  dst: string;
-  gw?: string;
-  mtu?: number;
-  advmss?: number;
-  priority?: number;
-  table?: number;
-  scope?: number;
-}
-
-export interface CniDns {
-  nameservers?: string[];
-  domain?: string;
-  search?: string[];
-  options?: string[];
-}
-
-/** The internal (1.1.0) form; cniVersion says what it was read from, and is rewritten on output. */
-export interface CniResult {
-  cniVersion: string;
-  interfaces?: CniInterface[];
-  ips?: CniIp[];
-  routes?: CniRoute[];
-  dns?: CniDns;
-}
+export type { CniDns, CniInterface, CniIp, CniResult, CniRoute } from './result-types';
+import type { CniDns, CniInterface, CniIp, CniResult, CniRoute } from './result-types';
 
 /** Thrown by parseResult; the caller turns it into the right CNI error for where the result came from. */
 export class ResultFormatError extends Error {

@@ -1,6 +1,6 @@
 // Every verb but VERSION: environment, stdin and config parsed and checked, the verb run, its result or one
 // error object printed. Loaded by main.ts only when needed.
-import { readConfig } from '../config';
+import { readConfig, type Config } from '../config';
 import { withCallEnv } from './delegate';
 import { CNI_ERR, CniError, errorObject, invalidConfig } from './errors';
 import { parseEnv, type Verb } from './env';
@@ -32,6 +32,8 @@ function loadVerb(verb: Exclude<Verb, 'VERSION'>): VerbHandler {
 /** What one call reads and writes: the process's own (run) or a test's (the hostile-input suite runs thousands). */
 export interface CniIo {
   env: NodeJS.ProcessEnv;
+  /** The configuration its front door read (the one-shot plugin's main, the daemon); default: read from `env`. */
+  config?: Config;
   readStdin(): string;
   writeStdout(value: unknown): void;
   writeStderr(text: string): void;
@@ -39,8 +41,8 @@ export interface CniIo {
   cleanDelegateEnv?: boolean;
 }
 
-export function run(): Promise<number> {
-  return runCni({ env: process.env, readStdin: () => readStdin(), writeStdout, writeStderr });
+export function run(config: Config = readConfig(process.env)): Promise<number> {
+  return runCni({ env: process.env, config, readStdin: () => readStdin(), writeStdout, writeStderr });
 }
 
 function answerVersion(io: CniIo): number {
@@ -92,7 +94,7 @@ async function runCall(io: CniIo): Promise<number> {
     requireVerbAllowed(verb, conf.cniVersion);
     log.debug(`network ${JSON.stringify(conf.name)}, CNI ${conf.cniVersion}`);
     const handler = loadVerb(verb);
-    const result = await handler({ env, conf, config: readConfig(io.env) });
+    const result = await handler({ env, conf, config: io.config ?? readConfig(io.env) });
     if (result) {
       const lost = lostInConversion(result, conf.cniVersion);
       if (lost.length) log.debug(`not representable in CNI ${conf.cniVersion}: ${lost.join(', ')}`);

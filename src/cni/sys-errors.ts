@@ -1,20 +1,40 @@
-// The one place engine outcomes become CNI errors: a refusal from prepare() by its kind, a SysError by its code
+// The one place engine outcomes become CNI errors: a refusal from prepare() by its kind, a failure by its kind
 // (lock contention is the spec's "try again later", 11; a missing device is ours, 100) or else by the step
-// that failed. Anything else is a bug and stays what it was (run.ts reports it as 109, with its stack).
+// that failed. A bug stays what it was (run.ts reports it as 109, with its stack).
 import { isSysError } from '../errors';
-import type { Refusal } from '../lend';
+import { failureOf, type Refusal } from '../lend';
 import { CNI_ERR, CniError } from './errors';
 
-const NOT_FOUND = new Set(['NOT_FOUND', 'ENODEV', 'ENOENT']);
-
-/** A CniError for `err` (unchanged if it already is one); a non-SysError is a bug, returned as the Error it is. */
+/** A CniError for `err` (unchanged if it already is one); a bug is returned as the Error it is (run.ts: 109). */
 export function cniErrorFrom(err: unknown, fallbackCode: number, what: string): CniError | Error {
   if (err instanceof CniError) return err;
-  if (!isSysError(err)) return err instanceof Error ? err : new Error(String(err));
-  // an untrusted state directory is the node's fault, not the call's: the plugin is not ready (50)
-  if (err.code === 'UNTRUSTED') return new CniError(CNI_ERR.NOT_READY, `${what}: ${err.describe()}`, err.code);
-  const code = err.code === 'BUSY' ? CNI_ERR.TRY_AGAIN_LATER : NOT_FOUND.has(err.code) && fallbackCode === CNI_ERR.LEND_FAILED ? CNI_ERR.DEVICE_NOT_FOUND : fallbackCode;
-  return new CniError(code, `${what}: ${err.describe()}`, err.code);
+  const f = failureOf(err);
+  switch (f.kind) {
+    case 'Internal':
+      return f.error instanceof Error ? f.error : new Error(String(f.error));
+    case 'Invalid':
+      // a config is checked before the engine sees it: a value it finds invalid is a bug of ours
+      return f.error;
+    case 'Untrusted':
+      // an untrusted state directory is the node's fault, not the call's: the plugin is not ready (50)
+      return new CniError(CNI_ERR.NOT_READY, `${what}: ${f.error.describe()}`, f.error.code);
+    case 'Busy':
+      return new CniError(CNI_ERR.TRY_AGAIN_LATER, `${what}: ${f.error.describe()}`, f.error.code);
+    case 'NotFound':
+      // a device that is not there is ours to say when lending it (100); giving back, it is that step's failure
+      return new CniError(fallbackCode === CNI_ERR.LEND_FAILED ? CNI_ERR.DEVICE_NOT_FOUND : fallbackCode, `${what}: ${f.error.describe()}`, f.error.code);
+    case 'Corrupt':
+    case 'RollbackFailed':
+    case 'TimedOut':
+    case 'Kernel':
+      return new CniError(fallbackCode, `${what}: ${f.error.describe()}`, f.error.code);
+    default:
+      return unreachable(f);
+  }
+}
+
+function unreachable(f: never): never {
+  throw new Error(`unhandled engine failure ${JSON.stringify(f)}`);
 }
 
 /** Why prepare() would not lend, as the runtime is told. */

@@ -1,5 +1,5 @@
 // CHECK's comparison of a VF's PF-side settings with what the config asks for (pure: no kernel access).
-import type { VfRequest } from '../ledger/types';
+import type { VfRequest } from '../lend';
 import type { VfInfo } from '../net/types';
 
 /** One line per configured setting the VF does not have; settings the config leaves out are not compared. */

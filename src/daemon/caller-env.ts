@@ -7,7 +7,7 @@ import { isAbsolute, resolve } from 'node:path';
 import { allowedLogDirs } from '../cni/log-file';
 import { CNI_VARIABLES } from '../cni/env';
 import { pluginIn } from '../cni/delegate';
-import { pluginNameProblem } from '../ledger/cni-meta';
+import { pluginNameProblem } from '../lend';
 import { readConfig, type Config } from '../config';
 import { untrustedReason } from '../fs/secure-dir';
 

@@ -5,7 +5,7 @@
 import { statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { allowedLogDirs } from '../cni/log-file';
-import { pathInRoot } from '../lend/namespace-search';
+import { pathInRoot } from '../lend';
 
 /** The paths a call with this (admitted) environment acts on. */
 export function pathsOfCall(env: Readonly<Record<string, string>>): string[] {

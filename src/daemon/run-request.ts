@@ -3,14 +3,18 @@
 // stdout, stderr and exit code out. The stdin the shim could not read (too large, never closed) fails here with
 // the plugin's own error for it, so both transports answer alike.
 import { runCni, type CniIo } from '../cni/run';
+import { readConfig } from '../config';
 import { stdinTimedOut, stdinTooLarge } from '../cni/stdio';
 import { StdinState, type DaemonReply, type DaemonRequest } from './wire';
 
-export async function runRequest(req: DaemonRequest): Promise<DaemonReply> {
+/** `failpoint`: the daemon's own (tests), never a caller's. */
+export async function runRequest(req: DaemonRequest, failpoint: string | null = null): Promise<DaemonReply> {
   const out: string[] = [];
   const err: string[] = [];
   const io: CniIo = {
     env: req.env,
+    // where the call acts is what the daemon admitted (its own dirs, or the caller's below its caller root)
+    config: { ...readConfig(req.env), failpoint },
     readStdin() {
       switch (req.stdinState) {
         case StdinState.tooLarge:

@@ -16,7 +16,7 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { CNI_ERR, CniError, errorObject } from '../cni/errors';
 import { LATEST_VERSION } from '../cni/versions';
 import { admitCall, daemonCallConfig, ipamTypeOf, type DaemonCallConfig } from './caller-env';
-import { searchOnWorkerThread, stopSearchThread } from '../lend/namespace-search-thread';
+import { searchOnWorkerThread, stopSearchThread } from '../lend';
 import { readRequest } from './connection';
 import { pathNotShared, pathsOfCall } from './host-paths';
 import { judgePeer, servedNamespaces, type ServedNamespaces } from './peer-trust';
@@ -238,7 +238,7 @@ export class Daemon {
   private async runLogged(req: DaemonRequest): Promise<DaemonReply> {
     const t0 = performance.now();
     const verb = String(req.env.CNI_COMMAND ?? '?').slice(0, 16);
-    const reply = await runRequest(req).catch((err: Error) => internalError(err));
+    const reply = await runRequest(req, this.opts.callConfig.config.failpoint ?? null).catch((err: Error) => internalError(err));
     const s = this.stats;
     s.total++;
     s.byVerb[verb] = (s.byVerb[verb] ?? 0) + 1;

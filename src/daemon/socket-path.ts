@@ -5,11 +5,7 @@ import { connect } from 'node:net';
 import { dirname } from 'node:path';
 import { ensureTrustedDir } from '../fs/secure-dir';
 
-export const DEFAULT_SOCKET = '/run/sriovctl/cni.sock';
-
-export function socketPath(env: Readonly<Record<string, string | undefined>>): string {
-  return env.SRIOVCTL_SOCKET || DEFAULT_SOCKET;
-}
+export { DEFAULT_SOCKET } from '../config';
 
 /** Does something accept connections at `path` (a live daemon)? */
 export function isServed(path: string, timeoutMs = 2000): Promise<boolean> {

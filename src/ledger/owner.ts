@@ -1,6 +1,8 @@
 // Who holds a lent NIC. Front doors name an owner as a typed value; the record stores its key (the text form
 // records have always had, so older records stay readable), made and parsed only here.
 
+import { InvalidArgument } from '../errors';
+
 export type Owner =
   /** A CNI attachment: the runtime's container ID and interface name. */
   | { kind: 'pod'; containerId: string; ifname: string }
@@ -69,13 +71,13 @@ const FIELDS: Record<Owner['kind'], readonly string[]> = {
   stray: [],
 };
 
-/** Throws TypeError unless `o` is an Owner whose key reads back as that very owner (no '/' in a container ID, …). */
+/** Throws InvalidArgument unless `o` is an Owner whose key reads back as that very owner (no '/' in a container ID, …). */
 export function assertOwner(o: unknown): asserts o is Owner {
   const v = o as Record<string, unknown> | null;
   const fields = typeof v === 'object' && v !== null && typeof v.kind === 'string' ? FIELDS[v.kind as Owner['kind']] : undefined;
   const back = fields?.every((f) => typeof v![f] === 'string' && v![f] !== '') ? ownerOfKey(ownerKey(v as Owner)) : null;
   if (!back || !fields!.every((f) => (back as Record<string, unknown>)[f] === v![f])) {
-    throw new TypeError(`invalid owner: ${JSON.stringify(o)}`);
+    throw new InvalidArgument(`invalid owner: ${JSON.stringify(o)}`);
   }
 }
 

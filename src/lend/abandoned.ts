@@ -5,10 +5,10 @@
 // required: a namespace kept alive where we cannot see it still holds the NIC, so the NIC is not found at home.
 import type { LendRecord } from '../ledger/types';
 import { reopenRecorded } from './namespaces';
-import type { LendSession } from './session';
+import type { EngineContext } from './context';
 import { whereIs } from './where';
 
-export function isAbandoned(s: LendSession, record: LendRecord): boolean {
+export function isAbandoned(s: EngineContext, record: LendRecord): boolean {
   if (record.phase !== 'lent') return false;
   // by identity: any path on the machine that still reaches that namespace (named, or any process's) keeps it; a
   // newer namespace that was given its inode does not

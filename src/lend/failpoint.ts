@@ -1,14 +1,16 @@
-// Failpoints: SRIOVCTL_FAILPOINT=<step>[:crash|:error] makes the process SIGKILL itself (crash, the default) or
-// throw (error) right after the kernel action of <step> and before the record notes it — the widest window for
-// losing a NIC. Steps are listed in steps.ts. Unset (always, outside tests): a no-op costing one env read.
+// Failpoints: SRIOVCTL_FAILPOINT=<step>[:crash|:error] (read into the configuration at the front door) makes the
+// process SIGKILL itself (crash, the default) or throw (error) right after the kernel action of <step> and before
+// the record notes it — the widest window for losing a NIC. Steps are listed in steps.ts. Unset (always, outside
+// tests): a no-op.
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { Config } from '../config';
 import { SysError } from '../errors';
 import { sleepSync } from '../util/wait';
 import type { Step } from './steps';
 
-export function failpoint(step: Step): void {
-  const spec = process.env.SRIOVCTL_FAILPOINT;
+export function failpoint(config: Pick<Config, 'failpoint'>, step: Step): void {
+  const spec = config.failpoint;
   if (!spec) return;
   const mode = spec.endsWith(':error') ? 'error' : 'crash';
   const name = spec.replace(/:(crash|error)$/, '');

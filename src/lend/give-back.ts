@@ -9,12 +9,12 @@ import { nestedKeys } from './nesting';
 import { searchesOffThread } from './namespace-search-thread';
 import { searchesOfGiveBack } from './where';
 import { restoreFromRecordWaiting, type RestoreResult } from './restore';
-import type { LendSession } from './session';
+import type { EngineContext } from './context';
 import type { GiveBackOptions, GiveBackResult, RecoverOptions, RecoverReport } from './types';
 import { describePendingVfCount, restoreVfCount } from './vf-count';
 
 /** Give a NIC back from its record. A second call is a no-op ('not-lent'). */
-export async function giveBack(s: LendSession, key: string, opts: GiveBackOptions = {}): Promise<GiveBackResult> {
+export async function giveBack(s: EngineContext, key: string, opts: GiveBackOptions = {}): Promise<GiveBackResult> {
   const ledger = s.ledger;
   // waited for without holding up this thread: in the daemon, other pods' calls go on meanwhile
   const lock = await lockNicWaiting(ledger, key, { timeoutMs: opts.lockTimeoutMs ?? 0 });
@@ -51,7 +51,7 @@ export async function giveBack(s: LendSession, key: string, opts: GiveBackOption
   }
 }
 
-async function giveBackLocked(s: LendSession, record: LendRecord): Promise<GiveBackResult> {
+async function giveBackLocked(s: EngineContext, record: LendRecord): Promise<GiveBackResult> {
   const result = await restoreNic(s, record);
   deleteRecord(s.ledger, record.key, { durable: false });
   return { key: record.key, owner: record.owner, ...result };
@@ -62,12 +62,12 @@ function withWarnings<T extends { warnings: string[] }>(result: T, first: string
 }
 
 /** The NIC home as in its snapshot; the record stays (phase 'returning'). Its waits for the kernel leave the thread to others. */
-function restoreNic(s: LendSession, record: LendRecord): Promise<RestoreResult> {
+function restoreNic(s: EngineContext, record: LendRecord): Promise<RestoreResult> {
   return restoreFromRecordWaiting(s, startReturn(s, record));
 }
 
 /** As restoreNic, for a record that outlives this call (its VF count still to put back): it says how far it got. */
-async function restoreNicKeepingRecord(s: LendSession, record: LendRecord): Promise<RestoreResult> {
+async function restoreNicKeepingRecord(s: EngineContext, record: LendRecord): Promise<RestoreResult> {
   const returning = startReturn(s, record);
   const result = await restoreFromRecordWaiting(s, returning);
   advanceRecord(s.ledger, returning, returning.snapshot.vf ? 'return:vf-restored' : 'return:restored');
@@ -75,10 +75,10 @@ async function restoreNicKeepingRecord(s: LendSession, record: LendRecord): Prom
 }
 
 /** The record says 'returning' before anything moves: a crash from here on is finished by running restore again. */
-function startReturn(s: LendSession, record: LendRecord): LendRecord {
+function startReturn(s: EngineContext, record: LendRecord): LendRecord {
   // not durable: the snapshot already is, and restoring does not depend on the phase (see advanceRecord)
   const returning = advanceRecord(s.ledger, { ...record, phase: 'returning' }, 'return:started');
-  failpoint('return:started');
+  failpoint(s.config, 'return:started');
   return returning;
 }
 
@@ -88,7 +88,7 @@ export interface RecordFilter {
 }
 
 /** Readable records matching the filter (corrupt ones are left to recover()/status to report). */
-export function findRecords(s: LendSession, filter: RecordFilter = {}): LendRecord[] {
+export function findRecords(s: EngineContext, filter: RecordFilter = {}): LendRecord[] {
   const { owner, key } = filter;
   const one = owner && singleOwnerKey(owner);
   const candidates = key !== undefined ? recordOrNone(s, key) : one ? recordsOfOwner(s.ledger, one) : scanRecords(s.ledger).records;
@@ -96,7 +96,7 @@ export function findRecords(s: LendSession, filter: RecordFilter = {}): LendReco
 }
 
 /** The record of `key` as a scan would have it: none when there is none, or when it is corrupt. */
-function recordOrNone(s: LendSession, key: string): LendRecord[] {
+function recordOrNone(s: EngineContext, key: string): LendRecord[] {
   try {
     const record = readRecord(s.ledger, key);
     return record ? [record] : [];
@@ -110,7 +110,7 @@ function recordOrNone(s: LendSession, key: string): LendRecord[] {
  * Finish every incomplete lend (roll back) and give-back found in the ledger — a VF count a give-back kept
  * included, bounded by `vfCount`. Lent NICs stay lent.
  */
-export async function recover(s: LendSession, opts: RecoverOptions = {}): Promise<RecoverReport> {
+export async function recover(s: EngineContext, opts: RecoverOptions = {}): Promise<RecoverReport> {
   const { records, corrupt } = scanRecords(s.ledger);
   const report: RecoverReport = { results: [], failures: [], corrupt };
   for (const r of records) {

@@ -1,5 +1,6 @@
 // lend(): move a NIC into a target namespace, with its record written before the first change and every failure
 // rolled back through the same restore path that give-back uses.
+import { RollbackFailed } from './failure';
 import { SysError } from '../errors';
 import { assertMtu, normalizeUnicastMac, type Link, type Netns, type Rtnl, type VfSetting } from '../net';
 import { advanceRecord, appendStep, deleteRecord, lockNic, lockNicWaiting, newRecord, readRecord, writeNewRecordDurableLater, writeRecord, type Ledger, type NicLock, type PendingDurability } from '../ledger';
@@ -11,12 +12,12 @@ import { nameInUse } from './names';
 import { identityOf, refreshUnderLock, snapshotOf, type ResolvedNic } from './nic';
 import { ownerKey } from '../ledger/owner';
 import { restoreFromRecord } from './restore';
-import type { LendSession } from './session';
+import type { EngineContext } from './context';
 import type { HeldLend, LendRequest, LendResult, LendSettings } from './types';
 import { isRefusal, prepare, type LendPlan } from './prepare';
 
 /** Both phases at once: a refusal is thrown as its SysError (BUSY, ENODEV, INVALID). */
-export function lend(s: LendSession, req: LendRequest): LendResult {
+export function lend(s: EngineContext, req: LendRequest): LendResult {
   const plan = prepare(s, req);
   if (isRefusal(plan)) throw plan.error;
   return commit(s, plan, req);
@@ -26,7 +27,7 @@ export function lend(s: LendSession, req: LendRequest): LendResult {
  * Phase two: under the NIC's lock, check nothing changed since prepare(), write the record, then move and
  * configure. Every failure rolls back. The plan's namespaces are released whatever happens.
  */
-export function commit(s: LendSession, plan: LendPlan, asked: LendSettings = {}): LendResult {
+export function commit(s: EngineContext, plan: LendPlan, asked: LendSettings = {}): LendResult {
   return commitHeld(s, plan, asked).seal();
 }
 
@@ -34,7 +35,7 @@ export function commit(s: LendSession, plan: LendPlan, asked: LendSettings = {})
  * commit() up to the last record write: the NIC moved and configured, its lock held until seal or rollBack. `taken`:
  * the NIC's lock, already taken by the caller (commitHeldWaiting); else it is taken here.
  */
-export function commitHeld(s: LendSession, plan: LendPlan, asked: LendSettings = {}, taken?: NicLock): HeldLend {
+export function commitHeld(s: EngineContext, plan: LendPlan, asked: LendSettings = {}, taken?: NicLock): HeldLend {
   let lock: NicLock | null = taken ?? null;
   try {
     const settings = validSettings(asked);
@@ -56,7 +57,7 @@ export function commitHeld(s: LendSession, plan: LendPlan, asked: LendSettings =
  * commitHeld, its wait for the NIC's lock made without holding up this thread (the daemon's other calls go on). What
  * changed while it waited (another call lent the NIC, or gave it back) is seen under the lock, as always.
  */
-export async function commitHeldWaiting(s: LendSession, plan: LendPlan, asked: LendSettings = {}): Promise<HeldLend> {
+export async function commitHeldWaiting(s: EngineContext, plan: LendPlan, asked: LendSettings = {}): Promise<HeldLend> {
   let lock: NicLock;
   try {
     lock = await lockNicWaiting(s.ledger, plan.key, { timeoutMs: plan.request.lockTimeoutMs ?? 0 });
@@ -81,7 +82,7 @@ function checkSettings(plan: LendPlan, req: LendSettings): void {
 }
 
 /** A record left by a crash is finished first; a NIC that is lent right now is not ours to take. */
-function finishPrevious(s: LendSession, key: string): void {
+function finishPrevious(s: EngineContext, key: string): void {
   const ledger = s.ledger;
   const previous = readRecord(ledger, key);
   if (!previous) return;
@@ -102,7 +103,7 @@ function finishPrevious(s: LendSession, key: string): void {
   deleteRecord(ledger, key, NOT_DURABLE);
 }
 
-function lendLocked(s: LendSession, plan: LendPlan, req: LendSettings, lock: NicLock): HeldLend {
+function lendLocked(s: EngineContext, plan: LendPlan, req: LendSettings, lock: NicLock): HeldLend {
   const { nic, target, key } = plan;
   const move = plan.request.move;
   const ledger = s.ledger;
@@ -130,23 +131,23 @@ function lendLocked(s: LendSession, plan: LendPlan, req: LendSettings, lock: Nic
   // reported done
   const durable = writeNewRecordDurableLater(ledger, record);
   try {
-    failpoint('lend:recorded');
+    failpoint(s.config, 'lend:recorded');
     if (req.vf) applyVfRequest(nic, req.vf);
-    failpoint('lend:vf-configured');
+    failpoint(s.config, 'lend:vf-configured');
     if (req.vf) record = advanceRecord(ledger, record, 'lend:vf-configured');
     let link: Link | null = null;
     if (move) {
       const targetRtnl = s.rtnl(target);
       record = dropCollidingAltnames(ledger, record, nic, targetRtnl, targetName);
-      failpoint('lend:altnames-dropped');
+      failpoint(s.config, 'lend:altnames-dropped');
       if (record.droppedAltnames.length) record = advanceRecord(ledger, record, 'lend:altnames-dropped');
       link = moveInto(nic, target, targetRtnl, targetName);
-      failpoint('lend:moved');
+      failpoint(s.config, 'lend:moved');
       // noted with the next write, not one of its own: a record that does not know the NIC's ifindex in the
       // target yet is restored all the same (restore finds the NIC by identity, as after a crash mid-move)
       record = appendStep({ ...record, targetIfindex: link.index }, 'lend:moved');
       link = configureInTarget(targetRtnl, link, req);
-      failpoint('lend:configured');
+      failpoint(s.config, 'lend:configured');
     }
     return holding(s, record, link, lock, durable);
   } catch (err) {
@@ -165,7 +166,7 @@ function settle(durable: PendingDurability): void {
 }
 
 /** The lend as lendLocked left it, for the front door to seal or roll back (see HeldLend). */
-function holding(s: LendSession, record: LendRecord, link: Link | null, lock: NicLock, durable: PendingDurability): HeldLend {
+function holding(s: EngineContext, record: LendRecord, link: Link | null, lock: NicLock, durable: PendingDurability): HeldLend {
   let state: 'held' | 'sealed' | 'rolled-back' = 'held';
   let rolledBack: unknown;
   const undo = (cause: unknown): unknown => {
@@ -203,18 +204,25 @@ function holding(s: LendSession, record: LendRecord, link: Link | null, lock: Ni
 
 const NOT_DURABLE = { durable: false } as const;
 
-/** Undo through the give-back path; the record survives a failed rollback so recovery can finish it. */
-function rollBack(s: LendSession, record: LendRecord, cause: unknown): unknown {
+/**
+ * Undo through the give-back path; the record survives a failed rollback so recovery can finish it. A ledger that
+ * can no longer be written (its filesystem died or went read-only since the record's first write) does not stop
+ * the NIC coming home: the restore needs only the record in memory, and whatever record the disk kept finds the
+ * NIC home when recovery runs.
+ */
+function rollBack(s: EngineContext, record: LendRecord, cause: unknown): unknown {
+  const rolling: LendRecord = { ...record, phase: 'rolling-back' };
   try {
-    const rolling = advanceRecord(s.ledger, { ...record, phase: 'rolling-back' }, 'rollback:started', errorText(cause));
+    advanceRecord(s.ledger, rolling, 'rollback:started', errorText(cause));
+  } catch {
+    // noted by the error below if the record cannot be removed either
+  }
+  try {
     restoreFromRecord(s, rolling);
     deleteRecord(s.ledger, record.key, NOT_DURABLE);
     return cause;
   } catch (rollbackErr) {
-    return new SysError(
-      `${errorText(cause)}; rollback failed: ${errorText(rollbackErr)} (record ${record.key} kept: run sriovctl cleanup)`,
-      { code: 'ROLLBACK_FAILED', op: 'lend rollback' },
-    );
+    return new RollbackFailed(`${errorText(cause)}; rollback failed: ${errorText(rollbackErr)} (record ${record.key} kept: run sriovctl cleanup)`, record.key);
   }
 }
 

@@ -6,7 +6,7 @@ import { currentNetns, openNetns, openNetnsInRoot, openNetnsOfPid, ownNetnsId, P
 import type { NamespaceSpec } from './types';
 import { SysError } from '../errors';
 import { findCandidate, HOST_ROOTS, NAMED_NETNS_DIR, procNamespacePaths, safeReaddir, type NamespaceCandidate, type SearchBudget, type SearchRoots } from './namespace-search';
-import type { LendSession } from './session';
+import type { EngineContext } from './context';
 
 export { namespaceCandidates, SearchBudget, type NamespaceCandidate } from './namespace-search';
 
@@ -52,7 +52,7 @@ export function refOf(netns: Netns): NamespaceRef {
 }
 
 /** refOf() for a record: with the namespace's cookie, read off the session's socket in it (see reopenRecorded). */
-export function recordedRef(s: LendSession, netns: Netns): NamespaceRef {
+export function recordedRef(s: EngineContext, netns: Netns): NamespaceRef {
   return refWithCookie(netns, s.rtnl(netns));
 }
 
@@ -65,12 +65,12 @@ export function refWithCookie(netns: Netns, rtnl: Rtnl): NamespaceRef {
 export type NamespaceIdentity = Pick<NamespaceRef, 'id' | 'cookie'>;
 
 /** The identity of an open namespace (null: the caller's own), its cookie read off the session's socket in it. */
-export function namespaceIdentityOf(s: LendSession, netns: Netns | null): NamespaceIdentity {
+export function namespaceIdentityOf(s: EngineContext, netns: Netns | null): NamespaceIdentity {
   return { id: netns ? netns.id : ownNetnsId(), cookie: s.rtnl(netns).netnsCookie() };
 }
 
 /** The identity of the namespace a caller named, opened for the look (SysError when it cannot be: gone). */
-export function identityOfSpec(s: LendSession, spec: NamespaceSpec): NamespaceIdentity {
+export function identityOfSpec(s: EngineContext, spec: NamespaceSpec): NamespaceIdentity {
   const netns = openSpec(spec);
   try {
     return namespaceIdentityOf(s, netns);
@@ -175,7 +175,7 @@ export function reopen(ref: NamespaceRef, find: (ref: NamespaceRef) => Namespace
  * match by inode alone could be another namespace; that one is closed and the recorded one is gone (null). The
  * cookie is read off the session's socket in the namespace, which its caller uses next anyway.
  */
-export function reopenRecorded(s: LendSession, ref: NamespaceRef, hintsOnly = false): Netns | null {
+export function reopenRecorded(s: EngineContext, ref: NamespaceRef, hintsOnly = false): Netns | null {
   const netns = reopen(ref, (r) => s.findNamespace(r, hintsOnly));
   if (!netns || !ref.cookie) return netns;
   let now: string | null;

@@ -12,7 +12,7 @@ import { isDeviceAddress } from '../sriov';
 import { masterOf } from './uppers';
 import { permanentNeighboursOf } from './neighbours';
 import { qdiscsOf } from './qdisc';
-import type { LendSession } from './session';
+import type { EngineContext } from './context';
 import type { NicRef } from './types';
 
 export interface ResolvedNic {
@@ -29,7 +29,7 @@ export interface ResolvedNic {
 }
 
 /** A PCI address or a name in a namespace (prepare() turns every other selector into one of these). */
-export function resolveNic(s: LendSession, selector: NicRef): ResolvedNic {
+export function resolveNic(s: EngineContext, selector: NicRef): ResolvedNic {
   const home = 'pci' in selector || !selector.in ? openCurrent() : openSpec(selector.in);
   try {
     const rtnl = s.rtnl(home);
@@ -58,7 +58,7 @@ export function resolveNic(s: LendSession, selector: NicRef): ResolvedNic {
 }
 
 /** The PCI address of a link: ethtool's bus-info when it is one, else sysfs (only valid in our own namespace). */
-function pciOfLink(s: LendSession, rtnl: Rtnl, link: Link, home: Netns): string | null {
+function pciOfLink(s: EngineContext, rtnl: Rtnl, link: Link, home: Netns): string | null {
   if (link.kind === null) {
     const info = rtnl.driverInfo(link.name);
     // a Scalable Function's bus-info is its auxiliary device ID

@@ -2,7 +2,7 @@
 import type { Link, Netns, Rtnl, VfInfo } from '../net';
 import { deviceDir, getPf, getVf, isBdf, netdevsOf, pciAddressOfNetdev } from '../sriov';
 import { openCurrent } from './namespaces';
-import type { LendSession } from './session';
+import type { EngineContext } from './context';
 
 export interface VfPlace {
   pfPciAddress: string;
@@ -28,7 +28,7 @@ export interface StandInVf {
 }
 
 /** The netdev sysfs lists for a PCI device (in our own namespace), or null (none, or a userspace driver). */
-export function netdevOfPci(s: LendSession, address: string): string | null {
+export function netdevOfPci(s: EngineContext, address: string): string | null {
   return netdevsOf(s.sysfs, address)[0]?.name ?? null;
 }
 
@@ -36,7 +36,7 @@ export function netdevOfPci(s: LendSession, address: string): string | null {
  * The PCI address of a netdev of our own namespace, or null. When sysfs also records the netdev's MAC, it must
  * match: a stale or simulated tree must not give a virtual link someone else's identity.
  */
-export function pciOfNetdev(s: LendSession, name: string, mac: string | null): string | null {
+export function pciOfNetdev(s: EngineContext, name: string, mac: string | null): string | null {
   const address = pciAddressOfNetdev(s.sysfs, name);
   if (!address) return null;
   const listed = netdevsOf(s.sysfs, address).find((n) => n.name === name);
@@ -48,7 +48,7 @@ export function pciOfNetdev(s: LendSession, name: string, mac: string | null): s
  * Where the VF at `address` sits on its PF, with the PF opened in our namespace; null when it is not a VF, and a
  * StandInVf when its PF is a virtual link without a VF table.
  */
-export function vfPlaceOf(s: LendSession, address: string): VfPlace | StandInVf | null {
+export function vfPlaceOf(s: EngineContext, address: string): VfPlace | StandInVf | null {
   if (!isBdf(address) || !deviceDir(s.sysfs, address)) return null;
   const vf = getVf(s.sysfs, address);
   if (!vf) return null;

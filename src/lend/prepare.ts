@@ -3,7 +3,7 @@
 // commit() — or as a typed refusal the front door renders in its own terms (a CNI code, a CLI line).
 import { readdirSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { isSysError, SysError } from '../errors';
+import { InvalidArgument, isSysError, SysError } from '../errors';
 import { readRecord, scanRecords } from '../ledger';
 import type { LendRecord, NicIdentity } from '../ledger/types';
 import { assertIfName, sameNetns, type Netns, type Rtnl } from '../net';
@@ -16,7 +16,7 @@ import { homeUseOf } from './uppers';
 import { assertOwner } from '../ledger/owner';
 import { isAbandoned } from './abandoned';
 import { lendKeyFor } from './nesting';
-import type { LendSession } from './session';
+import type { EngineContext } from './context';
 import type { NicSelector, PrepareRequest } from './types';
 
 export type Refusal =
@@ -66,7 +66,7 @@ export function isRefusal(x: LendPlan | Refusal): x is Refusal {
 }
 
 /** Read-only: the plan to lend the NIC `req` names, or why not. Unexpected failures (the kernel's) throw. */
-export function prepare(s: LendSession, req: PrepareRequest): LendPlan | Refusal {
+export function prepare(s: EngineContext, req: PrepareRequest): LendPlan | Refusal {
   checkPrepare(req);
   const host = s.rtnl(null);
   const found = findNic(s, host, req.nic);
@@ -105,7 +105,7 @@ export function prepare(s: LendSession, req: PrepareRequest): LendPlan | Refusal
   }
 }
 
-function refusalFor(s: LendSession, req: PrepareRequest, nic: ResolvedNic, target: Netns, key: string, label: string, move: boolean): Refusal | null {
+function refusalFor(s: EngineContext, req: PrepareRequest, nic: ResolvedNic, target: Netns, key: string, label: string, move: boolean): Refusal | null {
   // the ledger first: a NIC lent elsewhere is reported as lent, not as whatever its absence looks like
   const holder = readRecord(s.ledger, key);
   if (holder?.phase === 'lent') {
@@ -141,7 +141,7 @@ interface Found {
 }
 
 /** From what the caller named to a PCI address or a name; a NIC that is not there is a refusal, never a throw. */
-function findNic(s: LendSession, host: Rtnl, sel: NicSelector): Found | Refusal {
+function findNic(s: EngineContext, host: Rtnl, sel: NicSelector): Found | Refusal {
   if ('mac' in sel) {
     const link = host.listLinks().find((l) => l.mac === sel.mac || l.permMac === sel.mac);
     if (!link) return missing(s, `no link with hwaddr ${sel.mac}`, (r) => r.identity.mac === sel.mac || r.identity.permMac === sel.mac);
@@ -170,7 +170,7 @@ function findNic(s: LendSession, host: Rtnl, sel: NicSelector): Found | Refusal 
 }
 
 /** A name in our namespace (or `in`): a NIC lent from there is not found under its name — say who has it. */
-function byName(s: LendSession, host: Rtnl, name: string, where: Extract<NicSelector, { name: string }>['in'], label: string): Found | Refusal {
+function byName(s: EngineContext, host: Rtnl, name: string, where: Extract<NicSelector, { name: string }>['in'], label: string): Found | Refusal {
   const home = where === undefined ? openCurrent() : openSpec(where);
   try {
     const rtnl = where === undefined ? host : s.rtnl(home);
@@ -181,7 +181,7 @@ function byName(s: LendSession, host: Rtnl, name: string, where: Extract<NicSele
   }
 }
 
-function missing(s: LendSession, msg: string, lentMatch: (r: LendRecord) => boolean): Refusal {
+function missing(s: EngineContext, msg: string, lentMatch: (r: LendRecord) => boolean): Refusal {
   const holder = scanRecords(s.ledger).records.find(lentMatch);
   return holder ? lentTo(holder, `${msg}: it is lent to ${holder.owner}`, isAbandoned(s, holder)) : notFound(msg);
 }
@@ -194,12 +194,12 @@ function notFound(msg: string): Refusal {
   return { refused: 'NotFound', error: new SysError(msg, { code: 'ENODEV', op: 'lend resolve' }) };
 }
 
-/** What is wrong with the request itself is a caller's bug or bad input: a TypeError, before anything is read. */
+/** What is wrong with the request itself is bad input: an InvalidArgument, before anything is read. */
 function checkPrepare(req: PrepareRequest): void {
   assertOwner(req.owner);
   if (req.name !== undefined) assertIfName(req.name);
   if ('pci' in req.nic && !isDeviceAddress(req.nic.pci)) {
-    throw new TypeError(`invalid device address: ${req.nic.pci} (expected a PCI address dddd:bb:dd.f or an auxiliary device ID)`);
+    throw new InvalidArgument(`invalid device address: ${req.nic.pci} (expected a PCI address dddd:bb:dd.f or an auxiliary device ID)`);
   }
 }
 

@@ -7,7 +7,7 @@ import { SysError } from '../errors';
 import { sameNetns, type Link, type Rtnl, type VfInfo, type VfSetting } from '../net';
 import { runWaits, runWaitsSync, type WaitingSteps } from '../util/wait';
 import { deviceDir, isBdf } from '../sriov';
-import type { LendSession } from './session';
+import type { EngineContext } from './context';
 import type { LendRecord } from '../ledger/types';
 import { failpoint } from './failpoint';
 import { restoreL3AfterUp, restoreL3BeforeUp } from './l3-restore';
@@ -33,16 +33,16 @@ const REAPPEAR_TIMEOUT_MS = 3000;
  * (the caller does it, so it can decide what a failure means); on failure the record stays, with the step reached.
  * Waits for the kernel (a NIC on its way back, carrier) block the thread: see restoreFromRecordWaiting.
  */
-export function restoreFromRecord(s: LendSession, record: LendRecord): RestoreResult {
+export function restoreFromRecord(s: EngineContext, record: LendRecord): RestoreResult {
   return runWaitsSync(restoreSteps(s, record));
 }
 
 /** restoreFromRecord() whose waits for the kernel leave the thread to other calls (the daemon's). */
-export function restoreFromRecordWaiting(s: LendSession, record: LendRecord): Promise<RestoreResult> {
+export function restoreFromRecordWaiting(s: EngineContext, record: LendRecord): Promise<RestoreResult> {
   return runWaits(restoreSteps(s, record));
 }
 
-function* restoreSteps(s: LendSession, record: LendRecord): WaitingSteps<RestoreResult> {
+function* restoreSteps(s: EngineContext, record: LendRecord): WaitingSteps<RestoreResult> {
   const warnings: string[] = [];
   const home = openPlace(s, record.home, 'home') ?? fallbackHome(s, record, warnings);
   let places: Place[] = [home];
@@ -58,7 +58,7 @@ function* restoreSteps(s: LendSession, record: LendRecord): WaitingSteps<Restore
         // only where it was lent: uppers anywhere else (home's above all) are not the borrower's
         const borrowers = found.place.name === 'target' && !sameNetns(found.place.ns.id, home.ns.id);
         if (borrowers && deleteBorrowerUppers(found.place.rtnl, link, warnings)) outcome = 'returned';
-        link = moveHome(record, found.place, home, link, warnings);
+        link = moveHome(s, record, found.place, home, link, warnings);
         outcome = 'returned';
       }
       // igb pins a VF netdev to the MAC set on the PF (any other: EADDRNOTAVAIL): that one goes back first
@@ -68,15 +68,15 @@ function* restoreSteps(s: LendSession, record: LendRecord): WaitingSteps<Restore
       if (restored.changed) outcome = 'returned';
       name = restored.name;
       if (restoreMaster(home.rtnl, link.index, record.snapshot, warnings)) outcome = 'returned';
-      if (yield* restoreL3(home, restored.link, record, warnings)) outcome = 'returned';
+      if (yield* restoreL3(s, home, restored.link, record, warnings)) outcome = 'returned';
       // after the admin state: taking a device down flushes its entries, permanent ones too
       restoreNeighbours(home.rtnl, link.index, record.snapshot, warnings);
       restoreQdiscs(home.rtnl, link.index, record.snapshot, warnings);
       if (name !== record.snapshot.name) outcome = 'returned-renamed';
     }
-    failpoint('return:restored');
+    failpoint(s.config, 'return:restored');
     if (record.snapshot.vf && restoreVf(s, record, warnings) && outcome === 'already-home') outcome = 'returned';
-    failpoint('return:vf-restored');
+    failpoint(s.config, 'return:vf-restored');
     return { outcome, name, warnings };
   } finally {
     for (const p of places) closePlace(p);
@@ -84,7 +84,7 @@ function* restoreSteps(s: LendSession, record: LendRecord): WaitingSteps<Restore
 }
 
 /** Home is gone (a CI job's namespace that ended): the initial namespace takes the NIC instead. */
-function fallbackHome(s: LendSession, record: LendRecord, warnings: string[]): Place {
+function fallbackHome(s: EngineContext, record: LendRecord, warnings: string[]): Place {
   warnings.push(`home ${describeNamespace(record.home)} no longer exists; returning to the initial namespace`);
   const p = openPlace(s, initialRef(), 'home');
   if (!p) throw new SysError('cannot open the initial namespace', { code: 'ENOENT', op: 'give back' });
@@ -92,7 +92,7 @@ function fallbackHome(s: LendSession, record: LendRecord, warnings: string[]): P
 }
 
 /** Search every place (see where.ts); a physical NIC still on its way back to the initial namespace is waited for. */
-function* findNic(s: LendSession, record: LendRecord, places: Place[]): WaitingSteps<{ place: Place; link: Link } | null> {
+function* findNic(s: EngineContext, record: LendRecord, places: Place[]): WaitingSteps<{ place: Place; link: Link } | null> {
   const search = () => findInPlaces(s, record, places);
   const hit = search();
   // A virtual NIC whose namespace died was destroyed with it: gone. So is a physical one whose device is gone
@@ -109,13 +109,13 @@ function* findNic(s: LendSession, record: LendRecord, places: Place[]): WaitingS
 }
 
 /** The record names a PCI device (a VF) that sysfs no longer has. */
-function deviceRemoved(s: LendSession, record: LendRecord): boolean {
+function deviceRemoved(s: EngineContext, record: LendRecord): boolean {
   const address = record.identity.pciAddress;
   return address !== null && isBdf(address) && deviceDir(s.sysfs, address) === null;
 }
 
 /** Move the NIC home, renamed to its original name in the same request when that name is free there. */
-function moveHome(record: LendRecord, from: Place, home: Place, link: Link, warnings: string[]): Link {
+function moveHome(s: EngineContext, record: LendRecord, from: Place, home: Place, link: Link, warnings: string[]): Link {
   const original = record.snapshot.name;
   let name = original;
   if (nameInUse(home.rtnl, original)) {
@@ -124,7 +124,7 @@ function moveHome(record: LendRecord, from: Place, home: Place, link: Link, warn
   }
   // no separate 'down' first: the move closes the device itself, and renames it while it is closed
   from.rtnl.moveLink(link.index, home.ns, { name });
-  failpoint('return:moved');
+  failpoint(s.config, 'return:moved');
   return home.rtnl.getLink({ name });
 }
 
@@ -132,10 +132,10 @@ function moveHome(record: LendRecord, from: Place, home: Place, link: Link, warn
  * What the move flushed (l3-restore.ts), around the admin state: sysctls and addresses while the link is still down
  * (as a move leaves it), then up, then what needs it up (routes). Returns whether anything changed.
  */
-function* restoreL3(home: Place, link: Link, record: LendRecord, warnings: string[]): WaitingSteps<boolean> {
+function* restoreL3(s: EngineContext, home: Place, link: Link, record: LendRecord, warnings: string[]): WaitingSteps<boolean> {
   const snap = record.snapshot;
   let changed = restoreL3BeforeUp(home.ns, home.rtnl, link, snap, warnings);
-  failpoint('return:addresses-restored');
+  failpoint(s.config, 'return:addresses-restored');
   if (link.up !== snap.up) {
     home.rtnl.setLink(link.index, { up: snap.up });
     changed = true;
@@ -194,7 +194,7 @@ function restoreLink(record: LendRecord, rtnl: Rtnl, link: Link, warnings: strin
  * just the MAC, before the VF netdev's own MAC is restored (a PF driver such as igb refuses the VF any MAC but the
  * one set on the PF, and its VF table then follows the netdev's MAC: the full restore comes after the netdev's).
  */
-function restoreVf(s: LendSession, record: LendRecord, warnings: string[], opts: { macOnly?: boolean } = {}): boolean {
+function restoreVf(s: EngineContext, record: LendRecord, warnings: string[], opts: { macOnly?: boolean } = {}): boolean {
   const vf = record.snapshot.vf!;
   const pf = openPlace(s, vf.pfNetns, 'pf');
   if (!pf) {

@@ -8,6 +8,7 @@
 //   the NIC leaves, takes them out of their groups, and deletes a group left empty, with the routes that use it.
 // Left to their owner, and named: rules with matches, and nexthops with attributes (an encapsulation), that this
 // version cannot send back as they are.
+import { InvalidArgument } from '../errors';
 import type { Link, Rtnl } from '../net';
 import { nexthopSpec, ruleSpec } from '../net/rule-nexthop-spec';
 import type { NexthopSnapshot, RuleSnapshot } from '../ledger/rule-nexthop-types';
@@ -57,7 +58,7 @@ function replayable<T>(s: { snapshot: T } | { why: string }, check: (snap: T) =>
     check(s.snapshot);
     return s;
   } catch (err) {
-    if (err instanceof TypeError) return { why: `not one this version can send back (${err.message})` };
+    if (err instanceof InvalidArgument) return { why: `not one this version can send back (${err.message})` };
     throw err;
   }
 }

@@ -2,8 +2,10 @@
 // the sysfs tree, the ledger, and one rtnetlink handle per namespace (opened on first use, then reused, as a
 // netlink library keeps one handle per namespace). Nothing here reads the environment.
 import type { Config } from '../config';
+import type { EngineContext } from './context';
 import { connect, netnsIdKey, ownNetnsId, type NamespaceRef, type Netns, type NetnsId, type Rtnl } from '../net';
-import { openLedger, type Ledger } from '../ledger';
+import { openLedger, scanRecords, type Ledger, type ScanResult } from '../ledger';
+import { assertTrustedStateDirIfPresent } from '../fs/secure-dir';
 import { sysfsAt, type SriovVf, type Sysfs } from '../sriov';
 import type { LendRecord } from '../ledger/types';
 import * as giveBacks from './give-back';
@@ -12,7 +14,10 @@ import { prepare, type LendPlan, type Refusal } from './prepare';
 import { setLentVfCount, setVfCountHere, type VfCountHereRequest, type VfCountRequest } from './vf-count';
 import { checkVfCountChange, type VfCountAsker, type VfCountClearance, type VfCountRefusal } from './vf-count-holders';
 import { returnStray, type StrayNic } from './stray';
-import type { GiveBackOptions, GiveBackResult, HeldLend, LendRequest, LendResult, LendSettings, PrepareRequest, RecoverOptions, RecoverReport } from './types';
+import { strayNics, type StrayScan } from './stray-scan';
+import { nicExistsHere, recordsLentTo, recordsOfCluster, recordsOfNic, type ClusterRecords, type LentToTarget } from './select';
+import type { Owner, OwnerMatch } from '../ledger/owner';
+import type { GiveBackOptions, GiveBackResult, HeldLend, LendRequest, LendResult, LendSettings, NamespaceSpec, NicRef, PrepareRequest, RecoverOptions, RecoverReport } from './types';
 import { closePlace, openPlace, whereIs, type Whereabouts } from './where';
 import { DEFAULT_SEARCH_BOUNDS, findCandidate, HOST_ROOTS, SearchBudget, type NamespaceCandidate } from './namespace-search';
 import { findByHints } from './namespaces';
@@ -27,7 +32,7 @@ export interface SessionOptions {
   keepHandles?: boolean;
 }
 
-export class LendSession {
+export class LendSession implements EngineContext {
   readonly sysfs: Sysfs;
   private ledgerCache: Ledger | null = null;
   private readonly handles = new Map<string, Rtnl>();
@@ -204,6 +209,40 @@ export class LendSession {
 
   findRecords(filter: giveBacks.RecordFilter = {}): LendRecord[] {
     return giveBacks.findRecords(this, filter);
+  }
+
+  /**
+   * Every record and every unreadable one, read without creating anything (a machine that never lent a NIC has no
+   * state dir, and a status must not make one).
+   */
+  status(): ScanResult {
+    assertTrustedStateDirIfPresent(this.config.stateDir);
+    return scanRecords({ dir: this.config.stateDir });
+  }
+
+  /** The records of a NIC as a person names it (outermost only: the others are given back with them). */
+  recordsOfNic(selector: NicRef): LendRecord[] {
+    return this.run(() => recordsOfNic(this, selector));
+  }
+
+  /** Whether the NIC a person named exists here (a link in our namespace, a PCI device). */
+  nicExistsHere(selector: NicRef): boolean {
+    return this.run(() => nicExistsHere(this, selector));
+  }
+
+  /** The records of `owners` lent to `target` (null: it did not resolve), or attached under `attachedAs`. */
+  recordsLentTo(owners: OwnerMatch, target: NamespaceSpec | null, attachedAs: Owner): LentToTarget {
+    return this.run(() => recordsLentTo(this, owners, target, attachedAs));
+  }
+
+  /** A cluster's records: its nodes' NICs, their VF netdevs, and what is attached inside it. */
+  recordsOfCluster(name: string): ClusterRecords {
+    return this.run(() => recordsOfCluster(this, name));
+  }
+
+  /** SR-IOV NICs nobody recorded, outside the homes of `homesOf` and not in `recorded` (cleanup returns them). */
+  strayNics(homesOf: LendRecord[], recorded: LendRecord[]): StrayScan {
+    return this.run(() => strayNics(this, homesOf, recorded));
   }
 
   returnStray(stray: StrayNic): GiveBackResult {

@@ -5,7 +5,7 @@ import { initialRef, openSpec, refWithCookie } from './namespaces';
 import { identityOfLink } from './nic';
 import { ownerKey } from '../ledger/owner';
 import { restoreFromRecord } from './restore';
-import type { LendSession } from './session';
+import type { EngineContext } from './context';
 import type { GiveBackResult, NamespaceSpec } from './types';
 
 export interface StrayNic {
@@ -23,7 +23,7 @@ export interface StrayNic {
  * Return an SR-IOV NIC the ledger does not know (found in a foreign namespace by cleanup) to the initial
  * namespace. A record is written first, like every move, so a crash here is finished by the next recover().
  */
-export function returnStray(s: LendSession, stray: StrayNic): GiveBackResult {
+export function returnStray(s: EngineContext, stray: StrayNic): GiveBackResult {
   const ledger = s.ledger;
   const where = openSpec(stray.in);
   const rtnl = s.rtnl(where);

@@ -76,7 +76,7 @@ export interface HeldLend extends LendResult {
   seal(meta?: Record<string, unknown>): LendResult;
   /**
    * Gives the NIC back through the restore path and lets it go. Returns the error to report: `cause`, or a
-   * ROLLBACK_FAILED SysError when the NIC could not be restored (its record kept for recovery). After a seal that
+   * RollbackFailed (failure.ts) when the NIC could not be restored (its record kept for recovery). After a seal that
    * failed (and so rolled back already) it returns that outcome again.
    */
   rollBack(cause: unknown): unknown;

@@ -9,7 +9,7 @@ import type { LendRecord } from '../ledger/types';
 import { ownerOfKey, ownerKey, type Owner } from '../ledger/owner';
 import { listVfs } from '../sriov';
 import { namespaceIdentityOf, sameNamespace } from './namespaces';
-import type { LendSession } from './session';
+import type { EngineContext } from './context';
 
 /** A record that keeps a PF's VF count from changing. */
 export interface VfCountHolder {
@@ -51,7 +51,7 @@ export interface VfCountClearance {
  * the count at home back on give-back. A nested lend of the PF (the node's plugin gave the whole PF on to a pod) is
  * not the asker's: it blocks.
  */
-export function checkVfCountChange(s: LendSession, pf: string, asker: VfCountAsker): VfCountRefusal | VfCountClearance {
+export function checkVfCountChange(s: EngineContext, pf: string, asker: VfCountAsker): VfCountRefusal | VfCountClearance {
   const vfs = new Set(vfAddressesOf(s, pf));
   const own = asker === 'here' ? namespaceIdentityOf(s, null) : null;
   const isAskers = (r: LendRecord) =>
@@ -74,7 +74,7 @@ export function checkVfCountChange(s: LendSession, pf: string, asker: VfCountAsk
 }
 
 /** The PF's VFs as its virtfnN links name them (a netdevsim PF has none). */
-function vfAddressesOf(s: LendSession, pf: string): string[] {
+function vfAddressesOf(s: EngineContext, pf: string): string[] {
   try {
     return listVfs(s.sysfs, pf).map((vf) => vf.address);
   } catch {

@@ -7,7 +7,7 @@ import type { LendRecord } from '../ledger/types';
 import { getPf, setNumVfs, type SetNumVfsOptions, type SriovVf } from '../sriov';
 import { failpoint } from './failpoint';
 import { ownerKey, ownerOfKey, type Owner } from '../ledger/owner';
-import type { LendSession } from './session';
+import type { EngineContext } from './context';
 import type { PendingVfCount } from './types';
 import { checkVfCountChange, type VfCountRefusal } from './vf-count-holders';
 
@@ -27,7 +27,7 @@ export interface VfCountRequest {
  * Give the lent PF `count` VFs; its count at home is recorded first (once: a second call keeps the first). Refused
  * (its SysError thrown, nothing written) while one of its VFs is lent (see vf-count-holders.ts).
  */
-export async function setLentVfCount(s: LendSession, req: VfCountRequest): Promise<SriovVf[]> {
+export async function setLentVfCount(s: EngineContext, req: VfCountRequest): Promise<SriovVf[]> {
   const lock = lockNic(s.ledger, req.key, { timeoutMs: req.lockTimeoutMs ?? 2000 });
   try {
     const record = readRecord(s.ledger, req.key);
@@ -43,7 +43,7 @@ export async function setLentVfCount(s: LendSession, req: VfCountRequest): Promi
       const before = getPf(s.sysfs, req.pf).numVfs;
       advanceRecord(s.ledger, { ...record, vfCount: { pf: req.pf, before } }, 'vfs:recorded', `${before} VFs at home`);
     }
-    failpoint('vfs:recorded');
+    failpoint(s.config, 'vfs:recorded');
     // the writer holds the NIC's lock with us: if we die, a cleanup waits for VFs still being made
     return await setNumVfs(s.sysfs, req.pf, req.count, { ...req.numVfs, holdFds: [lock.fd] });
   } finally {
@@ -63,7 +63,7 @@ export interface VfCountHereRequest {
  * VFs is lent, unless the PF is lent to this very namespace and none of its VFs is — then the change is that lend's
  * own (setLentVfCount: the count at home recorded first, so the PF's give-back puts it back).
  */
-export async function setVfCountHere(s: LendSession, req: VfCountHereRequest): Promise<SriovVf[] | VfCountRefusal> {
+export async function setVfCountHere(s: EngineContext, req: VfCountHereRequest): Promise<SriovVf[] | VfCountRefusal> {
   const check = checkVfCountChange(s, req.pf, 'here');
   if (check.refused) return check;
   const lend = check.ownLend;
@@ -85,14 +85,14 @@ export const MAX_VFIO_HOLDER_WAIT_MS = 600_000;
  * `opts.holdFds`). On failure the record is returned unchanged (it still says which count to put back) with the
  * reason: the caller brings the NIC home anyway and keeps the record for the next give-back.
  */
-export async function restoreVfCount(s: LendSession, record: LendRecord, opts?: SetNumVfsOptions): Promise<{ record: LendRecord; failure: PendingVfCount | null }> {
+export async function restoreVfCount(s: EngineContext, record: LendRecord, opts?: SetNumVfsOptions): Promise<{ record: LendRecord; failure: PendingVfCount | null }> {
   const { pf, before } = record.vfCount!;
   try {
     await setNumVfs(s.sysfs, pf, before, opts);
   } catch (err) {
     return { record, failure: { pf, vfCount: before, reason: (err as Error).message } };
   }
-  failpoint('return:vfs-restored');
+  failpoint(s.config, 'return:vfs-restored');
   return { record: advanceRecord(s.ledger, { ...record, vfCount: null }, 'return:vfs-restored'), failure: null };
 }
 

@@ -7,7 +7,7 @@ import { readRecord } from '../ledger';
 import { hintsFor, locateIn, locateSurelyIn } from './locate';
 import { nestedKeys } from './nesting';
 import { describeNamespace, initialRef, refOf, reopenRecorded } from './namespaces';
-import type { LendSession } from './session';
+import type { EngineContext } from './context';
 
 /** Where a lent NIC can be, and 'pf': the namespace of a VF's PF, where its settings are restored. */
 export type PlaceName = 'target' | 'home' | 'initial' | 'pf';
@@ -20,7 +20,7 @@ export interface Place {
 }
 
 /** `ref` opened (by identity) with the session's socket in it; `hintsOnly`: never search the machine for it. */
-export function openPlace(s: LendSession, ref: NamespaceRef, name: PlaceName, hintsOnly = false): Place | null {
+export function openPlace(s: EngineContext, ref: NamespaceRef, name: PlaceName, hintsOnly = false): Place | null {
   const ns = reopenRecorded(s, ref, hintsOnly);
   if (!ns) return null;
   try {
@@ -41,7 +41,7 @@ export function closePlace(p: Place | null): void {
  * target is among them when its record's hints reach it; when they do not, findInPlaces searches the machine
  * for it only if it must.
  */
-export function openSearchPlaces(s: LendSession, record: LendRecord, home: Place): Place[] {
+export function openSearchPlaces(s: EngineContext, record: LendRecord, home: Place): Place[] {
   const target = openPlace(s, record.target, 'target', true);
   let initial: Place | null = null;
   try {
@@ -59,7 +59,7 @@ export function openSearchPlaces(s: LendSession, record: LendRecord, home: Place
  * — by its PCI address or permanent MAC — at home or in the initial namespace: a pod whose namespace is gone
  * has its NIC there already, and the search would only read every neighbour's directories to find nothing.
  */
-export function findInPlaces(s: LendSession, record: LendRecord, places: Place[]): { place: Place; link: Link } | null {
+export function findInPlaces(s: EngineContext, record: LendRecord, places: Place[]): { place: Place; link: Link } | null {
   if (!places.some((p) => p.name === 'target')) {
     const sure = surelyIn(record, places);
     if (sure) return sure;
@@ -70,7 +70,7 @@ export function findInPlaces(s: LendSession, record: LendRecord, places: Place[]
 }
 
 /** The recorded namespaces a give-back of `record` searches the machine for (see findInPlaces), for searchAhead. */
-export function searchesOfGiveBack(s: LendSession, record: LendRecord): NamespaceRef[] {
+export function searchesOfGiveBack(s: EngineContext, record: LendRecord): NamespaceRef[] {
   const refs = [record.home, ...(record.snapshot.vf ? [record.snapshot.vf.pfNetns] : [])].filter((r) => !s.findNamespace(r, true));
   if (!record.moved || s.findNamespace(record.target, true)) return refs;
   const home = openPlace(s, record.home, 'home', true) ?? openPlace(s, initialRef(), 'home');
@@ -113,7 +113,7 @@ export interface Whereabouts {
 }
 
 /** Read-only: where the NIC of `record` is now, found exactly as give-back would find it. */
-export function whereIs(s: LendSession, record: LendRecord): Whereabouts {
+export function whereIs(s: EngineContext, record: LendRecord): Whereabouts {
   if (!record.moved) return { place: 'not-moved', name: record.snapshot.name || null, namespace: describeNamespace(record.home) };
   const home = openPlace(s, record.home, 'home');
   const places = home
@@ -129,7 +129,7 @@ export function whereIs(s: LendSession, record: LendRecord): Whereabouts {
 }
 
 /** Not where this record left it: lent on from there, when a lend nested in this one has a record. */
-function whereLentOn(s: LendSession, record: LendRecord): Whereabouts {
+function whereLentOn(s: EngineContext, record: LendRecord): Whereabouts {
   const inner = nestedKeys(s.ledger, record.key).pop();
   const innerRecord = inner === undefined ? null : readRecord(s.ledger, inner);
   const there = innerRecord ? whereIs(s, innerRecord) : null;

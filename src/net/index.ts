@@ -1,6 +1,6 @@
 // The typed network API over the native addon: namespaces, links, VFs, addresses, routes, sysctl.
 export * from './types';
-export { SysError, isSysError } from '../errors';
+export { SysError } from '../errors';
 export {
   openNetns,
   openNetnsInRoot,

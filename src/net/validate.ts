@@ -1,4 +1,5 @@
-// Argument validation before anything reaches C++: every bad value is a TypeError that names it.
+// Argument validation before anything reaches C++: every bad value is an InvalidArgument that names it.
+import { InvalidArgument } from '../errors';
 import { isIPv4Text, isIPv6Text } from './ip-text';
 import type { AddressFamily, Mac } from './types';
 
@@ -11,8 +12,8 @@ function show(v: unknown): string {
   }
 }
 
-export function invalid(what: string, v: unknown, why?: string): TypeError {
-  return new TypeError(`invalid ${what}: ${show(v)}${why ? ` (${why})` : ''}`);
+export function invalid(what: string, v: unknown, why?: string): InvalidArgument {
+  return new InvalidArgument(`invalid ${what}: ${show(v)}${why ? ` (${why})` : ''}`);
 }
 
 // The one home of the address and size rules every front door checks (CNI config, CLI arguments, the engine's

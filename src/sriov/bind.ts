@@ -2,7 +2,7 @@
 // table says: unbind from the current driver, set driver_override, write the address to the new driver's `bind`,
 // clear driver_override. Every write is bounded; every step is checked before the next.
 import * as path from 'node:path';
-import { SysError } from '../errors';
+import { InvalidArgument, SysError } from '../errors';
 import { writeSysfs } from './bounded-write';
 import { deviceDir, driverOf } from './devices';
 import { assertSysfsName, isBdf, pciDriverDir, type Sysfs } from './paths';
@@ -33,7 +33,7 @@ export async function bindDriver(sys: Sysfs, address: string, driver: string, op
   const op = 'sriov bind driver';
   assertSysfsName('PCI address', address);
   assertSysfsName('driver name', driver);
-  if (!isBdf(address)) throw new TypeError(`invalid PCI address ${JSON.stringify(address)} (expected e.g. 0000:03:02.0)`);
+  if (!isBdf(address)) throw new InvalidArgument(`invalid PCI address ${JSON.stringify(address)} (expected e.g. 0000:03:02.0)`);
   const poll = { timeoutMs: opts.timeoutMs ?? 10_000, pollMs: opts.pollMs ?? 20 };
   assertPollOptions(poll);
   const dir = deviceDir(sys, address);
@@ -46,7 +46,7 @@ export async function bindDriver(sys: Sysfs, address: string, driver: string, op
   const write = (file: string, value: string) => writeSysfs(file, value, { timeoutMs: poll.timeoutMs });
   const waitForDriver = async (want: string | null) => {
     if (!(await pollUntil(() => driverOf(sys, address) === want, poll))) {
-      throw new SysError(`${address} is bound to ${driverOf(sys, address) ?? 'no driver'} after ${poll.timeoutMs} ms`, { code: 'TIMEOUT', op });
+      throw new SysError(`${address} is bound to ${driverOf(sys, address) ?? 'no driver'} after ${poll.timeoutMs} ms`, { code: 'ETIMEDOUT', op });
     }
   };
   const override = path.join(dir, 'driver_override');

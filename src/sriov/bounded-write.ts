@@ -25,7 +25,7 @@ export interface WriteOptions {
 
 /**
  * Write `value` to the existing sysfs attribute `file` in one write(2) (never creating the file), within the time
- * bound. Throws SysError with the errno code ('EBUSY', 'ENOENT', …) or 'TIMEOUT', naming the file and the value.
+ * bound. Throws SysError with the errno code ('EBUSY', 'ENOENT', …) or 'ETIMEDOUT', naming the file and the value.
  */
 export function writeSysfs(file: string, value: string, opts: WriteOptions = {}): Promise<void> {
   const timeoutMs = opts.timeoutMs ?? DEFAULT_WRITE_TIMEOUT_MS;
@@ -56,7 +56,7 @@ export function writeSysfs(file: string, value: string, opts: WriteOptions = {})
         child.kill('SIGKILL');
         child.unref();
         child.stderr?.destroy();
-        reject(new SysError(`writing ${shown} did not finish within ${timeoutMs} ms (a driver may be stuck)`, { code: 'TIMEOUT', op }));
+        reject(new SysError(`writing ${shown} did not finish within ${timeoutMs} ms (a driver may be stuck)`, { code: 'ETIMEDOUT', op }));
       });
     }, timeoutMs);
     child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));

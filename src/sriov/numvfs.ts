@@ -2,7 +2,7 @@
 // non-zero count (EBUSY), so go through 0; VF creation can take tens of seconds and yield fewer than asked, so poll
 // for the virtfnN links and read the count back, within a bound.
 import * as path from 'node:path';
-import { SysError } from '../errors';
+import { InvalidArgument, SysError } from '../errors';
 import type { Sysfs } from './paths';
 import { writeSysfs } from './bounded-write';
 import { deviceDir, getPf, listVfs } from './devices';
@@ -30,11 +30,11 @@ export const DEFAULT_NUMVFS_TIMEOUT_MS = 120_000;
 /**
  * Give PF `pfAddress` exactly `count` VFs; resolves with them (by index). Refuses a count above sriov_totalvfs before
  * writing anything. Throws SysError naming the PF, the count asked and the count obtained when the kernel gives a
- * different count, when the links do not appear in time ('TIMEOUT'), or when a write fails (its errno code).
+ * different count, when the links do not appear in time ('ETIMEDOUT'), or when a write fails (its errno code).
  */
 export async function setNumVfs(sys: Sysfs, pfAddress: string, count: number, opts: SetNumVfsOptions = {}): Promise<SriovVf[]> {
   const op = 'sriov set numvfs';
-  if (!Number.isInteger(count) || count < 0 || count > 0xffff) throw new TypeError(`invalid VF count ${count} for PF ${pfAddress}`);
+  if (!Number.isInteger(count) || count < 0 || count > 0xffff) throw new InvalidArgument(`invalid VF count ${count} for PF ${pfAddress}`);
   const poll = { timeoutMs: opts.timeoutMs ?? DEFAULT_NUMVFS_TIMEOUT_MS, pollMs: opts.pollMs ?? 100 };
   assertPollOptions(poll);
   const pf = getPf(sys, pfAddress);
@@ -70,7 +70,7 @@ export async function setNumVfs(sys: Sysfs, pfAddress: string, count: number, op
       return reached(n, seen) || settledElsewhere(seen);
     }, poll);
     if (!reached(n, seen)) {
-      const code = seen.numVfs !== n && seen.numVfs >= 0 ? 'VF_COUNT' : 'TIMEOUT';
+      const code = seen.numVfs !== n && seen.numVfs >= 0 ? 'VF_COUNT' : 'ETIMEDOUT';
       const step = n === count ? '' : ` while disabling VFs first (to go to ${count})`;
       throw new SysError(
         `PF ${pf.address}: asked for ${n} VFs${step}, obtained ${obtained(seen)} (${describe(seen)}) after waiting ${Date.now() - waitStarted} ms`,

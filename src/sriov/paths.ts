@@ -1,5 +1,6 @@
 // Every sysfs path sriovctl uses, built from a tree's root (a fake tree in tests and the simulated lab).
 import * as path from 'node:path';
+import { InvalidArgument } from '../errors';
 
 /**
  * A PCI address as sysfs writes it: domain:bus:device.function, e.g. 0000:03:00.1 — the one rule every front door
@@ -26,10 +27,10 @@ export function isDeviceAddress(v: string): boolean {
   return isBdf(v) || isAuxiliaryId(v);
 }
 
-/** Throws TypeError unless `v` can name a sysfs entry (a device address, a driver or a netdev name). */
+/** Throws InvalidArgument unless `v` can name a sysfs entry (a device address, a driver or a netdev name). */
 export function assertSysfsName(what: string, v: string): void {
   if (typeof v !== 'string' || v === '' || v === '.' || v === '..' || v.includes('/') || v.includes('\0') || /\s/.test(v)) {
-    throw new TypeError(`invalid ${what} ${JSON.stringify(v)}`);
+    throw new InvalidArgument(`invalid ${what} ${JSON.stringify(v)}`);
   }
 }
 

@@ -5,6 +5,8 @@ import { describe, expect, it } from 'vitest';
 import { useCliWorld, type CliWorld } from '../helpers/cli-fixture';
 import { ledgerRecords, netnsPath, runCni } from '../helpers/cni-run';
 import { deviceConf, useCniWorld, type CniWorld } from '../helpers/cni-world';
+import { readConfig } from '../../src/config';
+import { openSession } from '../../src/lend';
 import { giveBack, lend } from '../helpers/engine';
 import { ip, ipIn } from '../helpers/kernel';
 import { l3Home } from '../helpers/l3-world';
@@ -32,13 +34,15 @@ describe('a round trip brings back what the kernel forgets on a move', () => {
       const { home, nic } = l3Home(s);
       const pod = s.netns('pod');
       const before = await captureNic(home, nic.name);
-      process.env.SRIOVCTL_FAILPOINT = 'lend:recorded:error';
+      // the failpoint is the configuration's, as a front door reads it (SRIOVCTL_FAILPOINT)
+      const { stateDir, sysfsRoot } = w.roots();
+      const failing = openSession(readConfig({ SRIOVCTL_FAILPOINT: 'lend:recorded:error' }, { stateDir, sysfsRoot }));
       try {
-        expect(() => lend({ nic: { name: nic.name, in: { path: netnsPath(home) } }, target: { path: netnsPath(pod) }, owner: { kind: 'attach', target: 'test:l3' } })).toThrow(
+        expect(() => failing.lend({ nic: { name: nic.name, in: { path: netnsPath(home) } }, target: { path: netnsPath(pod) }, owner: { kind: 'attach', target: 'test:l3' } })).toThrow(
           /failpoint lend:recorded/,
         );
       } finally {
-        delete process.env.SRIOVCTL_FAILPOINT;
+        failing.close();
       }
       expect(diffCaptures(before, await captureNic(home, nic.name))).toEqual([]);
     });

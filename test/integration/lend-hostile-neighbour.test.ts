@@ -7,7 +7,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { scanForStrays } from '../../src/cli/stray-scan';
+import { scanForStrays } from '../../src/lend/stray-scan';
 import { readConfig } from '../../src/config';
 import { openSession } from '../../src/lend';
 import { DEFAULT_SEARCH_BOUNDS } from '../../src/lend/namespace-search';

@@ -61,14 +61,14 @@ describe('the real /sys', () => {
 });
 
 describe('a stuck write', () => {
-  it('does not keep its process alive: the caller gets TIMEOUT and the process exits by itself', async () => {
+  it('does not keep its process alive: the caller gets ETIMEDOUT and the process exits by itself', async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sriovctl-stuck-'));
     try {
       const fifo = path.join(dir, 'sriov_numvfs');
       execFileSync('mkfifo', [fifo]);
       const child = spawnTs(path.join(__dirname, 'sriov-child.ts'), ['stuck-write', fifo, '200']);
       const exit = await waitForExit(child);
-      expect(exit.stdout.trim()).toBe('failed TIMEOUT');
+      expect(exit.stdout.trim()).toBe('failed ETIMEDOUT');
       expect(exit.code).toBe(0);
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });

@@ -1,7 +1,7 @@
 // Run by lend-hostile-neighbour.test.ts with a pause point set: cleanup's stray scan, excluding the namespace named
 // by argv (a path), in its own process so the test can act while the scan is held. One JSON line on stdout: the
 // strays found, by device address and the path they were found through.
-import { scanForStrays } from '../../src/cli/stray-scan';
+import { scanForStrays } from '../../src/lend/stray-scan';
 import { readConfig } from '../../src/config';
 import { openSession } from '../../src/lend';
 import { statNetnsId } from '../../src/net';

@@ -1,6 +1,6 @@
 // Error lines and output streams: one line per error, the kernel's own message only with -v.
 import { describe, expect, it } from 'vitest';
-import { SysError } from '../../src/errors';
+import { InvalidArgument, SysError } from '../../src/errors';
 import { CliError, ExitCode } from '../../src/cli/exit-codes';
 import { Output, exitCodeOf, reasonOf } from '../../src/cli/output';
 import { formatTable } from '../../src/cli/table';
@@ -28,10 +28,20 @@ describe('reasonOf / exitCodeOf', () => {
   });
 
   it('argument errors are usage errors', () => {
-    expect(exitCodeOf(new TypeError('invalid MAC "zz"'))).toBe(ExitCode.usage);
+    expect(exitCodeOf(new InvalidArgument('invalid MAC "zz"'))).toBe(ExitCode.usage);
+    expect(reasonOf(new InvalidArgument('invalid MAC "zz"'), false)).toBe('invalid MAC "zz"');
     expect(exitCodeOf(new CliError('x', ExitCode.usage))).toBe(ExitCode.usage);
     expect(reasonOf(new CliError('no such thing', ExitCode.failed, 'detail'), true)).toBe('no such thing: detail');
     expect(reasonOf(new CliError('no such thing', ExitCode.failed, 'detail'), false)).toBe('no such thing');
+  });
+
+  it('a bug of ours is an internal error, never a usage error; -v shows its stack', () => {
+    const bug = new TypeError("Cannot read properties of undefined (reading 'name')");
+    expect(exitCodeOf(bug)).toBe(ExitCode.failed);
+    expect(reasonOf(bug, false)).toBe("internal error: Cannot read properties of undefined (reading 'name') (run with -v for its stack)");
+    expect(reasonOf(bug, true)).toMatch(/^internal error: TypeError: Cannot read properties[^\n]*\n\s+at /);
+    // an Error a step raised with its own sentence is that sentence
+    expect(reasonOf(new Error('kubectl exited with 1'), false)).toBe('kubectl exited with 1');
   });
 
   it('the worst code wins: failed over warnings over ok', () => {

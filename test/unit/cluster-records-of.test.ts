@@ -8,7 +8,6 @@ import * as path from 'node:path';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { openLedger, writeRecord } from '../../src/ledger';
 import { openSession, type LendSession } from '../../src/lend';
-import { recordsOf } from '../../src/cluster/orchestration/down';
 import { sampleRecord } from '../helpers/ledger-record';
 import { readConfig } from '../../src/config';
 
@@ -40,7 +39,7 @@ it("takes a NIC whose home is a node, not one from a newer namespace that was gi
   writeRecord(ledger, nic('mac-0200000000cc', ns(NODE, null)));
   writeRecord(ledger, nic('mac-0200000000dd', ns(NODE + 1, '7001')));
 
-  const { own, borrowed } = recordsOf(session, 'c1');
+  const { own, borrowed } = session.recordsOfCluster('c1');
   expect(own.map((r) => r.key)).toEqual(['pci-0000_03_00_1']);
   expect(borrowed.map((r) => r.key).sort()).toEqual(['mac-0200000000aa', 'mac-0200000000cc']);
 });

@@ -36,6 +36,13 @@ describe('required variables per verb', () => {
     expect(env).toMatchObject({ command: 'ADD', containerId: 'abc123', netns: '/var/run/netns/pod', ifname: 'net1' });
     expect(env.path).toEqual(['/opt/cni/bin', '/usr/lib/cni']);
   });
+  it('reads the IPAM bound at the front door; an unusable one is kept for the call that runs a plugin', () => {
+    expect(parseEnv(ADD_ENV).ipamTimeoutMs).toBe(120_000);
+    expect(parseEnv({ ...ADD_ENV, SRIOVCTL_IPAM_TIMEOUT: '5' }).ipamTimeoutMs).toBe(5000);
+    // a DEL that runs no IPAM plugin is not failed by it: the error is raised where a plugin would run
+    const bad = parseEnv({ ...ADD_ENV, CNI_COMMAND: 'DEL', SRIOVCTL_IPAM_TIMEOUT: '2s' }).ipamTimeoutMs;
+    expect(bad).toMatchObject({ code: 4, message: expect.stringContaining('SRIOVCTL_IPAM_TIMEOUT') });
+  });
   it('names every missing variable at once', () => {
     const e = failure(() => parseEnv({ CNI_COMMAND: 'ADD', CNI_PATH: '/x' }));
     expect(e.code).toBe(4);

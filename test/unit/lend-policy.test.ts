@@ -1,4 +1,5 @@
 // The engine's pure decisions: which VF setters restore a snapshot, which fallback name, which link is the NIC.
+import { readConfig } from '../../src/config';
 import { describe, expect, it } from 'vitest';
 import { vfChanges } from '../../src/lend/restore';
 import { chooseFallbackName } from '../../src/lend/names';
@@ -116,16 +117,17 @@ describe('locateIn', () => {
 
 describe('failpoint', () => {
   it('is a no-op when unset or for another step', () => {
-    delete process.env.SRIOVCTL_FAILPOINT;
-    expect(() => failpoint('lend:moved')).not.toThrow();
-    process.env.SRIOVCTL_FAILPOINT = 'lend:recorded:error';
-    expect(() => failpoint('lend:moved')).not.toThrow();
-    delete process.env.SRIOVCTL_FAILPOINT;
+    expect(() => failpoint({ failpoint: null }, 'lend:moved')).not.toThrow();
+    expect(() => failpoint({ failpoint: 'lend:recorded:error' }, 'lend:moved')).not.toThrow();
   });
   it('throws FAILPOINT in error mode for its step', () => {
+    expect(() => failpoint({ failpoint: 'lend:moved:error' }, 'lend:moved')).toThrow(expect.objectContaining({ code: 'FAILPOINT' }));
+  });
+  it('is read from the configuration, never from the environment below the front door', () => {
+    expect(readConfig({ SRIOVCTL_FAILPOINT: 'lend:moved:error' }).failpoint).toBe('lend:moved:error');
     process.env.SRIOVCTL_FAILPOINT = 'lend:moved:error';
     try {
-      expect(() => failpoint('lend:moved')).toThrow(expect.objectContaining({ code: 'FAILPOINT' }));
+      expect(() => failpoint(readConfig({}), 'lend:moved')).not.toThrow();
     } finally {
       delete process.env.SRIOVCTL_FAILPOINT;
     }

@@ -65,7 +65,7 @@ describe('bindDriver', () => {
       refused.sim.addDriver('vfio-pci');
       refused.driver.start(5);
       const err = await sysErrorOf(bindDriver(refused.sys, VF, 'vfio-pci', { pollMs: 5, timeoutMs: 300 }));
-      expect(err.code).toBe('TIMEOUT');
+      expect(err.code).toBe('ETIMEDOUT');
       expect(err.message).toMatch(/^binding 0000:03:02.0 to vfio-pci \(was iavf; put back on iavf\): 0000:03:02.0 is bound to no driver after 300 ms$/);
       expect(refused.driver.events.find((e) => e.kind === 'bind-refused')?.detail).toBe('bind to vfio-pci: probe failed (ENXIO)');
       expect(driverOf(refused.sys, VF)).toBe('iavf');
@@ -78,7 +78,7 @@ describe('bindDriver', () => {
   it('an unbind that does not take: TIMEOUT, and nothing else written', async () => {
     // no simulated driver running: the unbind request is never acted on
     const err = await sysErrorOf(bindDriver(fake.sys, VF, 'vfio-pci', { pollMs: 5, timeoutMs: 150 }));
-    expect(err.code).toBe('TIMEOUT');
+    expect(err.code).toBe('ETIMEDOUT');
     expect(err.message).toBe('unbinding 0000:03:02.0 from iavf: 0000:03:02.0 is bound to iavf after 150 ms');
     expect(fake.sim.read('bus/pci/drivers/vfio-pci/bind')).toBe('');
     expect(override()).toBe('(null)\n');

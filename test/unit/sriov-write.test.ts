@@ -49,7 +49,7 @@ describe('writeSysfs', () => {
     const started = Date.now();
     const err = await sysErrorOf(writeSysfs(fifo, '1', { timeoutMs: 200 }));
     const took = Date.now() - started;
-    expect(err.code).toBe('TIMEOUT');
+    expect(err.code).toBe('ETIMEDOUT');
     expect(err.message).toBe('writing "1" did not finish within 200 ms (a driver may be stuck)');
     expect(err.op).toBe(`sysfs write ${fifo}`);
     expect(took).toBeGreaterThanOrEqual(190);

@@ -7,10 +7,10 @@ import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { packageRoot } from '../../package/root';
 import { configEnv } from '../../config';
-import { ownerMatches, ownerOfKey, type LendSession } from '../../lend';
+import { ownerMatches, ownerOf, type LendSession } from '../../lend';
 import { connect, createNamedNetns, deleteNamedNetns, openNetns, type Link } from '../../net';
 import { listVfs, netdevsOf, type Sysfs } from '../../sriov';
-import { clusterDown, nodeOf, recordsOf, restored, type NicReturn } from '../orchestration/down';
+import { clusterDown, nodeOf, restored, type NicReturn } from '../orchestration/down';
 import { localProvider, NETNS_DIR } from '../providers/local';
 import { simNicPlan, simSysfsRoot } from './sim-lab';
 import { clusterDir, readClusterState } from '../orchestration/state';
@@ -80,7 +80,7 @@ export async function runDemo(ctx: ProviderContext): Promise<DemoReport> {
     const state = readClusterState(stateDir, name)!;
     const lab = ctx.session.withSysfsRoot(state.sim!.sysfsRoot);
     // the PFs (the VF netdevs lent beside them are checked through the pod's VF below)
-    const { own, vfNetdevs } = recordsOf(lab, name);
+    const { own, vfNetdevs } = lab.recordsOfCluster(name);
     for (const r of own.filter((x) => !vfNetdevs.includes(x))) {
       report.nics.push({
         name: r.snapshot.name,
@@ -283,7 +283,7 @@ function leftovers(s: LendSession, cluster: string): string[] {
     if (existsSync(dir)) found.push(`directory ${dir}`);
   }
   for (const r of s.findRecords()) {
-    const owner = ownerOfKey(r.owner);
+    const owner = ownerOf(r);
     const ours = ownerMatches(r.owner, ofCluster(cluster)) || (owner?.kind === 'pod' && owner.containerId.startsWith(`${cluster}-`));
     if (ours) found.push(`ledger record ${r.key} (${r.owner})`);
   }

@@ -9,7 +9,7 @@ import { rmdirSync, statfsSync, watch, type FSWatcher } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { isSysError } from '../../errors';
 import { connect, openNetns, type Link } from '../../net';
-import { initialRef } from '../../lend/namespaces';
+import { initialRef } from '../../lend';
 import { netdevsOf, sysfsAt, type Sysfs } from '../../sriov';
 import { SimDriver, SimSysfs, simMac } from '../../sriov/sim';
 import type { Progress } from '../orchestration/progress';

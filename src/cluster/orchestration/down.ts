@@ -4,9 +4,8 @@
 // PFs), and only then are the VF counts put back: that write can wait on a driver or on a process holding a VF
 // through VFIO, and waits only so long (naming the holder), with every NIC already home. A NIC that fails does not
 // stop the others; each gets one summary line.
-import { DEFAULT_VFIO_HOLDER_WAIT_MS, giveBackActions, ownerOfKey, sameNamespace, type GiveBackOutcome, type LendSession } from '../../lend';
-import type { LendRecord } from '../../ledger/types';
-import { deviceDir, isBdf, listVfs, type SetNumVfsOptions } from '../../sriov';
+import { DEFAULT_VFIO_HOLDER_WAIT_MS, giveBackActions, ownerOf, type GiveBackOutcome, type LendRecord, type LendSession } from '../../lend';
+import { deviceDir, isBdf, type SetNumVfsOptions } from '../../sriov';
 import type { Progress } from './progress';
 import { SimLab, removeSimNics } from '../lab/sim-lab';
 import { readClusterState, removeClusterState, writeClusterState, type ClusterState } from './state';
@@ -87,7 +86,7 @@ export async function clusterDown(input: DownInput): Promise<DownSummary> {
   const session = lab ? ctx.session.withSysfsRoot(lab.sysfs.root) : ctx.session;
   const bounds = vfCountBounds(input.vfioHolderWaitMs ?? DEFAULT_VFIO_HOLDER_WAIT_MS);
   try {
-    const { own, borrowed, vfNetdevs } = recordsOf(session, name);
+    const { own, borrowed, vfNetdevs } = session.recordsOfCluster(name);
     const pfs = own.filter((r) => !vfNetdevs.includes(r));
     progress.step(
       `down ${name}: ${pfs.length} NIC${pfs.length === 1 ? '' : 's'} lent to its nodes${vfNetdevs.length ? ` with ${vfNetdevs.length} VF netdev${vfNetdevs.length === 1 ? '' : 's'}` : ''}${borrowed.length ? `, ${borrowed.length} attached inside it` : ''}`,
@@ -143,39 +142,9 @@ function openLab(state: ClusterState, progress: Progress, summary: DownSummary):
   }
 }
 
-/**
- * The cluster's own records (its nodes' PFs), and records of NICs attached inside it: VFs of those PFs, or NICs
- * whose home is one of its nodes (a pod attachment the CNI made on a node).
- */
-export function recordsOf(s: LendSession, name: string): { own: LendRecord[]; borrowed: LendRecord[]; vfNetdevs: LendRecord[] } {
-  const all = s.findRecords();
-  const own = s.findRecords({ owner: ofCluster(name) }).sort((a, b) => a.owner.localeCompare(b.owner));
-  const nodes = own.map((r) => r.target);
-  const vfAddresses = new Set<string>();
-  for (const r of own) {
-    const pf = r.vfCount?.pf ?? r.identity.pciAddress;
-    if (!pf) continue;
-    try {
-      for (const vf of listVfs(s.sysfs, pf)) vfAddresses.add(vf.address);
-    } catch {
-      // the PF is not in this sysfs (any more): its VFs are found by their home below
-    }
-  }
-  const ownKeys = new Set(own.map((r) => r.key));
-  // the nodes' own VF netdevs: VFs of their PFs (or VFs sysfs no longer has, by the record's own VF snapshot)
-  const vfNetdevs = own.filter((r) => !r.vfCount && ((r.identity.pciAddress !== null && vfAddresses.has(r.identity.pciAddress)) || r.snapshot.vf !== null));
-  const borrowed = all.filter(
-    (r) =>
-      !ownKeys.has(r.key) &&
-      ((r.identity.pciAddress !== null && vfAddresses.has(r.identity.pciAddress)) ||
-        nodes.some((node) => sameNamespace(node, r.home))),
-  );
-  return { own, borrowed, vfNetdevs };
-}
-
 /** The node a cluster's own NIC is lent to (null for a NIC attached inside the cluster). */
 export function nodeOf(r: LendRecord): string | null {
-  const owner = ownerOfKey(r.owner);
+  const owner = ownerOf(r);
   return owner?.kind === 'cluster' ? owner.node : null;
 }
 

@@ -1,9 +1,7 @@
 // The clusters a state directory knows: those with a cluster file, and those with NICs still recorded as lent to
 // them (a file lost, or never written). What `cluster list` prints, and what `cluster down`/`status` choose from
 // when no --name is given.
-import type { LendSession } from '../../lend';
-import { ownerOfKey } from '../../lend';
-import { recordsOf } from './down';
+import { ownerOf, type LendSession } from '../../lend';
 import { listClusterStates, readClusterState } from './state';
 import type { ProviderName } from '../types';
 
@@ -23,7 +21,7 @@ export interface ClusterSummary {
 export function knownClusterNames(s: LendSession): string[] {
   const names = new Set(listClusterStates(s.config.stateDir));
   for (const r of s.findRecords()) {
-    const owner = ownerOfKey(r.owner);
+    const owner = ownerOf(r);
     if (owner?.kind === 'cluster') names.add(owner.cluster);
   }
   return [...names].sort();
@@ -32,7 +30,7 @@ export function knownClusterNames(s: LendSession): string[] {
 export function listClusters(s: LendSession): ClusterSummary[] {
   return knownClusterNames(s).map((name) => {
     const state = readClusterState(s.config.stateDir, name);
-    const { own, borrowed } = recordsOf(s, name);
+    const { own, borrowed } = s.recordsOfCluster(name);
     const oldest = [...own, ...borrowed].map((r) => r.createdAt).sort()[0] ?? null;
     return {
       name,

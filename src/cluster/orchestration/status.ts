@@ -1,5 +1,5 @@
 // `cluster status`: the cluster as its file, the ledger and the provider see it — never the Kubernetes API.
-import { nodeOf, recordsOf } from './down';
+import { nodeOf } from './down';
 import { readClusterState, type NodeState } from './state';
 import { ofCluster, type Provider, type ProviderContext } from '../types';
 
@@ -31,7 +31,7 @@ export interface ClusterStatus {
 
 export async function clusterStatus(name: string, provider: Provider | null, ctx: ProviderContext): Promise<ClusterStatus> {
   const state = readClusterState(ctx.session.config.stateDir, name);
-  const { own, borrowed } = recordsOf(ctx.session, name);
+  const { own, borrowed } = ctx.session.recordsOfCluster(name);
   let present: Set<string> | null = null;
   const p = provider ?? null;
   if (p) {

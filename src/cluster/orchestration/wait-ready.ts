@@ -59,7 +59,7 @@ export async function waitComponentsReady(kube: KubeAccess, ready: NodeState[], 
       const parts = [...missing.pods];
       if (missing.vfs.length > 0) parts.push(`${SRIOV_RESOURCE} not allocatable: ${missing.vfs.join(', ')}`);
       throw new SysError(`timed out after ${Math.round(timeoutMs / 1000)} s waiting for the SR-IOV components: ${parts.join('; ')}`, {
-        code: 'TIMEOUT',
+        code: 'ETIMEDOUT',
         op: 'cluster up wait',
       });
     }

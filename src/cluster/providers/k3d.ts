@@ -178,7 +178,7 @@ export function k3dProvider(options: Partial<K3dOptions> = {}): Provider {
 
     async nodeTarget(_name, node, ctx): Promise<NamespaceSpec> {
       const rt = runtime();
-      if (!rt) throw new TypeError('no container runtime: neither docker nor podman is on PATH');
+      if (!rt) throw new Error('no container runtime: neither docker nor podman is on PATH');
       return { pid: await containerPid(ctx.run, rt, node.name) };
     },
 

@@ -119,7 +119,7 @@ export function kindProvider(options: Partial<KindOptions> = {}): Provider {
 
     async nodeTarget(_name, node, ctx): Promise<NamespaceSpec> {
       const rt = runtime();
-      if (!rt) throw new TypeError('no container runtime: neither docker nor podman is on PATH');
+      if (!rt) throw new Error('no container runtime: neither docker nor podman is on PATH');
       return { pid: await containerPid(ctx.run, rt, node.name) };
     },
 

@@ -1,15 +1,15 @@
 // cleanup's search for SR-IOV NICs the ledger does not know: every network namespace on the machine (named ones
 // and each distinct /proc/<pid>/ns/net, deduplicated by identity) except the initial one, our own and the homes
 // of recorded NICs. A link counts only when sysfs says its device is an SR-IOV PF or VF — never a node's eth0.
-// Read-only: the moves are src/lend's (returnStray).
+// Read-only: returnStray (stray.ts) moves what it finds.
 import { join } from 'node:path';
 import { isZeroMac } from '../net/validate';
-import { connect, type Link, type Netns, type NetnsId, type Rtnl } from '../net';
-import { initialNetnsId, namespaceCandidates, openCandidate, type NamespaceCandidate } from '../lend/namespaces';
-import type { LendSession } from '../lend';
+import { connect, netnsIdKey, ownNetnsId, type Link, type Netns, type NetnsId, type Rtnl } from '../net';
+import { initialNetnsId, namespaceCandidates, openCandidate, type NamespaceCandidate } from './namespaces';
+import type { LendRecord } from '../ledger/types';
+import type { EngineContext } from './context';
 import { deviceDir, getPf, getVf, isUserspaceDriver, listPfs, listVfs, type Sysfs, type SysNetdev } from '../sriov';
-import { netnsIdKey, ownNetnsId } from '../net';
-import { pausePoint } from '../lend/failpoint';
+import { pausePoint } from './failpoint';
 
 export interface Stray {
   /** A path that reached its namespace during the scan (for messages). */
@@ -37,7 +37,7 @@ export interface StrayScan {
 }
 
 /** `exclude`: namespaces never scanned besides the initial one and ours (the homes of recorded NICs). */
-export function scanForStrays(s: LendSession, exclude: NetnsId[] = []): StrayScan {
+export function scanForStrays(s: EngineContext, exclude: NetnsId[] = []): StrayScan {
   const seen = new Set([initialNetnsId(), ownNetnsId(), ...exclude].map(netnsIdKey));
   const kept: Netns[] = [];
   const result: StrayScan = { strays: [], problems: [], skipped: s.search.skipped, close: () => kept.forEach((ns) => ns.close()) };
@@ -138,7 +138,7 @@ interface SysfsNetdev {
 }
 
 /** SR-IOV netdevs sysfs lists whose name is not a link in our namespace, by MAC. */
-function homelessSysfsNetdevs(s: LendSession): Map<string, SysfsNetdev> {
+function homelessSysfsNetdevs(s: EngineContext): Map<string, SysfsNetdev> {
   const rtnl = s.rtnl(null);
   const byMac = new Map<string, SysfsNetdev>();
   const add = (address: string, netdevs: SysNetdev[]) => {
@@ -152,4 +152,15 @@ function homelessSysfsNetdevs(s: LendSession): Map<string, SysfsNetdev> {
     for (const vf of listVfs(s.sysfs, pf.address)) if (!isUserspaceDriver(vf.driver)) add(vf.address, vf.netdevs);
   }
   return byMac;
+}
+
+/**
+ * The strays cleanup returns: found outside the homes of `homesOf` (a NIC given back to a non-initial home, a CI
+ * job's namespace, is home), minus NICs that still have a record in `recorded` (a failed give-back is reported
+ * from the ledger, not twice).
+ */
+export function strayNics(s: EngineContext, homesOf: LendRecord[], recorded: LendRecord[]): StrayScan {
+  const recordedPci = new Set(recorded.map((r) => r.identity.pciAddress).filter((p): p is string => p !== null));
+  const scan = scanForStrays(s, homesOf.map((r) => r.home.id));
+  return { ...scan, strays: scan.strays.filter((x) => !recordedPci.has(x.pciAddress)) };
 }
