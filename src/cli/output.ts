@@ -56,8 +56,10 @@ export function reasonOf(err: unknown, verbose: boolean): string {
       return oneLine(f.error.message);
     case 'Internal':
       return internalReason(f.error, verbose);
-    // a bound of ours that ran out (TimedOut) says which and how long; our own codes stay out (they are for --json)
     case 'TimedOut':
+      // a bound of ours ran out, and its sentence says which and how long
+      return verbose ? sysErrorReason(f.error, true) : f.error.message;
+    // our own codes (NOT_FOUND, BUSY) stay out of what a person reads: they are for --json
     case 'Busy':
     case 'NotFound':
     case 'Untrusted':
