@@ -60,7 +60,7 @@ async function detachOne(io: CommandIo, nicText: string, vfCount: SetNumVfsOptio
     throw new CliError(`${nicLabel(record)} is lent by ${record.owner}, not by attach; its owner gives it back (or run sriovctl cleanup)`);
   }
   const report = await giveBackRecord(io.session, record, vfCount);
-  printGiveBack(io.out, record, report);
+  printGiveBack(io.out, record, report, io.session.config.stateDir);
   return report.exitCode;
 }
 
@@ -80,7 +80,7 @@ async function detachAll(io: CommandIo, targetText: string | undefined, vfCount:
   for (const record of records) {
     try {
       const report = await giveBackRecord(io.session, record, vfCount);
-      printGiveBack(io.out, record, report);
+      printGiveBack(io.out, record, report, io.session.config.stateDir);
       codes.push(report.exitCode);
     } catch (err) {
       io.out.error(`detach ${nicLabel(record)} from ${attachTarget(record)}: ${reasonOf(err, io.globals.verbose)}`);

@@ -3,6 +3,7 @@
 import type { GiveBackResult, LendRecord, LendSession } from '../lend';
 import type { SetNumVfsOptions } from '../sriov';
 import { ExitCode } from './exit-codes';
+import { giveBackActions } from '../lend';
 import type { Output } from './output';
 
 /** Lock wait: an attach or a CNI DEL may hold the NIC for a moment. */
@@ -42,7 +43,8 @@ export function giveBackLine(record: LendRecord, report: GiveBackReport): string
   return `${nicLabel(record)}: ${OUTCOME_TEXT[r.outcome]}${as}`;
 }
 
-export function printGiveBack(out: Output, record: LendRecord, report: GiveBackReport): void {
+export function printGiveBack(out: Output, record: LendRecord, report: GiveBackReport, stateDir: string): void {
+  for (const line of giveBackActions(record, report.result, stateDir)) out.detail(line);
   out.line(giveBackLine(record, report));
   for (const note of leftToOwner(record)) out.line(`${nicLabel(record)}: left to its owner: ${note}`);
   for (const w of report.warnings) out.warn(`${nicLabel(record)}: ${w}`);

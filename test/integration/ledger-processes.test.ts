@@ -106,13 +106,20 @@ describe('lockNic in one process', () => {
     b.release();
   });
 
-  it('lock files are 0600 in locks/, name the holder while held, and survive release (never unlinked under a waiter)', () => {
+  it('lock files are 0600 in locks/, name the holder while held, survive release while the NIC has a record, and go with it', () => {
+    writeRecord(ledger, sampleRecord({ step: 'lent' }));
     const lock = lockNic(ledger, KEY, { timeoutMs: 0, holder: 'cni:abc/net1' });
     const file = path.join(tmp, 'locks', KEY + '.lock');
     expect(fs.readFileSync(file, 'utf8')).toMatch(/^held by cni:abc\/net1 since \d{4}-/);
     lock.release();
     expect(fs.statSync(file).mode & 0o777).toBe(0o600);
     expect(fs.readFileSync(file, 'utf8')).toBe('');
+    // home: the record gone, the lock file goes at the next release
+    const again = lockNic(ledger, KEY, { timeoutMs: 0 });
+    deleteRecord(ledger, KEY);
+    expect(fs.existsSync(file)).toBe(true);
+    again.release();
+    expect(fs.existsSync(file)).toBe(false);
   });
 
   it('validates its arguments', () => {
