@@ -14,6 +14,7 @@ import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, r
 import { tmpdir } from 'node:os';
 import { basename, delimiter, join } from 'node:path';
 import { CriClient } from './cri/cri-client';
+import { TeardownSteps } from '../helpers/teardown-steps';
 
 /** containerd creates shim sockets here whatever its state dir (1.6: a constant), named by a hash. */
 const SHIM_SOCKET_DIR = '/run/containerd/s';
@@ -27,6 +28,8 @@ export interface ContainerdOptions {
   sandboxImage?: string;
   /** Extra environment for containerd, inherited by every CNI plugin it execs. */
   env?: Record<string, string>;
+  /** A command that execs containerd with its argv (e.g. nsenter into a mount namespace); absolute path first. */
+  launcher?: string[];
 }
 
 /** Resolve a program on the test's PATH (containerd's own PATH will not have it). */
@@ -116,7 +119,8 @@ ${this.opts.sandboxImage ? `  sandbox_image = ${q(this.opts.sandboxImage)}\n` : 
     this.client = new CriClient(this.socket);
     const logFd = openSync(this.log, 'a');
     try {
-      this.proc = spawn(which('containerd'), ['--config', join(this.dir, 'config.toml')], {
+      const [cmd, ...args] = [...(this.opts.launcher ?? []), which('containerd'), '--config', join(this.dir, 'config.toml')];
+      this.proc = spawn(cmd, args, {
         env: { PATH: this.pathDir, ...(this.opts.env ?? {}) },
         stdio: ['ignore', logFd, logFd],
       });
@@ -194,14 +198,8 @@ ${this.opts.sandboxImage ? `  sandbox_image = ${q(this.opts.sandboxImage)}\n` : 
 
   /** Everything back as it was; never throws (failures are collected and thrown together at the end). */
   async teardown(): Promise<void> {
-    const errors: string[] = [];
-    const attempt = async (what: string, fn: () => unknown) => {
-      try {
-        await fn();
-      } catch (err) {
-        errors.push(`${what}: ${(err as Error).message}`);
-      }
-    };
+    const steps = new TeardownSteps();
+    const attempt = (what: string, fn: () => unknown) => steps.attempt(what, fn);
     if (this.proc) await attempt('removing sandboxes through the CRI', () => this.removeAllSandboxes());
     this.client.close();
     await attempt('stopping containerd', () => this.stopProcess());
@@ -210,7 +208,7 @@ ${this.opts.sandboxImage ? `  sandbox_image = ${q(this.opts.sandboxImage)}\n` : 
     await attempt('unmounting', () => this.unmountAll());
     await attempt('removing cgroups', () => removeCgroup(this.cgroupParent));
     await attempt('removing the temp dir', () => rmSync(this.dir, { recursive: true, force: true }));
-    if (errors.length) throw new Error(`containerd teardown: ${errors.join('; ')}`);
+    steps.throwIfFailed('containerd teardown');
   }
 
   private async stopProcess(): Promise<void> {

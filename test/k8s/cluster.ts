@@ -1,0 +1,456 @@
+// A one-node Kubernetes cluster a test file starts and stops itself: etcd, kube-apiserver, kube-controller-manager
+// and kube-scheduler on 127.0.0.1 (free ports), kubelet and a private containerd (test/field/containerd.ts: Debian's
+// 1.6 with its own root, state, socket and CNI dirs), certificates made at start, everything in one temp dir. The
+// node's network is Multus (thin, built from its module) delegating to Debian's bridge + host-local; the pause image
+// is the field tier's (built locally, imported: no registry). sriovctl is installed as a user installs it: its
+// installer image imported into containerd and the DaemonSet `cluster up` renders applied.
+//
+// What kubelet changes on the host besides its own dirs, and stop() puts back: the kernel tunables it sets
+// (vm.overcommit_memory, kernel.panic, kernel.panic_on_oops, vm.panic_on_oom) and its cgroup root; it is told not
+// to touch the firewall. The DaemonSet's hostPath dirs (sriovctl's default socket and state dirs) are the host's,
+// as on a real node; what of them the cluster created, stop() removes.
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { cniInstallerObjects, multusObjects, SYSTEM_NS } from '../../src/cluster/kubernetes/manifests';
+import { debianPlugin, ledgerRecords } from '../helpers/cni-run';
+import { TeardownSteps } from '../helpers/teardown-steps';
+import { Containerd, mountPoints, which } from '../field/containerd';
+import { pauseImage } from '../field/cri/pause-image';
+import { IMAGE_ARCHIVE } from '../field/packaged';
+import { componentBins, type ComponentBins } from './components';
+import { FatalWait, KubeApi } from './kube-api';
+import { kubeconfig, makePki, type Pki } from './pki';
+import { Component } from './processes';
+
+/**
+ * Host paths the installer DaemonSet mounts with DirectoryOrCreate (sriovctl's default socket and state dirs, which
+ * other sriovctl users of this machine may share, as processes on a node do, and host-local's data dir), libcni's
+ * result cache (containerd's and Multus's delegate calls), kubelet's container log links and device-plugin socket
+ * dir (fixed paths, whatever its root dir): whatever of them the cluster creates, stop() removes.
+ */
+const HOST_DIRS = ['/run/sriovctl', '/var/lib/sriovctl', '/var/lib/cni/networks', '/var/lib/cni/results', '/var/log/containers', '/var/lib/kubelet/device-plugins'];
+
+/** The outermost directory of `path` that does not exist (what creating `path` would create), or null. */
+function firstMissing(path: string): string | null {
+  let missing: string | null = null;
+  for (let p = path; p !== '/' && !existsSync(p); p = dirname(p)) missing = p;
+  return missing;
+}
+/** Kernel tunables kubelet sets at start (its KernelTunableModify behaviour): put back by stop(). */
+const KUBELET_SYSCTLS = ['vm.overcommit_memory', 'vm.panic_on_oom', 'kernel.panic', 'kernel.panic_on_oops', 'kernel.keys.root_maxkeys', 'kernel.keys.root_maxbytes'];
+/** The Debian plugins the node's primary network and the CRI use. */
+const DEBIAN_PLUGINS = ['bridge', 'host-local', 'loopback'];
+/** The cluster's service range: the `kubernetes` service gets its first address (in the API server's certificate). */
+const SERVICE_RANGE = '10.0.0.0/24';
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const port = (srv.address() as { port: number }).port;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+function sysctl(name: string): string {
+  return readFileSync(`/proc/sys/${name.replace(/\./g, '/')}`, 'utf8').trim();
+}
+
+function setSysctl(name: string, value: string): void {
+  writeFileSync(`/proc/sys/${name.replace(/\./g, '/')}`, value);
+}
+
+/** The cgroup v1 hierarchies (and v2's unified one) this machine mounts under /sys/fs/cgroup. */
+function cgroupHierarchies(): string[] {
+  const root = '/sys/fs/cgroup';
+  if (existsSync(join(root, 'cgroup.controllers'))) return [root];
+  return readdirSync(root, { withFileTypes: true })
+    .filter((e) => e.isDirectory())
+    .map((e) => join(root, e.name));
+}
+
+/** rmdir a cgroup and those below it, deepest first (their processes are gone by then). */
+function removeCgroupTree(dir: string): void {
+  if (!existsSync(dir)) return;
+  for (const e of readdirSync(dir, { withFileTypes: true })) if (e.isDirectory()) removeCgroupTree(join(dir, e.name));
+  rmdirSync(dir);
+}
+
+export class Cluster {
+  readonly dir = mkdtempSync(join(tmpdir(), 'sriovctl-k8s-'));
+  readonly nodeName = `sriovctl-k8s-${randomBytes(3).toString('hex')}`;
+  /** The node's primary network's bridge (a name of its own, removed by stop()). */
+  readonly bridge = `k8sbr${randomBytes(3).toString('hex')}`;
+  /** host-local's dataDir for the primary network. */
+  readonly primaryIpamDir = join(this.dir, 'primary-ipam');
+  readonly bins: ComponentBins;
+  readonly containerd: Containerd;
+  readonly cgroupRoot = `/${this.nodeName}`;
+  pki!: Pki;
+  api!: KubeApi;
+  etcd!: Component;
+  apiserver!: Component;
+  controllerManager!: Component;
+  scheduler!: Component;
+  kubelet!: Component;
+  private readonly sysctlsBefore = new Map<string, string>();
+  private readonly pause = pauseImage();
+  /** What the DaemonSet's hostPath volumes and kubelet will create, removed by stop(). */
+  private readonly hostDirsToRemove = HOST_DIRS.map(firstMissing).filter((d): d is string => d !== null);
+
+  private constructor() {
+    this.bins = componentBins();
+    this.containerd = new Containerd({ sandboxImage: this.pause.ref, launcher: this.inNodeMountNs() });
+  }
+
+  /** A running cluster with its node Ready and sriovctl's DaemonSet ready; on any failure all is undone. */
+  static async start(): Promise<Cluster> {
+    const c = new Cluster();
+    try {
+      await c.startAll();
+    } catch (err) {
+      const logs = c.logs();
+      await c.stop().catch((e) => console.error(`cluster stop after a failed start: ${(e as Error).message}`));
+      throw new Error(`the cluster did not start: ${(err as Error).message}\n${logs}`);
+    }
+    return c;
+  }
+
+  /**
+   * The node's mount namespace, where containerd and kubelet run: a copy of the host's whose root mount is shared,
+   * as on a systemd host. Here PID 1 is not systemd and / is private, and containerd 1.6 refuses a container with a
+   * HostToContainer mount (the installer DaemonSet's /var/run/netns) whose source lies on a private mount: it looks
+   * the literal path up in mountinfo, and /var/run is a symlink, so it finds / rather than the shared /run/netns.
+   * The copy keeps the host's /run/netns in its peer group, so pod netns bind mounts reach the host (and `ip -n`).
+   */
+  private get mountNsFile(): string {
+    return this.path('node-mnt-ns');
+  }
+
+  private inNodeMountNs(): string[] {
+    return [which('nsenter'), `--mount=${this.mountNsFile}`, '--'];
+  }
+
+  private makeNodeMountNs(): void {
+    // iproute2 makes /run/netns a shared mount of its own the first time it adds a namespace
+    const probe = `k8s${randomBytes(4).toString('hex')}`;
+    execFileSync('ip', ['netns', 'add', probe], { stdio: 'pipe' });
+    execFileSync('ip', ['netns', 'del', probe], { stdio: 'pipe' });
+    writeFileSync(this.mountNsFile, '');
+    execFileSync('unshare', [`--mount=${this.mountNsFile}`, '--propagation', 'unchanged', 'true'], { stdio: 'pipe' });
+    execFileSync('nsenter', [`--mount=${this.mountNsFile}`, '--', 'mount', '--make-shared', '/'], { stdio: 'pipe' });
+  }
+
+  private path(...p: string[]): string {
+    return join(this.dir, ...p);
+  }
+
+  private async startAll(): Promise<void> {
+    for (const name of KUBELET_SYSCTLS) this.sysctlsBefore.set(name, sysctl(name));
+    this.makeNodeMountNs();
+    this.pki = makePki(this.path('pki'), this.nodeName);
+    const [etcdClient, etcdPeer, apiPort, kubeletPort] = [await freePort(), await freePort(), await freePort(), await freePort()];
+    const server = `https://127.0.0.1:${apiPort}`;
+    this.api = new KubeApi(server, this.pki.ca.cert, this.pki.admin);
+    const adminConfig = this.path('admin.kubeconfig');
+    writeFileSync(adminConfig, kubeconfig(server, this.pki.ca.cert, this.pki.admin));
+    const kubeletConfig = this.path('kubelet.kubeconfig');
+    writeFileSync(kubeletConfig, kubeconfig(server, this.pki.ca.cert, this.pki.kubeletClient));
+
+    this.etcd = new Component('etcd', [
+      this.bins.etcd,
+      '--name=node',
+      `--data-dir=${this.path('etcd')}`,
+      `--listen-client-urls=http://127.0.0.1:${etcdClient}`,
+      `--advertise-client-urls=http://127.0.0.1:${etcdClient}`,
+      `--listen-peer-urls=http://127.0.0.1:${etcdPeer}`,
+      `--initial-advertise-peer-urls=http://127.0.0.1:${etcdPeer}`,
+      `--initial-cluster=node=http://127.0.0.1:${etcdPeer}`,
+      // a throwaway store on a shared machine: no fsync per write
+      '--unsafe-no-fsync',
+    ], this.path('etcd.log'));
+    this.etcd.start();
+
+    const pki = this.pki;
+    this.apiserver = new Component('kube-apiserver', [
+      this.bins.kubeApiserver,
+      `--etcd-servers=http://127.0.0.1:${etcdClient}`,
+      '--bind-address=127.0.0.1',
+      '--advertise-address=127.0.0.1',
+      `--secure-port=${apiPort}`,
+      `--tls-cert-file=${pki.apiServer.cert}`,
+      `--tls-private-key-file=${pki.apiServer.key}`,
+      `--client-ca-file=${pki.ca.cert}`,
+      `--kubelet-client-certificate=${pki.admin.cert}`,
+      `--kubelet-client-key=${pki.admin.key}`,
+      '--service-account-issuer=https://kubernetes.default.svc',
+      `--service-account-key-file=${pki.serviceAccount.pub}`,
+      `--service-account-signing-key-file=${pki.serviceAccount.key}`,
+      `--service-cluster-ip-range=${SERVICE_RANGE}`,
+      '--authorization-mode=Node,RBAC',
+      // the installer DaemonSet's daemon container is privileged
+      '--allow-privileged=true',
+      // the `kubernetes` service's endpoint would be 127.0.0.1, which endpoint validation refuses; no pod here needs it
+      '--endpoint-reconciler-type=none',
+      '--profiling=false',
+    ], this.path('kube-apiserver.log'));
+    this.apiserver.start();
+    await this.api.waitFor('the API server to be ready', async () => ((await this.api.get('/readyz')) === 'ok' ? true : undefined));
+
+    this.controllerManager = new Component('kube-controller-manager', [
+      this.bins.kubeControllerManager,
+      `--kubeconfig=${adminConfig}`,
+      '--leader-elect=false',
+      '--secure-port=0',
+      `--service-account-private-key-file=${pki.serviceAccount.key}`,
+      `--root-ca-file=${pki.ca.cert}`,
+      `--flex-volume-plugin-dir=${this.path('controller-flex-volumes')}`,
+      '--use-service-account-credentials=false',
+      '--profiling=false',
+    ], this.path('kube-controller-manager.log'));
+    this.controllerManager.start();
+    this.scheduler = new Component('kube-scheduler', [
+      this.bins.kubeScheduler,
+      `--kubeconfig=${adminConfig}`,
+      '--leader-elect=false',
+      '--secure-port=0',
+      '--profiling=false',
+    ], this.path('kube-scheduler.log'));
+    this.scheduler.start();
+
+    await this.startNodeRuntime(adminConfig);
+    this.kubelet = new Component('kubelet', [
+      ...this.inNodeMountNs(),
+      this.bins.kubelet,
+      `--config=${this.writeKubeletConfig(kubeletPort)}`,
+      `--kubeconfig=${kubeletConfig}`,
+      `--root-dir=${this.path('kubelet')}`,
+      `--cert-dir=${this.path('kubelet', 'pki')}`,
+      `--hostname-override=${this.nodeName}`,
+      '--v=2',
+    ], this.path('kubelet.log'));
+    this.kubelet.start();
+    await this.waitNodeReady();
+    await this.api.waitFor('the default service account', () => this.api.find('/api/v1/namespaces/default/serviceaccounts/default').then((sa) => sa ?? undefined));
+    await this.installSriovctl();
+  }
+
+  /** The pause image's reference: the sandboxes' image and the test pods' only container. */
+  get pauseRef(): string {
+    return this.pause.ref;
+  }
+
+  /**
+   * The records of the node's ledger (sriovctl's default state dir, the DaemonSet's hostPath) that name `mac`: the
+   * ledger is the host's, and other sriovctl users of this machine may hold records of their own NICs in it.
+   */
+  recordsOf(mac: string): any[] {
+    const forms = [mac.toLowerCase(), mac.toLowerCase().replace(/:/g, '')];
+    return ledgerRecords('/var/lib/sriovctl').filter((r) => forms.some((f) => JSON.stringify(r).toLowerCase().includes(f)));
+  }
+
+  /** containerd, the pause image, the CNI bin dir (Debian's plugins, Multus) and Multus's conf as the node's network. */
+  private async startNodeRuntime(adminConfig: string): Promise<void> {
+    const c = this.containerd;
+    await c.start();
+    c.ctr('images', 'import', this.pause.archive);
+    for (const p of DEBIAN_PLUGINS) symlinkSync(debianPlugin(p), join(c.binDir, p));
+    copyFileSync(this.bins.multus, join(c.binDir, 'multus'));
+    mkdirSync(this.primaryIpamDir);
+    const multusConf = {
+      cniVersion: '1.0.0',
+      name: 'multus-cni-network',
+      type: 'multus',
+      kubeconfig: adminConfig,
+      cniDir: this.path('multus-cache'),
+      binDir: c.binDir,
+      logFile: this.path('multus.log'),
+      logLevel: 'debug',
+      delegates: [
+        {
+          cniVersion: '1.0.0',
+          name: 'primary',
+          plugins: [
+            {
+              type: 'bridge',
+              bridge: this.bridge,
+              // no host routes, masquerading or firewall rules: the pods need no way out of the node
+              isGateway: false,
+              ipMasq: false,
+              ipam: { type: 'host-local', dataDir: this.primaryIpamDir, ranges: [[{ subnet: '10.244.0.0/24' }]] },
+            },
+          ],
+        },
+      ],
+    };
+    writeFileSync(join(c.confDir, '00-multus.conf'), JSON.stringify(multusConf, null, 2));
+  }
+
+  private writeKubeletConfig(port: number): string {
+    const file = this.path('kubelet-config.json');
+    // the cgroup root must exist in every hierarchy; cpuset's needs the parent's cpus and mems to take processes
+    for (const h of cgroupHierarchies()) {
+      const d = join(h, this.cgroupRoot);
+      mkdirSync(d, { recursive: true });
+      for (const f of ['cpuset.cpus', 'cpuset.mems']) if (existsSync(join(h, f))) writeFileSync(join(d, f), readFileSync(join(h, f)));
+    }
+    writeFileSync(
+      file,
+      JSON.stringify({
+        apiVersion: 'kubelet.config.k8s.io/v1beta1',
+        kind: 'KubeletConfiguration',
+        address: '127.0.0.1',
+        port,
+        readOnlyPort: 0,
+        healthzPort: 0,
+        authentication: { anonymous: { enabled: false }, webhook: { enabled: false }, x509: { clientCAFile: this.pki.ca.cert } },
+        authorization: { mode: 'AlwaysAllow' },
+        tlsCertFile: this.pki.kubeletServing.cert,
+        tlsPrivateKeyFile: this.pki.kubeletServing.key,
+        // these machines: cgroup v1 hybrid, PID 1 not systemd
+        cgroupDriver: 'cgroupfs',
+        cgroupRoot: this.cgroupRoot,
+        failCgroupV1: false,
+        failSwapOn: false,
+        // the host's firewall is not this node's: no KUBE-FIREWALL, hint or canary chains
+        makeIPTablesUtilChains: false,
+        containerRuntimeEndpoint: `unix://${this.containerd.socket}`,
+        podLogsDir: this.path('pod-logs'),
+        volumePluginDir: this.path('kubelet', 'volume-plugins'),
+        // a shared machine's disk and memory are not this node's to guard
+        evictionHard: { 'memory.available': '1Mi', 'nodefs.available': '1%', 'imagefs.available': '1%', 'nodefs.inodesFree': '1%' },
+        imageGCHighThresholdPercent: 100,
+        imageGCLowThresholdPercent: 99,
+      }),
+    );
+    return file;
+  }
+
+  private async waitNodeReady(): Promise<void> {
+    await this.api.waitFor(
+      `node ${this.nodeName} Ready`,
+      async () => {
+        if (!this.kubelet.running) throw new Error(`kubelet exited:\n${this.kubelet.logTail()}`);
+        const node = await this.api.find(`/api/v1/nodes/${this.nodeName}`);
+        const ready = node?.status?.conditions?.find((c: any) => c.type === 'Ready');
+        return ready?.status === 'True' ? node : undefined;
+      },
+      240_000,
+    );
+  }
+
+  /** The installer image imported into containerd and the DaemonSet `cluster up` renders applied; its pod Ready. */
+  private async installSriovctl(): Promise<void> {
+    this.containerd.ctr('images', 'import', '--all-platforms', IMAGE_ARCHIVE);
+    const cni = { binDir: this.containerd.binDir, confDir: this.containerd.confDir };
+    const objects = cniInstallerObjects({ pfNames: [], driver: null, cni, sriovCniName: 'sriov' });
+    for (const obj of objects) await this.api.create(obj);
+    // Installed once the init container (the image's install-cni) has run. The main container (`sriovctl daemon`)
+    // is not waited for: under this kubelet and containerd it exits at start with "EACCES: permission denied, stat
+    // '/proc/1/ns/user'" (see test/k8s/FINDINGS.md), so the shim serves every call through its one-shot fallback.
+    await this.api.waitFor(
+      "sriovctl's installer (the DaemonSet's init container) done",
+      async () => {
+        const pods = await this.api.get(`/api/v1/namespaces/${SYSTEM_NS}/pods?labelSelector=app%3Dsriovctl-cni-installer`);
+        const done = pods.items.find((p: any) => p.status?.initContainerStatuses?.[0]?.state?.terminated);
+        if (!done) return undefined;
+        const end = done.status.initContainerStatuses[0].state.terminated;
+        if (end.exitCode !== 0) throw new FatalWait(`the installer exited ${end.exitCode}: ${JSON.stringify(end)}`);
+        return existsSync(join(this.containerd.binDir, 'sriovctl-cni')) ? true : undefined;
+      },
+      240_000,
+    );
+  }
+
+  /** The NetworkAttachmentDefinition CRD (the one `cluster up` applies with Multus) and its establishment. */
+  async applyNadCrd(): Promise<void> {
+    const crd = multusObjects({ pfNames: [], driver: null, cni: { binDir: '', confDir: '' } }).find((o) => o.kind === 'CustomResourceDefinition')!;
+    await this.api.create(crd);
+    const name = (crd.metadata as { name: string }).name;
+    await this.api.waitFor('the NAD CRD established', async () => {
+      const got = await this.api.get(`/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`);
+      return got.status?.conditions?.some((c: any) => c.type === 'Established' && c.status === 'True') ? true : undefined;
+    });
+  }
+
+  /** crictl against the node's containerd (what a failure message shows of the node). */
+  crictl(...args: string[]): string {
+    return execFileSync(this.bins.crictl, ['--runtime-endpoint', `unix://${this.containerd.socket}`, ...args], { encoding: 'utf8', stdio: 'pipe' });
+  }
+
+  /** The logs of every component, tail of each (for failure messages). */
+  logs(lines = 25): string {
+    return [this.etcd, this.apiserver, this.controllerManager, this.scheduler, this.kubelet]
+      .filter(Boolean)
+      .map((c) => `--- ${c.name}\n${c.logTail(lines)}`)
+      .concat(`--- containerd\n${this.containerd.logTail(lines)}`, this.podLogs(lines))
+      .join('\n');
+  }
+
+  /** The tail of every container log kubelet wrote (podLogsDir/<ns>_<pod>_<uid>/<container>/<n>.log). */
+  podLogs(lines = 25): string[] {
+    const root = this.path('pod-logs');
+    if (!existsSync(root)) return [];
+    const out: string[] = [];
+    for (const pod of readdirSync(root))
+      for (const ctr of readdirSync(join(root, pod)))
+        for (const f of readdirSync(join(root, pod, ctr))) {
+          const text = readFileSync(join(root, pod, ctr, f), 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
+          out.push(`--- ${pod}/${ctr}/${f}\n${text}`);
+        }
+    return out;
+  }
+
+  /**
+   * Everything back as it was; every step is tried, failures are collected and thrown together. Pods still in the
+   * API are deleted gracefully first, so their CNI DELs run as kubelet runs them.
+   */
+  async stop(): Promise<void> {
+    const steps = new TeardownSteps();
+    const attempt = (what: string, fn: () => unknown) => steps.attempt(what, fn);
+    if (this.kubelet?.running && this.apiserver?.running) await attempt('deleting pods', () => this.deleteAllPods());
+    await attempt('stopping kubelet', () => this.kubelet?.stop());
+    // a sandbox whose CNI DEL keeps failing keeps its netns: containerd's teardown removes what it is told of
+    await attempt('listing the sandboxes\' netns', async () => {
+      if (!this.containerd.running) return;
+      for (const sb of await this.containerd.cri.listPodSandbox()) this.containerd.trackNetns((await this.containerd.cri.podSandboxStatus(sb.id)).netnsPath);
+    });
+    await attempt('containerd teardown', () => this.containerd.teardown());
+    for (const c of [this.scheduler, this.controllerManager, this.apiserver, this.etcd]) await attempt(`stopping ${c?.name}`, () => c?.stop());
+    await attempt('removing the cgroup root', () => {
+      for (const h of cgroupHierarchies()) removeCgroupTree(join(h, this.cgroupRoot));
+    });
+    await attempt('restoring sysctls', () => {
+      for (const [name, value] of this.sysctlsBefore) if (sysctl(name) !== value) setSysctl(name, value);
+    });
+    await attempt('removing the bridge', () => {
+      if (existsSync(`/sys/class/net/${this.bridge}`)) execFileSync('ip', ['link', 'del', this.bridge], { stdio: 'pipe' });
+    });
+    await attempt('removing the DaemonSet host dirs', () => {
+      for (const d of this.hostDirsToRemove) rmSync(d, { recursive: true, force: true });
+    });
+    await attempt('releasing the node mount namespace', () => {
+      if (mountPoints().includes(this.mountNsFile)) execFileSync('umount', [this.mountNsFile], { stdio: 'pipe' });
+    });
+    await attempt('unmounting what kubelet left (pod volumes)', () => {
+      const mine = mountPoints().filter((m) => m.startsWith(this.dir + '/'));
+      for (const m of mine.sort((a, b) => b.length - a.length)) execFileSync('umount', ['-l', m], { stdio: 'pipe' });
+    });
+    await attempt('removing the temp dir', () => rmSync(this.dir, { recursive: true, force: true }));
+    steps.throwIfFailed('cluster stop');
+  }
+
+  /** Delete every pod in every namespace gracefully and wait until the API holds none (kubelet ran their DELs). */
+  private async deleteAllPods(): Promise<void> {
+    // the DaemonSet would recreate its pod: it goes first
+    await this.api.call('DELETE', `/apis/apps/v1/namespaces/${SYSTEM_NS}/daemonsets/sriovctl-cni-installer`).catch(() => undefined);
+    for (const ns of ['default', SYSTEM_NS]) await this.api.call('DELETE', `/api/v1/namespaces/${ns}/pods`).catch(() => undefined);
+    await this.api.waitFor('every pod gone', async () => ((await this.api.get('/api/v1/pods')).items.length === 0 ? true : undefined), 120_000);
+  }
+}
