@@ -2,7 +2,7 @@
 // kernel drops a flock when its holder dies, so a crashed process never leaves a NIC locked.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { SysError } from '../errors';
+import { BusyError, SysError, type BusyHolder } from '../errors';
 import { lockFile, removeLockFileIfFree, UnusableLockFile } from '../fs/file-lock';
 import { assertRecordKey } from './keys';
 import { locksDir, recordPath, type Ledger } from './store';
@@ -156,5 +156,13 @@ function busyError(key: string, who: LockHolder, wait: { waitedMs: number; timeo
     ? `another call of this process (pid ${process.pid}) holds its lock`
     : `another sriovctl operation holds its lock${who.holder ? ` (${who.holder})` : ''}`;
   const waited = wait ? ` (waited ${wait.waitedMs} ms of ${wait.timeoutMs} ms)` : '';
-  return new SysError(`NIC ${key} is busy: ${holder}${waited}`, { code: 'BUSY', op: 'ledger lock' });
+  return new BusyError(`NIC ${key} is busy: ${holder}${waited}`, 'ledger lock', lockHolderOf(who));
+}
+
+/** The holder line ("held by pid 42 [on host] since …", file-lock.ts) read once into a BusyHolder. */
+function lockHolderOf(who: LockHolder): BusyHolder {
+  if (who.here) return { kind: 'lock', pid: process.pid, host: null, here: true };
+  const pid = /\bpid (\d+)/.exec(who.holder);
+  const host = /\bpid \d+ on (\S+)/.exec(who.holder);
+  return { kind: 'lock', pid: pid ? Number(pid[1]) : null, host: host ? host[1] : null, here: false };
 }

@@ -7,6 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isSysError } from '../../src/errors';
 import { deleteRecord, lockNic, openLedger, readRecord, recordsOfOwner, scanRecords, writeRecord, type Ledger } from '../../src/ledger';
 import { sampleRecord } from '../helpers/ledger-record';
+import { failureOf } from '../../src/lend';
 import { killChild, spawnTs, waitForExit, waitForLine } from '../helpers/ts-child';
 
 const CHILD = path.join(__dirname, 'ledger-child.ts');
@@ -40,7 +41,7 @@ describe('lockNic across processes', () => {
     const loser = child('lock', tmp, KEY, '300', 'exclusive', '0');
     const line = await waitForLine(loser, /^BUSY/);
     expect(line).toMatch(new RegExp(`NIC ${KEY} is busy`));
-    expect(line).toMatch(new RegExp(`held by child ${holder.pid}`));
+    expect(line).toMatch(new RegExp(`held by pid ${holder.pid} on child-host`));
     expect(line).toMatch(/waited \d+ ms of 300 ms/);
     const waited = Number(/waited (\d+) ms/.exec(line)![1]);
     expect(waited).toBeGreaterThanOrEqual(250);
@@ -51,6 +52,8 @@ describe('lockNic across processes', () => {
     } catch (err) {
       expect(isSysError(err, 'BUSY')).toBe(true);
       expect((err as Error).message).toMatch(/waited \d+ ms of 0 ms/);
+      // the holder read once, as data: whoever maps the failure does not parse the sentence again
+      expect(failureOf(err)).toMatchObject({ kind: 'Busy', holder: { kind: 'lock', pid: holder.pid, host: 'child-host', here: false } });
     }
   });
 
