@@ -49,3 +49,20 @@ export class InvalidArgument extends TypeError {
     this.name = 'InvalidArgument';
   }
 }
+
+/** Who keeps a NIC from us: a call holding its lock (its pid, and host when it wrote one), or a record's owner. */
+export type BusyHolder =
+  | { kind: 'lock'; pid: number | null; host: string | null; here: boolean }
+  | { kind: 'owner'; owner: string }
+  | { kind: 'unknown' };
+
+/** A 'BUSY' SysError that says, as data, who holds what it wanted. */
+export class BusyError extends SysError {
+  constructor(
+    message: string,
+    op: string,
+    readonly holder: BusyHolder,
+  ) {
+    super(message, { code: 'BUSY', op });
+  }
+}

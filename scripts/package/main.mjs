@@ -1,5 +1,5 @@
 // `npm run package`: the self-contained executables (dist/pkg/sriovctl-linux-amd64, -arm64), the native CNI shims
-// (sriovctl-cni-shim-linux-amd64, -arm64) and the daemon's systemd unit, their SHA256SUMS, and the multi-arch
+// (sriovctl-cni-shim-linux-amd64, -arm64), the daemon's systemd unit and the man pages, their SHA256SUMS, and the multi-arch
 // installer image as one OCI archive. Prints each file's size and the wall time.
 import { createHash } from 'node:crypto';
 import { copyFileSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -38,8 +38,14 @@ const executables = await Promise.all(
 );
 const unit = join(OUT, basename(DAEMON_UNIT));
 copyFileSync(DAEMON_UNIT, unit);
+// the man pages (made from the command definitions by `npm run docs`), to go beside the executable
+const manPages = ['sriovctl.1', 'sriovctl-cni.8'].map((page) => {
+  const out = join(OUT, page);
+  copyFileSync(join(ROOT, 'man', page), out);
+  return out;
+});
 const image = buildImage(Object.fromEntries(ARCHES.map((a, i) => [a, executables[i]])), version, join(WORK, 'image'));
-const files = [...executables, ...shims, unit, image];
+const files = [...executables, ...shims, unit, ...manPages, image];
 writeFileSync(join(OUT, 'SHA256SUMS'), files.map((f) => `${sha256(f)}  ${basename(f)}\n`).join(''));
 rmSync(WORK, { recursive: true, force: true });
 

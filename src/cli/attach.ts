@@ -13,6 +13,7 @@ import { reasonOf } from './output';
 import { releaseTarget, resolveTarget } from './targets';
 import { createVfs, planVfs, refuseVfCountChange, type VfPlan } from './vf-plan';
 import { counted } from '../util/plural';
+import { lendActions } from '../lend';
 
 interface AttachOptions {
   as?: string;
@@ -103,7 +104,7 @@ async function createVfsOrGiveBack(io: CommandIo, record: LendRecord, owner: Own
   }
 }
 
-/** -v: each step the engine recorded, one per line. */
+/** -v: what was done, one line per step the engine recorded. */
 function printSteps(io: CommandIo, record: LendRecord): void {
-  for (const h of record.history) io.out.detail(`${h.step}${h.note ? ` (${h.note})` : ''}`);
+  for (const line of lendActions(record, io.session.config.stateDir)) io.out.detail(line);
 }

@@ -9,6 +9,8 @@ import { nestingDepth, type GiveBackResult, type LendRecord, type Stray, type St
 import type { CommandIo, CommandKit } from './command-kit';
 import { readLedger } from './ledger-view';
 import { ExitCode } from './exit-codes';
+import { giveBackActions, removeLocksOfHomeNics } from '../lend';
+import { counted } from '../util/plural';
 import { giveBackRecord, worst } from './give-back';
 import { reasonOf } from './output';
 import { vfCountBoundsOf, vfioWaitOption } from './vfio-wait';
@@ -73,7 +75,11 @@ async function act(io: CommandIo, vfCount: SetNumVfsOptions): Promise<CleanupEnt
 
   // 1. finish what crashed half-way, and VF counts an earlier give-back could not put back
   const recovered = await io.session.recover({ vfCount });
-  for (const res of recovered.results) entries.push(ledgerEntryOf(before.get(res.key), res));
+  for (const res of recovered.results) {
+    const record = before.get(res.key);
+    if (record) for (const line of giveBackActions(record, res, io.session.config.stateDir)) io.out.detail(line);
+    entries.push(ledgerEntryOf(record, res));
+  }
   for (const f of recovered.failures) entries.push(failedLedgerEntry(before.get(f.key), f.key, f.error));
   entries.push(...recovered.corrupt.map(corruptEntry));
 
@@ -88,6 +94,7 @@ async function act(io: CommandIo, vfCount: SetNumVfsOptions): Promise<CleanupEnt
   for (const record of lent) {
     try {
       const report = await giveBackRecord(io.session, record, vfCount);
+      for (const line of giveBackActions(record, report.result, io.session.config.stateDir)) io.out.detail(line);
       entries.push(ledgerEntry(record, { ...report.result, warnings: report.warnings }));
     } catch (err) {
       entries.push(failedLedgerEntry(record, record.key, reasonOf(err, io.globals.verbose)));
@@ -102,6 +109,9 @@ async function act(io: CommandIo, vfCount: SetNumVfsOptions): Promise<CleanupEnt
   } finally {
     scan.close();
   }
+  // 4. the lock files of NICs that are home (older versions never removed them)
+  const locks = removeLocksOfHomeNics(io.session.ledger);
+  if (locks > 0) io.out.detail(`removed the lock files of ${counted(locks, 'NIC')} that are home`);
   return entries;
 }
 

@@ -1,7 +1,9 @@
 // `sriovctl cluster up|down|status` and `sriovctl demo`: commander wiring and output only; the orchestrator is
 // src/cluster. Progress goes to stderr (one line per step, -v each action, -q errors only); results and --json
 // go to stdout.
-import { resolve } from 'node:path';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import { isSysError, SysError } from '../errors';
 import { readClusterFile, type ClusterFile } from '../cluster/orchestration/cluster-file';
@@ -17,6 +19,7 @@ import { clusterStatus } from '../cluster/orchestration/status';
 import { toolRunner } from '../cluster/tools/run-tool';
 import { assertClusterName, PROVIDER_NAMES, type ProviderContext, type ProviderName } from '../cluster/types';
 import { clusterUp, UP_DEFAULTS, UpFailed, type UpOptions, type UpSummary } from '../cluster/orchestration/up';
+import { openSession } from '../lend';
 import { pluginAliasProblem } from '../install/installed-names';
 import { parseCount, parseSeconds } from './arguments';
 import type { CommandIo, CommandKit } from './command-kit';
@@ -113,7 +116,7 @@ export function registerClusterCommands(program: Command, kit: CommandKit): void
     cluster
       .command('up')
       .description('create a cluster (1 server, n agents), lend one PF to each agent and create its VFs')
-      .option('-f, --file <cluster.yaml>', 'read the cluster from this file (flags override it; see README)')
+      .option('-f, --file <cluster.yaml>', 'read the cluster from this file (flags override it; see docs/cluster.md)')
       .option('--agents <n>', `number of agents (one PF each; default: ${UP_DEFAULTS.agents})`, parseCount)
       .option('--vfs <n>', `VFs to create on each agent (default: ${UP_DEFAULTS.vfs})`, parseCount)
       .option('--pf <nic...>', 'PFs to use, in agent order (names or PCI addresses; default: pick eligible ones)')
@@ -124,7 +127,7 @@ export function registerClusterCommands(program: Command, kit: CommandKit): void
       .option('--reserved-cpus <list>', `CPUs the kubelet keeps for the system on agents (static CPU manager; default: ${UP_DEFAULTS.reservedCpus})`)
       .option('--registry-port <port>', `host port of the k3d registry (default: ${K3D_DEFAULTS.registryPort})`, parsePort)
       .option('--primary-cni <file|url>', "k3d/kind: a primary CNI manifest instead of the provider's built-in network (flannel, kindnet)")
-      .option('--images <dir>', 'k3d/kind: image archives to import into the nodes (one tar per image, see README)')
+      .option('--images <dir>', 'k3d/kind: image archives to import into the nodes (one tar per image, see docs/cluster.md)')
       .option('--airgap', 'k3d/kind: never use the network; every image comes from --images or the cache of an earlier run')
       .option('--simulate', 'local: use simulated NICs even when real SR-IOV PFs exist')
       .option('--no-simulate', 'local: never simulate NICs (fail when there are no PFs)')
@@ -328,11 +331,30 @@ async function status(io: CommandIo, kit: CommandKit, o: CommonOpts & { name: st
 }
 
 async function demo(io: CommandIo, kit: CommandKit, json: boolean): Promise<ExitCode> {
-  const ctx = contextFor(io, kit);
-  const report = await runDemo(ctx);
-  if (json) io.out.json(report);
-  else printDemo(io, report);
-  return report.ok ? ExitCode.ok : ExitCode.failed;
+  // `npm start` on a machine that never ran sriovctl leaves no state dir behind: the demo's own, unless one is given
+  const own = io.globals.stateDir === undefined && !process.env.SRIOVCTL_STATE_DIR ? demoStateDir(io) : null;
+  const session = own ? openSession({ ...io.session.config, stateDir: own }, { keepHandles: true }) : io.session;
+  let ok = false;
+  try {
+    const report = await runDemo(contextFor({ ...io, session }, kit));
+    ok = report.ok;
+    if (json) io.out.json(report);
+    else printDemo(io, report);
+    return report.ok ? ExitCode.ok : ExitCode.failed;
+  } finally {
+    if (own) {
+      session.close();
+      // a failed demo may have left something lent: its records stay, for cleanup to give it back
+      if (ok) rmSync(own, { recursive: true, force: true });
+      else io.out.warn(`the demo's state dir is kept: ${own} (sriovctl --state-dir ${own} cleanup)`);
+    }
+  }
+}
+
+function demoStateDir(io: CommandIo): string {
+  const dir = mkdtempSync(join(tmpdir(), 'sriovctl-demo-'));
+  io.out.detail(`state dir ${dir} (removed at the end)`);
+  return dir;
 }
 
 function printDemo(io: CommandIo, r: DemoReport): void {
@@ -347,7 +369,7 @@ function printDemo(io: CommandIo, r: DemoReport): void {
         n.lentTo,
         look(n.before),
         look(n.after),
-        n.back ? `yes${n.homeAfterMs !== null ? ` (${Math.round(n.homeAfterMs)} ms after down)` : ''}` : 'NO',
+        n.back ? `yes${n.homeAfterMs !== null ? ` (${n.homeBy}: ${Math.round(n.homeAfterMs)} ms)` : ''}` : 'NO',
       ]),
     ),
   );

@@ -1,10 +1,10 @@
 // `sriovctl detach <nic> | --all [--target <target>]`: give back what `attach` lent, to the home recorded at
 // attach time (which may be a CI job's namespace), by the record — never by what the caller remembers.
 import type { Command } from 'commander';
-import { describeSpec, ownerOf, type LendRecord, type LendSession, type NamespaceSpec } from '../lend';
+import { describeSpec, ownerOf, type GiveBackOptions, type LendRecord, type LendSession, type NamespaceSpec, type RecordGiveBack } from '../lend';
 import type { CommandIo, CommandKit } from './command-kit';
 import { CliError, ExitCode, usageError } from './exit-codes';
-import { giveBackRecord, nicLabel, printGiveBack, worst } from './give-back';
+import { giveBackOptions, giveBackRecord, nicLabel, printGiveBack, reportOf, worst } from './give-back';
 import { resolveNic } from './nics';
 import { reasonOf } from './output';
 import { releaseTarget, resolveTarget } from './targets';
@@ -60,42 +60,49 @@ async function detachOne(io: CommandIo, nicText: string, vfCount: SetNumVfsOptio
     throw new CliError(`${nicLabel(record)} is lent by ${record.owner}, not by attach; its owner gives it back (or run sriovctl cleanup)`);
   }
   const report = await giveBackRecord(io.session, record, vfCount);
-  printGiveBack(io.out, record, report);
+  printGiveBack(io.out, record, report, io.session.config.stateDir);
   return report.exitCode;
 }
 
 async function detachAll(io: CommandIo, targetText: string | undefined, vfCount: SetNumVfsOptions): Promise<ExitCode> {
-  let records = io.session.findRecords({ owner: { kind: 'attach' } });
-  if (targetText !== undefined) {
-    const target = await lentTo(io.session, targetText);
-    records = target.records;
+  const opts = giveBackOptions(vfCount);
+  let outcomes: RecordGiveBack[];
+  if (targetText === undefined) {
+    outcomes = await io.session.giveBackOwnedBy({ kind: 'attach' }, opts);
+  } else {
+    const lent = await giveBackLentTo(io.session, targetText, opts);
+    outcomes = lent.outcomes;
     // a target that exists nowhere and was never attached to is a typo, not an empty answer
-    if (records.length === 0 && target.unresolved) throw target.unresolved;
+    if (outcomes.length === 0 && lent.unresolved) throw lent.unresolved;
   }
-  if (records.length === 0) {
+  if (outcomes.length === 0) {
     io.out.line(targetText ? `nothing is lent to ${targetText}` : 'nothing is lent by attach');
     return ExitCode.ok;
   }
   const codes: ExitCode[] = [];
-  for (const record of records) {
-    try {
-      const report = await giveBackRecord(io.session, record, vfCount);
-      printGiveBack(io.out, record, report);
-      codes.push(report.exitCode);
-    } catch (err) {
-      io.out.error(`detach ${nicLabel(record)} from ${attachTarget(record)}: ${reasonOf(err, io.globals.verbose)}`);
+  for (const { record, result, failure } of outcomes) {
+    if (failure) {
+      io.out.error(`detach ${nicLabel(record)} from ${attachTarget(record)}: ${reasonOf(failure.error, io.globals.verbose)}`);
       codes.push(ExitCode.failed);
+      continue;
     }
+    const report = reportOf(result);
+    printGiveBack(io.out, record, report, io.session.config.stateDir);
+    codes.push(report.exitCode);
   }
   return worst(codes);
 }
 
 /**
- * The records attach lent to `targetText`: attached under that very text, or lent to the same namespace however it
- * was typed. A target that no longer resolves (its container is gone) still matches by text; `unresolved` says why
- * it did not resolve.
+ * Give back what attach lent to `targetText`: attached under that very text, or lent to the same namespace however
+ * it was typed. A target that no longer resolves (its container is gone) still matches by text; `unresolved` says
+ * why it did not resolve.
  */
-async function lentTo(s: LendSession, targetText: string): Promise<{ records: LendRecord[]; unresolved: CliError | null }> {
+async function giveBackLentTo(
+  s: LendSession,
+  targetText: string,
+  opts: GiveBackOptions,
+): Promise<{ outcomes: RecordGiveBack[]; unresolved: CliError | null }> {
   let target: NamespaceSpec | null = null;
   let unresolved: CliError | null = null;
   try {
@@ -105,9 +112,9 @@ async function lentTo(s: LendSession, targetText: string): Promise<{ records: Le
     unresolved = err;
   }
   try {
-    const found = s.recordsLentTo({ kind: 'attach' }, target, { kind: 'attach', target: targetText });
-    if (target && found.unresolved !== null) unresolved = new CliError(`namespace ${describeSpec(target)} is gone (${found.unresolved})`);
-    return { records: found.records, unresolved };
+    const lent = await s.giveBackLentTo({ kind: 'attach' }, target, { kind: 'attach', target: targetText }, opts);
+    if (target && lent.unresolved !== null) unresolved = new CliError(`namespace ${describeSpec(target)} is gone (${lent.unresolved})`);
+    return { outcomes: lent.outcomes, unresolved };
   } finally {
     if (target) releaseTarget(target);
   }

@@ -23,6 +23,10 @@ export const EXAMPLES: Readonly<Record<string, readonly [string, string][]>> = {
     ['sriovctl status', 'a table of lent NICs'],
     ['sriovctl status --json', 'the same for scripts'],
   ],
+  nics: [
+    ['sriovctl nics', "every SR-IOV PF and VF: driver, VF count, link, the uplink, where each is lent"],
+    ['sriovctl nics --json', 'the same for scripts'],
+  ],
   vfs: [
     ['sriovctl vfs enp3s0f1', "the PF's VFs"],
     ['sriovctl vfs enp3s0f1 8 --driver vfio-pci', 'like `echo 8 > sriov_numvfs`, then bind them to vfio-pci'],

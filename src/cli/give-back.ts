@@ -1,8 +1,9 @@
 // Giving back one record from the CLI (detach, cleanup): the engine undoes everything from the record (a VF count
 // included); this file says how it went, one line per NIC.
-import type { GiveBackResult, LendRecord, LendSession } from '../lend';
+import type { GiveBackOptions, GiveBackResult, LendRecord, LendSession } from '../lend';
 import type { SetNumVfsOptions } from '../sriov';
 import { ExitCode } from './exit-codes';
+import { giveBackActions } from '../lend';
 import type { Output } from './output';
 
 /** Lock wait: an attach or a CNI DEL may hold the NIC for a moment. */
@@ -20,7 +21,16 @@ export interface GiveBackReport {
  * so, and the exit code is not ok.
  */
 export async function giveBackRecord(s: LendSession, record: LendRecord, vfCount: SetNumVfsOptions): Promise<GiveBackReport> {
-  const result = await s.giveBack(record.key, { owner: record.owner, lockTimeoutMs: GIVE_BACK_LOCK_TIMEOUT_MS, vfCount });
+  return reportOf(await s.giveBack(record.key, { ...giveBackOptions(vfCount), owner: record.owner }));
+}
+
+/** How the CLI gives back: waiting a moment for the NIC's lock, the VF count within `vfCount`. */
+export function giveBackOptions(vfCount: SetNumVfsOptions): GiveBackOptions {
+  return { lockTimeoutMs: GIVE_BACK_LOCK_TIMEOUT_MS, vfCount };
+}
+
+/** One give-back's report: anything short of clean (a fallback name, a VF count kept, a warning) is not ok. */
+export function reportOf(result: GiveBackResult): GiveBackReport {
   const warnings = result.warnings;
   const clean = result.outcome !== 'returned-renamed' && !result.pendingVfCount && warnings.length === 0;
   const exitCode = clean ? ExitCode.ok : ExitCode.warnings;
@@ -42,7 +52,8 @@ export function giveBackLine(record: LendRecord, report: GiveBackReport): string
   return `${nicLabel(record)}: ${OUTCOME_TEXT[r.outcome]}${as}`;
 }
 
-export function printGiveBack(out: Output, record: LendRecord, report: GiveBackReport): void {
+export function printGiveBack(out: Output, record: LendRecord, report: GiveBackReport, stateDir: string): void {
+  for (const line of giveBackActions(record, report.result, stateDir)) out.detail(line);
   out.line(giveBackLine(record, report));
   for (const note of leftToOwner(record)) out.line(`${nicLabel(record)}: left to its owner: ${note}`);
   for (const w of report.warnings) out.warn(`${nicLabel(record)}: ${w}`);

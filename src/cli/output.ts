@@ -1,8 +1,8 @@
 // What the CLI prints, and where: results on stdout (one line per NIC, or JSON), errors and warnings on stderr.
 // -q silences result lines (not errors, not JSON); -v adds detail lines (each kernel step, the kernel's message).
-import { constants } from 'node:os';
 import { failureOf } from '../lend';
 import { CliError, ExitCode } from './exit-codes';
+import { sysErrorReason } from './sys-error-text';
 
 export interface OutputOptions {
   verbose: boolean;
@@ -58,14 +58,15 @@ export function reasonOf(err: unknown, verbose: boolean): string {
       return internalReason(f.error, verbose);
     case 'TimedOut':
       // a bound of ours ran out, and its sentence says which and how long
-      return verbose ? f.error.describe() : f.error.message;
+      return verbose ? sysErrorReason(f.error, true) : f.error.message;
+    // our own codes (NOT_FOUND, BUSY) stay out of what a person reads: they are for --json
     case 'Busy':
     case 'NotFound':
     case 'Untrusted':
     case 'Corrupt':
     case 'RollbackFailed':
     case 'Kernel':
-      return verbose ? f.error.describe() : f.error.code in errnoConstants ? `${f.error.message} (${f.error.code})` : f.error.message;
+      return sysErrorReason(f.error, verbose);
     default:
       return unreachable(f);
   }
@@ -111,7 +112,6 @@ function unreachable(f: never): never {
   throw new Error(`unhandled failure ${JSON.stringify(f)}`);
 }
 
-const errnoConstants: Readonly<Record<string, number>> = constants.errno;
 
 function oneLine(text: string): string {
   return text.replace(/\s*\n\s*/g, '; ');

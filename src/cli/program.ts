@@ -10,6 +10,7 @@ import { registerCompletionCommand } from './completion';
 import { registerDaemonCommand } from './daemon';
 import { addExamples } from './examples';
 import { registerDetachCommand } from './detach';
+import { registerNicsCommand } from './host-nics';
 import { registerInstallCniCommand } from './install-cni';
 import { RootRequired, usageError } from './exit-codes';
 import { registerStatusCommand } from './status';
@@ -22,6 +23,7 @@ const COMMANDS: RegisterCommands[] = [
   registerAttachCommand,
   registerDetachCommand,
   registerStatusCommand,
+  registerNicsCommand,
   registerVfsCommand,
   registerCleanupCommand,
   registerInstallCniCommand,

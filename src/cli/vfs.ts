@@ -1,7 +1,9 @@
 // `sriovctl vfs <pf> [<count>] [--driver <name>] [--timeout <seconds>] [--json]`: show or set a PF's VF count
 // the way the kernel requires (0 first, poll, read back, bounded), optionally binding the VFs to a driver.
 import type { Command } from 'commander';
-import { getPf, listVfs, type SriovVf, type Sysfs } from '../sriov';
+import { deviceOfNetdev, getPf, listVfs, type SriovVf, type Sysfs } from '../sriov';
+import type { NicRef } from '../lend';
+import { describeLent, lentTo } from './host-nics';
 import { parseCount, parseSeconds } from './arguments';
 import type { CommandIo, CommandKit } from './command-kit';
 import { CliError, ExitCode, usageError } from './exit-codes';
@@ -45,7 +47,8 @@ export function registerVfsCommand(program: Command, kit: CommandKit): void {
 
 async function vfs(io: CommandIo, pfText: string, count: number | undefined, opts: VfsOptions): Promise<ExitCode> {
   if (opts.driver !== undefined && count === undefined) throw usageError('--driver needs a VF count');
-  const nic = resolveNic(pfText);
+  const { records } = readLedger(io.session);
+  const nic = lentPfByName(io, resolveNic(pfText)) ?? resolveNic(pfText);
   let address: string;
   if (count !== undefined) {
     const timeoutMs = opts.timeout !== undefined ? Math.ceil(opts.timeout * 1000) : undefined;
@@ -57,9 +60,20 @@ async function vfs(io: CommandIo, pfText: string, count: number | undefined, opt
     address = pfAddressOf(io.session, nic, pfText);
   }
   const report = vfsReport(io.session.sysfs, address);
+  const lent = records.find((r) => r.identity.pciAddress === address);
   if (opts.json) io.out.json(report);
-  else printReport(io, pfText, report, count !== undefined ? opts.driver : undefined);
+  else printReport(io, pfText, report, count !== undefined ? opts.driver : undefined, lent ? describeLent(lentTo(lent)) : null);
   return ExitCode.ok;
+}
+
+/**
+ * A PF named by the name it has at home, lent away (so sysfs here shows no netdev of that name): its PCI address,
+ * from its record. Null when the name is here or names no lent PF.
+ */
+function lentPfByName(io: CommandIo, nic: NicRef): NicRef | null {
+  if ('pci' in nic || deviceOfNetdev(io.session.sysfs, nic.name)) return null;
+  const lent = io.session.recordsOfNic(nic);
+  return lent.length === 1 && lent[0].identity.pciAddress ? { pci: lent[0].identity.pciAddress } : null;
 }
 
 /**
@@ -79,10 +93,10 @@ function vfsReport(sys: Sysfs, address: string): VfsReport {
   return { pf: pf.address, totalVfs: pf.totalVfs, numVfs: pf.numVfs, driver: pf.driver, vfs: listVfs(sys, pf.address) };
 }
 
-function printReport(io: CommandIo, pfText: string, r: VfsReport, boundTo: string | undefined): void {
+function printReport(io: CommandIo, pfText: string, r: VfsReport, boundTo: string | undefined, lent: string | null): void {
   const bound = boundTo ? `, bound to ${boundTo}` : '';
   const count = r.totalVfs !== null ? `${r.numVfs} of ${counted(r.totalVfs, 'VF')}` : counted(r.numVfs, 'VF');
-  io.out.line(`${pfText} (${r.pf}): ${count}${bound}`);
+  io.out.line(`${pfText} (${r.pf}): ${count}${bound}${lent ? `; ${lent}` : ''}`);
   if (r.vfs.length === 0) return;
   const rows = r.vfs.map((vf) => [
     `vf${vf.index}`,

@@ -12,7 +12,7 @@ import { Ipam, type IpamTarget } from './ipam';
 import { log } from './log';
 import type { NetConf } from './netconf';
 import type { CniResult } from './result';
-import { cniErrorFrom, describeError } from './sys-errors';
+import { cniErrorFrom, cniErrorOfFailure, describeError } from './sys-errors';
 import type { VerbHandler } from './verb';
 
 /** A DEL racing an ADD of the same attachment waits for it rather than failing at once. */
@@ -81,16 +81,15 @@ function ipamFor(records: LendRecord[], conf: NetConf, env: CniEnv, stateDir: st
 /** Give back every NIC of `owner`; all are tried, the first failure is reported with the others listed. */
 export async function releaseNics(s: LendSession, records: LendRecord[], owner: Owner, lockTimeoutMs: number): Promise<void> {
   const failures: CniError[] = [];
-  for (const r of records) {
-    try {
-      const back = await s.giveBack(r.key, { owner, lockTimeoutMs, vfCount: CNI_VF_COUNT });
-      log.info(`gave back ${r.key}: ${back.outcome}${back.name ? ` as ${back.name}` : ''}${back.warnings.length ? ` (${back.warnings.join('; ')})` : ''}`);
-      if (back.pendingVfCount) log.warning(`${r.key}: ${describePendingVfCount(back.pendingVfCount)}`);
-      for (const note of r.snapshot.l3?.leftToOwner ?? []) log.info(`${r.key}: left to its owner: ${note}`);
-    } catch (err) {
-      const e = cniErrorFrom(err, CNI_ERR.GIVE_BACK_FAILED, `giving back ${r.key} (record kept)`);
+  for (const { record: r, result: back, failure } of await s.giveBackEach(records, { owner, lockTimeoutMs, vfCount: CNI_VF_COUNT })) {
+    if (failure) {
+      const e = cniErrorOfFailure(failure, CNI_ERR.GIVE_BACK_FAILED, `giving back ${r.key} (record kept)`);
       failures.push(e instanceof CniError ? e : new CniError(CNI_ERR.GIVE_BACK_FAILED, `giving back ${r.key} (record kept): ${describeError(e)}`, r.key));
+      continue;
     }
+    log.info(`gave back ${r.key}: ${back.outcome}${back.name ? ` as ${back.name}` : ''}${back.warnings.length ? ` (${back.warnings.join('; ')})` : ''}`);
+    if (back.pendingVfCount) log.warning(`${r.key}: ${describePendingVfCount(back.pendingVfCount)}`);
+    for (const note of r.snapshot.l3?.leftToOwner ?? []) log.info(`${r.key}: left to its owner: ${note}`);
   }
   if (failures.length === 1) throw failures[0];
   if (failures.length > 1) {

@@ -1,7 +1,7 @@
 // The CNI error object and the codes sriovctl-cni answers with.
 //
 // The spec's codes (0–99) keep their meaning; 100+ are ours. They are the public contract for operators
-// (the README lists them), so a number is never reused for another meaning.
+// (docs/cni.md lists them), so a number is never reused for another meaning.
 //
 //   1   incompatible CNI version (config version not supported, CHECK/STATUS/GC on a version without them,
 //       or no version shared with the IPAM plugin)

@@ -276,7 +276,7 @@ function parseVfSettings(raw: Json): VfRequest {
     vf.vlan = { vlan, qos: qos ?? 0, proto: proto === '802.1ad' ? '802.1ad' : '802.1Q' };
   }
   // in any case ("On"): sriov-cni compares with "on" exactly and takes every other string as off, which would turn
-  // spoof checking off for "On"; a string that is neither on nor off is refused (README: where we differ)
+  // spoof checking off for "On"; a string that is neither on nor off is refused (docs/cni.md: where we differ)
   const spoofchk = optEnum(raw, 'spoofchk', ['on', 'off'] as const, true);
   if (spoofchk !== null) vf.spoofchk = spoofchk === 'on';
   const trust = optEnum(raw, 'trust', ['on', 'off'] as const, true);

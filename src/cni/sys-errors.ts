@@ -2,13 +2,17 @@
 // (lock contention is the spec's "try again later", 11; a missing device is ours, 100) or else by the step
 // that failed. A bug stays what it was (run.ts reports it as 109, with its stack).
 import { isSysError } from '../errors';
-import { failureOf, type Refusal } from '../lend';
+import { failureOf, type Failure, type Refusal } from '../lend';
 import { CNI_ERR, CniError } from './errors';
 
 /** A CniError for `err` (unchanged if it already is one); a bug is returned as the Error it is (run.ts: 109). */
 export function cniErrorFrom(err: unknown, fallbackCode: number, what: string): CniError | Error {
   if (err instanceof CniError) return err;
-  const f = failureOf(err);
+  return cniErrorOfFailure(failureOf(err), fallbackCode, what);
+}
+
+/** The CNI error of an engine failure (`fallbackCode` for a failed step, `what` prefixing its sentence). */
+export function cniErrorOfFailure(f: Failure, fallbackCode: number, what: string): CniError | Error {
   switch (f.kind) {
     case 'Internal':
       return f.error instanceof Error ? f.error : new Error(String(f.error));

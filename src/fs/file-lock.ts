@@ -1,8 +1,9 @@
 // flock(2) on a lock file, through the addon, with a bounded wait and a holder line: the holder writes who it is
 // into the file, so a waiter that gives up can say who kept it. The kernel drops a flock when its holder dies, so
-// a crashed process never leaves anything locked. Lock files are never deleted: unlinking a lock file another
-// process is waiting on would let two processes "hold" the same lock. Used by the ledger's per-NIC locks and by
-// install-cni's per-directory lock.
+// a crashed process never leaves anything locked. A lock file is removed only by a process that holds it (taken
+// anew, so a child still holding our descriptor keeps it), and a lock taken is checked to be on the file that is
+// at the path still: a waiter that got the lock of a file removed meanwhile would otherwise "hold" it beside
+// whoever locks the file made after. Used by the ledger's per-NIC locks and by install-cni's per-directory lock.
 import * as fs from 'node:fs';
 import { lockFd, unlockFd } from './flock';
 import { assertRegularFile, stateFileFlags } from './state-file';
@@ -36,15 +37,25 @@ export class UnusableLockFile extends Error {}
 export function lockFile(file: string, opts: FileLockOptions): { held: HeldFileLock } | { busy: BusyFileLock } {
   if (!Number.isInteger(opts.timeoutMs) || opts.timeoutMs < 0) throw new TypeError(`invalid lock timeout ${opts.timeoutMs}`);
   const exclusive = !opts.shared;
-  const fd = openLockFile(file);
-  let locked = false;
-  try {
-    const started = Date.now();
-    locked = lockFd(fd, { exclusive, timeoutMs: opts.timeoutMs });
-    if (!locked) return { busy: { holder: holderLine(fd), waitedMs: Date.now() - started } };
-    if (exclusive) noteHolder(fd, opts.holder ?? `pid ${process.pid}`);
-  } finally {
-    if (!locked) fs.closeSync(fd);
+  const started = Date.now();
+  let fd: number;
+  for (;;) {
+    fd = openLockFile(file);
+    let locked = false;
+    try {
+      locked = lockFd(fd, { exclusive, timeoutMs: Math.max(0, opts.timeoutMs - (Date.now() - started)) });
+      if (!locked) return { busy: { holder: holderLine(fd), waitedMs: Date.now() - started } };
+      // removed while we waited: the lock of the file at the path now is the one that counts
+      if (!isFileAt(fd, file)) {
+        unlockFd(fd);
+        locked = false;
+        continue;
+      }
+      if (exclusive) noteHolder(fd, opts.holder ?? `pid ${process.pid}`);
+      break;
+    } finally {
+      if (!locked) fs.closeSync(fd);
+    }
   }
   let held = true;
   return {
@@ -63,6 +74,41 @@ export function lockFile(file: string, opts: FileLockOptions): { held: HeldFileL
       },
     },
   };
+}
+
+/**
+ * Removes lock file `file` when nobody holds it (tried once, never waited for) and `removable()` still says so
+ * with the lock held; true when it was removed. A missing file is not an error.
+ */
+export function removeLockFileIfFree(file: string, removable: () => boolean): boolean {
+  let fd: number;
+  try {
+    fd = fs.openSync(file, stateFileFlags(fs.constants.O_RDWR));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    throw err;
+  }
+  try {
+    assertRegularFile(fd, file);
+    if (!lockFd(fd, { exclusive: true, timeoutMs: 0 })) return false;
+    if (!isFileAt(fd, file) || !removable()) return false;
+    fs.unlinkSync(file);
+    return true;
+  } finally {
+    fs.closeSync(fd); // drops the lock; a waiter on the removed file sees it gone and takes the new one
+  }
+}
+
+/** Whether `fd` is the file at `file` now (not one removed, or replaced, since it was opened). */
+function isFileAt(fd: number, file: string): boolean {
+  try {
+    const now = fs.lstatSync(file);
+    const ours = fs.fstatSync(fd);
+    return now.ino === ours.ino && now.dev === ours.dev;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    throw err;
+  }
 }
 
 /** The lock file, never through a symbolic link (it is truncated: a link must not reach another file). */

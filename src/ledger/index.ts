@@ -15,6 +15,6 @@ export {
   type ScanResult,
 } from './store';
 export type { PendingDurability } from '../fs/atomic-file';
-export { lockNic, lockNicWaiting, lockPath, type NicLock } from './lock';
+export { lockNic, lockNicWaiting, lockPath, removeLocksOfHomeNics, type NicLock } from './lock';
 export { advanceRecord, appendStep, newRecord } from './steps';
 export { recordProblem } from './validate';

@@ -1,10 +1,21 @@
 // Per-NIC locks: <state dir>/locks/<key>.lock (../fs/file-lock.ts: flock, a bounded wait, the holder's line). The
 // kernel drops a flock when its holder dies, so a crashed process never leaves a NIC locked.
+import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { SysError } from '../errors';
-import { lockFile, UnusableLockFile } from '../fs/file-lock';
+import { BusyError, SysError, type BusyHolder } from '../errors';
+import { lockFile, removeLockFileIfFree, UnusableLockFile } from '../fs/file-lock';
 import { assertRecordKey } from './keys';
-import { locksDir, type Ledger } from './store';
+import { locksDir, recordPath, type Ledger } from './store';
+
+/** Whether `key` is a record key (a file name of ours; anything else in locks/ is left alone). */
+function isRecordKey(key: string): boolean {
+  try {
+    assertRecordKey(key);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 export interface NicLock {
   readonly key: string;
@@ -97,11 +108,47 @@ function tryLockNic(l: Ledger, key: string, opts: LockOptions, timeoutMs: number
         if (released) return;
         released = true;
         const h = heldHere.get(file)!;
-        if (--h.count === 0) heldHere.delete(file);
+        const last = --h.count === 0;
+        if (last) heldHere.delete(file);
         held.release();
+        if (last) removeIfHome(l, key, file);
       },
     },
   };
+}
+
+/**
+ * The lock files of every NIC that is home (no record) and that nobody holds — those an older version left, or a
+ * process killed between its last record change and its release — removed; how many went.
+ */
+export function removeLocksOfHomeNics(l: Ledger): number {
+  let names: string[];
+  try {
+    names = fs.readdirSync(locksDir(l.dir));
+  } catch {
+    return 0;
+  }
+  let removed = 0;
+  for (const name of names) {
+    const key = name.endsWith('.lock') ? name.slice(0, -'.lock'.length) : null;
+    if (key === null || !isRecordKey(key)) continue;
+    const file = lockPath(l, key);
+    if (!heldHere.has(file) && removeIfHome(l, key, file)) removed++;
+  }
+  return removed;
+}
+
+/**
+ * A NIC with no record is home: its lock file goes (locks of every NIC ever lent would pile up otherwise). Best
+ * effort — a lock file left is harmless — and never while anyone holds it (see removeLockFileIfFree).
+ */
+function removeIfHome(l: Ledger, key: string, file: string): boolean {
+  try {
+    return removeLockFileIfFree(file, () => !fs.existsSync(recordPath(l, key)));
+  } catch {
+    // the next release of this NIC's lock tries again
+    return false;
+  }
 }
 
 function busyError(key: string, who: LockHolder, wait: { waitedMs: number; timeoutMs: number } | null): SysError {
@@ -109,5 +156,13 @@ function busyError(key: string, who: LockHolder, wait: { waitedMs: number; timeo
     ? `another call of this process (pid ${process.pid}) holds its lock`
     : `another sriovctl operation holds its lock${who.holder ? ` (${who.holder})` : ''}`;
   const waited = wait ? ` (waited ${wait.waitedMs} ms of ${wait.timeoutMs} ms)` : '';
-  return new SysError(`NIC ${key} is busy: ${holder}${waited}`, { code: 'BUSY', op: 'ledger lock' });
+  return new BusyError(`NIC ${key} is busy: ${holder}${waited}`, 'ledger lock', lockHolderOf(who));
+}
+
+/** The holder line ("held by pid 42 [on host] since …", file-lock.ts) read once into a BusyHolder. */
+function lockHolderOf(who: LockHolder): BusyHolder {
+  if (who.here) return { kind: 'lock', pid: process.pid, host: null, here: true };
+  const pid = /\bpid (\d+)/.exec(who.holder);
+  const host = /\bpid \d+ on (\S+)/.exec(who.holder);
+  return { kind: 'lock', pid: pid ? Number(pid[1]) : null, host: host ? host[1] : null, here: false };
 }

@@ -1,10 +1,10 @@
 // Why an engine call failed, as a closed union: the codes the layers below raise are read here, once, and each
 // front door maps the union with a switch the compiler checks (a CNI error code, a CLI line and exit code).
-import { InvalidArgument, SysError } from '../errors';
+import { BusyError, InvalidArgument, SysError, type BusyHolder } from '../errors';
 
 export type Failure =
   /** Another call holds the NIC (its lock, a lend of another owner, a VF count's holder): try again later. */
-  | { kind: 'Busy'; error: SysError }
+  | { kind: 'Busy'; holder: BusyHolder; error: SysError }
   /** No such NIC, device or namespace (our own lookup, or the kernel's ENODEV/ENOENT). */
   | { kind: 'NotFound'; error: SysError }
   /** The state directory (or a file under it) is not root-only: nothing was read or changed. */
@@ -38,7 +38,7 @@ export function failureOf(err: unknown): Failure {
   if (err instanceof InvalidArgument) return { kind: 'Invalid', error: err };
   if (!(err instanceof SysError)) return { kind: 'Internal', error: err };
   if (err instanceof RollbackFailed) return { kind: 'RollbackFailed', key: err.key, error: err };
-  if (err.code === 'BUSY') return { kind: 'Busy', error: err };
+  if (err.code === 'BUSY') return { kind: 'Busy', holder: err instanceof BusyError ? err.holder : { kind: 'unknown' }, error: err };
   if (err.code === 'UNTRUSTED') return { kind: 'Untrusted', error: err };
   if (err.code === 'CORRUPT') return { kind: 'Corrupt', error: err };
   if (err.code === 'ETIMEDOUT') return { kind: 'TimedOut', error: err };

@@ -1,7 +1,7 @@
 // lend(): move a NIC into a target namespace, with its record written before the first change and every failure
 // rolled back through the same restore path that give-back uses.
 import { RollbackFailed } from './failure';
-import { SysError } from '../errors';
+import { BusyError, SysError } from '../errors';
 import { assertMtu, normalizeUnicastMac, type Link, type Netns, type Rtnl, type VfSetting } from '../net';
 import { advanceRecord, appendStep, deleteRecord, lockNic, lockNicWaiting, newRecord, readRecord, writeNewRecordDurableLater, writeRecord, type Ledger, type NicLock, type PendingDurability } from '../ledger';
 import type { LendRecord, VfRequest } from '../ledger/types';
@@ -87,16 +87,13 @@ function finishPrevious(s: EngineContext, key: string): void {
   const previous = readRecord(ledger, key);
   if (!previous) return;
   if (previous.phase === 'lent') {
-    throw new SysError(`${previous.identity.name || key} is lent to ${previous.owner}`, {
-      code: 'BUSY',
-      op: 'lend',
-    });
+    throw new BusyError(`${previous.identity.name || key} is lent to ${previous.owner}`, 'lend', { kind: 'owner', owner: previous.owner });
   }
   if (previous.vfCount) {
     // putting a VF count back waits on the driver: that is give-back's work (cleanup), not a lend's
-    throw new SysError(`${previous.identity.name || key} is being given back by ${previous.owner} (its VF count first): run sriovctl cleanup`, {
-      code: 'BUSY',
-      op: 'lend',
+    throw new BusyError(`${previous.identity.name || key} is being given back by ${previous.owner} (its VF count first): run sriovctl cleanup`, 'lend', {
+      kind: 'owner',
+      owner: previous.owner,
     });
   }
   restoreFromRecord(s, previous);

@@ -3,7 +3,7 @@
 // commit() — or as a typed refusal the front door renders in its own terms (a CNI code, a CLI line).
 import { readdirSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { InvalidArgument, isSysError, SysError } from '../errors';
+import { BusyError, InvalidArgument, isSysError, SysError } from '../errors';
 import { readRecord, scanRecords } from '../ledger';
 import type { LendRecord, NicIdentity } from '../ledger/types';
 import { assertIfName, sameNetns, type Netns, type Rtnl } from '../net';
@@ -187,7 +187,7 @@ function missing(s: EngineContext, msg: string, lentMatch: (r: LendRecord) => bo
 }
 
 function lentTo(holder: LendRecord, msg: string, abandoned = false): Refusal {
-  return { refused: 'LentTo', owner: holder.owner, key: holder.key, record: holder, abandoned, error: new SysError(msg, { code: 'BUSY', op: 'lend' }) };
+  return { refused: 'LentTo', owner: holder.owner, key: holder.key, record: holder, abandoned, error: new BusyError(msg, 'lend', { kind: 'owner', owner: holder.owner }) };
 }
 
 function notFound(msg: string): Refusal {

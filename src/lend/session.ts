@@ -18,6 +18,8 @@ import { strayNics, type StrayScan } from './stray-scan';
 import { nicExistsHere, recordsLentTo, recordsOfCluster, recordsOfNic, type ClusterRecords, type LentToTarget } from './select';
 import type { Owner, OwnerMatch } from '../ledger/owner';
 import type { GiveBackOptions, GiveBackResult, HeldLend, LendRequest, LendResult, LendSettings, NamespaceSpec, NicRef, PrepareRequest, RecoverOptions, RecoverReport } from './types';
+import { giveBackOrder, type RecordGiveBack } from './give-back-each';
+import { failureOf } from './failure';
 import { closePlace, openPlace, whereIs, type Whereabouts } from './where';
 import { DEFAULT_SEARCH_BOUNDS, findCandidate, HOST_ROOTS, SearchBudget, type NamespaceCandidate } from './namespace-search';
 import { findByHints } from './namespaces';
@@ -185,6 +187,38 @@ export class LendSession implements EngineContext {
     const result = await this.runAsync(() => giveBacks.giveBack(this, key, opts));
     // what the search for its namespaces gave up on is said with the outcome: "gone" may mean "not found in time"
     return { ...result, warnings: [...result.warnings, ...this.search.skipped.slice(skippedBefore)] };
+  }
+
+  /**
+   * Give back each of `records`, nested lends first, every one tried: one outcome each. Each is given back only
+   * if its owner is still `opts.owner` (default: the owner its record had when it was selected).
+   */
+  async giveBackEach(records: LendRecord[], opts: GiveBackOptions = {}): Promise<RecordGiveBack[]> {
+    const outcomes: RecordGiveBack[] = [];
+    for (const record of giveBackOrder(records)) {
+      try {
+        outcomes.push({ record, result: await this.giveBack(record.key, { ...opts, owner: opts.owner ?? record.owner }) });
+      } catch (err) {
+        outcomes.push({ record, failure: failureOf(err) });
+      }
+    }
+    return outcomes;
+  }
+
+  /** Give back every record of `owners` (giveBackEach). */
+  giveBackOwnedBy(owners: OwnerMatch, opts: GiveBackOptions = {}): Promise<RecordGiveBack[]> {
+    return this.giveBackEach(this.findRecords({ owner: owners }), opts);
+  }
+
+  /** Give back the records of `owners` lent to `target` or attached under `attachedAs` (recordsLentTo, giveBackEach). */
+  async giveBackLentTo(
+    owners: OwnerMatch,
+    target: NamespaceSpec | null,
+    attachedAs: Owner,
+    opts: GiveBackOptions = {},
+  ): Promise<{ outcomes: RecordGiveBack[]; unresolved: string | null }> {
+    const { records, unresolved } = this.recordsLentTo(owners, target, attachedAs);
+    return { outcomes: await this.giveBackEach(records, opts), unresolved };
   }
 
   /** Finish every incomplete lend (roll back) and give-back found in the ledger. Lent NICs stay lent. */

@@ -16,7 +16,7 @@ const EM_AARCH64 = 183;
 const FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2';
 
 describe('npm run package output', () => {
-  it('SHA256SUMS lists the two executables, the two CNI shims, the daemon\'s unit and the image archive, and they match', () => {
+  it('SHA256SUMS lists the two executables, the two CNI shims, the daemon\'s unit, the man pages and the image archive, and they match', () => {
     const sums = readFileSync(`${PKG_DIR}/SHA256SUMS`, 'utf8');
     expect(sums.trim().split('\n').map((l) => l.split(/\s+/)[1])).toEqual([
       basename(executable('amd64')),
@@ -24,9 +24,11 @@ describe('npm run package output', () => {
       'sriovctl-cni-shim-linux-amd64',
       'sriovctl-cni-shim-linux-arm64',
       'sriovctl-daemon.service',
+      'sriovctl.1',
+      'sriovctl-cni.8',
       basename(IMAGE_ARCHIVE),
     ]);
-    expect(execFileSync('sha256sum', ['--check', '--strict', 'SHA256SUMS'], { cwd: PKG_DIR, encoding: 'utf8' })).toMatch(/^(.*: OK\n){6}$/);
+    expect(execFileSync('sha256sum', ['--check', '--strict', 'SHA256SUMS'], { cwd: PKG_DIR, encoding: 'utf8' })).toMatch(/^(.*: OK\n){8}$/);
   });
 
   for (const [arch, machine] of [['amd64', EM_X86_64], ['arm64', EM_AARCH64]] as const) {

@@ -252,7 +252,7 @@ describe('sriovctl attach / detach / status', () => {
     const node = w.netns('node');
     const v = await w.run('-v', 'attach', nic.name, node);
     expect(v.code).toBe(0);
-    expect(v.stderr).toMatch(/^ {2}lend:recorded\n(.*\n)* {2}lend:moved\n/);
+    expect(v.stderr).toMatch(new RegExp(`^ {2}recorded ${nic.name} in .*\\n {2}moved ${nic.name} to /var/run/netns/${node} as ${nic.name}\\n`));
     const q = await w.run('-q', 'detach', nic.name);
     expect(q).toMatchObject({ code: 0, stdout: '', stderr: '' });
     expect(w.state(nic.name)).toEqual(nic);

@@ -50,7 +50,7 @@ describe('sriovctl conventions', () => {
     expect(entry.since).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/);
 
     const shown = await w.run('vfs', pf.name);
-    expect(shown.stdout.split('\n')[0]).toBe(`${pf.name} (${PF}): 1 of 1 VF`);
+    expect(shown.stdout.split('\n')[0]).toMatch(new RegExp(`^${pf.name} \\(${PF}\\): 1 of 1 VF; lent to /var/run/netns/${node} as ${pf.name} by attach:${node} for \\d+s$`));
     expect((await w.run('detach', pf.name)).code).toBe(0);
   });
 

@@ -233,14 +233,22 @@ describe('local provider, simulated NICs', () => {
     expect(up.code).toBe(0);
     expect(up.stderr).toContain(`netns add ${name}-server-0`);
     expect(up.stderr).toMatch(/lend PF \S+ \(\S+\) to /);
-    expect(up.stderr).toMatch(/lend:moved/);
+    expect(up.stderr).toMatch(/ {2}moved \S+ to \S+ as \S+\n/);
+    expect(up.stderr).not.toMatch(/lend:/);
     expect(up.stderr).toMatch(/sriov_numvfs of \S+: 0 -> 1/);
     const down = await sriovctl('cluster', 'down', '--name', name, '-v');
     expect(down.code).toBe(0);
     // every NIC home (the VF netdev, then its PF) before the VF count goes back
     const steps = down.stderr.split('\n').map((l) => l.trim());
     const pf = simNicPlan(name, 1)[0];
-    const order = [`give back ${pf.name}v0 (pci-`, `give back ${pf.name} (pci-`, `sriov_numvfs of ${pf.pciAddress}: back to 0`].map((p) => steps.findIndex((l) => l.startsWith(p)));
+    const order = [
+      `give back ${pf.name}v0 (pci-`,
+      `moved ${pf.name}v0 from `,
+      `give back ${pf.name} (pci-`,
+      `moved ${pf.name} from `,
+      `kept ${join(stateDirOfTest(), 'records', 'pci-')}`,
+      `sriov_numvfs of ${pf.pciAddress}: back to 0`,
+    ].map((p) => steps.findIndex((l) => l.startsWith(p)));
     expect(order.every((i, k) => i >= 0 && (k === 0 || i > order[k - 1]))).toBe(true);
     const again = await sriovctl('cluster', 'down', '--name', name);
     expect(again.code).toBe(0);

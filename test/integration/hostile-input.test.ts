@@ -31,7 +31,7 @@ const CLI_CASES = 120;
 const CONCURRENCY = 3;
 /** The bound on one call: a hang guard, far above any honest call even on a loaded machine. */
 const BOUND_MS = 30_000;
-/** The README's CNI code table; 109 (internal error: a bug) is documented but is a finding here. */
+/** The CNI code table of docs/cni.md; 109 (internal error: a bug) is documented but is a finding here. */
 const CNI_CODES = new Set([1, 4, 5, 6, 7, 8, 11, 50, 100, 101, 102, 103, 104, 105, 106, 107, 108]);
 const CLI_CODES = new Set([0, 1, 2, 3]);
 /** Codes of inputs refused while checking the environment and config, before the NIC is looked at. */
@@ -133,7 +133,7 @@ function checkAnswer(o: Outcome, c: CniCase, label: string): number {
   expect(o.stdout, `${label}: one error object`).toHaveLength(1);
   const err = JSON.parse(o.stdout[0]);
   expect(Object.keys(err).sort().join(','), label).toBe('cniVersion,code,details,msg');
-  // the README: an IPAM plugin's error is passed on with its own code, its message prefixed `ipam <type> <VERB>:`
+  // docs/cni.md: an IPAM plugin's error is passed on with its own code, its message prefixed `ipam <type> <VERB>:`
   const documented = CNI_CODES.has(err.code) || (Number.isInteger(err.code) && /^ipam \S+ [A-Z]+: /.test(err.msg));
   expect(documented, `${label}: code ${err.code}: ${err.msg}`).toBe(true);
   return err.code;

@@ -18,7 +18,7 @@ if (cmd === 'lock') {
   const [key, timeoutMs, mode, holdMs, releaseFile] = rest;
   const started = Date.now();
   try {
-    const lock = lockNic(ledger, key, { timeoutMs: Number(timeoutMs), shared: mode === 'shared', holder: `child ${process.pid}` });
+    const lock = lockNic(ledger, key, { timeoutMs: Number(timeoutMs), shared: mode === 'shared', holder: `pid ${process.pid} on child-host` });
     console.log(`locked after ${Date.now() - started} ms`);
     const release = () => {
       clearInterval(poll);

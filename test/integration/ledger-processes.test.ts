@@ -7,6 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isSysError } from '../../src/errors';
 import { deleteRecord, lockNic, openLedger, readRecord, recordsOfOwner, scanRecords, writeRecord, type Ledger } from '../../src/ledger';
 import { sampleRecord } from '../helpers/ledger-record';
+import { failureOf } from '../../src/lend';
 import { killChild, spawnTs, waitForExit, waitForLine } from '../helpers/ts-child';
 
 const CHILD = path.join(__dirname, 'ledger-child.ts');
@@ -40,7 +41,7 @@ describe('lockNic across processes', () => {
     const loser = child('lock', tmp, KEY, '300', 'exclusive', '0');
     const line = await waitForLine(loser, /^BUSY/);
     expect(line).toMatch(new RegExp(`NIC ${KEY} is busy`));
-    expect(line).toMatch(new RegExp(`held by child ${holder.pid}`));
+    expect(line).toMatch(new RegExp(`held by pid ${holder.pid} on child-host`));
     expect(line).toMatch(/waited \d+ ms of 300 ms/);
     const waited = Number(/waited (\d+) ms/.exec(line)![1]);
     expect(waited).toBeGreaterThanOrEqual(250);
@@ -51,6 +52,8 @@ describe('lockNic across processes', () => {
     } catch (err) {
       expect(isSysError(err, 'BUSY')).toBe(true);
       expect((err as Error).message).toMatch(/waited \d+ ms of 0 ms/);
+      // the holder read once, as data: whoever maps the failure does not parse the sentence again
+      expect(failureOf(err)).toMatchObject({ kind: 'Busy', holder: { kind: 'lock', pid: holder.pid, host: 'child-host', here: false } });
     }
   });
 
@@ -106,13 +109,20 @@ describe('lockNic in one process', () => {
     b.release();
   });
 
-  it('lock files are 0600 in locks/, name the holder while held, and survive release (never unlinked under a waiter)', () => {
+  it('lock files are 0600 in locks/, name the holder while held, survive release while the NIC has a record, and go with it', () => {
+    writeRecord(ledger, sampleRecord({ step: 'lent' }));
     const lock = lockNic(ledger, KEY, { timeoutMs: 0, holder: 'cni:abc/net1' });
     const file = path.join(tmp, 'locks', KEY + '.lock');
     expect(fs.readFileSync(file, 'utf8')).toMatch(/^held by cni:abc\/net1 since \d{4}-/);
     lock.release();
     expect(fs.statSync(file).mode & 0o777).toBe(0o600);
     expect(fs.readFileSync(file, 'utf8')).toBe('');
+    // home: the record gone, the lock file goes at the next release
+    const again = lockNic(ledger, KEY, { timeoutMs: 0 });
+    deleteRecord(ledger, KEY);
+    expect(fs.existsSync(file)).toBe(true);
+    again.release();
+    expect(fs.existsSync(file)).toBe(false);
   });
 
   it('validates its arguments', () => {

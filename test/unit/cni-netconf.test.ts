@@ -210,7 +210,7 @@ describe('VF mode (sriov-cni fields)', () => {
   it('spoofchk and trust in any case ("On"), with the meaning the word has', () => {
     expect(parseNicConf({ deviceID: VF, spoofchk: 'On', trust: 'OFF' }, NO_ARGS).vf).toEqual({ spoofchk: true, trust: false });
   });
-  it('one rate alone is asked alone: the VF keeps its other bound (sriov-cni sends the absent one as 0; README, row 15)', () => {
+  it('one rate alone is asked alone: the VF keeps its other bound (sriov-cni sends the absent one as 0; docs/cni.md)', () => {
     expect(nic({ deviceID: VF, min_tx_rate: 50 }).vf).toEqual({ minTxRate: 50 });
     expect(nic({ deviceID: VF, max_tx_rate: 500 }).vf).toEqual({ maxTxRate: 500 });
   });

@@ -6,6 +6,7 @@ import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { nestedKey, openLedger, writeRecord, type Ledger } from '../../src/ledger';
 import { lendKeyFor, nestedKeys, nestingDepth, outermostOf } from '../../src/lend/nesting';
+import { giveBackOrder } from '../../src/lend/give-back-each';
 import { sampleRecord } from '../helpers/ledger-record';
 
 let tmp: string;
@@ -95,5 +96,15 @@ describe('give-back order and detach', () => {
     fs.writeFileSync(path.join(records, `.${nestedKey(BASE, SANDBOX)}.json.tmp-1-0`), '{}');
     fs.writeFileSync(path.join(records, `${nestedKey(BASE, SANDBOX)}.txt`), '{}');
     expect(nestedKeys(ledger, BASE)).toEqual([inNode]);
+  });
+});
+
+describe('giveBackOrder', () => {
+  it('puts nested lends before the lends they sit in, and keeps the selected order among equals', () => {
+    const inNode = nestedKey(BASE, NODE);
+    const inPod = nestedKey(inNode, POD);
+    const other = 'pci-0000_04_00_0';
+    const records = [BASE, other, inNode, inPod].map((key) => sampleRecord({ key }));
+    expect(giveBackOrder(records).map((r) => r.key)).toEqual([inPod, inNode, BASE, other]);
   });
 });

@@ -34,6 +34,8 @@ export interface DemoNic {
   /** Home again, with the same name, MAC and MTU. */
   back: boolean;
   homeAfterMs: number | null;
+  /** What brought it home, which homeAfterMs times: the pod's CNI DEL (a VF), or cluster down (a PF). */
+  homeBy: 'CNI DEL' | 'cluster down';
 }
 
 export interface DemoReport {
@@ -89,6 +91,7 @@ export async function runDemo(ctx: ProviderContext): Promise<DemoReport> {
         after: null,
         back: false,
         homeAfterMs: null,
+        homeBy: 'cluster down',
       });
     }
 
@@ -109,6 +112,7 @@ export async function runDemo(ctx: ProviderContext): Promise<DemoReport> {
       after: null,
       back: false,
       homeAfterMs: null,
+      homeBy: 'CNI DEL',
     };
     report.nics.push(vf);
 

@@ -4,7 +4,7 @@
 // PFs), and only then are the VF counts put back: that write can wait on a driver or on a process holding a VF
 // through VFIO, and waits only so long (naming the holder), with every NIC already home. A NIC that fails does not
 // stop the others; each gets one summary line.
-import { DEFAULT_VFIO_HOLDER_WAIT_MS, ownerOf, type GiveBackOutcome, type LendRecord, type LendSession } from '../../lend';
+import { DEFAULT_VFIO_HOLDER_WAIT_MS, giveBackActions, ownerOf, type GiveBackOutcome, type LendRecord, type LendSession } from '../../lend';
 import { deviceDir, isBdf, type SetNumVfsOptions } from '../../sriov';
 import type { Progress } from './progress';
 import { SimLab, removeSimNics } from '../lab/sim-lab';
@@ -182,6 +182,7 @@ async function returnOne(
       vfCount: opts.bounds,
       vfCountLast: opts.vfCountLast,
     });
+    for (const line of giveBackActions(r, result, session.config.stateDir, !!opts.vfCountLast)) progress.detail(`  ${line}`);
     nic.outcome = result.outcome;
     nic.homeName = result.name;
     nic.warnings.push(...result.warnings);

@@ -1,7 +1,7 @@
 // The SR-IOV stage of one agent: lend its PF to the node (through the lending engine), create the VFs (0 first,
 // poll, read back — src/sriov), bind them to the driver asked for, lend each VF netdev to the node too (a kernel
 // VF driver registers them in the initial namespace, wherever the PF is), and read back what is ready.
-import { describeSpec, isRefusal, type LendResult, type LendSession, type NamespaceSpec, type Owner, type PrepareRequest } from '../../lend';
+import { describeSpec, isRefusal, lendActions, type LendResult, type LendSession, type NamespaceSpec, type Owner, type PrepareRequest } from '../../lend';
 import { bindDriver, getPf, isBdf, listVfs, type SriovVf, type Sysfs } from '../../sriov';
 import type { PfCandidate } from './preflight';
 import type { Progress } from './progress';
@@ -119,7 +119,7 @@ export async function sriovStage(input: StageInput): Promise<NodeState> {
       owner,
       lockTimeoutMs: 5_000,
     });
-    for (const h of record.history) progress.detail(`  ${h.step}${h.note ? `: ${h.note}` : ''}`);
+    for (const line of lendActions(record, session.config.stateDir)) progress.detail(`  ${line}`);
     state.pf = { key: record.key, address: pf.address, homeName: record.snapshot.name, nodeName: link?.name ?? record.targetName };
 
     progress.detail(`sriov_numvfs of ${pf.address}: ${before} -> ${input.vfs}${before > 0 && input.vfs > 0 ? ' (through 0)' : ''}`);

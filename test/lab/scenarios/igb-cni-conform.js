@@ -128,7 +128,7 @@ module.exports = [
       ok(plugin.run('DEL', { pod, config }), 'DEL');
       expectEqual(looks(vf.netdev)?.name, vf.netdev, 'the igbvf netdev back home under its name');
 
-      // the default bound (200 ms, sriov-cni's; README): a carrier that comes later is not waited for
+      // the default bound (200 ms, sriov-cni's; docs/cni.md): a carrier that comes later is not waited for
       ip('link', 'set', 'dev', pf.name, 'down');
       const hurried = pluginFor(ctx, '/sys');
       ok(hurried.run('ADD', { pod, config }), 'ADD with the default carrier wait');

@@ -1,4 +1,4 @@
-// The kernel's part of docs/facts-move.md (and the README's table "What a move keeps, resets and restores"), on a
+// The kernel's part of docs/facts-move.md (and the table "What a move keeps, resets and restores" in docs/design.md), on a
 // real igb PF: what a namespace move resets and what it keeps. Pure kernel behaviour, read and set with the system's
 // tools, no project code: setup.sh installs the newest linux-image-amd64, so a kernel that changes any of it fails
 // here before the table is wrong.

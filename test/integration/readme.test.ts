@@ -1,0 +1,84 @@
+// The README is the first screen a newcomer reads: short, its quick start runs as written, and every link into
+// docs/ (and between the docs) reaches a file, and a heading where it names one.
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { assertBuilt, REPO } from '../helpers/cli-process';
+
+const README = path.join(REPO, 'README.md');
+const DOCS = path.join(REPO, 'docs');
+
+/** The commands of the first ```sh block under `## Quick start`, comments dropped, `sudo` too (tests run as root). */
+function quickStart(): string[] {
+  const text = fs.readFileSync(README, 'utf8');
+  const section = text.slice(text.indexOf('\n## Quick start\n'));
+  const block = /```sh\n([\s\S]*?)```/.exec(section)![1];
+  return block
+    .split('\n')
+    .map((l) => l.replace(/#.*/, '').trim())
+    .filter(Boolean)
+    .map((l) => l.replace(/(^|&& )sudo /g, '$1'));
+}
+
+/** GitHub's anchor of a heading: lower case, punctuation dropped, spaces to hyphens. */
+function anchorOf(heading: string): string {
+  return heading.trim().toLowerCase().replace(/[^\p{L}\p{N} _-]/gu, '').replace(/ /g, '-');
+}
+
+function linksOf(file: string): { target: string; anchor: string | null }[] {
+  const text = fs.readFileSync(file, 'utf8').replace(/```[\s\S]*?```/g, '');
+  return [...text.matchAll(/\]\(([^)\s]+)\)/g)]
+    .map((m) => m[1])
+    .filter((l) => !/^[a-z]+:/.test(l))
+    .map((l) => {
+      const [target, anchor] = l.split('#');
+      return { target: target ? path.resolve(path.dirname(file), target) : file, anchor: anchor ?? null };
+    });
+}
+
+describe('README', () => {
+  it('is at most 200 lines', () => {
+    expect(fs.readFileSync(README, 'utf8').split('\n').length).toBeLessThanOrEqual(200);
+  });
+
+  it('every link of the README and of docs/ reaches a file, and its heading', () => {
+    const files = [README, ...fs.readdirSync(DOCS).filter((f) => f.endsWith('.md')).map((f) => path.join(DOCS, f))];
+    const broken: string[] = [];
+    for (const file of files) {
+      for (const { target, anchor } of linksOf(file)) {
+        if (!fs.existsSync(target)) broken.push(`${path.relative(REPO, file)}: ${path.relative(REPO, target)}`);
+        else if (anchor !== null) {
+          const headings = fs.readFileSync(target, 'utf8').split('\n').filter((l) => /^#+ /.test(l)).map((l) => anchorOf(l.replace(/^#+ /, '')));
+          if (!headings.includes(anchor)) broken.push(`${path.relative(REPO, file)}: ${path.relative(REPO, target)}#${anchor}`);
+        }
+      }
+    }
+    expect(broken).toEqual([]);
+    // the README leads into each of the docs
+    const fromReadme = new Set(linksOf(README).map((l) => path.relative(REPO, l.target)));
+    for (const doc of fs.readdirSync(DOCS).filter((f) => f.endsWith('.md'))) expect(fromReadme).toContain(`docs/${doc}`);
+  });
+
+  it('its quick start runs as written: npm ci && npm test (this run), then npm start, leaving no state dir', () => {
+    assertBuilt();
+    const commands = quickStart();
+    // npm ci built the tree under test and npm test is this very run (.ci/run calls it as written); run again here,
+    // npm ci would replace the node_modules this run uses
+    expect(commands).toEqual(['npm ci && npm test', 'npm ci && npm start']);
+    const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'sriovctl-readme-'));
+    try {
+      const env: NodeJS.ProcessEnv = { ...process.env, TMPDIR: tmp };
+      delete env.SRIOVCTL_STATE_DIR;
+      delete env.SRIOVCTL_SYSFS_ROOT;
+      const [cmd, ...args] = commands[1].split(' && ')[1].split(' ');
+      const r = spawnSync(cmd, args, { cwd: REPO, env, encoding: 'utf8', timeout: 300_000 });
+      expect(r.status, r.stderr).toBe(0);
+      expect(r.stdout.trimEnd().split('\n').pop()).toBe('demo: every NIC came back with its name, MAC and MTU; nothing left behind');
+      expect(fs.readdirSync(tmp)).toEqual([]);
+    } finally {
+      fs.rmSync(tmp, { recursive: true, force: true });
+    }
+  });
+});
