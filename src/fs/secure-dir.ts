@@ -55,7 +55,8 @@ function examine(p: string, below: Stats | null): Stats | string {
 
 /**
  * Creates `dir` (and missing parents, 0700) when missing, then checks it; throws an Error naming the reason when it
- * is not trusted. The leaf must be ours alone: no group or other access at all.
+ * is not trusted. The leaf is then made ours alone (0700): a trusted directory that others may only read, such as
+ * the 0755 one kubelet's DirectoryOrCreate makes for a DaemonSet, can have been made only by root.
  */
 export function ensureTrustedDir(dir: string): void {
   try {
@@ -63,10 +64,9 @@ export function ensureTrustedDir(dir: string): void {
   } catch {
     // reported below, by the check, with the path that is wrong
   }
-  const reason = untrustedReason(dir);
-  if (reason) throw new Error(reason);
-  const st = lstatSync(dir);
-  if ((st.mode & 0o077) !== 0) throw new Error(`${dir} is open to group or others (mode ${(st.mode & 0o777).toString(8)}), not 0700`);
+  const st = examinePath(dir);
+  if (typeof st === 'string') throw new Error(st);
+  keepPrivate(dir, st);
 }
 
 /**

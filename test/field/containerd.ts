@@ -28,7 +28,7 @@ export interface ContainerdOptions {
   sandboxImage?: string;
   /** Extra environment for containerd, inherited by every CNI plugin it execs. */
   env?: Record<string, string>;
-  /** A command that execs containerd with its argv (e.g. nsenter into a mount namespace); absolute path first. */
+  /** A command that execs containerd (and teardown's runc) with its argv (e.g. nsenter into a mount namespace); absolute path first. */
   launcher?: string[];
 }
 
@@ -225,9 +225,15 @@ ${this.opts.sandboxImage ? `  sandbox_image = ${q(this.opts.sandboxImage)}\n` : 
     if (!existsSync(this.runcRoot)) return;
     for (const ns of readdirSync(this.runcRoot)) {
       const root = join(this.runcRoot, ns);
-      const ids = execFileSync(which('runc'), ['--root', root, 'list', '-q'], { encoding: 'utf8' }).split('\n').filter(Boolean);
-      for (const id of ids) execFileSync(which('runc'), ['--root', root, 'delete', '--force', id], { stdio: 'pipe' });
+      const ids = this.runc('--root', root, 'list', '-q').split('\n').filter(Boolean);
+      for (const id of ids) this.runc('--root', root, 'delete', '--force', id);
     }
+  }
+
+  /** runc as containerd runs it (through the launcher: runc's state holds pids of containerd's pid namespace). */
+  private runc(...args: string[]): string {
+    const [cmd, ...rest] = [...(this.opts.launcher ?? []), which('runc'), ...args];
+    return execFileSync(cmd, rest, { encoding: 'utf8', stdio: 'pipe' });
   }
 
   /** Shims serving this containerd (found by their -address argument), killed; their sockets removed. */

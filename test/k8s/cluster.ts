@@ -11,18 +11,19 @@
 // as on a real node; what of them the cluster created, stop() removes.
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { cniInstallerObjects, multusObjects, SYSTEM_NS } from '../../src/cluster/kubernetes/manifests';
 import { debianPlugin, ledgerRecords } from '../helpers/cni-run';
 import { TeardownSteps } from '../helpers/teardown-steps';
-import { Containerd, mountPoints, which } from '../field/containerd';
+import { Containerd, mountPoints } from '../field/containerd';
 import { pauseImage } from '../field/cri/pause-image';
 import { IMAGE_ARCHIVE } from '../field/packaged';
 import { componentBins, type ComponentBins } from './components';
 import { FatalWait, KubeApi } from './kube-api';
+import { NodeNamespaces } from './node-namespaces';
 import { kubeconfig, makePki, type Pki } from './pki';
 import { Component } from './processes';
 
@@ -101,12 +102,14 @@ export class Cluster {
   kubelet!: Component;
   private readonly sysctlsBefore = new Map<string, string>();
   private readonly pause = pauseImage();
+  /** The node's mount and pid namespaces, where containerd and kubelet run (./node-namespaces.ts). */
+  private readonly node = new NodeNamespaces(this.dir);
   /** What the DaemonSet's hostPath volumes and kubelet will create, removed by stop(). */
   private readonly hostDirsToRemove = HOST_DIRS.map(firstMissing).filter((d): d is string => d !== null);
 
   private constructor() {
     this.bins = componentBins();
-    this.containerd = new Containerd({ sandboxImage: this.pause.ref, launcher: this.inNodeMountNs() });
+    this.containerd = new Containerd({ sandboxImage: this.pause.ref, launcher: this.node.launcher });
   }
 
   /** A running cluster with its node Ready and sriovctl's DaemonSet ready; on any failure all is undone. */
@@ -122,38 +125,13 @@ export class Cluster {
     return c;
   }
 
-  /**
-   * The node's mount namespace, where containerd and kubelet run: a copy of the host's whose root mount is shared,
-   * as on a systemd host. Here PID 1 is not systemd and / is private, and containerd 1.6 refuses a container with a
-   * HostToContainer mount (the installer DaemonSet's /var/run/netns) whose source lies on a private mount: it looks
-   * the literal path up in mountinfo, and /var/run is a symlink, so it finds / rather than the shared /run/netns.
-   * The copy keeps the host's /run/netns in its peer group, so pod netns bind mounts reach the host (and `ip -n`).
-   */
-  private get mountNsFile(): string {
-    return this.path('node-mnt-ns');
-  }
-
-  private inNodeMountNs(): string[] {
-    return [which('nsenter'), `--mount=${this.mountNsFile}`, '--'];
-  }
-
-  private makeNodeMountNs(): void {
-    // iproute2 makes /run/netns a shared mount of its own the first time it adds a namespace
-    const probe = `k8s${randomBytes(4).toString('hex')}`;
-    execFileSync('ip', ['netns', 'add', probe], { stdio: 'pipe' });
-    execFileSync('ip', ['netns', 'del', probe], { stdio: 'pipe' });
-    writeFileSync(this.mountNsFile, '');
-    execFileSync('unshare', [`--mount=${this.mountNsFile}`, '--propagation', 'unchanged', 'true'], { stdio: 'pipe' });
-    execFileSync('nsenter', [`--mount=${this.mountNsFile}`, '--', 'mount', '--make-shared', '/'], { stdio: 'pipe' });
-  }
-
   private path(...p: string[]): string {
     return join(this.dir, ...p);
   }
 
   private async startAll(): Promise<void> {
     for (const name of KUBELET_SYSCTLS) this.sysctlsBefore.set(name, sysctl(name));
-    this.makeNodeMountNs();
+    await this.node.create();
     this.pki = makePki(this.path('pki'), this.nodeName);
     const [etcdClient, etcdPeer, apiPort, kubeletPort] = [await freePort(), await freePort(), await freePort(), await freePort()];
     const server = `https://127.0.0.1:${apiPort}`;
@@ -226,7 +204,7 @@ export class Cluster {
 
     await this.startNodeRuntime(adminConfig);
     this.kubelet = new Component('kubelet', [
-      ...this.inNodeMountNs(),
+      ...this.node.launcher,
       this.bins.kubelet,
       `--config=${this.writeKubeletConfig(kubeletPort)}`,
       `--kubeconfig=${kubeletConfig}`,
@@ -260,7 +238,8 @@ export class Cluster {
     const c = this.containerd;
     await c.start();
     c.ctr('images', 'import', this.pause.archive);
-    for (const p of DEBIAN_PLUGINS) symlinkSync(debianPlugin(p), join(c.binDir, p));
+    // copies, as a node's CNI bin dir holds them: the DaemonSet's daemon sees that dir, not what a link in it names
+    for (const p of DEBIAN_PLUGINS) copyFileSync(debianPlugin(p), join(c.binDir, p));
     copyFileSync(this.bins.multus, join(c.binDir, 'multus'));
     mkdirSync(this.primaryIpamDir);
     const multusConf = {
@@ -351,21 +330,43 @@ export class Cluster {
     const cni = { binDir: this.containerd.binDir, confDir: this.containerd.confDir };
     const objects = cniInstallerObjects({ pfNames: [], driver: null, cni, sriovCniName: 'sriov' });
     for (const obj of objects) await this.api.create(obj);
-    // Installed once the init container (the image's install-cni) has run. The main container (`sriovctl daemon`)
-    // is not waited for: under this kubelet and containerd it exits at start with "EACCES: permission denied, stat
-    // '/proc/1/ns/user'" (see test/k8s/FINDINGS.md), so the shim serves every call through its one-shot fallback.
+    // installed once the init container (the image's install-cni) has run
     await this.api.waitFor(
       "sriovctl's installer (the DaemonSet's init container) done",
       async () => {
-        const pods = await this.api.get(`/api/v1/namespaces/${SYSTEM_NS}/pods?labelSelector=app%3Dsriovctl-cni-installer`);
-        const done = pods.items.find((p: any) => p.status?.initContainerStatuses?.[0]?.state?.terminated);
+        const done = (await this.daemonPod())?.status?.initContainerStatuses?.[0]?.state?.terminated;
         if (!done) return undefined;
-        const end = done.status.initContainerStatuses[0].state.terminated;
-        if (end.exitCode !== 0) throw new FatalWait(`the installer exited ${end.exitCode}: ${JSON.stringify(end)}`);
+        if (done.exitCode !== 0) throw new FatalWait(`the installer exited ${done.exitCode}: ${JSON.stringify(done)}`);
         return existsSync(join(this.containerd.binDir, 'sriovctl-cni')) ? true : undefined;
       },
       240_000,
     );
+    // then `sriovctl daemon` serving: Ready (its probe asks it), having never exited
+    await this.api.waitFor(
+      "sriovctl's daemon (the DaemonSet's main container) Ready",
+      async () => {
+        const st = (await this.daemonPod())?.status?.containerStatuses?.[0];
+        const ended = st?.state?.terminated ?? st?.lastState?.terminated;
+        if (ended) throw new FatalWait(`sriovctl daemon exited: ${JSON.stringify(ended)}\n${this.daemonLog()}`);
+        return st?.ready === true ? true : undefined;
+      },
+      240_000,
+    );
+  }
+
+  /** The installer DaemonSet's pod on this node (null before it exists). */
+  async daemonPod(): Promise<any | null> {
+    const pods = await this.api.get(`/api/v1/namespaces/${SYSTEM_NS}/pods?labelSelector=app%3Dsriovctl-cni-installer`);
+    return pods.items[0] ?? null;
+  }
+
+  /** What `sriovctl daemon` wrote (every run of its container), from the log files kubelet keeps. */
+  daemonLog(): string {
+    const root = this.path('pod-logs');
+    const pod = existsSync(root) ? readdirSync(root).find((d) => d.startsWith(`${SYSTEM_NS}_`)) : undefined;
+    const dir = pod && join(root, pod, 'sriovctl-daemon');
+    if (!dir || !existsSync(dir)) return '';
+    return readdirSync(dir).sort().map((f) => readFileSync(join(dir, f), 'utf8')).join('');
   }
 
   /** The NetworkAttachmentDefinition CRD (the one `cluster up` applies with Multus) and its establishment. */
@@ -422,6 +423,8 @@ export class Cluster {
       for (const sb of await this.containerd.cri.listPodSandbox()) this.containerd.trackNetns((await this.containerd.cri.podSandboxStatus(sb.id)).netnsPath);
     });
     await attempt('containerd teardown', () => this.containerd.teardown());
+    // whatever of the node is still running (a process a failed teardown left) dies with its pid namespace
+    await attempt("releasing the node's namespaces", () => this.node.release());
     for (const c of [this.scheduler, this.controllerManager, this.apiserver, this.etcd]) await attempt(`stopping ${c?.name}`, () => c?.stop());
     await attempt('removing the cgroup root', () => {
       for (const h of cgroupHierarchies()) removeCgroupTree(join(h, this.cgroupRoot));
@@ -434,9 +437,6 @@ export class Cluster {
     });
     await attempt('removing the DaemonSet host dirs', () => {
       for (const d of this.hostDirsToRemove) rmSync(d, { recursive: true, force: true });
-    });
-    await attempt('releasing the node mount namespace', () => {
-      if (mountPoints().includes(this.mountNsFile)) execFileSync('umount', [this.mountNsFile], { stdio: 'pipe' });
     });
     await attempt('unmounting what kubelet left (pod volumes)', () => {
       const mine = mountPoints().filter((m) => m.startsWith(this.dir + '/'));

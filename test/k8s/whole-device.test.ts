@@ -1,7 +1,8 @@
 // sriovctl-cni called as on a node: kubelet runs the pod, containerd's CRI calls Multus, Multus reads the pod's
 // NetworkAttachmentDefinition from the API server and calls the plugin the installer DaemonSet put in the node's CNI
 // bin dir, which reaches the DaemonSet's `sriovctl daemon`. Whole-device mode on a veth stand-in NIC that has an
-// address at home: the NIC must come back with its name, MAC, MTU and address after every way a pod ends.
+// address at home: the NIC must come back with its name, MAC, MTU and address after every way a pod ends. The
+// DaemonSet's daemon serves those calls (hostPID, it sees the node's pid 1 as on a real node), not the one-shot.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ip, ipJson, Scratch } from '../helpers/kernel';
 import { nicState, standInNic, type NicState } from '../helpers/lend-fixture';
@@ -50,6 +51,20 @@ function wholeDeviceNad(type: string) {
   });
 }
 
+/** The daemon's log lines for `verb` calls of attachment `owner` (<sandbox id>/<ifname>) that ended with exit 0. */
+function servedByDaemon(verb: 'ADD' | 'DEL', owner: string): string[] {
+  return cluster().daemonLog().split('\n').filter((l) => l.includes(` sriovctl daemon[`) && l.includes(` ${verb} ${owner}: exit 0 `));
+}
+
+describe('the installer DaemonSet on a node whose pid 1 its hostPID daemon can examine', () => {
+  it('runs `sriovctl daemon` Running and Ready, never restarted', async () => {
+    const st = (await cluster().daemonPod()).status;
+    expect(st.phase).toBe('Running');
+    expect(st.conditions.find((c: any) => c.type === 'Ready')?.status).toBe('True');
+    expect(st.containerStatuses.map((c: any) => [c.name, c.ready, c.restartCount])).toEqual([['sriovctl-daemon', true, 0]]);
+  });
+});
+
 describe('a pod whose NetworkAttachmentDefinition is of type sriovctl-cni', () => {
   it('gets the NIC as net1 with its IP, Multus reports it, and it comes home on graceful and forced deletion', async () => {
     const c = cluster();
@@ -73,6 +88,8 @@ describe('a pod whose NetworkAttachmentDefinition is of type sriovctl-cni', () =
       const status = networkStatus(running);
       expect(status.map((n) => n.name)).toEqual(['primary', `default/wd-${s.prefix}`]);
       expect(status[1]).toMatchObject({ interface: 'net1', mac: nic.mac, ips: [podIp.split('/')[0]] });
+      // the DaemonSet's daemon ran the ADD (the one-shot fallback writes nothing to its log)
+      expect(servedByDaemon('ADD', `${sb.id}/net1`)).toHaveLength(1);
 
       // first a graceful delete, then `--grace-period=0 --force`
       await c.api.delete(podPath(name), grace);
@@ -80,6 +97,8 @@ describe('a pod whose NetworkAttachmentDefinition is of type sriovctl-cni', () =
       // kubelet tears the sandbox down on its own schedule (at once for a forced delete, after the API forgot it)
       await c.api.waitFor('the NIC home and its record gone', async () => (nicState(nic.name) && c.recordsOf(nic.mac).length === 0 ? true : undefined));
       expectHome();
+      // and the DEL that brought it home (kubelet may repeat a DEL; each must be the daemon's)
+      expect(servedByDaemon('DEL', `${sb.id}/net1`).length).toBeGreaterThanOrEqual(1);
     }
   });
 });
