@@ -2,11 +2,13 @@
 # Installs the Debian packages the containerd CRI tests (test/field/cri-*.test.ts) need, once: containerd 1.6
 # (with its CRI plugin, ctr, the runc v2 shim), runc, buildah (the pause image, built offline FROM scratch), gcc
 # with a static libc (the pause binary), the real CNI plugins, and busybox-static (the root file system of a node
-# without glibc, test/field/glibc-less.test.ts). Idempotent and quiet when everything is present.
+# without glibc, test/field/glibc-less.test.ts), and tini (the Kubernetes tier's node init, test/k8s). Idempotent and
+# quiet when everything is present.
 set -euo pipefail
 need=()
 for c in containerd ctr containerd-shim-runc-v2; do command -v "$c" >/dev/null || need+=(containerd); done
 command -v runc >/dev/null || need+=(runc)
+command -v tini >/dev/null || need+=(tini)
 command -v buildah >/dev/null || need+=(buildah)
 command -v gcc >/dev/null || need+=(gcc)
 # gcc -static needs libc.a; gcc prints the bare name when it has none
