@@ -1,5 +1,13 @@
 // The one error class of sriovctl. The native addon constructs it for every failed syscall (with errno and
 // the kernel's extended-ack text); the policy layers use it with their own codes (BUSY, NOT_FOUND, …).
+import { constants } from 'node:os';
+
+const ERRNO_NAMES: Readonly<Record<string, number>> = constants.errno;
+
+/** A kernel errno name (EBUSY), which people look up; our own codes (BUSY, NOT_FOUND) are for scripts (--json). */
+export function isErrnoName(code: string): boolean {
+  return Object.hasOwn(ERRNO_NAMES, code);
+}
 
 export interface SysErrorFields {
   /** 'EEXIST', 'ENODEV', … for kernel errors; upper-case policy codes otherwise ('BUSY', 'NOT_FOUND'). */
@@ -27,10 +35,14 @@ export class SysError extends Error {
     this.kernelMessage = fields.kernelMessage;
   }
 
-  /** One line: "<op>: <message> (<code>)[: <kernel message>]". */
+  /**
+   * One line for people (CNI messages, logs, warnings): "<op>: <message>[ (<errno name>)][: <kernel message>]".
+   * Our own code is left out: it travels beside the text (the CNI error's details, --json), never in it.
+   */
   describe(): string {
     const kernel = this.kernelMessage ? `: ${this.kernelMessage}` : '';
-    return `${this.op}: ${this.message} (${this.code})${kernel}`;
+    const code = isErrnoName(this.code) ? ` (${this.code})` : '';
+    return `${this.op}: ${this.message}${code}${kernel}`;
   }
 }
 

@@ -44,6 +44,13 @@ describe('netlink errors', () => {
     expect(err!.describe()).toBe('RTM_NEWLINK set name: File exists (EEXIST): Device name already in use');
   });
 
+  it("describes a policy error in words, without our own code (that travels beside the text, for scripts)", () => {
+    const busy = new SysError('eth7 is lent to cni:abc/net1', { code: 'BUSY', op: 'lend' });
+    expect(busy.describe()).toBe('lend: eth7 is lent to cni:abc/net1');
+    const gone = new SysError('no such device', { code: 'NOT_FOUND', op: 'give back', kernelMessage: 'Unknown device' });
+    expect(gone.describe()).toBe('give back: no such device: Unknown device');
+  });
+
   it('uncapped error: the TLVs follow the echoed request', () => {
     const msg = errorMessage(ENODEV, { capped: false, tlvs: [attr(NLMSGERR_ATTR_OFFS, u32(20)), attr(NLMSGERR_ATTR_MSG, cstr('Unknown device'))] });
     expect(native.parseNetlinkError(msg, 'RTM_GETLINK')).toMatchObject({ code: 'ENODEV', errno: ENODEV, kernelMessage: 'Unknown device' });
