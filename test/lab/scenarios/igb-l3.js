@@ -111,6 +111,9 @@ async function deleteWithNicInside(ctx, netns, netdevHere) {
 /** An igb PF, up, carrying the L3 state. */
 async function igbPfWithL3(ctx) {
   const pf = await takeIgbPf(ctx, 0);
+  // no nexthop object on a link without carrier, which igb gets about a second after it comes up (the scenario
+  // before may just have given this PF back)
+  expect(await poll(() => linkJson(pf.name)?.operstate === 'UP', { timeoutMs: 30_000, intervalMs: 50 }), `${pf.name}: no carrier`);
   configureL3(ctx, pf.name);
   return { nic: pf.name, before: await captureBefore(pf.name), netdevHere: () => pf.netdevHere(), cniDevice: { device: pf.name } };
 }
