@@ -20,9 +20,9 @@ export interface AtomicWriteHooks {
   /** Test seam: runs after the temp file is written and before the rename (a crash here must keep the old file). */
   beforeRename?: (tempPath: string) => void;
   /**
-   * Default true: fsync the file and the directory, so the write survives power loss. False: no fsync, still atomic
-   * (a reader or a process crash sees old or new, never a mix: the page cache outlives the process); after a power
-   * cut, the old content or the new where the filesystem writes a file renamed over another first (ext4, btrfs).
+   * Default true: the new content survives power loss (the directory is fsynced after the rename). False: a power
+   * cut may undo the rename and leave the old content, never a mix and never an empty or zero-filled file (the new
+   * file's data is always fsynced before its rename).
    */
   durable?: boolean;
 }
@@ -31,17 +31,18 @@ export interface AtomicWriteHooks {
 let tempCounter = 0;
 
 /**
- * Write temp file (mode), fsync it, rename over `file`, fsync the directory (fsyncs only when durable). `data`
- * is the content, or a function that writes it to the temp file's fd (large files, copied in chunks).
+ * Write temp file (mode), fsync it, rename over `file`, and fsync the directory when durable. `data` is the
+ * content, or a function that writes it to the temp file's fd (large files, copied in chunks).
  */
 export function writeFileAtomic(file: string, data: string | ((fd: number) => void), mode: number, hooks: AtomicWriteHooks = {}): void {
   const durable = hooks.durable !== false;
-  const temp = writeTemp(file, data, mode, durable);
+  // The data is fsynced even when the write need not be durable: a rename can reach the disk before the data it
+  // names. ext4's auto_da_alloc only starts the data's writeback at a rename over another file, and with
+  // dioread_nolock (its default since Linux 5.6) that data sits in unwritten extents the journal may commit first:
+  // a cut then leaves a file of the new size that reads as zeros (the old file, unlinked by the rename, is gone).
+  const temp = writeTemp(file, data, mode);
   try {
     hooks.beforeRename?.(temp);
-    // renamed over the old file, never swapped with it: ext4 (auto_da_alloc, its default) and btrfs write the data
-    // of a file renamed over another before the rename is committed, so a power cut finds the old content or the
-    // new, never an empty file (an exchange, with the old file unlinked, came back 0 bytes)
     fs.renameSync(temp, file);
   } catch (err) {
     fs.rmSync(temp, { force: true });
@@ -64,7 +65,7 @@ export interface PendingDurability {
  * leave no file at all (it finds the NIC where the reboot put it), never an empty one.
  */
 export function writeFileAtomicDurableLater(file: string, data: string, mode: number, hooks: Pick<AtomicWriteHooks, 'beforeRename'> = {}): PendingDurability {
-  const temp = writeTemp(file, data, mode, true);
+  const temp = writeTemp(file, data, mode);
   let dirFd = -1;
   try {
     hooks.beforeRename?.(temp);
@@ -91,8 +92,8 @@ export function writeFileAtomicDurableLater(file: string, data: string, mode: nu
   };
 }
 
-/** The temp file beside `file` with `data` in it (fsynced when `sync`), closed; removed again if writing fails. */
-function writeTemp(file: string, data: string | ((fd: number) => void), mode: number, sync: boolean): string {
+/** The temp file beside `file` with `data` in it, fsynced and closed; removed again if writing fails. */
+function writeTemp(file: string, data: string | ((fd: number) => void), mode: number): string {
   const { temp, fd } = createTemp(path.dirname(file), path.basename(file), mode);
   try {
     try {
@@ -100,7 +101,7 @@ function writeTemp(file: string, data: string | ((fd: number) => void), mode: nu
       fs.fchmodSync(fd, mode);
       if (typeof data === 'string') fs.writeSync(fd, data);
       else data(fd);
-      if (sync) fs.fsyncSync(fd);
+      fs.fsyncSync(fd);
     } finally {
       fs.closeSync(fd);
     }

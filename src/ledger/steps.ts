@@ -11,10 +11,10 @@ export function appendStep(r: LendRecord, step: string, note?: string): LendReco
 }
 
 /**
- * Note a step: `r` at `step`, written. Only a record's first write is fsynced: what must survive power loss is the
+ * Note a step: `r` at `step`, written. Only a record's first write is durable: what must survive power loss is the
  * snapshot — a reboot ends every namespace, and restoring is the same whatever step was reached. A later write only
- * needs to survive a crash of this process, which an atomic rename in the page cache does, and to leave after a
- * power cut the record it replaced if not itself: renamed over it (see writeFileAtomic), never an empty file.
+ * needs to survive a crash of this process, which an atomic rename does, and to leave after a power cut the record
+ * it replaced if not itself, never a file of zeros (its data is fsynced before the rename; see writeFileAtomic).
  */
 export function advanceRecord(l: Ledger, r: LendRecord, step: string, note?: string): LendRecord {
   const next = appendStep(r, step, note);
