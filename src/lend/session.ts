@@ -66,7 +66,7 @@ export class LendSession implements EngineContext {
     const key = searchKey(ref);
     if (!this.searched.has(key)) {
       if (this.searchesElsewhere) throw new SearchNeeded(ref);
-      this.searched.set(key, findCandidate(ref.id, this.search, HOST_ROOTS, ref.path));
+      this.searched.set(key, findCandidate(ref.id, this.search, HOST_ROOTS, ref.path, this.config.pause ?? null));
     }
     return this.searched.get(key)!;
   }
@@ -104,7 +104,7 @@ export class LendSession implements EngineContext {
   async searchAhead(ref: NamespaceRef): Promise<void> {
     const key = searchKey(ref);
     if (this.searched.has(key) || findByHints(ref)) return;
-    const found = await searchOffThread(ref, this.search);
+    const found = await searchOffThread(ref, this.search, this.config.pause ?? null);
     if (found !== undefined) this.searched.set(key, found);
   }
 

@@ -9,7 +9,7 @@ import { afterEach, beforeEach, expect, it } from 'vitest';
 import { openLedger, writeRecord } from '../../src/ledger';
 import { openSession, type LendSession } from '../../src/lend';
 import { sampleRecord } from '../helpers/ledger-record';
-import { readConfig } from '../../src/config';
+import { loadConfig } from '../../src/config';
 
 let tmp: string;
 let session: LendSession;
@@ -17,7 +17,7 @@ let session: LendSession;
 beforeEach(() => {
   tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'sriovctl-records-of-'));
   fs.mkdirSync(path.join(tmp, 'sys'));
-  session = openSession(readConfig({}, { stateDir: path.join(tmp, 'state'), sysfsRoot: path.join(tmp, 'sys') }));
+  session = openSession(loadConfig({}, { stateDir: path.join(tmp, 'state'), sysfsRoot: path.join(tmp, 'sys') }));
 });
 
 afterEach(() => {

@@ -1,5 +1,6 @@
 // Preflight: everything `up` needs is checked before anything changes, and every shortfall is reported at once
 // (one error, one line per problem) instead of failing at the first.
+import type { Env } from '../../config';
 import { SysError } from '../../errors';
 import { findOnPath } from '../tools/run-tool';
 import { counted } from '../../util/plural';
@@ -83,7 +84,7 @@ export function planPfs(input: PfPlanInput): PfPlan {
 }
 
 /** The tools in `tools` that are not on PATH. */
-export function missingTools(tools: string[], env: NodeJS.ProcessEnv = process.env): string[] {
+export function missingTools(tools: string[], env: Env): string[] {
   return [...new Set(tools)].filter((t) => findOnPath(t, env) === null).map((t) => `${t} is not installed (not on PATH)`);
 }
 
