@@ -5,8 +5,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { InvalidArgumentError, Option, type Command } from 'commander';
-import { isSysError, SysError } from '../errors';
+import { SysError } from '../errors';
 import { readClusterFile, type ClusterFile } from '../cluster/orchestration/cluster-file';
+import { PreflightFailed } from '../cluster/orchestration/preflight';
 import { CONTAINER_RUNTIMES, type ContainerRuntime } from '../cluster/tools/container-runtime';
 import { runDemo, type DemoReport } from '../cluster/lab/demo';
 import { clusterDown, restored, type DownSummary } from '../cluster/orchestration/down';
@@ -236,8 +237,8 @@ async function up(io: CommandIo, kit: CommandKit, o: UpOpts): Promise<ExitCode> 
     printUp(io, summary, !!o.json);
     return summary.ok ? ExitCode.ok : ExitCode.warnings;
   } catch (err) {
-    if (isSysError(err, 'PREFLIGHT')) {
-      const problems = err.message.split('\n').slice(1).map((l) => l.replace(/^\s*- /, ''));
+    if (err instanceof PreflightFailed) {
+      const problems = err.problems;
       io.out.error(`cluster up ${o.name}: preflight failed, nothing was changed:`);
       for (const p of problems) (kit.invocation.stderr ?? process.stderr).write(`  - ${p}\n`);
       if (o.json) io.out.json({ cluster: o.name, ok: false, problems });

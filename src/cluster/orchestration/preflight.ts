@@ -88,8 +88,13 @@ export function missingTools(tools: string[], env: Env): string[] {
   return [...new Set(tools)].filter((t) => findOnPath(t, env) === null).map((t) => `${t} is not installed (not on PATH)`);
 }
 
-/** One error listing every problem; nothing has changed when it is thrown. */
-export function preflightError(problems: string[]): SysError {
-  const lines = problems.map((p) => `  - ${p}`).join('\n');
-  return new SysError(`preflight failed, nothing was changed:\n${lines}`, { code: 'PREFLIGHT', op: 'cluster up preflight' });
+/** One error listing every problem (`problems`); nothing has changed when it is thrown. */
+export class PreflightFailed extends SysError {
+  constructor(readonly problems: readonly string[]) {
+    super(`preflight failed, nothing was changed:\n${problems.map((p) => `  - ${p}`).join('\n')}`, { code: 'PREFLIGHT', op: 'cluster up preflight' });
+  }
+}
+
+export function preflightError(problems: string[]): PreflightFailed {
+  return new PreflightFailed(problems);
 }
