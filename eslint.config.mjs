@@ -3,6 +3,19 @@
 // fails the run, so each one left names a real exception.
 import tseslint from 'typescript-eslint';
 
+const DLOPEN = { object: 'process', property: 'dlopen', message: 'only the addon loader (src/sea/addon-file.ts) opens a shared object' };
+const ENV = {
+  object: 'process',
+  property: 'env',
+  message: "only a front door's entry reads the environment: take the setting from the Config its main made (loadConfig) and handed down",
+};
+/**
+ * The front doors' entries, the only files that read process.env: each reads it once into loadConfig (and the CNI
+ * call's own variables). src/sea/cache-dir.ts too: the self-contained executable's addon loader runs while an embedded
+ * bundle is being evaluated, before any front door's main, in that bundle's own copy of the module.
+ */
+const ENV_READERS = ['src/cli/entry.ts', 'src/cli/main.ts', 'src/cni/main.ts', 'src/sea/main.ts', 'src/sea/cache-dir.ts'];
+
 export default tseslint.config(
   { ignores: ['dist/**', 'build/**', 'node_modules/**', 'native/**', 'test/fixtures/**', 'test/lab/**', 'test/fuzz/**'] },
   {
@@ -21,7 +34,7 @@ export default tseslint.config(
       '@typescript-eslint/switch-exhaustiveness-check': ['error', { considerDefaultExhaustiveForUnions: true }],
       // a require() is a lazy load on purpose (start-up time, an optional module): each one says why
       '@typescript-eslint/no-require-imports': 'error',
-      'no-restricted-properties': ['error', { object: 'process', property: 'dlopen', message: 'only the addon loader (src/sea/addon-file.ts) opens a shared object' }],
+      'no-restricted-properties': ['error', DLOPEN],
       'no-restricted-syntax': [
         'error',
         { selector: 'CallExpression[callee.name="require"] Literal[value=/\\.node$/]', message: 'only src/addon-file.ts requires the compiled addon; use src/native.ts' },
@@ -31,7 +44,12 @@ export default tseslint.config(
   {
     // stdout carries a command's result (the CNI plugin's one JSON): output goes through the front doors' writers
     files: ['src/**/*.ts'],
-    rules: { 'no-console': 'error' },
+    rules: { 'no-console': 'error', 'no-restricted-properties': ['error', DLOPEN, ENV] },
+  },
+  {
+    // nothing below a front door's main reads the environment
+    files: ENV_READERS,
+    rules: { 'no-restricted-properties': ['error', DLOPEN] },
   },
   {
     files: ['src/addon-file.ts'],
@@ -39,6 +57,6 @@ export default tseslint.config(
   },
   {
     files: ['src/sea/addon-file.ts'],
-    rules: { 'no-restricted-properties': 'off' },
+    rules: { 'no-restricted-properties': ['error', ENV] },
   },
 );

@@ -1,6 +1,20 @@
 // The configuration every part of sriovctl shares, read once at a front door (flags, environment, CNI config)
-// and passed down explicitly: nothing below a front door reads or writes the environment for it.
+// and passed down explicitly: nothing below a front door reads or writes the environment for it. The front doors
+// (the entry files eslint.config.mjs names) are the only readers of process.env; they call loadConfig once.
 import * as path from 'node:path';
+
+/** An environment as a front door hands it down: variables by name. */
+export type Env = Readonly<Record<string, string | undefined>>;
+
+/**
+ * SRIOVCTL_PAUSE / SRIOVCTL_PAUSE_DIR / SRIOVCTL_PAUSE_SUBJECT, tests only: the thread reaching `point` about a
+ * subject containing `subject` creates `<dir>/reached` and waits for `<dir>/release` (src/lend/failpoint.ts).
+ */
+export interface PauseSpec {
+  readonly point: string;
+  readonly dir: string;
+  readonly subject: string;
+}
 
 export interface Config {
   /** Where the ledger and every other durable file live. */
@@ -18,6 +32,18 @@ export interface Config {
    * kernel action (src/lend/failpoint.ts). Null: none.
    */
   readonly failpoint?: string | null;
+  /** SRIOVCTL_PAUSE…, tests only: where a thread of the engine waits for a test (pausePoint). Null: nowhere. */
+  readonly pause?: PauseSpec | null;
+  /**
+   * SRIOVCTL_INSTALLER_ARCHIVE as given: the installer image archive `cluster up` imports ('' none; undefined: the
+   * one beside the executable or in the checkout's dist/pkg/).
+   */
+  readonly installerArchive?: string;
+  /**
+   * The front door's environment, handed down whole for what inherits it: the external tools and CNI calls the
+   * CLI runs (PATH decides which runs; their own variables, proxies and runtime hints are theirs). Empty: none.
+   */
+  readonly env: Env;
 }
 
 /**
@@ -42,10 +68,12 @@ export const DEFAULT_SOCKET = '/run/sriovctl/cni.sock';
 
 /**
  * The configuration from `SRIOVCTL_STATE_DIR` / `SRIOVCTL_SYSFS_ROOT` / `SRIOVCTL_RESOLV_CONF` / `SRIOVCTL_SOCKET` /
- * `SRIOVCTL_FAILPOINT` in `env`, overridden by what is given (command-line flags). Relative paths are made absolute
- * here, once. A front door calls it once, in its main; nothing below reads the environment for these.
+ * `SRIOVCTL_FAILPOINT` / `SRIOVCTL_PAUSE…` / `SRIOVCTL_INSTALLER_ARCHIVE` in `env`, overridden by what is given
+ * (command-line flags). Relative paths are made absolute here, once. A front door calls it once, in its main;
+ * nothing below reads the environment.
  */
-export function readConfig(env: Readonly<Record<string, string | undefined>>, overrides: Partial<Config> = {}): Config {
+export function loadConfig(env: Env, flags: Partial<Config> = {}): Config {
+  const pauseDir = env.SRIOVCTL_PAUSE_DIR;
   return withFlags(
     {
       stateDir: env.SRIOVCTL_STATE_DIR || DEFAULT_STATE_DIR,
@@ -53,8 +81,11 @@ export function readConfig(env: Readonly<Record<string, string | undefined>>, ov
       resolvConf: env.SRIOVCTL_RESOLV_CONF || DEFAULT_RESOLV_CONF,
       socket: env.SRIOVCTL_SOCKET || DEFAULT_SOCKET,
       failpoint: env.SRIOVCTL_FAILPOINT || null,
+      pause: env.SRIOVCTL_PAUSE && pauseDir ? { point: env.SRIOVCTL_PAUSE, dir: pauseDir, subject: env.SRIOVCTL_PAUSE_SUBJECT ?? '' } : null,
+      installerArchive: env.SRIOVCTL_INSTALLER_ARCHIVE,
+      env,
     },
-    overrides,
+    flags,
   );
 }
 

@@ -53,7 +53,7 @@ async function attach(io: CommandIo, nicText: string, targetText: string, opts: 
     }
   }
   if (opts.driver !== undefined && opts.vfs === undefined) throw usageError('--driver needs --vfs <n>');
-  const target = await resolveTarget(targetText);
+  const target = await resolveTarget(targetText, { env: io.session.config.env });
   // the target as typed, so `detach --all --target` finds it the same way
   const owner: Owner = { kind: 'attach', target: targetText };
   const lendPlan = io.session.prepare({ nic, target, owner, name: opts.as, allowUplink: opts.allowUplink === true, allowInUse: opts.allowInUse === true });

@@ -4,8 +4,7 @@
 //   3. find SR-IOV NICs the ledger does not know in any other namespace and return them to the initial one.
 // One line per NIC; idempotent; exit 0 when nothing is lost, 3 when any NIC could not be restored.
 import type { Command } from 'commander';
-import { isSysError } from '../errors';
-import { nestingDepth, type GiveBackResult, type LendRecord, type Stray, type StrayScan } from '../lend';
+import { failureOf, nestingDepth, type GiveBackResult, type LendRecord, type Stray, type StrayScan } from '../lend';
 import type { CommandIo, CommandKit } from './command-kit';
 import { readLedger } from './ledger-view';
 import { ExitCode } from './exit-codes';
@@ -126,7 +125,7 @@ function returnStrays(io: CommandIo, strays: Stray[], entries: CleanupEntry[]): 
       });
       entries.push(strayEntry(stray, { outcome: res.outcome, name: res.name, warnings: res.warnings }));
     } catch (err) {
-      const busy = isSysError(err, 'BUSY');
+      const busy = failureOf(err).kind === 'Busy';
       entries.push(strayEntry(stray, { outcome: busy ? 'busy' : 'failed', error: reasonOf(err, io.globals.verbose) }));
     }
   }

@@ -5,8 +5,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { InvalidArgumentError, Option, type Command } from 'commander';
-import { isSysError, SysError } from '../errors';
+import { SysError } from '../errors';
 import { readClusterFile, type ClusterFile } from '../cluster/orchestration/cluster-file';
+import { PreflightFailed } from '../cluster/orchestration/preflight';
 import { CONTAINER_RUNTIMES, type ContainerRuntime } from '../cluster/tools/container-runtime';
 import { runDemo, type DemoReport } from '../cluster/lab/demo';
 import { clusterDown, restored, type DownSummary } from '../cluster/orchestration/down';
@@ -106,7 +107,7 @@ function contextFor(io: CommandIo, kit: CommandKit): ProviderContext {
     io.globals.quiet ? 'quiet' : io.globals.verbose ? 'verbose' : 'normal',
     kit.invocation.stderr ?? process.stderr,
   );
-  return { progress, run: toolRunner({ onCommand: (line) => progress.detail(line) }), session: io.session };
+  return { progress, run: toolRunner({ env: io.session.config.env, onCommand: (line) => progress.detail(line) }), env: io.session.config.env, session: io.session };
 }
 
 export function registerClusterCommands(program: Command, kit: CommandKit): void {
@@ -228,7 +229,7 @@ async function up(io: CommandIo, kit: CommandKit, o: UpOpts): Promise<ExitCode> 
   const file = o.file ? readClusterFile(o.file) : null;
   const chosen = upOptionsOf(o, file);
   const options = chosen.options;
-  const provider = makeProvider(chosen.provider, chosen.providerOptions);
+  const provider = makeProvider(chosen.provider, io.session.config.env, chosen.providerOptions);
   const ctx = contextFor(io, kit);
   o = { ...o, name: options.name };
   try {
@@ -236,8 +237,8 @@ async function up(io: CommandIo, kit: CommandKit, o: UpOpts): Promise<ExitCode> 
     printUp(io, summary, !!o.json);
     return summary.ok ? ExitCode.ok : ExitCode.warnings;
   } catch (err) {
-    if (isSysError(err, 'PREFLIGHT')) {
-      const problems = err.message.split('\n').slice(1).map((l) => l.replace(/^\s*- /, ''));
+    if (err instanceof PreflightFailed) {
+      const problems = err.problems;
       io.out.error(`cluster up ${o.name}: preflight failed, nothing was changed:`);
       for (const p of problems) (kit.invocation.stderr ?? process.stderr).write(`  - ${p}\n`);
       if (o.json) io.out.json({ cluster: o.name, ok: false, problems });
@@ -276,7 +277,7 @@ async function down(io: CommandIo, kit: CommandKit, o: DownOpts & { name: string
     io.out.warn(`cluster ${o.name} was made with ${state.provider}, deleting it with ${o.provider} as asked`);
   }
   // the runtime the cluster was made on, unless asked otherwise: k3d on podman is reached only through its socket
-  const provider = makeProvider(providerName, providerOptions({ runtime: o.runtime ?? state?.runtime ?? undefined }));
+  const provider = makeProvider(providerName, io.session.config.env, providerOptions({ runtime: o.runtime ?? state?.runtime ?? undefined }));
   const summary = await clusterDown({ name: o.name, provider, ctx: contextFor(io, kit), state, vfioHolderWaitMs: vfioWaitMs(o.vfioWait) });
   if (o.json) io.out.json(summary);
   else printDown(io, summary, true);
@@ -305,7 +306,7 @@ function printDown(io: CommandIo, s: DownSummary, final: boolean): void {
 
 async function status(io: CommandIo, kit: CommandKit, o: CommonOpts & { name: string }): Promise<ExitCode> {
   const state = readClusterState(io.session.config.stateDir, o.name);
-  const provider = state ? makeProvider(state.provider) : null;
+  const provider = state ? makeProvider(state.provider, io.session.config.env) : null;
   const report = await clusterStatus(o.name, provider, contextFor(io, kit));
   if (o.json) io.out.json(report);
   if (!report.known) {
@@ -332,7 +333,7 @@ async function status(io: CommandIo, kit: CommandKit, o: CommonOpts & { name: st
 
 async function demo(io: CommandIo, kit: CommandKit, json: boolean): Promise<ExitCode> {
   // `npm start` on a machine that never ran sriovctl leaves no state dir behind: the demo's own, unless one is given
-  const own = io.globals.stateDir === undefined && !process.env.SRIOVCTL_STATE_DIR ? demoStateDir(io) : null;
+  const own = io.globals.stateDir === undefined && !io.session.config.env.SRIOVCTL_STATE_DIR ? demoStateDir(io) : null;
   const session = own ? openSession({ ...io.session.config, stateDir: own }, { keepHandles: true }) : io.session;
   let ok = false;
   try {

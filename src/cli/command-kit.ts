@@ -3,7 +3,7 @@
 // error) into one stderr line and an exit code.
 // The cluster commands (src/cli/cluster*.ts) register through the same kit.
 import type { Command } from 'commander';
-import { readConfig, withFlags, type Config } from '../config';
+import { loadConfig, withFlags, type Config } from '../config';
 import { openSession, type LendSession } from '../lend';
 import { ExitCode } from './exit-codes';
 import { Output, exitCodeOf, reasonOf, type Sink } from './output';
@@ -25,7 +25,10 @@ export interface CommandIo {
 /** The outcome of one run of the program; main() exits with it. */
 export interface Invocation {
   exitCode: ExitCode;
-  /** The configuration the environment gives, read once by main (tests' programs: read when run); flags go over it. */
+  /**
+   * The configuration the environment gives, read once by main; flags go over it. Absent (a program built for its
+   * help and reference text): the defaults, as from an empty environment.
+   */
   config?: Config;
   stdout?: Sink;
   stderr?: Sink;
@@ -49,6 +52,8 @@ export function globalOptions(cmd: Command): GlobalOptions {
 }
 
 
+const NO_ENVIRONMENT = loadConfig({});
+
 export function createKit(invocation: Invocation): CommandKit {
   return {
     invocation,
@@ -60,8 +65,8 @@ export function createKit(invocation: Invocation): CommandKit {
         const args = commanderArgs.slice(0, -2) as (string | undefined)[];
         const globals = globalOptions(cmd);
         const out = new Output(globals, invocation.stdout, invocation.stderr);
-        // flags over the environment's configuration: nothing below writes or reads the environment for them
-        const config = withFlags(invocation.config ?? readConfig(process.env), { stateDir: globals.stateDir, sysfsRoot: globals.sysfsRoot });
+        // flags over the configuration main read from the environment: nothing below reads the environment
+        const config = withFlags(invocation.config ?? NO_ENVIRONMENT, { stateDir: globals.stateDir, sysfsRoot: globals.sysfsRoot });
         const session = openSession(config, { keepHandles: true });
         try {
           invocation.exitCode = await body({ out, globals, session }, args, opts);

@@ -47,8 +47,10 @@ async function serve(io: CommandIo): Promise<ExitCode> {
   let daemon: Daemon;
   let callConfig: DaemonCallConfig;
   try {
-    callConfig = daemonCallConfig(process.env);
-    daemon = await Daemon.start({ socket, log, callConfig, requestDeadlineMs: requestDeadlineMs(process.env.SRIOVCTL_DAEMON_REQUEST_DEADLINE_S) });
+    // the daemon's settings, from the environment its front door handed down in the configuration
+    const env = io.session.config.env;
+    callConfig = daemonCallConfig(env);
+    daemon = await Daemon.start({ socket, log, callConfig, requestDeadlineMs: requestDeadlineMs(env.SRIOVCTL_DAEMON_REQUEST_DEADLINE_S) });
   } catch (err) {
     throw new CliError(`cannot serve: ${(err as Error).message}`);
   }

@@ -106,7 +106,7 @@ async function giveBackLentTo(
   let target: NamespaceSpec | null = null;
   let unresolved: CliError | null = null;
   try {
-    target = await resolveTarget(targetText);
+    target = await resolveTarget(targetText, { env: s.config.env });
   } catch (err) {
     if (!(err instanceof CliError) || err.exitCode === ExitCode.usage) throw err;
     unresolved = err;

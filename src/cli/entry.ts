@@ -4,13 +4,13 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { requireWithCodeCache } from '../package/code-cache';
-import { readConfig } from '../config';
+import { loadConfig } from '../config';
 
 const RUN_BUNDLE = 'sriovctl-run.bundle.js';
 
 export function run(): void {
   const bundle = join(__dirname, RUN_BUNDLE);
-  const config = readConfig(process.env);
+  const config = loadConfig(process.env);
   const { stateDir } = config;
   // the cache lives in the state directory, but a read-only command must not create that on a fresh machine
   const cli = !existsSync(bundle)

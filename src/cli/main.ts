@@ -2,7 +2,7 @@
 import { CommanderError } from 'commander';
 import { CliError, ExitCode, RootRequired } from './exit-codes';
 import { InvalidArgument } from '../errors';
-import { readConfig, type Config } from '../config';
+import { loadConfig, type Config } from '../config';
 import { buildProgram, type RegisterCommands } from './program';
 import type { Invocation } from './command-kit';
 import { exitCodeOf, reasonOf, type Sink } from './output';
@@ -18,7 +18,7 @@ export interface MainOptions {
 
 /** Runs one command line (`argv` as process.argv: node, script, ...args) and returns the exit code. */
 export async function main(argv: string[], opts: MainOptions = {}): Promise<ExitCode> {
-  const invocation: Invocation = { exitCode: ExitCode.ok, stdout: opts.stdout, stderr: opts.stderr, config: opts.config ?? readConfig(process.env) };
+  const invocation: Invocation = { exitCode: ExitCode.ok, stdout: opts.stdout, stderr: opts.stderr, config: opts.config ?? loadConfig(process.env) };
   const program = buildProgram(invocation, opts.extra);
   try {
     await program.parseAsync(argv);
@@ -44,7 +44,7 @@ export async function main(argv: string[], opts: MainOptions = {}): Promise<Exit
 }
 
 /** For bin/sriovctl.js: run with the process's argv and set the exit code (never process.exit: let output drain). */
-export function run(config: Config = readConfig(process.env)): void {
+export function run(config: Config = loadConfig(process.env)): void {
   main(process.argv, { config }).then(
     (code) => {
       process.exitCode = code;

@@ -7,7 +7,8 @@ import type { NetnsId } from '../net/types';
 import { openNetnsOfPid } from '../net';
 import { isSysError } from '../errors';
 import { CONTAINER_RUNTIMES, containerPid, type ContainerRuntime } from '../cluster/tools/container-runtime';
-import { toolRunner } from '../cluster/tools/run-tool';
+import { runTool } from '../cluster/tools/run-tool';
+import type { Env } from '../config';
 import { CliError, usageError } from './exit-codes';
 import { statNetnsId } from '../net';
 
@@ -20,6 +21,8 @@ const NSFS_MAGIC = 0x6e736673;
 export interface TargetContext {
   /** Directory of named namespaces (tests point it elsewhere). */
   netnsDir?: string;
+  /** The environment docker/podman run with: the front door's (Config.env). Absent: Node's default for a child. */
+  env?: Env;
 }
 
 /**
@@ -35,7 +38,7 @@ export async function resolveTarget(text: string, ctx: TargetContext = {}): Prom
   const scheme = /^([a-z]+):(.*)$/s.exec(text);
   if (scheme?.[1] === 'pid') return openedPid(text, scheme[2]);
   if (scheme && (CONTAINER_RUNTIMES as readonly string[]).includes(scheme[1])) {
-    return openedPid(text, String(await runningContainerPid(text, scheme[1] as ContainerRuntime, scheme[2])));
+    return openedPid(text, String(await runningContainerPid(text, scheme[1] as ContainerRuntime, scheme[2], ctx.env)));
   }
   if (text.includes('/')) return { path: checkedNamespaceFile(text, text) };
   if (text === '.' || text === '..') throw usageError(`target ${text}: not a namespace name`);
@@ -46,10 +49,10 @@ export async function resolveTarget(text: string, ctx: TargetContext = {}): Prom
 const CONTAINER_REF = /^[A-Za-z0-9][A-Za-z0-9_.:@/-]*$/;
 
 /** The init pid of a running container, asked from its runtime's CLI as kubevirtci's scripts do. */
-async function runningContainerPid(label: string, runtime: ContainerRuntime, container: string): Promise<number> {
+async function runningContainerPid(label: string, runtime: ContainerRuntime, container: string, env: Env | undefined): Promise<number> {
   if (!CONTAINER_REF.test(container)) throw usageError(`target ${label}: not a container name or id`);
   try {
-    return await containerPid(toolRunner(), runtime, container);
+    return await containerPid((cmd, args, o) => runTool(cmd, args, { ...o, env }), runtime, container);
   } catch (err) {
     throw new CliError(`target ${label}: ${(err as Error).message}`);
   }

@@ -2,8 +2,7 @@
 // poll, read back, bounded) — on a lent PF through the engine, which records the count first so every give-back
 // puts it back.
 import type { LendSession, NicRef, Owner, VfCountAsker } from '../lend';
-import { bindDriver, deviceOfNetdev, getPf, type SriovVf } from '../sriov';
-import { isSysError } from '../errors';
+import { bindDriver, deviceOfNetdev, getPf, NotSriovPf, type SriovVf } from '../sriov';
 import { CliError } from './exit-codes';
 import { counted } from '../util/plural';
 
@@ -24,7 +23,7 @@ export function pfAddressOf(s: LendSession, nic: NicRef, nicText: string): strin
   try {
     getPf(s.sysfs, address);
   } catch (err) {
-    if (!isSysError(err, 'INVALID')) throw err;
+    if (!(err instanceof NotSriovPf)) throw err;
     throw new CliError(`${nicText}${nicText === address ? '' : ` (${address})`} is not an SR-IOV PF (no sriov_totalvfs)`);
   }
   return address;

@@ -1,4 +1,5 @@
 // The orchestrator's vocabulary: providers (local netns lab, k3d, kind) behind one small interface.
+import type { Env } from '../config';
 import { InvalidArgument } from '../errors';
 import type { LendSession, NamespaceSpec, Owner, OwnerMatch } from '../lend';
 import type { Progress } from './orchestration/progress';
@@ -46,6 +47,8 @@ export interface CreateSpec {
 export interface ProviderContext {
   progress: Progress;
   run: ToolRunner;
+  /** The environment the front door hands the tools (PATH decides which k3d/kind/kubectl/docker runs). */
+  env: Env;
   /** The engine, as the front door configured it (its state dir holds the cluster files too). */
   session: LendSession;
 }

@@ -33,10 +33,10 @@ function isJson(v: unknown): v is Json {
 }
 
 /** The IPAM config an attachment allocated from, for releasing it. */
-export function storedIpam(record: LendRecord, env: Pick<CniEnv, 'path' | 'ipamTimeoutMs'>, stateDir: string): IpamTarget | null {
+export function storedIpam(record: LendRecord, env: Pick<CniEnv, 'path' | 'ipamTimeoutMs' | 'delegateEnv'>, stateDir: string): IpamTarget | null {
   const meta = cniMeta(record);
   if (!meta?.ipam) return null;
-  return { raw: meta.ipam.conf, type: meta.ipam.type, cniVersion: meta.cniVersion, cniPath: env.path, stateDir, timeoutMs: env.ipamTimeoutMs };
+  return { raw: meta.ipam.conf, type: meta.ipam.type, cniVersion: meta.cniVersion, cniPath: env.path, stateDir, timeoutMs: env.ipamTimeoutMs, inherit: env.delegateEnv };
 }
 
 export function storedResult(record: LendRecord): CniResult | null {

@@ -75,7 +75,7 @@ function ipamFor(records: LendRecord[], conf: NetConf, env: CniEnv, stateDir: st
     if (stored) return stored;
   }
   if (!conf.ipam) return null;
-  return { raw: conf.raw, type: conf.ipam.type, cniVersion: conf.cniVersion, cniPath: env.path, stateDir, timeoutMs: env.ipamTimeoutMs };
+  return { raw: conf.raw, type: conf.ipam.type, cniVersion: conf.cniVersion, cniPath: env.path, stateDir, timeoutMs: env.ipamTimeoutMs, inherit: env.delegateEnv };
 }
 
 /** Give back every NIC of `owner`; all are tried, the first failure is reported with the others listed. */

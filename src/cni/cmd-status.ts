@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { CNI_ERR, CniError } from './errors';
 import { ipamOfCall, type Ipam } from './ipam';
 import type { VerbHandler } from './verb';
-import { isSysError } from '../errors';
+import { failureOf } from '../lend';
 import { ensureTrustedStateDir } from '../fs/secure-dir';
 import { stateFileFlags } from '../fs/state-file';
 
@@ -14,7 +14,7 @@ export const cmdStatus: VerbHandler = async (call) => {
   try {
     ensureTrustedStateDir(dir);
   } catch (err) {
-    throw new CniError(CNI_ERR.NOT_READY, isSysError(err, 'UNTRUSTED') ? err.message : `state directory ${dir} is not usable`, (err as Error).message);
+    throw new CniError(CNI_ERR.NOT_READY, failureOf(err).kind === 'Untrusted' ? (err as Error).message : `state directory ${dir} is not usable`, (err as Error).message);
   }
   try {
     const probe = join(dir, `.status-${process.pid}`);

@@ -1,43 +1,14 @@
 // Running another CNI plugin (the IPAM plugin) the way a runtime does: found in CNI_PATH, the call's environment
-// (one-shot) or its CNI variables alone (the daemon) with CNI_COMMAND set, the config on stdin, its result or error
-// object on stdout.
-import { AsyncLocalStorage } from 'node:async_hooks';
+// (one-shot) or its CNI variables alone (the daemon; CniEnv.delegateEnv) with CNI_COMMAND set, the config on stdin,
+// its result or error object on stdout.
+import type { Env } from '../config';
 import { accessSync, constants, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { isSysError } from '../errors';
 import { runProgram, startProgram, type ProgramCall, type ProgramOutcome } from '../proc/run-program';
-import { CNI_VARIABLES, DEFAULT_IPAM_TIMEOUT_MS } from './env';
+import { DEFAULT_IPAM_TIMEOUT_MS } from './env';
 import { CNI_ERR, CniError } from './errors';
 import { pluginNameProblem } from '../lend';
-
-/**
- * The environment a delegated plugin inherits. The one-shot plugin passes the runtime's through, CNI_* included, as
- * libcni and the reference plugins do (the spec's "same environment"): it runs with the caller's own privileges, so
- * nothing the caller sets there is more than the caller could run itself. The daemon runs plugins with privileges
- * the caller may not have: there a plugin gets the CNI variables and PATH alone (`clean`), never LD_PRELOAD or any
- * other variable of the caller's.
- */
-interface CallEnv {
-  env: NodeJS.ProcessEnv;
-  clean: boolean;
-}
-const callEnv = new AsyncLocalStorage<CallEnv>();
-
-/** What a plugin run from a clean call gets: the CNI protocol's variables and PATH. */
-const CLEAN_DELEGATE_ENV: readonly string[] = [...CNI_VARIABLES, 'PATH'];
-
-/** Runs `fn` as a call whose environment is `env` (runCni: every call, one-shot or in the daemon). */
-export function withCallEnv<T>(env: NodeJS.ProcessEnv, fn: () => T, clean = false): T {
-  return callEnv.run({ env, clean }, fn);
-}
-
-const inherited = (): NodeJS.ProcessEnv => callEnv.getStore()?.env ?? process.env;
-
-function delegateEnv(): NodeJS.ProcessEnv {
-  const call = callEnv.getStore();
-  if (!call?.clean) return inherited();
-  return Object.fromEntries(CLEAN_DELEGATE_ENV.filter((k) => call.env[k] !== undefined).map((k) => [k, call.env[k]]));
-}
 
 /** The call's bound on the plugin's run, or the error that SRIOVCTL_IPAM_TIMEOUT is unusable (env.ts). */
 function boundOf(call: DelegateCall): number {
@@ -75,7 +46,9 @@ export interface DelegateCall {
   /** How to name it in errors ('ipam host-local'). */
   label: string;
   command: string;
-  /** Variables overriding ours (CNI_CONTAINERID for GC's per-attachment DEL, …). */
+  /** The environment it inherits: the call's (CniEnv.delegateEnv). Absent: none. */
+  inherit?: Env;
+  /** Variables overriding those (CNI_CONTAINERID for GC's per-attachment DEL, …). */
   env?: Record<string, string>;
   stdin: string;
   /**
@@ -118,7 +91,7 @@ export interface DelegateOutput {
 }
 
 function programCallOf(call: DelegateCall, timeoutMs: number): ProgramCall {
-  return { path: call.path, stdin: call.stdin, env: { ...delegateEnv(), ...call.env, CNI_COMMAND: call.command }, timeoutMs, maxOutput: 16 * 1024 * 1024 };
+  return { path: call.path, stdin: call.stdin, env: { ...call.inherit, ...call.env, CNI_COMMAND: call.command }, timeoutMs, maxOutput: 16 * 1024 * 1024 };
 }
 
 function startFailure(call: DelegateCall, err: unknown): unknown {

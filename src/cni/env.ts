@@ -4,6 +4,7 @@ import { CNI_NAME_RULE } from './network-name';
 import { assertIfName } from '../net/validate';
 import type { Owner } from '../lend';
 import { CNI_ERR, CniError, invalidEnv } from './errors';
+import type { Env } from '../config';
 
 /** sriov-cni's bound on the wait for carrier after link-up (see pod-link-ready.ts). */
 export const DEFAULT_CARRIER_WAIT_MS = 200;
@@ -52,7 +53,18 @@ export interface CniEnv {
    * is to be run (so a call that runs none, a DEL without IPAM, is not failed by it).
    */
   ipamTimeoutMs: number | CniError;
+  /**
+   * The environment a delegated plugin (IPAM) inherits. The one-shot plugin passes the runtime's through, CNI_*
+   * included, as libcni and the reference plugins do (the spec's "same environment"): it runs with the caller's own
+   * privileges, so nothing the caller sets there is more than the caller could run itself. The daemon runs plugins
+   * with privileges the caller may not have: there (`clean`) a plugin gets the CNI variables and PATH alone, never
+   * LD_PRELOAD or any other variable of the caller's.
+   */
+  delegateEnv: Env;
 }
+
+/** What a plugin run from a clean call gets: the CNI protocol's variables and PATH. */
+const CLEAN_DELEGATE_ENV: readonly string[] = [...CNI_VARIABLES, 'PATH'];
 
 /**
  * DHCP can take a while; a plugin that is wedged must not hang the pod forever. SRIOVCTL_IPAM_TIMEOUT (whole
@@ -86,7 +98,8 @@ export function parseCommand(env: NodeJS.ProcessEnv): Verb {
   return cmd;
 }
 
-export function parseEnv(env: NodeJS.ProcessEnv): CniEnv {
+/** The call's environment checked; `clean`: its delegates get the CNI variables and PATH alone (the daemon's calls). */
+export function parseEnv(env: NodeJS.ProcessEnv, clean = false): CniEnv {
   const command = parseCommand(env);
   const missing = REQUIRED[command].filter((k) => !env[k]);
   if (missing.length) {
@@ -113,6 +126,7 @@ export function parseEnv(env: NodeJS.ProcessEnv): CniEnv {
     path: (env.CNI_PATH ?? '').split(':').filter((p) => p.startsWith('/')),
     carrierWaitMs: parseCarrierWait(env.SRIOVCTL_CNI_CARRIER_WAIT_MS),
     ipamTimeoutMs: parseIpamTimeout(env.SRIOVCTL_IPAM_TIMEOUT),
+    delegateEnv: clean ? Object.fromEntries(CLEAN_DELEGATE_ENV.filter((k) => env[k] !== undefined).map((k) => [k, env[k]])) : env,
   };
 }
 

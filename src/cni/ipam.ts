@@ -1,6 +1,7 @@
 // IPAM delegation: the plugin named in ipam.type, run from CNI_PATH for each verb, spoken to in the newest
 // CNI version both of us have (Debian's plugins stop at 1.0.0 while we speak 1.1.0).
 import { findPlugin, startDelegate, type DelegateCall, type DelegateOutput } from './delegate';
+import type { Env } from '../config';
 import { CNI_ERR, CniError } from './errors';
 import type { Json } from './fields';
 import { log } from './log';
@@ -19,6 +20,8 @@ export interface IpamTarget {
   stateDir: string;
   /** How long the plugin may run, or why SRIOVCTL_IPAM_TIMEOUT is unusable (CniEnv.ipamTimeoutMs; default 120 s). */
   timeoutMs?: number | CniError;
+  /** The environment the plugin inherits (CniEnv.delegateEnv). Absent: none. */
+  inherit?: Env;
 }
 
 /** See Ipam.blindToInterface. */
@@ -34,7 +37,7 @@ interface Resolved {
 /** The IPAM plugin this call's config names, or null when it names none. */
 export function ipamOfCall({ env, conf, config }: VerbContext): Ipam | null {
   if (!conf.ipam) return null;
-  return new Ipam({ raw: conf.raw, type: conf.ipam.type, cniVersion: conf.cniVersion, cniPath: env.path, stateDir: config.stateDir, timeoutMs: env.ipamTimeoutMs });
+  return new Ipam({ raw: conf.raw, type: conf.ipam.type, cniVersion: conf.cniVersion, cniPath: env.path, stateDir: config.stateDir, timeoutMs: env.ipamTimeoutMs, inherit: env.delegateEnv });
 }
 
 export class Ipam {
@@ -112,7 +115,7 @@ export class Ipam {
     if (this.resolved) return this.resolved;
     const path = findPlugin(this.target.type, this.target.cniPath);
     const label = this.label;
-    const theirs = pluginVersions(this.target.stateDir, path, label, this.target.timeoutMs);
+    const theirs = pluginVersions(this.target.stateDir, path, label, this.target.timeoutMs, this.target.inherit);
     const version = negotiateVersion(this.target.cniVersion, theirs);
     if (!version) {
       throw new CniError(
@@ -137,7 +140,7 @@ export class Ipam {
     const stdin: Json = { ...this.target.raw, cniVersion: p.version };
     if (prevResult) stdin.prevResult = formatResult(prevResult, p.version);
     else delete stdin.prevResult;
-    return { path: p.path, label: p.label, command, env, stdin: JSON.stringify(stdin), timeoutMs: this.target.timeoutMs };
+    return { path: p.path, label: p.label, command, env, stdin: JSON.stringify(stdin), timeoutMs: this.target.timeoutMs, inherit: this.target.inherit };
   }
 
   private logStderr(command: string, out: DelegateOutput): void {

@@ -3,7 +3,7 @@
 // every other verb loads the protocol and the verbs (./run, bundled apart as sriovctl-cni-run.bundle.js) —
 // with a V8 code cache when it can — and each verb's module (with it the native addon) when it runs.
 import { join } from 'node:path';
-import { readConfig, type Config } from '../config';
+import { loadConfig, type Config } from '../config';
 import { CNI_ERR, CniError, errorObject } from './errors';
 import { writeStderr, writeStdout } from './stdio';
 import { aboutPlugin, LATEST_VERSION, versionReply } from './versions';
@@ -23,7 +23,7 @@ export function main(load: (config: Config) => typeof import('./run') = loadRun)
     writeStderr(aboutPlugin());
     return 0;
   }
-  const config = readConfig(process.env);
+  const config = loadConfig(process.env);
   let run: typeof import('./run')['run'];
   try {
     run = load(config).run;
@@ -32,7 +32,7 @@ export function main(load: (config: Config) => typeof import('./run') = loadRun)
     writeStdout(errorObject(LATEST_VERSION, new CniError(CNI_ERR.INTERNAL, `cannot load the plugin: ${(err as Error).message}`, '')));
     return 1;
   }
-  return run(config);
+  return run(config, process.env);
 }
 
 function loadRun(config: Config): typeof import('./run') {

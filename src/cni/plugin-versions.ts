@@ -3,6 +3,7 @@
 // does not pay an extra exec every time.
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
+import type { Env } from '../config';
 import { execDelegate } from './delegate';
 import { CNI_ERR, CniError } from './errors';
 import { LATEST_VERSION, isVersionString } from './versions';
@@ -25,12 +26,12 @@ export function cacheKey(path: string): string {
 }
 
 /** The versions the plugin at `path` supports (from the cache under `stateDir`, else by asking it). */
-export function pluginVersions(stateDir: string, path: string, label: string, timeoutMs?: number | CniError): string[] {
+export function pluginVersions(stateDir: string, path: string, label: string, timeoutMs?: number | CniError, inherit?: Env): string[] {
   const key = cacheKey(path);
   const cache = readCache(stateDir);
   const known = cache.plugins[key];
   if (known) return known;
-  const versions = askVersions(path, label, timeoutMs);
+  const versions = askVersions(path, label, timeoutMs, inherit);
   // drop entries for older builds of the same path; concurrent writers each rename a whole file, last one wins
   for (const k of Object.keys(cache.plugins)) if (k.startsWith(`${path}|`)) delete cache.plugins[k];
   cache.plugins[key] = versions;
@@ -38,8 +39,8 @@ export function pluginVersions(stateDir: string, path: string, label: string, ti
   return versions;
 }
 
-function askVersions(path: string, label: string, timeoutMs: number | CniError | undefined): string[] {
-  const { stdout } = execDelegate({ path, label, command: 'VERSION', stdin: JSON.stringify({ cniVersion: LATEST_VERSION }), timeoutMs });
+function askVersions(path: string, label: string, timeoutMs: number | CniError | undefined, inherit: Env | undefined): string[] {
+  const { stdout } = execDelegate({ path, label, command: 'VERSION', stdin: JSON.stringify({ cniVersion: LATEST_VERSION }), timeoutMs, inherit });
   let reply: unknown;
   try {
     reply = JSON.parse(stdout);

@@ -1,14 +1,14 @@
 // Releasing an attachment from its record alone, for an attachment the runtime will never DEL: GC's stale ones,
 // and one ADD finds abandoned (its pod namespace gone, its NIC back). Its IPAM allocation first, under that
 // attachment's own container ID and interface, then its NIC given back and its record dropped.
-import { describePendingVfCount, ownerOf, type LendRecord, type LendSession } from '../lend';
+import { describePendingVfCount, failureOf, ownerOf, type LendRecord, type LendSession } from '../lend';
 import { CNI_VF_COUNT } from './vf-count-policy';
 import { storedIpam, storedResult } from './attachment';
 import type { CniEnv } from './env';
-import { CNI_ERR, CniError } from './errors';
+import { CNI_ERR } from './errors';
 import { Ipam } from './ipam';
 import { log } from './log';
-import { cniErrorFrom, describeError } from './sys-errors';
+import { cniErrorOfFailure, describeError } from './sys-errors';
 
 /**
  * Release one attachment; a failure is returned as text. A NIC another process holds right now is left alone
@@ -31,11 +31,11 @@ export async function releaseAttachment(s: LendSession, record: LendRecord, env:
     if (back.pendingVfCount) log.warning(`${why}: ${record.key}: ${describePendingVfCount(back.pendingVfCount)}`);
     return null;
   } catch (err) {
-    const e = cniErrorFrom(err, CNI_ERR.GIVE_BACK_FAILED, `${record.owner}`);
-    if (e instanceof CniError && e.code === CNI_ERR.TRY_AGAIN_LATER) {
+    const failure = failureOf(err);
+    if (failure.kind === 'Busy') {
       log.info(`${why}: ${record.key} is busy (another operation holds it); left to it`);
       return null;
     }
-    return describeError(e);
+    return describeError(cniErrorOfFailure(failure, CNI_ERR.GIVE_BACK_FAILED, `${record.owner}`));
   }
 }

@@ -1,7 +1,6 @@
 // Every verb but VERSION: environment, stdin and config parsed and checked, the verb run, its result or one
 // error object printed. Loaded by main.ts only when needed.
-import { readConfig, type Config } from '../config';
-import { withCallEnv } from './delegate';
+import { loadConfig, type Config } from '../config';
 import { CNI_ERR, CniError, errorObject, invalidConfig } from './errors';
 import { parseEnv, type Verb } from './env';
 import { DEFAULT_LOG_CONF, log, Logger, runWithLogger } from './log';
@@ -41,8 +40,9 @@ export interface CniIo {
   cleanDelegateEnv?: boolean;
 }
 
-export function run(config: Config = readConfig(process.env)): Promise<number> {
-  return runCni({ env: process.env, config, readStdin: () => readStdin(), writeStdout, writeStderr });
+/** The one-shot plugin: the process's own call, with the configuration and environment its main read. */
+export function run(config: Config, env: NodeJS.ProcessEnv): Promise<number> {
+  return runCni({ env, config, readStdin: () => readStdin(), writeStdout, writeStderr });
 }
 
 function answerVersion(io: CniIo): number {
@@ -58,7 +58,7 @@ export async function runCni(io: CniIo): Promise<number> {
   const logger = new Logger();
   logger.configure(DEFAULT_LOG_CONF, '', [], io.writeStderr);
   try {
-    return await runWithLogger(logger, () => withCallEnv(io.env, () => runCall(io), io.cleanDelegateEnv));
+    return await runWithLogger(logger, () => runCall(io));
   } finally {
     logger.close();
   }
@@ -75,7 +75,7 @@ async function runCall(io: CniIo): Promise<number> {
       io.writeStderr(aboutPlugin());
       return 0;
     }
-    const env = parseEnv(io.env);
+    const env = parseEnv(io.env, io.cleanDelegateEnv);
     const verb = env.command;
     if (verb === 'VERSION') return answerVersion(io); // answered above; this narrows the verb
     const raw = decodeStdin(io.readStdin());
@@ -94,7 +94,7 @@ async function runCall(io: CniIo): Promise<number> {
     requireVerbAllowed(verb, conf.cniVersion);
     log.debug(`network ${JSON.stringify(conf.name)}, CNI ${conf.cniVersion}`);
     const handler = loadVerb(verb);
-    const result = await handler({ env, conf, config: io.config ?? readConfig(io.env) });
+    const result = await handler({ env, conf, config: io.config ?? loadConfig(io.env) });
     if (result) {
       const lost = lostInConversion(result, conf.cniVersion);
       if (lost.length) log.debug(`not representable in CNI ${conf.cniVersion}: ${lost.join(', ')}`);

@@ -8,7 +8,7 @@ import { allowedLogDirs } from '../cni/log-file';
 import { CNI_VARIABLES } from '../cni/env';
 import { pluginIn } from '../cni/delegate';
 import { pluginNameProblem } from '../lend';
-import { readConfig, type Config } from '../config';
+import { loadConfig, type Config } from '../config';
 import { untrustedReason } from '../fs/secure-dir';
 
 /** Tunables a caller may set per call: a bound or a wait, no path, no privilege. */
@@ -48,7 +48,7 @@ export function daemonCallConfig(env: NodeJS.ProcessEnv): DaemonCallConfig {
   const pid = mountNs === 'own' ? null : mountNs === 'host' ? 1 : /^pid:[1-9]\d{0,9}$/.test(mountNs) ? Number(mountNs.slice(4)) : NaN;
   if (Number.isNaN(pid)) throw new Error(`SRIOVCTL_DAEMON_MOUNT_NS: ${JSON.stringify(mountNs)}: want own, host or pid:<n>`);
   return {
-    config: readConfig(env),
+    config: loadConfig(env),
     logDirs: allowedLogDirs(env),
     cniPath: cniPath.map((d) => resolve(d)),
     path: env.PATH || '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
@@ -87,7 +87,7 @@ export function admitCall(caller: Readonly<Record<string, string>>, d: DaemonCal
   for (const k of ['SRIOVCTL_STATE_DIR', 'SRIOVCTL_SYSFS_ROOT'] as const) {
     if (caller[k] && !isAbsolute(caller[k])) return back(`its ${k} ${JSON.stringify(caller[k])} is relative`);
   }
-  const asked = readConfig(caller);
+  const asked = loadConfig(caller);
   if (asked.stateDir !== d.config.stateDir && !below(asked.stateDir, d)) return back(`it asks for state dir ${asked.stateDir}; the daemon's is ${d.config.stateDir}`);
   if (asked.sysfsRoot !== d.config.sysfsRoot && !below(asked.sysfsRoot, d)) return back(`it asks for sysfs root ${asked.sysfsRoot}; the daemon's is ${d.config.sysfsRoot}`);
   env.SRIOVCTL_STATE_DIR = asked.stateDir;

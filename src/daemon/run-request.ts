@@ -3,18 +3,18 @@
 // stdout, stderr and exit code out. The stdin the shim could not read (too large, never closed) fails here with
 // the plugin's own error for it, so both transports answer alike.
 import { runCni, type CniIo } from '../cni/run';
-import { readConfig } from '../config';
+import { loadConfig, type Config } from '../config';
 import { stdinTimedOut, stdinTooLarge } from '../cni/stdio';
 import { StdinState, type DaemonReply, type DaemonRequest } from './wire';
 
-/** `failpoint`: the daemon's own (tests), never a caller's. */
-export async function runRequest(req: DaemonRequest, failpoint: string | null = null): Promise<DaemonReply> {
+/** `own`: the daemon's configuration, whose failpoint and pause point (tests) apply, never a caller's. */
+export async function runRequest(req: DaemonRequest, own: Pick<Config, 'failpoint' | 'pause'> = {}): Promise<DaemonReply> {
   const out: string[] = [];
   const err: string[] = [];
   const io: CniIo = {
     env: req.env,
     // where the call acts is what the daemon admitted (its own dirs, or the caller's below its caller root)
-    config: { ...readConfig(req.env), failpoint },
+    config: { ...loadConfig(req.env), failpoint: own.failpoint ?? null, pause: own.pause ?? null },
     readStdin() {
       switch (req.stdinState) {
         case StdinState.tooLarge:

@@ -15,7 +15,7 @@ import { lstatSync, unlinkSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import { CNI_ERR, CniError, errorObject } from '../cni/errors';
 import { LATEST_VERSION } from '../cni/versions';
-import { admitCall, daemonCallConfig, ipamTypeOf, type DaemonCallConfig } from './caller-env';
+import { admitCall, ipamTypeOf, type DaemonCallConfig } from './caller-env';
 import { searchOnWorkerThread, stopSearchThread } from '../lend';
 import { readRequest } from './connection';
 import { pathNotShared, pathsOfCall } from './host-paths';
@@ -32,8 +32,8 @@ export interface DaemonOptions {
   maxConnections?: number;
   /** A connection's whole request must arrive within this (the shim reads stdin for up to 30 s). Default 40 s. */
   requestDeadlineMs?: number;
-  /** Where calls act (state dir, sysfs root, log and plugin dirs). Default: from the daemon's environment. */
-  callConfig?: DaemonCallConfig;
+  /** Where calls act (state dir, sysfs root, log and plugin dirs): daemonCallConfig of the daemon's environment. */
+  callConfig: DaemonCallConfig;
 }
 
 /** What `sriovctl status` shows (a contract: `status --json` prints it as `daemon`). */
@@ -79,7 +79,7 @@ export class Daemon {
 
   /** Listening on `opts.socket` (0600, its directory 0700). */
   static async start(options: DaemonOptions): Promise<Daemon> {
-    const d = new Daemon({ maxConnections: 32, requestDeadlineMs: 40_000, callConfig: daemonCallConfig(process.env), ...options });
+    const d = new Daemon({ maxConnections: 32, requestDeadlineMs: 40_000, ...options });
     // a search through other containers' directories must not hold up every other call
     searchOnWorkerThread();
     await prepareSocketPath(d.opts.socket);
@@ -238,7 +238,7 @@ export class Daemon {
   private async runLogged(req: DaemonRequest): Promise<DaemonReply> {
     const t0 = performance.now();
     const verb = String(req.env.CNI_COMMAND ?? '?').slice(0, 16);
-    const reply = await runRequest(req, this.opts.callConfig.config.failpoint ?? null).catch((err: Error) => internalError(err));
+    const reply = await runRequest(req, this.opts.callConfig.config).catch((err: Error) => internalError(err));
     const s = this.stats;
     s.total++;
     s.byVerb[verb] = (s.byVerb[verb] ?? 0) + 1;

@@ -18,11 +18,10 @@ export function installerImage(): string {
 }
 
 /**
- * The image archive to import into cluster nodes, or null when there is none: SRIOVCTL_INSTALLER_ARCHIVE, else
- * the one beside the self-contained executable, else the checkout's dist/pkg/.
+ * The image archive to import into cluster nodes, or null when there is none: `explicit` (SRIOVCTL_INSTALLER_ARCHIVE,
+ * Config.installerArchive; '' none), else the one beside the self-contained executable, else the checkout's dist/pkg/.
  */
-export function installerArchive(): string | null {
-  const explicit = process.env.SRIOVCTL_INSTALLER_ARCHIVE;
+export function installerArchive(explicit: string | undefined): string | null {
   if (explicit !== undefined) return explicit === '' ? null : explicit;
   const self = selfExecutable();
   const file = self ? join(dirname(self), INSTALLER_ARCHIVE_NAME) : join(packageRoot(), 'dist', 'pkg', INSTALLER_ARCHIVE_NAME);

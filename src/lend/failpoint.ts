@@ -4,7 +4,7 @@
 // tests): a no-op.
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Config } from '../config';
+import type { Config, PauseSpec } from '../config';
 import { SysError } from '../errors';
 import { sleepSync } from '../util/wait';
 import type { Step } from './steps';
@@ -30,17 +30,15 @@ export type PausePoint = 'namespace-search' | 'stray-scan:identified';
 const PAUSE_LIMIT_MS = 60_000;
 
 /**
- * SRIOVCTL_PAUSE=<point> and SRIOVCTL_PAUSE_DIR=<dir> make the thread that reaches <point> — about a `subject` that
- * contains SRIOVCTL_PAUSE_SUBJECT, when that is set — create <dir>/reached and sleep until <dir>/release exists: a
- * test's way to act at a moment that is otherwise a race (while a search is under way; once a namespace is settled
- * and before its links are read) and to see which thread it held. Unset (always, outside tests): a no-op costing
- * one env read.
+ * SRIOVCTL_PAUSE=<point> and SRIOVCTL_PAUSE_DIR=<dir> (read into the configuration at the front door, `pause`) make
+ * the thread that reaches <point> — about a `subject` that contains SRIOVCTL_PAUSE_SUBJECT, when that is set —
+ * create <dir>/reached and sleep until <dir>/release exists: a test's way to act at a moment that is otherwise a
+ * race (while a search is under way; once a namespace is settled and before its links are read) and to see which
+ * thread it held. Null (always, outside tests): a no-op.
  */
-export function pausePoint(point: PausePoint, subject = ''): void {
-  if (process.env.SRIOVCTL_PAUSE !== point) return;
-  const dir = process.env.SRIOVCTL_PAUSE_DIR;
-  if (!dir || !subject.includes(process.env.SRIOVCTL_PAUSE_SUBJECT ?? '')) return;
-  writeFileSync(join(dir, 'reached'), '');
+export function pausePoint(pause: PauseSpec | null | undefined, point: PausePoint, subject = ''): void {
+  if (!pause || pause.point !== point || !subject.includes(pause.subject)) return;
+  writeFileSync(join(pause.dir, 'reached'), '');
   const end = Date.now() + PAUSE_LIMIT_MS;
-  while (!existsSync(join(dir, 'release')) && Date.now() < end) sleepSync(10);
+  while (!existsSync(join(pause.dir, 'release')) && Date.now() < end) sleepSync(10);
 }

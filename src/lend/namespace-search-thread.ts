@@ -5,6 +5,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
+import type { PauseSpec } from '../config';
 import type { NamespaceRef } from '../net/types';
 import type { NamespaceCandidate, SearchBudget } from './namespace-search';
 import type { SearchReply, SearchRequest } from './namespace-search-worker';
@@ -39,11 +40,11 @@ export async function stopSearchThread(): Promise<void> {
  * The candidate for `ref` found on the worker within what `budget` has left (what it read is added to `budget`),
  * null when not found; undefined when there is no worker (the caller searches on its own thread when it must).
  */
-export async function searchOffThread(ref: NamespaceRef, budget: SearchBudget): Promise<NamespaceCandidate | null | undefined> {
+export async function searchOffThread(ref: NamespaceRef, budget: SearchBudget, pause: PauseSpec | null = null): Promise<NamespaceCandidate | null | undefined> {
   const w = wanted ? worker ?? startWorker() : null;
   if (!w) return undefined;
   const seq = nextSeq++;
-  const request: SearchRequest = { seq, id: ref.id, path: ref.path, bounds: budget.remaining() };
+  const request: SearchRequest = { seq, id: ref.id, path: ref.path, bounds: budget.remaining(), pause };
   const reply = await new Promise<SearchReply | null>((resolve) => {
     waiting.set(seq, resolve);
     w.ref();

@@ -10,7 +10,7 @@
 // directory given up on is reported (SearchBudget.skipped), never read to the end.
 import { lstatSync, opendirSync, readdirSync, readlinkSync, statSync, type Dir, type Dirent } from 'node:fs';
 import { join } from 'node:path';
-import type { SearchBounds } from '../config';
+import type { PauseSpec, SearchBounds } from '../config';
 import { sameNetns, statNetnsId } from '../net/netns-id';
 import type { NetnsId } from '../net/types';
 import { pausePoint } from './failpoint';
@@ -238,9 +238,15 @@ function mountNsKey(procDir: string): string | null {
   }
 }
 
-/** The first candidate whose identity is `id` (null: none, within the budget). */
-export function findCandidate(id: NetnsId, budget: SearchBudget, roots: SearchRoots = HOST_ROOTS, recordedPath: string | null = null): NamespaceCandidate | null {
-  pausePoint('namespace-search');
+/** The first candidate whose identity is `id` (null: none, within the budget). `pause`: the configuration's (tests). */
+export function findCandidate(
+  id: NetnsId,
+  budget: SearchBudget,
+  roots: SearchRoots = HOST_ROOTS,
+  recordedPath: string | null = null,
+  pause: PauseSpec | null = null,
+): NamespaceCandidate | null {
+  pausePoint(pause, 'namespace-search');
   for (const c of namespaceCandidates(budget, roots, recordedPath)) {
     const got = statNetnsId(c.hostPath);
     if (got && sameNetns(got, id)) return c;

@@ -18,7 +18,7 @@ import { strayNics, type StrayScan } from './stray-scan';
 import { nicExistsHere, recordsLentTo, recordsOfCluster, recordsOfNic, type ClusterRecords, type LentToTarget } from './select';
 import type { Owner, OwnerMatch } from '../ledger/owner';
 import type { GiveBackOptions, GiveBackResult, HeldLend, LendRequest, LendResult, LendSettings, NamespaceSpec, NicRef, PrepareRequest, RecoverOptions, RecoverReport } from './types';
-import { giveBackOrder, type RecordGiveBack } from './give-back-each';
+import { giveBackOrder, type ClusterGiveBack, type ClusterGiveBackHooks, type ClusterStep, type RecordGiveBack } from './give-back-each';
 import { failureOf } from './failure';
 import { closePlace, openPlace, whereIs, type Whereabouts } from './where';
 import { DEFAULT_SEARCH_BOUNDS, findCandidate, HOST_ROOTS, SearchBudget, type NamespaceCandidate } from './namespace-search';
@@ -66,7 +66,7 @@ export class LendSession implements EngineContext {
     const key = searchKey(ref);
     if (!this.searched.has(key)) {
       if (this.searchesElsewhere) throw new SearchNeeded(ref);
-      this.searched.set(key, findCandidate(ref.id, this.search, HOST_ROOTS, ref.path));
+      this.searched.set(key, findCandidate(ref.id, this.search, HOST_ROOTS, ref.path, this.config.pause ?? null));
     }
     return this.searched.get(key)!;
   }
@@ -104,7 +104,7 @@ export class LendSession implements EngineContext {
   async searchAhead(ref: NamespaceRef): Promise<void> {
     const key = searchKey(ref);
     if (this.searched.has(key) || findByHints(ref)) return;
-    const found = await searchOffThread(ref, this.search);
+    const found = await searchOffThread(ref, this.search, this.config.pause ?? null);
     if (found !== undefined) this.searched.set(key, found);
   }
 
@@ -219,6 +219,44 @@ export class LendSession implements EngineContext {
   ): Promise<{ outcomes: RecordGiveBack[]; unresolved: string | null }> {
     const { records, unresolved } = this.recordsLentTo(owners, target, attachedAs);
     return { outcomes: await this.giveBackEach(records, opts), unresolved };
+  }
+
+  /**
+   * Give back a cluster's NICs (recordsOfCluster) in the order that keeps each one's home there: what is attached
+   * inside the cluster first (its home is a node, which must still be there), then the VF netdevs lent to the nodes
+   * (before their PFs, whose names they may have held at home), then the nodes' PFs side by side with their VF
+   * counts kept; once every NIC is home, the VF counts (a write that may wait on a driver or a VFIO holder). Every
+   * record tried, one outcome each; a record's owner must still be the one it was selected with.
+   */
+  async giveBackCluster(name: string, opts: GiveBackOptions = {}, hooks: ClusterGiveBackHooks = {}): Promise<ClusterGiveBack> {
+    const records = this.recordsOfCluster(name);
+    hooks.selected?.(records);
+    const one = async (record: LendRecord, step: ClusterStep): Promise<RecordGiveBack> => {
+      hooks.starting?.(record, step);
+      let outcome: RecordGiveBack;
+      try {
+        const vfCountLast = step === 'nic-keeping-vf-count' ? true : undefined;
+        outcome = { record, result: await this.giveBack(record.key, { ...opts, owner: record.owner, vfCountLast }) };
+      } catch (err) {
+        outcome = { record, failure: failureOf(err) };
+      }
+      hooks.done?.(outcome, step);
+      return outcome;
+    };
+    const nics: RecordGiveBack[] = [];
+    for (const r of records.borrowed) nics.push(await one(r, 'nic'));
+    for (const r of records.vfNetdevs) nics.push(await one(r, 'nic'));
+    const pfs = records.own.filter((r) => !records.vfNetdevs.includes(r));
+    const pfOutcomes = await Promise.all(pfs.map((r) => one(r, 'nic-keeping-vf-count')));
+    nics.push(...pfOutcomes);
+    const vfCounts = await Promise.all(
+      pfOutcomes.map((o) => {
+        // a PF that could not be brought home keeps its whole record for a later give-back
+        const r = o.failure ? undefined : this.findRecords({ key: o.record.key })[0];
+        return r?.vfCount ? one(r, 'vf-count') : Promise.resolve(null);
+      }),
+    );
+    return { records, nics, vfCounts: vfCounts.filter((o): o is RecordGiveBack => o !== null) };
   }
 
   /** Finish every incomplete lend (roll back) and give-back found in the ledger. Lent NICs stay lent. */

@@ -51,7 +51,7 @@ export function scanForStrays(s: EngineContext, exclude: NetnsId[] = []): StrayS
     }
     seen.add(netnsIdKey(ns.id));
     // a test holds the scan here — the namespace settled, its links not yet read — and flips the link meanwhile
-    pausePoint('stray-scan:identified', candidate.inRoot ? join(candidate.inRoot.root, candidate.inRoot.path) : candidate.hostPath);
+    pausePoint(s.config.pause, 'stray-scan:identified', candidate.inRoot ? join(candidate.inRoot.root, candidate.inRoot.path) : candidate.hostPath);
     try {
       const found = straysIn(s.sysfs, ns, candidate.hostPath, byMac);
       result.strays.push(...found);

@@ -136,13 +136,18 @@ export function listPfs(sys: Sysfs): SriovPf[] {
   return [...byRealPath.values()].sort((a, b) => a.address.localeCompare(b.address));
 }
 
-/** The PF at `address`; SysError NOT_FOUND when there is no such device, INVALID when it cannot have VFs. */
+/** A device that cannot have VFs, where a PF was asked for (code INVALID). */
+export class NotSriovPf extends SysError {
+  constructor(address: string, op: string) {
+    super(`device ${address} is not an SR-IOV PF (no sriov_totalvfs or sriov_numvfs)`, { code: 'INVALID', op });
+  }
+}
+
+/** The PF at `address`; SysError NOT_FOUND when there is no such device, NotSriovPf when it cannot have VFs. */
 export function getPf(sys: Sysfs, address: string): SriovPf {
   const op = 'sriov read PF';
   const dir = requireDeviceDir(sys, address, op);
-  if (!isPfDir(dir)) {
-    throw new SysError(`device ${address} is not an SR-IOV PF (no sriov_totalvfs or sriov_numvfs)`, { code: 'INVALID', op });
-  }
+  if (!isPfDir(dir)) throw new NotSriovPf(address, op);
   return pfFromDir(address, dir);
 }
 

@@ -11,6 +11,7 @@ export {
   pciAddressOfNetdev,
   listPfs,
   getPf,
+  NotSriovPf,
   listVfs,
   getVf,
 } from './devices';

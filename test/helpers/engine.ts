@@ -1,6 +1,6 @@
 // The engine as in-process tests call it: the session of the test's isolated roots (isolatedRoots), or one made
 // from the environment the test set up for its child processes (SRIOVCTL_STATE_DIR / SRIOVCTL_SYSFS_ROOT).
-import { readConfig } from '../../src/config';
+import { loadConfig } from '../../src/config';
 import { openSession, type LendSession } from '../../src/lend';
 
 let current: LendSession | null = null;
@@ -13,7 +13,7 @@ export function useSession(s: LendSession | null): void {
 
 function withSession<T>(fn: (s: LendSession) => T): T {
   if (current) return fn(current);
-  const s = openSession(readConfig(process.env));
+  const s = openSession(loadConfig(process.env));
   try {
     return fn(s);
   } finally {

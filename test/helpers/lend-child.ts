@@ -1,11 +1,11 @@
 // A child process that runs one engine operation, so a test can SIGKILL it at a failpoint or race two of them.
 // argv[2]: JSON { op: 'lend' | 'giveBack' | 'recover', ... }. Prints one JSON line: { ok, result } or { ok:false, code, message }.
-import { readConfig } from '../../src/config';
+import { loadConfig } from '../../src/config';
 import { openSession } from '../../src/lend';
 import { SysError } from '../../src/errors';
 
 const job = JSON.parse(process.argv[2]);
-const session = openSession(readConfig(process.env), { keepHandles: true });
+const session = openSession(loadConfig(process.env), { keepHandles: true });
 try {
   let result: unknown;
   if (job.op === 'lend') result = session.lend(job.request).record.key;

@@ -7,7 +7,7 @@ import { openSession } from '../../src/lend';
 import { useSession } from './engine';
 import { spawnTs, waitForExit } from './ts-child';
 import { ip, linkJson, Scratch } from './kernel';
-import { readConfig } from '../../src/config';
+import { loadConfig } from '../../src/config';
 
 const CHILD = join(__dirname, 'lend-child.ts');
 
@@ -20,7 +20,7 @@ export function isolatedRoots(opts: { sysfsRoot?: string } = {}): { stateDir: st
   process.env.SRIOVCTL_STATE_DIR = stateDir;
   process.env.SRIOVCTL_SYSFS_ROOT = sysfsRoot;
   // in-process engine calls (test/helpers/engine.ts) use these roots; child processes get them by environment
-  useSession(openSession(readConfig({}, { stateDir, sysfsRoot })));
+  useSession(openSession(loadConfig({}, { stateDir, sysfsRoot })));
   return {
     stateDir,
     sysfsRoot,

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { useCliWorld, type CliWorld } from '../helpers/cli-fixture';
 import { findRecords, lend } from '../helpers/engine';
-import { readConfig } from '../../src/config';
+import { loadConfig } from '../../src/config';
 import { openSession } from '../../src/lend';
 
 const PF = '0000:7a:00.0';
@@ -64,7 +64,7 @@ describe('a VF count change while the PF or its VFs are lent', () => {
     expect((await w.run('attach', vfs[0].bdf, node)).code).toBe(0);
     const owner = { kind: 'cluster', cluster: 'c', node: 'n' } as const;
     const { record } = lend({ nic: { name: pf.name }, target: { path: `/var/run/netns/${node}` }, owner });
-    const session = openSession(readConfig(process.env));
+    const session = openSession(loadConfig(process.env));
     try {
       await expectRefused(
         session.setLentVfCount({ key: record.key, owner, pf: PF, count: 4 }).then(

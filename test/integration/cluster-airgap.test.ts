@@ -10,7 +10,7 @@ import { renderManifests } from '../../src/cluster/kubernetes/manifests';
 import { k3sAirgapImagesNames } from '../../src/cluster/providers/k3d';
 import { DEFAULT_K3S_IMAGE } from '../../src/cluster/kubernetes/version';
 import { installerImage } from '../../src/install/installer-image';
-import { readConfig } from '../../src/config';
+import { loadConfig } from '../../src/config';
 import { findRecords } from '../helpers/engine';
 import { nicState } from '../helpers/lend-fixture';
 import { calicoFixture, restoreEnv, sriovctl, useProviderWorld, type Standins, type StandInPf } from './cluster-fixture';
@@ -33,7 +33,7 @@ function componentImages(): string[] {
   return imagesOf(renderManifests({ pfNames: ['x'], driver: null, cni }).flatMap((f) => f.objects)).filter((r) => r !== installerImage());
 }
 
-const cacheDir = () => join(readConfig(process.env).stateDir, 'images');
+const cacheDir = () => join(loadConfig(process.env).stateDir, 'images');
 
 /** A docker-archive as `docker save` writes it (manifest.json naming the ref) in `dir`, named after the ref. */
 function archiveIn(dir: string, ref: string): string {

@@ -9,7 +9,7 @@ import { main } from '../../src/cli/main';
 import type { SimSysfs } from '../../src/sriov/sim';
 import { randomBytes } from 'node:crypto';
 import { afterEach, beforeEach } from 'vitest';
-import { readConfig } from '../../src/config';
+import { loadConfig } from '../../src/config';
 import { clusterDir } from '../../src/cluster/orchestration/state';
 import { findRecords } from '../helpers/engine';
 import { fakeSysfs, type FakeSysfs } from '../helpers/fake-sysfs';
@@ -259,7 +259,7 @@ export function useProviderWorld(
 
 async function removeProviderWorld(w: ProviderWorld, provider: 'k3d' | 'kind'): Promise<void> {
   try {
-    const left = existsSync(clusterDir(readConfig(process.env).stateDir, w.name)) || findRecords().length > 0;
+    const left = existsSync(clusterDir(loadConfig(process.env).stateDir, w.name)) || findRecords().length > 0;
     if (left) await sriovctl('cluster', 'down', '--name', w.name, '--provider', provider, '-q');
   } finally {
     w.standins.cleanup();

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import type { DownSummary } from '../../src/cluster/orchestration/down';
-import { readConfig } from '../../src/config';
+import { loadConfig } from '../../src/config';
 import { clusterDir } from '../../src/cluster/orchestration/state';
 import { findRecords } from '../helpers/engine';
 import { type FakeSysfs } from '../helpers/fake-sysfs';
@@ -343,5 +343,5 @@ function initStuck(name: string, app: string, node: string, [init, main]: string
 
 /** The state dir this test gave its sriovctl processes (through the environment). */
 function stateDirOfTest(): string {
-  return readConfig(process.env).stateDir;
+  return loadConfig(process.env).stateDir;
 }

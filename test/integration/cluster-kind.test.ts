@@ -7,7 +7,7 @@ import { DEFAULT_KIND_NODE_IMAGE } from '../../src/cluster/kubernetes/version';
 import { describe, expect, it } from 'vitest';
 import { parse, parseAllDocuments } from 'yaml';
 import { findRecords } from '../helpers/engine';
-import { readConfig } from '../../src/config';
+import { loadConfig } from '../../src/config';
 import { type FakeSysfs } from '../helpers/fake-sysfs';
 import { nicState } from '../helpers/lend-fixture';
 import { archiveFileName, imagesOf } from '../../src/cluster/kubernetes/images';
@@ -39,7 +39,7 @@ describe('kind provider', () => {
     expect(kindCalls[kindCalls.findIndex((a) => a[0] === 'create') + 1]).toEqual(['load', 'image-archive', standins.archive, '--name', name]);
     const config = parse(readFileSync(join(manifests, 'kind-config.yaml'), 'utf8'));
     // one ledger: the host's state dir in every node at the default one, where the node's plugin and daemon look
-    const stateDir = readConfig(process.env).stateDir;
+    const stateDir = loadConfig(process.env).stateDir;
     const ledgerMount = { hostPath: stateDir, containerPath: '/var/lib/sriovctl' };
     expect(config.kind).toBe('Cluster');
     expect(config.apiVersion).toBe('kind.x-k8s.io/v1alpha4');

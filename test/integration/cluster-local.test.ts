@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { simNicPlan, simPfLinkGroup } from '../../src/cluster/lab/sim-lab';
-import { readConfig } from '../../src/config';
+import { loadConfig } from '../../src/config';
 import { clusterDir, readClusterState } from '../../src/cluster/orchestration/state';
 import type { ClusterStatus } from '../../src/cluster/orchestration/status';
 import type { DownSummary } from '../../src/cluster/orchestration/down';
@@ -260,7 +260,7 @@ describe('cluster list, and down/status without --name', () => {
   it('lists every cluster; without --name acts on the only one, and refuses, listing them, when there are several or none', async () => {
     assertBuilt();
     // the real executable, on this test's state dir and sysfs root
-    const cli = (...args: string[]) => sriovctlProcess({ stateDir: stateDirOfTest(), sysfsRoot: readConfig(process.env).sysfsRoot }, args);
+    const cli = (...args: string[]) => sriovctlProcess({ stateDir: stateDirOfTest(), sysfsRoot: loadConfig(process.env).sysfsRoot }, args);
     const other = `${name}b`;
     try {
       for (const n of [name, other]) expect((await cli('cluster', 'up', '--name', n, '--agents', '1', '--vfs', '1', '-q')).code).toBe(0);
@@ -461,5 +461,5 @@ describe("the host's uplink", () => {
 
 /** The state dir this test gave its sriovctl processes (through the environment). */
 function stateDirOfTest(): string {
-  return readConfig(process.env).stateDir;
+  return loadConfig(process.env).stateDir;
 }

@@ -114,14 +114,14 @@ afterEach(async () => {
 describe('primary CNI manifest through a proxy', () => {
   it('HTTP_PROXY: the request goes through a tunnel the proxy opened', async () => {
     process.env.HTTP_PROXY = proxyUrl;
-    expect(await loadManifestSource('http://manifests.invalid/calico.yaml', { timeoutMs: 20_000 })).toBe(MANIFEST);
+    expect(await loadManifestSource('http://manifests.invalid/calico.yaml', { env: process.env, timeoutMs: 20_000 })).toBe(MANIFEST);
     expect(seen).toEqual(['CONNECT manifests.invalid:80']);
     expect(originSeen).toEqual(['GET /calico.yaml']);
   });
 
   it('https_proxy (lower case): TLS runs through the tunnel to the origin, which is verified (a self-signed one is refused)', async () => {
     process.env.https_proxy = proxyUrl;
-    const err = await loadManifestSource('https://manifests.invalid/calico.yaml', { timeoutMs: 20_000 }).catch((e: Error) => e);
+    const err = await loadManifestSource('https://manifests.invalid/calico.yaml', { env: process.env, timeoutMs: 20_000 }).catch((e: Error) => e);
     expect(seen).toEqual(['CONNECT manifests.invalid:443']);
     expect(tlsSeen).toEqual(['manifests.invalid']);
     expect((err as Error).message).toBe(`cannot fetch https://manifests.invalid/calico.yaml (through proxy ${proxyUrl}): self-signed certificate`);
@@ -130,28 +130,28 @@ describe('primary CNI manifest through a proxy', () => {
   it('a refused tunnel, a redirect, a proxy that never answers', async () => {
     process.env.HTTPS_PROXY = proxyUrl;
     process.env.HTTP_PROXY = proxyUrl;
-    await expect(loadManifestSource('https://manifests.invalid:8443/x.yaml', { timeoutMs: 20_000 })).rejects.toThrow(
+    await expect(loadManifestSource('https://manifests.invalid:8443/x.yaml', { env: process.env, timeoutMs: 20_000 })).rejects.toThrow(
       `cannot fetch https://manifests.invalid:8443/x.yaml (through proxy ${proxyUrl}): the proxy answered HTTP 403 to CONNECT manifests.invalid:8443`,
     );
-    expect(await loadManifestSource('http://manifests.invalid/moved.yaml', { timeoutMs: 20_000 })).toBe(MANIFEST);
+    expect(await loadManifestSource('http://manifests.invalid/moved.yaml', { env: process.env, timeoutMs: 20_000 })).toBe(MANIFEST);
     expect(originSeen).toEqual(['GET /moved.yaml', 'GET /calico.yaml']);
     silent = true;
-    await expect(loadManifestSource('http://manifests.invalid/calico.yaml', { timeoutMs: 300 })).rejects.toThrow(/\(through proxy http:\/\/127\.0\.0\.1:\d+\): no answer within 1 s$/);
+    await expect(loadManifestSource('http://manifests.invalid/calico.yaml', { env: process.env, timeoutMs: 300 })).rejects.toThrow(/\(through proxy http:\/\/127\.0\.0\.1:\d+\): no answer within 1 s$/);
   });
 
   it('NO_PROXY: a listed host is reached directly', async () => {
     process.env.HTTP_PROXY = proxyUrl;
     process.env.NO_PROXY = '127.0.0.1';
-    expect(await loadManifestSource(`http://127.0.0.1:${originPort}/calico.yaml`, { timeoutMs: 20_000 })).toBe(MANIFEST);
+    expect(await loadManifestSource(`http://127.0.0.1:${originPort}/calico.yaml`, { env: process.env, timeoutMs: 20_000 })).toBe(MANIFEST);
     expect(seen).toEqual([]);
     expect(originSeen).toEqual(['GET /calico.yaml']);
   });
 
   it('without a proxy, a URL is fetched directly and an HTTP error is a clear failure', async () => {
-    expect(await loadManifestSource(`http://127.0.0.1:${originPort}/calico.yaml`, { timeoutMs: 20_000 })).toBe(MANIFEST);
+    expect(await loadManifestSource(`http://127.0.0.1:${originPort}/calico.yaml`, { env: process.env, timeoutMs: 20_000 })).toBe(MANIFEST);
     expect(seen).toEqual([]);
     process.env.HTTP_PROXY = proxyUrl;
-    await expect(loadManifestSource('http://manifests.invalid/other.yaml', { timeoutMs: 20_000 })).rejects.toThrow(
+    await expect(loadManifestSource('http://manifests.invalid/other.yaml', { env: process.env, timeoutMs: 20_000 })).rejects.toThrow(
       `cannot fetch http://manifests.invalid/other.yaml (through proxy ${proxyUrl}): HTTP 404`,
     );
     expect(seen).toEqual(['CONNECT manifests.invalid:80']);

@@ -12,7 +12,7 @@ import { ledgerRecords, netnsPath, type CniRoots } from '../helpers/cni-run';
 import { Scratch } from '../helpers/kernel';
 import { nicState, type NicState } from '../helpers/lend-fixture';
 import { useCniPodWorld } from '../helpers/cni-world';
-import { readConfig } from '../../src/config';
+import { loadConfig } from '../../src/config';
 
 let s: Scratch;
 let roots: CniRoots;
@@ -36,7 +36,7 @@ function call(command: 'ADD' | 'DEL'): VerbContext {
     device: nic.name,
     // no IPAM: its plugin is another process (and reads this one's environment)
   };
-  return { env, conf: parseNetConf(raw), config: readConfig({}, { stateDir: roots.stateDir, sysfsRoot: roots.sim.root }) };
+  return { env, conf: parseNetConf(raw), config: loadConfig({}, { stateDir: roots.stateDir, sysfsRoot: roots.sim.root }) };
 }
 
 /** Sockets opened while `fn` ran. */

@@ -3,7 +3,7 @@
 // for a VFIO holder nor fail — the runtime would retry it, and keep the pod, as long as the holder runs — nor drop
 // the record, which would lose the count. It succeeds with the NIC home and the record kept; cleanup finishes.
 import { describe, expect, it } from 'vitest';
-import { readConfig } from '../../src/config';
+import { loadConfig } from '../../src/config';
 import { openSession } from '../../src/lend';
 import { ownerOf } from '../../src/cni/env';
 import { SimDriver } from '../../src/sriov/sim';
@@ -35,7 +35,7 @@ describe('DEL of an attachment whose record carries a VF count that cannot be pu
     const call = (command: string) => runCni({ command, containerId: 'c1', netns: netnsPath(pod), ifname: 'net1', config: conf }, roots);
 
     expect(call('ADD').status).toBe(0);
-    const session = openSession(readConfig({ SRIOVCTL_STATE_DIR: roots.stateDir, SRIOVCTL_SYSFS_ROOT: roots.sim.root }));
+    const session = openSession(loadConfig({ SRIOVCTL_STATE_DIR: roots.stateDir, SRIOVCTL_SYSFS_ROOT: roots.sim.root }));
     try {
       const [record] = session.findRecords();
       await session.setLentVfCount({ key: record.key, owner: ownerOf('c1', 'net1'), pf: PF, count: 2, numVfs: { pollMs: 5 } });

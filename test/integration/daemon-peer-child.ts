@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Daemon } from '../../src/daemon/server';
+import { daemonCallConfig } from '../../src/daemon/caller-env';
 
 const CASES: Record<string, string> = {
   // a caller with no capabilities connects and exits; the kernel hands its very pid to a root process with every
@@ -40,7 +41,7 @@ async function main(which: string): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'sriovctl-peer-'));
   const socket = join(dir, 'cni.sock');
   const log: string[] = [];
-  const daemon = await Daemon.start({ socket, log: (l) => log.push(l) });
+  const daemon = await Daemon.start({ socket, log: (l) => log.push(l), callConfig: daemonCallConfig(process.env) });
   const pids: number[] = [];
   try {
     // the daemon's thread is held here: the connection waits in the backlog until the caller has changed

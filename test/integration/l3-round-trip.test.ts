@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { useCliWorld, type CliWorld } from '../helpers/cli-fixture';
 import { ledgerRecords, netnsPath, runCni } from '../helpers/cni-run';
 import { deviceConf, useCniWorld, type CniWorld } from '../helpers/cni-world';
-import { readConfig } from '../../src/config';
+import { loadConfig } from '../../src/config';
 import { openSession } from '../../src/lend';
 import { giveBack, lend } from '../helpers/engine';
 import { ip, ipIn } from '../helpers/kernel';
@@ -36,7 +36,7 @@ describe('a round trip brings back what the kernel forgets on a move', () => {
       const before = await captureNic(home, nic.name);
       // the failpoint is the configuration's, as a front door reads it (SRIOVCTL_FAILPOINT)
       const { stateDir, sysfsRoot } = w.roots();
-      const failing = openSession(readConfig({ SRIOVCTL_FAILPOINT: 'lend:recorded:error' }, { stateDir, sysfsRoot }));
+      const failing = openSession(loadConfig({ SRIOVCTL_FAILPOINT: 'lend:recorded:error' }, { stateDir, sysfsRoot }));
       try {
         expect(() => failing.lend({ nic: { name: nic.name, in: { path: netnsPath(home) } }, target: { path: netnsPath(pod) }, owner: { kind: 'attach', target: 'test:l3' } })).toThrow(
           /failpoint lend:recorded/,

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { scanForStrays } from '../../src/lend/stray-scan';
-import { readConfig } from '../../src/config';
+import { loadConfig } from '../../src/config';
 import { openSession } from '../../src/lend';
 import { DEFAULT_SEARCH_BOUNDS } from '../../src/lend/namespace-search';
 import { statNetnsId } from '../../src/net';
@@ -204,7 +204,7 @@ describe("links in a neighbour's /run/netns", () => {
     const excludedId = statNetnsId(`/var/run/netns/${excluded}`)!;
     // a plain file of its own: what a stat before the open would have let through (its identity is no namespace's)
     const n = await neighbour({ flip: { name: 'flip', a: '../plain', b: `/var/run/netns/${excluded}` } });
-    const s = openSession(readConfig({}, { stateDir: w.env.stateDir, sysfsRoot: w.env.sysfsRoot }));
+    const s = openSession(loadConfig({}, { stateDir: w.env.stateDir, sysfsRoot: w.env.sysfsRoot }));
     try {
       let scans = 0;
       const flipsBefore = n.flips();

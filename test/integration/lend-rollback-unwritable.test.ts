@@ -2,7 +2,7 @@
 // died, or went read-only, between the record's first write and the rollback's): the NIC must still come home.
 // The rollback's own record write is made to fail; everything else is the real engine on real namespaces.
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { readConfig } from '../../src/config';
+import { loadConfig } from '../../src/config';
 import { openSession } from '../../src/lend';
 import { nicState, standInNic, useLendScratch } from '../helpers/lend-fixture';
 
@@ -39,7 +39,7 @@ describe('a failed lend whose rollback cannot write the ledger', () => {
     const nic = standInNic(s, 'k0');
     const before = nicState(nic.name)!;
     // the failpoint is the configuration's, as a front door reads it (SRIOVCTL_FAILPOINT)
-    const session = openSession(readConfig({ ...space.env(), SRIOVCTL_FAILPOINT: 'lend:moved:error' }));
+    const session = openSession(loadConfig({ ...space.env(), SRIOVCTL_FAILPOINT: 'lend:moved:error' }));
     failRollbackWrite = true;
 
     let thrown: unknown = null;

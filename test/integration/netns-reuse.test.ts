@@ -12,7 +12,7 @@ import { useCniPodWorld } from '../helpers/cni-world';
 import { ip, type Scratch } from '../helpers/kernel';
 import { nicState, type NicState } from '../helpers/lend-fixture';
 import { giveRecordedInodeTo } from '../helpers/ledger-record';
-import { readConfig } from '../../src/config';
+import { loadConfig } from '../../src/config';
 
 let s: Scratch;
 let roots: CniRoots;
@@ -62,7 +62,7 @@ it('give-back: a NIC whose home namespace is gone goes to the initial namespace,
   // the NIC in `job`, its veth peer here, so that it outlives `job`
   const [name] = s.veth('h0', 'h0p');
   ip('link', 'set', name, 'netns', job);
-  const session = openSession(readConfig({}, { stateDir: roots.stateDir, sysfsRoot: roots.sim.root }));
+  const session = openSession(loadConfig({}, { stateDir: roots.stateDir, sysfsRoot: roots.sim.root }));
   try {
     const { record } = session.lend({ nic: { name, in: { path: netnsPath(job) } }, target: { path: netnsPath(node) }, owner: { kind: 'attach', target: `test:${s.prefix}` } });
     expect(record.home.initial).toBe(false);

@@ -2,12 +2,12 @@
 // by argv (a path), in its own process so the test can act while the scan is held. One JSON line on stdout: the
 // strays found, by device address and the path they were found through.
 import { scanForStrays } from '../../src/lend/stray-scan';
-import { readConfig } from '../../src/config';
+import { loadConfig } from '../../src/config';
 import { openSession } from '../../src/lend';
 import { statNetnsId } from '../../src/net';
 
 const [stateDir, sysfsRoot, excludedPath] = process.argv.slice(2);
-const s = openSession(readConfig({}, { stateDir, sysfsRoot }));
+const s = openSession(loadConfig(process.env, { stateDir, sysfsRoot }));
 try {
   const scan = scanForStrays(s, [statNetnsId(excludedPath)!]);
   process.stdout.write(JSON.stringify(scan.strays.map((x) => ({ pciAddress: x.pciAddress, from: x.netnsPath }))) + '\n');

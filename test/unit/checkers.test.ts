@@ -24,7 +24,7 @@ beforeEach(() => {
   symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
   const compilerOptions = (JSON.parse(readFileSync(join(ROOT, 'tsconfig.json'), 'utf8')) as { compilerOptions: object }).compilerOptions;
   // unused code is the linters' to find here, not the compiler's
-  put('tsconfig.json', JSON.stringify({ compilerOptions: { ...compilerOptions, noUnusedLocals: false, noUnusedParameters: false }, include: ['src/**/*.ts'] }));
+  put('tsconfig.json', JSON.stringify({ compilerOptions: { ...compilerOptions, noUnusedLocals: false, noUnusedParameters: false }, include: ['src/**/*.ts', 'test/**/*.ts'] }));
 });
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -123,6 +123,13 @@ export function open(m: { exports: unknown }): void {
 export function say(): void {
   console.log('stdout is the result'); // no-console
 }
+export function stateDir(): string | undefined {
+  return process.env.SRIOVCTL_STATE_DIR; // no-restricted-properties
+}
+export function cacheHome(): string | undefined {
+  const { env } = process; // no-restricted-properties
+  return env.XDG_CACHE_HOME;
+}
 // eslint-disable-next-line no-console
 export const quiet = 1;
 `;
@@ -146,15 +153,25 @@ export function code(v: Verb): number {
 export const lazy = (): unknown => require('node:path');
 `;
 
+  /** A front door's entry: the one kind of file that reads the environment (into loadConfig). */
+  const FRONT_DOOR = `export function main(load: (env: Readonly<Record<string, string | undefined>>) => number): number {
+  return load(process.env);
+}
+`;
+
   it('fails on each planted finding, naming its rule, and passes the clean file', () => {
     copyConfig('eslint.config.mjs');
     put('src/planted.ts', PLANTED);
     put('src/clean.ts', CLEAN);
-    const r = run(BIN.eslint, ['--format', 'json', 'src']);
+    put('src/cni/main.ts', FRONT_DOOR);
+    put('test/reads-env.ts', 'export const path = process.env.PATH;\n');
+    const r = run(BIN.eslint, ['--format', 'json', 'src', 'test']);
     expect(r.status).toBe(1);
     const results = JSON.parse(r.stdout) as { filePath: string; messages: { line: number; ruleId: string | null; message: string }[] }[];
     const of = (name: string) => results.find((f) => f.filePath.endsWith(name))!.messages;
     expect(of('clean.ts')).toEqual([]);
+    expect(of('src/cni/main.ts')).toEqual([]);
+    expect(of('reads-env.ts')).toEqual([]);
 
     const lines = PLANTED.split('\n');
     const expected = lines.flatMap((l, i) => {
@@ -164,7 +181,7 @@ export const lazy = (): unknown => require('node:path');
     const directive = lines.indexOf('// eslint-disable-next-line no-console') + 1;
     const found = of('planted.ts').map((m) => `${m.line} ${m.ruleId ?? (/Unused eslint-disable directive/.test(m.message) ? 'unused-directive' : m.message)}`);
     expect(found.sort()).toEqual([...expected, `${directive} unused-directive`].sort());
-    expect(expected).toHaveLength(9);
+    expect(expected).toHaveLength(11);
   });
 });
 

@@ -6,7 +6,7 @@ import { parseAllDocuments } from 'yaml';
 import { renderManifests, toYaml, writeManifests, SRIOV_RESOURCE, type ManifestInput } from '../../src/cluster/kubernetes/manifests';
 import { admitCall, daemonCallConfig } from '../../src/daemon/caller-env';
 import { pathsOfCall } from '../../src/daemon/host-paths';
-import { readConfig } from '../../src/config';
+import { loadConfig } from '../../src/config';
 import { k3dClusterCreateArgs } from '../../src/cluster/providers/k3d';
 import { kindClusterConfig } from '../../src/cluster/providers/kind';
 import type { CreateSpec } from '../../src/cluster/types';
@@ -168,7 +168,7 @@ describe('rendered manifests', () => {
     // the daemon's state dir is its own configuration; the one-shot plugin's comes from the runtime's environment,
     // which `cluster up` does not set: both must be the node path of the host's ledger, unconfigured
     expect(daemonCallConfig(env).config.stateDir).toBe(inNode);
-    expect(readConfig({}).stateDir).toBe(inNode);
+    expect(loadConfig({}).stateDir).toBe(inNode);
     const mount = daemon.volumeMounts.find((m: any) => m.mountPath === inNode);
     expect(pod.volumes.find((v: any) => v.name === mount.name).hostPath.path).toBe(inNode);
   });

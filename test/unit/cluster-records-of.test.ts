@@ -9,7 +9,7 @@ import { afterEach, beforeEach, expect, it } from 'vitest';
 import { openLedger, writeRecord } from '../../src/ledger';
 import { openSession, type LendSession } from '../../src/lend';
 import { sampleRecord } from '../helpers/ledger-record';
-import { readConfig } from '../../src/config';
+import { loadConfig } from '../../src/config';
 
 let tmp: string;
 let session: LendSession;
@@ -17,7 +17,7 @@ let session: LendSession;
 beforeEach(() => {
   tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'sriovctl-records-of-'));
   fs.mkdirSync(path.join(tmp, 'sys'));
-  session = openSession(readConfig({}, { stateDir: path.join(tmp, 'state'), sysfsRoot: path.join(tmp, 'sys') }));
+  session = openSession(loadConfig({}, { stateDir: path.join(tmp, 'state'), sysfsRoot: path.join(tmp, 'sys') }));
 });
 
 afterEach(() => {
@@ -42,4 +42,26 @@ it("takes a NIC whose home is a node, not one from a newer namespace that was gi
   const { own, borrowed } = session.recordsOfCluster('c1');
   expect(own.map((r) => r.key)).toEqual(['pci-0000_03_00_1']);
   expect(borrowed.map((r) => r.key).sort()).toEqual(['mac-0200000000aa', 'mac-0200000000cc']);
+});
+
+it('gives back what is attached inside the cluster before its nodes\' PFs, every record tried, one outcome each', async () => {
+  const ledger = openLedger(path.join(tmp, 'state'));
+  writeRecord(ledger, sampleRecord({ key: 'pci-0000_03_00_1', owner: 'cluster:c1/c1-agent-0', phase: 'lent', target: ns(NODE, '7001') }));
+  writeRecord(ledger, sampleRecord({ key: 'mac-0200000000aa', owner: 'cni:mac-0200000000aa/net1', phase: 'lent', identity: { ...sampleRecord().identity, pciAddress: null }, home: ns(NODE, '7001') }));
+  const seen: string[] = [];
+  const given = await session.giveBackCluster('c1', { lockTimeoutMs: 0 }, {
+    selected: (r) => seen.push(`selected ${r.own.length} own, ${r.borrowed.length} inside`),
+    starting: (r, step) => seen.push(`${step} ${r.key}`),
+    done: (o, step) => seen.push(`done ${step} ${o.record.key}`),
+  });
+  expect(seen).toEqual([
+    'selected 1 own, 1 inside',
+    'nic mac-0200000000aa',
+    'done nic mac-0200000000aa',
+    'nic-keeping-vf-count pci-0000_03_00_1',
+    'done nic-keeping-vf-count pci-0000_03_00_1',
+  ]);
+  expect(given.nics.map((o) => o.record.key)).toEqual(['mac-0200000000aa', 'pci-0000_03_00_1']);
+  expect(given.nics.every((o) => (o.result === undefined) !== (o.failure === undefined))).toBe(true);
+  expect(given.vfCounts).toEqual([]);
 });

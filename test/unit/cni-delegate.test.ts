@@ -103,11 +103,11 @@ describe('execDelegate', () => {
     const out = execDelegate({ path: p, label: 'x', command: 'VERSION', stdin: 'x'.repeat(4 << 20) });
     expect(JSON.parse(out.stdout).supportedVersions).toEqual(['1.0.0']);
   });
-  it('sets CNI_COMMAND and the overrides, keeps the rest of the environment', () => {
+  it('sets CNI_COMMAND and the overrides, keeps the rest of the environment it is handed', () => {
     const p = path.join(binA, 'envdump');
     fs.writeFileSync(p, '#!/bin/sh\necho "{\\"c\\":\\"$CNI_COMMAND\\",\\"id\\":\\"$CNI_CONTAINERID\\",\\"home\\":\\"$HOME\\"}"\n', { mode: 0o755 });
-    const out = JSON.parse(execDelegate({ path: p, label: 'x', command: 'DEL', env: { CNI_CONTAINERID: 'c1' }, stdin: '' }).stdout);
-    expect(out).toEqual({ c: 'DEL', id: 'c1', home: process.env.HOME ?? '' });
+    const out = JSON.parse(execDelegate({ path: p, label: 'x', command: 'DEL', inherit: { HOME: '/home/x', CNI_CONTAINERID: 'c0' }, env: { CNI_CONTAINERID: 'c1' }, stdin: '' }).stdout);
+    expect(out).toEqual({ c: 'DEL', id: 'c1', home: '/home/x' });
   });
 });
 

@@ -7,7 +7,7 @@ import { afterEach, beforeEach, expect, it } from 'vitest';
 import { openLedger, writeRecord, type Ledger } from '../../src/ledger';
 import { openSession, type LendSession } from '../../src/lend';
 import { sampleRecord } from '../helpers/ledger-record';
-import { readConfig } from '../../src/config';
+import { loadConfig } from '../../src/config';
 
 let tmp: string;
 let ledger: Ledger;
@@ -17,7 +17,7 @@ beforeEach(() => {
   tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'sriovctl-find-records-'));
   fs.mkdirSync(path.join(tmp, 'sys'));
   ledger = openLedger(path.join(tmp, 'state'));
-  session = openSession(readConfig({}, { stateDir: ledger.dir, sysfsRoot: path.join(tmp, 'sys') }));
+  session = openSession(loadConfig({}, { stateDir: ledger.dir, sysfsRoot: path.join(tmp, 'sys') }));
 });
 
 afterEach(() => {

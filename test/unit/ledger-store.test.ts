@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { readConfig } from '../../src/config';
+import { loadConfig } from '../../src/config';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { deleteRecord, openLedger, readRecord, recordPath, scanRecords, writeRecord, type Ledger } from '../../src/ledger';
 import { isSysError } from '../../src/errors';
@@ -44,7 +44,7 @@ describe('openLedger', () => {
 
   it('opens the state directory the configuration read from the environment', () => {
     const env = { SRIOVCTL_STATE_DIR: path.join(tmp, 'env-state') };
-    expect(openLedger(readConfig(env).stateDir).dir).toBe(path.join(tmp, 'env-state'));
+    expect(openLedger(loadConfig(env).stateDir).dir).toBe(path.join(tmp, 'env-state'));
     expect(fs.existsSync(path.join(tmp, 'env-state', 'records'))).toBe(true);
   });
 });

@@ -1,5 +1,5 @@
 // The engine's pure decisions: which VF setters restore a snapshot, which fallback name, which link is the NIC.
-import { readConfig } from '../../src/config';
+import { loadConfig } from '../../src/config';
 import { describe, expect, it } from 'vitest';
 import { vfChanges } from '../../src/lend/restore';
 import { chooseFallbackName } from '../../src/lend/names';
@@ -124,10 +124,10 @@ describe('failpoint', () => {
     expect(() => failpoint({ failpoint: 'lend:moved:error' }, 'lend:moved')).toThrow(expect.objectContaining({ code: 'FAILPOINT' }));
   });
   it('is read from the configuration, never from the environment below the front door', () => {
-    expect(readConfig({ SRIOVCTL_FAILPOINT: 'lend:moved:error' }).failpoint).toBe('lend:moved:error');
+    expect(loadConfig({ SRIOVCTL_FAILPOINT: 'lend:moved:error' }).failpoint).toBe('lend:moved:error');
     process.env.SRIOVCTL_FAILPOINT = 'lend:moved:error';
     try {
-      expect(() => failpoint(readConfig({}), 'lend:moved')).not.toThrow();
+      expect(() => failpoint(loadConfig({}), 'lend:moved')).not.toThrow();
     } finally {
       delete process.env.SRIOVCTL_FAILPOINT;
     }

@@ -3,6 +3,7 @@
 // `--primary-cni <file|url>` replaces it: read (or fetched through the environment's proxy) once in preflight,
 // adapted to k3s when it is Calico, handed to k3s's auto-deploy directory (k3d) or applied after create (kind).
 import { readFile } from 'node:fs/promises';
+import type { Env } from '../../config';
 import { SysError } from '../../errors';
 import { fetchText } from '../tools/http-fetch';
 import { yaml } from './yaml';
@@ -14,14 +15,14 @@ export function isUrl(source: string): boolean {
   return /^https?:\/\//.test(source);
 }
 
-/** The manifest text behind a URL (bounded in time, through the environment's proxy) or a file. */
-export async function loadManifestSource(source: string, opts: { airgap?: boolean; timeoutMs?: number } = {}): Promise<string> {
+/** The manifest text behind a URL (bounded in time, through the proxy `env` names: the front door's) or a file. */
+export async function loadManifestSource(source: string, opts: { env: Env; airgap?: boolean; timeoutMs?: number }): Promise<string> {
   const op = 'primary CNI manifest';
   if (isUrl(source)) {
     if (opts.airgap) {
       throw new SysError(`${source} is a URL and --airgap never uses the network: give a file`, { code: 'INVALID', op });
     }
-    return fetchText(source, { timeoutMs: opts.timeoutMs ?? 30_000, op });
+    return fetchText(source, { timeoutMs: opts.timeoutMs ?? 30_000, op, env: opts.env });
   }
   try {
     return await readFile(source, 'utf8');

@@ -52,8 +52,8 @@ const AGENTS = 2;
 const VFS = 2;
 const POD_IFNAME = 'net1';
 const POD_ADDRESS = '10.56.0.10/24';
-/** Debian's containernetworking-plugins (the IPAM plugin the attachment delegates to). */
-const CNI_PATH = process.env.CNI_PATH || '/usr/lib/cni';
+/** Debian's containernetworking-plugins (the IPAM plugin the attachment delegates to), unless CNI_PATH names others. */
+const DEFAULT_CNI_PATH = '/usr/lib/cni';
 /** The plugin the demo runs (looked up when it runs: the self-contained executable has no package root). */
 const cniBin = (): string => join(packageRoot(), 'bin', 'sriovctl-cni.js');
 
@@ -231,13 +231,15 @@ function runCni(command: 'ADD' | 'DEL', call: CniCall): Promise<string> {
     deviceID: call.vfAddress,
     ipam: { type: 'static', addresses: [{ address: POD_ADDRESS }] },
   };
+  // the front door's environment, handed down in the session's configuration
+  const given = call.session.config.env;
   const env = {
-    PATH: process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin',
+    PATH: given.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin',
     CNI_COMMAND: command,
     CNI_CONTAINERID: call.containerId,
     CNI_NETNS: call.pod,
     CNI_IFNAME: POD_IFNAME,
-    CNI_PATH,
+    CNI_PATH: given.CNI_PATH || DEFAULT_CNI_PATH,
     ...configEnv(call.session.config),
   };
   return new Promise((resolve, reject) => {

@@ -4,7 +4,7 @@
 // PFs), and only then are the VF counts put back: that write can wait on a driver or on a process holding a VF
 // through VFIO, and waits only so long (naming the holder), with every NIC already home. A NIC that fails does not
 // stop the others; each gets one summary line.
-import { DEFAULT_VFIO_HOLDER_WAIT_MS, giveBackActions, ownerOf, type GiveBackOutcome, type LendRecord, type LendSession } from '../../lend';
+import { DEFAULT_VFIO_HOLDER_WAIT_MS, failureOf, giveBackActions, ownerOf, type Failure, type GiveBackOutcome, type LendRecord, type LendSession, type RecordGiveBack } from '../../lend';
 import { deviceDir, isBdf, type SetNumVfsOptions } from '../../sriov';
 import type { Progress } from './progress';
 import { SimLab, removeSimNics } from '../lab/sim-lab';
@@ -86,22 +86,28 @@ export async function clusterDown(input: DownInput): Promise<DownSummary> {
   const session = lab ? ctx.session.withSysfsRoot(lab.sysfs.root) : ctx.session;
   const bounds = vfCountBounds(input.vfioHolderWaitMs ?? DEFAULT_VFIO_HOLDER_WAIT_MS);
   try {
-    const { own, borrowed, vfNetdevs } = session.recordsOfCluster(name);
-    const pfs = own.filter((r) => !vfNetdevs.includes(r));
-    progress.step(
-      `down ${name}: ${pfs.length} NIC${pfs.length === 1 ? '' : 's'} lent to its nodes${vfNetdevs.length ? ` with ${vfNetdevs.length} VF netdev${vfNetdevs.length === 1 ? '' : 's'}` : ''}${borrowed.length ? `, ${borrowed.length} attached inside it` : ''}`,
-    );
-
-    // attachments inside the cluster (a pod's VF) first: their home is a node, which must still be there
-    for (const r of borrowed) summary.nics.push(await returnOne(session, r, progress, t0, { bounds }));
-    // the VF netdevs lent to the nodes, before their PFs (whose names they may have held at home)
-    for (const r of vfNetdevs) summary.nics.push(await returnOne(session, r, progress, t0, { bounds }));
-    // the nodes' PFs side by side, their VF counts kept for the next step; one failing stops none
-    const pfReturns = await Promise.all(pfs.map((r) => returnOne(session, r, progress, t0, { bounds, vfCountLast: true })));
-    summary.nics.push(...pfReturns);
-    // every NIC is home: now the VF counts (bounded, naming what holds a VF)
-    await Promise.all(pfReturns.map((nic) => resetVfCount(session, nic, progress, t0, bounds)));
-    settleRemovedVfs(session, summary.nics.filter((n) => vfNetdevs.some((r) => r.key === n.key)));
+    // the engine gives the cluster's NICs back in order (inside it, its VF netdevs, its PFs, then their VF counts);
+    // this side says each step and when each NIC was home
+    const returns = new Map<string, NicReturn>();
+    const given = await session.giveBackCluster(name, { lockTimeoutMs: GIVE_BACK_LOCK_TIMEOUT_MS, vfCount: bounds }, {
+      selected: ({ own, borrowed, vfNetdevs }) => {
+        const pfs = own.length - vfNetdevs.length;
+        progress.step(
+          `down ${name}: ${pfs} NIC${pfs === 1 ? '' : 's'} lent to its nodes${vfNetdevs.length ? ` with ${vfNetdevs.length} VF netdev${vfNetdevs.length === 1 ? '' : 's'}` : ''}${borrowed.length ? `, ${borrowed.length} attached inside it` : ''}`,
+        );
+      },
+      starting: (r, step) => {
+        if (step === 'vf-count') progress.detail(`sriov_numvfs of ${r.vfCount!.pf}: back to ${r.vfCount!.before}`);
+        else returns.set(r.key, startReturn(r, progress, [], step === 'nic-keeping-vf-count'));
+      },
+      done: (o, step) => {
+        const nic = returns.get(o.record.key)!;
+        if (step === 'vf-count') vfCountDone(nic, o, t0);
+        else nicDone(nic, o, session.config.stateDir, progress, t0, step === 'nic-keeping-vf-count');
+      },
+    });
+    summary.nics.push(...given.nics.map((o) => returns.get(o.record.key)!));
+    settleRemovedVfs(session, summary.nics.filter((n) => given.records.vfNetdevs.some((r) => r.key === n.key)));
     input.onGivenBack?.(summary.nics);
 
     progress.step(`deleting cluster ${name} (${provider.name})`);
@@ -115,7 +121,7 @@ export async function clusterDown(input: DownInput): Promise<DownSummary> {
     // a physical NIC whose node could not give it back is in the initial namespace now (the kernel put it there):
     // one more try finishes the job from its record
     for (const nic of summary.nics.filter((n) => n.outcome === 'failed')) {
-      const retry = await returnOne(session, session.findRecords({ key: nic.key })[0] ?? null, progress, t0, { bounds }, nic);
+      const retry = await returnOne(session, session.findRecords({ key: nic.key })[0] ?? null, progress, t0, bounds, nic);
       Object.assign(nic, retry);
     }
   } finally {
@@ -148,18 +154,25 @@ export function nodeOf(r: LendRecord): string | null {
   return owner?.kind === 'cluster' ? owner.node : null;
 }
 
-async function returnOne(
-  session: LendSession,
-  r: LendRecord | null,
-  progress: Progress,
-  t0: number,
-  opts: { bounds: SetNumVfsOptions; vfCountLast?: boolean },
-  previous?: NicReturn,
-): Promise<NicReturn> {
+/** One more try for a NIC whose give-back failed, from its record (gone: someone finished it meanwhile). */
+async function returnOne(session: LendSession, r: LendRecord | null, progress: Progress, t0: number, bounds: SetNumVfsOptions, previous: NicReturn): Promise<NicReturn> {
   if (!r) {
     // the record is gone: someone (a CNI DEL, cleanup) finished it meanwhile
-    return { ...previous!, outcome: 'not-lent', error: null };
+    return { ...previous, outcome: 'not-lent', error: null };
   }
+  const nic = startReturn(r, progress, previous.warnings);
+  let outcome: RecordGiveBack;
+  try {
+    outcome = { record: r, result: await session.giveBack(r.key, { owner: r.owner, lockTimeoutMs: GIVE_BACK_LOCK_TIMEOUT_MS, vfCount: bounds }) };
+  } catch (err) {
+    outcome = { record: r, failure: failureOf(err) };
+  }
+  nicDone(nic, outcome, session.config.stateDir, progress, t0);
+  return nic;
+}
+
+/** A NIC's line of the summary, before its give-back: failed until it is home. */
+function startReturn(r: LendRecord, progress: Progress, warnings: string[] = [], vfCountLast = false): NicReturn {
   const nic: NicReturn = {
     key: r.key,
     pciAddress: r.identity.pciAddress,
@@ -171,31 +184,25 @@ async function returnOne(
     homeAfterMs: null,
     homeAt: null,
     error: null,
-    warnings: previous?.warnings ?? [],
+    warnings,
   };
-  if (r.vfCount && !opts.vfCountLast) progress.detail(`sriov_numvfs of ${r.vfCount.pf}: back to ${r.vfCount.before}`);
-  try {
-    progress.detail(`give back ${nic.name} (${r.key}) from ${nic.node}`);
-    const result = await session.giveBack(r.key, {
-      owner: r.owner,
-      lockTimeoutMs: GIVE_BACK_LOCK_TIMEOUT_MS,
-      vfCount: opts.bounds,
-      vfCountLast: opts.vfCountLast,
-    });
-    for (const line of giveBackActions(r, result, session.config.stateDir, !!opts.vfCountLast)) progress.detail(`  ${line}`);
-    nic.outcome = result.outcome;
-    nic.homeName = result.name;
-    nic.warnings.push(...result.warnings);
-    nic.homeAfterMs = performance.now() - t0;
-    nic.homeAt = new Date().toISOString();
-  } catch (err) {
-    nic.error = (err as Error).message;
-  }
+  if (r.vfCount && !vfCountLast) progress.detail(`sriov_numvfs of ${r.vfCount.pf}: back to ${r.vfCount.before}`);
+  progress.detail(`give back ${nic.name} (${r.key}) from ${nic.node}`);
   return nic;
 }
 
-function vfCountBounds(holderWaitMs: number): SetNumVfsOptions {
-  return { timeoutMs: VF_RESET_TIMEOUT_MS, pollMs: 5, holderWaitMs };
+/** A NIC's give-back done: home (when), or why not. */
+function nicDone(nic: NicReturn, o: RecordGiveBack, stateDir: string, progress: Progress, t0: number, vfCountLast = false): void {
+  if (o.failure) {
+    nic.error = messageOf(o.failure);
+    return;
+  }
+  for (const line of giveBackActions(o.record, o.result, stateDir, vfCountLast)) progress.detail(`  ${line}`);
+  nic.outcome = o.result.outcome;
+  nic.homeName = o.result.name;
+  nic.warnings.push(...o.result.warnings);
+  nic.homeAfterMs = performance.now() - t0;
+  nic.homeAt = new Date().toISOString();
 }
 
 /**
@@ -204,25 +211,29 @@ function vfCountBounds(holderWaitMs: number): SetNumVfsOptions {
  * be put back keeps its record, as every give-back does (cleanup retries once the holder is gone): the NIC's
  * warning, it is home already.
  */
-async function resetVfCount(session: LendSession, nic: NicReturn, progress: Progress, t0: number, bounds: SetNumVfsOptions): Promise<void> {
-  const r = session.findRecords({ key: nic.key })[0];
-  // a PF that could not be brought home keeps its whole record for the retry after the cluster is deleted
-  if (!r?.vfCount || nic.outcome === 'failed') return;
-  progress.detail(`sriov_numvfs of ${r.vfCount.pf}: back to ${r.vfCount.before}`);
-  try {
-    const result = await session.giveBack(r.key, { owner: r.owner, lockTimeoutMs: GIVE_BACK_LOCK_TIMEOUT_MS, vfCount: bounds });
-    if (nic.outcome === 'returned-renamed' && result.name === r.snapshot.name) {
-      // its name was held by one of its own VF netdevs (the kernel named it so while the PF was away): freed now
-      nic.outcome = 'returned';
-      nic.warnings = nic.warnings.filter((w) => !w.includes(`name ${r.snapshot.name} is taken`));
-      nic.homeName = result.name;
-      nic.homeAfterMs = performance.now() - t0;
-      nic.homeAt = new Date().toISOString();
-    }
-    nic.warnings.push(...result.warnings);
-  } catch (err) {
-    nic.warnings.push(`VF count of ${r.vfCount.pf} not restored to ${r.vfCount.before}: ${(err as Error).message}`);
+function vfCountDone(nic: NicReturn, o: RecordGiveBack, t0: number): void {
+  const r = o.record;
+  if (o.failure) {
+    nic.warnings.push(`VF count of ${r.vfCount!.pf} not restored to ${r.vfCount!.before}: ${messageOf(o.failure)}`);
+    return;
   }
+  if (nic.outcome === 'returned-renamed' && o.result.name === r.snapshot.name) {
+    // its name was held by one of its own VF netdevs (the kernel named it so while the PF was away): freed now
+    nic.outcome = 'returned';
+    nic.warnings = nic.warnings.filter((w) => !w.includes(`name ${r.snapshot.name} is taken`));
+    nic.homeName = o.result.name;
+    nic.homeAfterMs = performance.now() - t0;
+    nic.homeAt = new Date().toISOString();
+  }
+  nic.warnings.push(...o.result.warnings);
+}
+
+function messageOf(f: Failure): string {
+  return f.error instanceof Error ? f.error.message : String(f.error);
+}
+
+function vfCountBounds(holderWaitMs: number): SetNumVfsOptions {
+  return { timeoutMs: VF_RESET_TIMEOUT_MS, pollMs: 5, holderWaitMs };
 }
 
 /**

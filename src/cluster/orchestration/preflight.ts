@@ -1,5 +1,6 @@
 // Preflight: everything `up` needs is checked before anything changes, and every shortfall is reported at once
 // (one error, one line per problem) instead of failing at the first.
+import type { Env } from '../../config';
 import { SysError } from '../../errors';
 import { findOnPath } from '../tools/run-tool';
 import { counted } from '../../util/plural';
@@ -83,12 +84,17 @@ export function planPfs(input: PfPlanInput): PfPlan {
 }
 
 /** The tools in `tools` that are not on PATH. */
-export function missingTools(tools: string[], env: NodeJS.ProcessEnv = process.env): string[] {
+export function missingTools(tools: string[], env: Env): string[] {
   return [...new Set(tools)].filter((t) => findOnPath(t, env) === null).map((t) => `${t} is not installed (not on PATH)`);
 }
 
-/** One error listing every problem; nothing has changed when it is thrown. */
-export function preflightError(problems: string[]): SysError {
-  const lines = problems.map((p) => `  - ${p}`).join('\n');
-  return new SysError(`preflight failed, nothing was changed:\n${lines}`, { code: 'PREFLIGHT', op: 'cluster up preflight' });
+/** One error listing every problem (`problems`); nothing has changed when it is thrown. */
+export class PreflightFailed extends SysError {
+  constructor(readonly problems: readonly string[]) {
+    super(`preflight failed, nothing was changed:\n${problems.map((p) => `  - ${p}`).join('\n')}`, { code: 'PREFLIGHT', op: 'cluster up preflight' });
+  }
+}
+
+export function preflightError(problems: string[]): PreflightFailed {
+  return new PreflightFailed(problems);
 }

@@ -131,7 +131,7 @@ export async function clusterUp(opts: UpOptions, provider: Provider, ctx: Provid
     createdAt: new Date().toISOString(),
     updatedAt: '',
     manifestsDir: plan.manifestsDir,
-    runtime: provider.kube(opts.name, ctx) ? detectContainerRuntime(opts.runtime ?? null) : null,
+    runtime: provider.kube(opts.name, ctx) ? detectContainerRuntime(opts.runtime ?? null, ctx.env) : null,
     sim: plan.simulated ? { sysfsRoot: simSysfsRoot(stateDir, opts.name), nics: simNicPlan(opts.name, opts.agents) } : null,
     nodes: [],
   };
@@ -247,10 +247,10 @@ function createSpec(stateDir: string, opts: UpOptions, manifestsDir: string | nu
  * The primary CNI manifest (--primary-cni) read or fetched, adapted to the provider's pod network and written
  * beside the manifests; its images join the cluster's. Problems are pushed, never thrown.
  */
-async function preparePrimaryCni(opts: UpOptions, provider: Provider, dir: string, problems: string[]): Promise<{ file: string; images: string[] } | null> {
+async function preparePrimaryCni(opts: UpOptions, provider: Provider, ctx: ProviderContext, dir: string, problems: string[]): Promise<{ file: string; images: string[] } | null> {
   if (!opts.primaryCni) return null;
   try {
-    const adapted = adaptCalicoForK3s(await loadManifestSource(opts.primaryCni, { airgap: opts.airgap }), provider.podCidr ?? K3S_POD_CIDR);
+    const adapted = adaptCalicoForK3s(await loadManifestSource(opts.primaryCni, { env: ctx.env, airgap: opts.airgap }), provider.podCidr ?? K3S_POD_CIDR);
     const file = join(dir, PRIMARY_CNI_FILE);
     await writeFile(file, adapted);
     return { file, images: imagesOf(manifestObjects(adapted)) };
@@ -268,11 +268,11 @@ async function planClusterImages(opts: UpOptions, provider: Provider, ctx: Provi
   const rendered = renderManifests({ pfNames: ['pf'], driver: opts.driver, cni: provider.cni, images: opts.images });
   const refs = [...imagesOf(rendered.flatMap((f) => f.objects)), ...extra];
   if (opts.imagesDir && !existsSync(opts.imagesDir)) problems.push(`--images ${opts.imagesDir}: no such directory`);
-  const installer = { ref: installerImage(), archive: installerArchive() };
+  const installer = { ref: installerImage(), archive: installerArchive(ctx.session.config.installerArchive) };
   const plan = planImages(refs, { imagesDir: opts.imagesDir ?? null, cacheDir: imageCacheDir(ctx.session.config.stateDir), installer });
   if (opts.airgap) {
     problems.push(...missingArchiveProblems(plan.missing, '--airgap pulls nothing'));
-    const runtime = detectContainerRuntime(opts.runtime ?? null);
+    const runtime = detectContainerRuntime(opts.runtime ?? null, ctx.env);
     // the provider's default too: k3d and kind pull a node image they do not find
     const nodeImage = opts.image ?? provider.defaultNodeImage;
     if (nodeImage && runtime && !(await runtimeHasImage(ctx.run, runtime, nodeImage).catch(() => false))) {
@@ -291,7 +291,7 @@ async function imageArchives(plan: Plan, opts: UpOptions, ctx: ProviderContext):
   if (!plan.images) return [];
   const found = [...plan.images.found];
   if (plan.images.missing.length > 0) {
-    const runtime = detectContainerRuntime(opts.runtime ?? null)!;
+    const runtime = detectContainerRuntime(opts.runtime ?? null, ctx.env)!;
     try {
       const cacheDir = imageCacheDir(ctx.session.config.stateDir);
       found.push(...(await cacheImages(plan.images.missing.map((m) => m.ref), { run: ctx.run, runtime, cacheDir, progress: ctx.progress })));
@@ -314,7 +314,7 @@ async function preflight(opts: UpOptions, provider: Provider, ctx: ProviderConte
   if (!Number.isInteger(opts.agents) || opts.agents < 1 || opts.agents > 64) problems.push(`--agents ${opts.agents}: 1 to 64`);
   if (!Number.isInteger(opts.vfs) || opts.vfs < 0 || opts.vfs > 256) problems.push(`--vfs ${opts.vfs}: 0 to 256`);
   if (opts.simulate === 'always' && provider.name !== 'local') problems.push(`simulated NICs exist only on the local provider`);
-  const missing = missingTools(provider.requiredTools());
+  const missing = missingTools(provider.requiredTools(), ctx.env);
   problems.push(...missing);
   if (readClusterState(stateDir, opts.name)) {
     problems.push(`cluster ${opts.name} exists already (run: sriovctl cluster down --name ${opts.name})`);
@@ -357,7 +357,7 @@ async function preflight(opts: UpOptions, provider: Provider, ctx: ProviderConte
   let primaryCniFile: string | null = null;
   let images: ImagePlan | null = null;
   if (manifestsDir && provider.kube(opts.name, ctx)) {
-    const primary = await preparePrimaryCni(opts, provider, manifestsDir, problems);
+    const primary = await preparePrimaryCni(opts, provider, ctx, manifestsDir, problems);
     primaryCniFile = primary?.file ?? null;
     images = await planClusterImages(opts, provider, ctx, primary?.images ?? [], problems);
   } else if (opts.primaryCni) {

@@ -1,6 +1,7 @@
 // k3d: k3s nodes in containers, driven through the real `k3d` CLI. One server, n agents, a registry (none with
 // --airgap), no load balancer, k3s's own flannel as the primary network unless --primary-cni replaces it (Multus
 // wraps either), the static CPU manager on agents. On podman, k3d talks to podman's Docker API socket.
+import type { Env } from '../../config';
 import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
@@ -112,14 +113,14 @@ export function parseK3dNodes(json: string, cluster: string): ClusterNode[] {
     .sort((a, b) => a.name.localeCompare(b.name));
 }
 
-export function k3dProvider(options: Partial<K3dOptions> = {}): Provider {
+export function k3dProvider(env: Env, options: Partial<K3dOptions> = {}): Provider {
   const opts: K3dOptions = { ...K3D_DEFAULTS, ...options };
-  const runtime = () => detectContainerRuntime(opts.runtime);
+  const runtime = () => detectContainerRuntime(opts.runtime, env);
   /** Found in preflight (airgap only), mounted at create. */
   let k3sImages: string | null = null;
 
   // k3d speaks the Docker API only: on podman it is pointed at podman's socket (k3d's documented podman support)
-  const k3dEnv = (): Record<string, string> | undefined => (runtime() === 'podman' ? { DOCKER_HOST: podmanDockerHost() } : undefined);
+  const k3dEnv = (): Record<string, string> | undefined => (runtime() === 'podman' ? { DOCKER_HOST: podmanDockerHost(env) } : undefined);
   const k3d = (ctx: ProviderContext, args: string[], timeoutMs?: number) => ctx.run('k3d', args, { timeoutMs, extraEnv: k3dEnv() });
 
   async function clusterExists(name: string, ctx: ProviderContext): Promise<boolean> {
@@ -153,7 +154,7 @@ export function k3dProvider(options: Partial<K3dOptions> = {}): Provider {
       }
       const rt = runtime();
       if (!rt) return [...problems, 'no container runtime: neither docker nor podman is on PATH'];
-      const problem = rt === 'podman' ? await dockerApiProblem(podmanDockerHost()) : null;
+      const problem = rt === 'podman' ? await dockerApiProblem(podmanDockerHost(env)) : null;
       return problem ? [...problems, problem] : problems;
     },
 

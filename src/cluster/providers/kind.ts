@@ -1,6 +1,7 @@
 // kind: Kubernetes nodes in containers, driven through the real `kind` CLI with a generated cluster config.
 // kind's default CNI (kindnet) stays unless --primary-cni replaces it: Multus wraps either. Workers get the static
 // CPU manager. cluster.yaml's kind `Cluster` config is merged under what sriovctl needs (the name, the nodes).
+import type { Env } from '../../config';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { NamespaceSpec } from '../../lend';
@@ -75,8 +76,8 @@ export function parseKindNodes(text: string, cluster: string): ClusterNode[] {
   return nodes.sort((a, b) => order(a) - order(b));
 }
 
-export function kindProvider(options: Partial<KindOptions> = {}): Provider {
-  const runtime = () => detectContainerRuntime(options.runtime ?? null);
+export function kindProvider(env: Env, options: Partial<KindOptions> = {}): Provider {
+  const runtime = () => detectContainerRuntime(options.runtime ?? null, env);
 
   // kind picks its runtime from this variable; an explicit --runtime podman must reach it
   const kindEnv = (): Record<string, string> | undefined =>

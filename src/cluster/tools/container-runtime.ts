@@ -1,5 +1,6 @@
 // k3d and kind nodes are containers: a node's network namespace is reached through its container's init pid,
 // asked from docker or podman (auto-detected, overridable) — never through a bind mount of ours.
+import type { Env } from '../../config';
 import { SysError } from '../../errors';
 import { findOnPath, type ToolRunner } from './run-tool';
 
@@ -12,7 +13,7 @@ export type ContainerRuntime = (typeof CONTAINER_RUNTIMES)[number];
  */
 export function detectContainerRuntime(
   asked: ContainerRuntime | null,
-  env: NodeJS.ProcessEnv = process.env,
+  env: Env,
 ): ContainerRuntime | null {
   if (asked) return asked;
   for (const hint of [env.SRIOVCTL_CONTAINER_RUNTIME, env.KIND_EXPERIMENTAL_PROVIDER]) {
@@ -41,7 +42,7 @@ export const PODMAN_SOCKET = '/run/podman/podman.sock';
  * The Docker-API socket k3d is pointed at when the runtime is podman (k3d speaks only the Docker API; podman
  * serves it on its socket): $DOCKER_HOST when it names a unix socket, else $CONTAINER_HOST's, else podman's own.
  */
-export function podmanDockerHost(env: NodeJS.ProcessEnv = process.env): string {
+export function podmanDockerHost(env: Env): string {
   for (const v of [env.DOCKER_HOST, env.CONTAINER_HOST]) if (v?.startsWith('unix://')) return v;
   return `unix://${PODMAN_SOCKET}`;
 }

@@ -8,14 +8,18 @@ import { request as httpRequest, type ClientRequest, type IncomingMessage } from
 import { request as httpsRequest } from 'node:https';
 import type { Socket } from 'node:net';
 import { connect as tlsConnect } from 'node:tls';
+import type { Env } from '../../config';
 import { SysError } from '../../errors';
 
 const MAX_REDIRECTS = 5;
 const MAX_BODY = 32 * 1024 * 1024;
 
-/** The body of `url` as text, bounded in time; a failure names the URL and, when one was used, the proxy. */
-export async function fetchText(url: string, opts: { timeoutMs: number; op: string; env?: NodeJS.ProcessEnv }): Promise<string> {
-  const env = opts.env ?? process.env;
+/**
+ * The body of `url` as text, bounded in time; a failure names the URL and, when one was used, the proxy. `env`: the
+ * front door's, whose proxy variables apply.
+ */
+export async function fetchText(url: string, opts: { timeoutMs: number; op: string; env: Env }): Promise<string> {
+  const env = opts.env;
   const deadline = Date.now() + opts.timeoutMs;
   let current = url;
   for (let hop = 0; ; hop++) {
@@ -137,7 +141,7 @@ export function withoutCredentials(url: string): string {
  * The proxy the environment names for this URL, null when none or when NO_PROXY lists its host (exactly, as a
  * domain suffix, or `*`).
  */
-export function proxyFor(url: string, env: NodeJS.ProcessEnv = process.env): string | null {
+export function proxyFor(url: string, env: Env): string | null {
   const { protocol, hostname } = new URL(url);
   const value = protocol === 'https:' ? (env.https_proxy ?? env.HTTPS_PROXY) : (env.http_proxy ?? env.HTTP_PROXY);
   if (!value) return null;

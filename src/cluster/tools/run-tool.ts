@@ -3,6 +3,7 @@
 import { spawn } from 'node:child_process';
 import { accessSync, constants } from 'node:fs';
 import { delimiter, join } from 'node:path';
+import type { Env } from '../../config';
 import { SysError } from '../../errors';
 
 export interface ToolResult {
@@ -30,13 +31,13 @@ function lastLine(text: string): string {
 }
 
 /**
- * A runner that reports each command to `onCommand` before it runs (for -v) and uses `env` (PATH decides which
- * k3d/kind/kubectl/docker runs — tests put stand-ins first).
+ * A runner that reports each command to `onCommand` before it runs (for -v) and uses `env`, the front door's (PATH
+ * decides which k3d/kind/kubectl/docker runs — tests put stand-ins first).
  */
-export function toolRunner(opts: { env?: NodeJS.ProcessEnv; onCommand?: (line: string) => void } = {}): ToolRunner {
+export function toolRunner(opts: { env: Env; onCommand?: (line: string) => void }): ToolRunner {
   return (cmd, args, runOpts = {}) => {
     opts.onCommand?.(`$ ${[cmd, ...args].map(shellQuote).join(' ')}`);
-    const base = opts.env ?? process.env;
+    const base = opts.env;
     return runTool(cmd, args, { ...runOpts, env: runOpts.extraEnv ? { ...base, ...runOpts.extraEnv } : base });
   };
 }
@@ -44,12 +45,13 @@ export function toolRunner(opts: { env?: NodeJS.ProcessEnv; onCommand?: (line: s
 export function runTool(
   cmd: string,
   args: string[],
-  opts: Omit<RunOptions, 'extraEnv'> & { env?: NodeJS.ProcessEnv } = {},
+  /** `env`: the tool's whole environment (toolRunner gives the front door's); absent, Node's default (this process's). */
+  opts: Omit<RunOptions, 'extraEnv'> & { env?: Env } = {},
 ): Promise<ToolResult> {
   const op = `${cmd} ${args.slice(0, 2).join(' ')}`.trim();
   const timeoutMs = opts.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { env: opts.env ?? process.env, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(cmd, args, { env: opts.env, stdio: ['pipe', 'pipe', 'pipe'] });
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     let timedOut = false;
@@ -84,7 +86,7 @@ export function runTool(
 }
 
 /** The executable `cmd` resolves to on PATH, or null. */
-export function findOnPath(cmd: string, env: NodeJS.ProcessEnv = process.env): string | null {
+export function findOnPath(cmd: string, env: Env): string | null {
   if (cmd.includes('/')) return isExecutable(cmd) ? cmd : null;
   for (const dir of (env.PATH ?? '').split(delimiter)) {
     if (!dir) continue;

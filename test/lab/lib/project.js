@@ -22,7 +22,7 @@ function sysfs() {
 
 /** A lend session over the scenario's configuration (read from its environment, as a front door does); closed after the scenario. */
 function session(ctx) {
-  const s = lend().openSession(config().readConfig(process.env));
+  const s = lend().openSession(config().loadConfig(process.env));
   ctx.defer(() => s.close());
   return s;
 }

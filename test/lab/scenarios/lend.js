@@ -93,7 +93,7 @@ module.exports = [
       const node = tempNetns(ctx, ctx.ifname('node'));
       const request = { nic: { name: pf.name }, target: { path: `/run/netns/${node}` }, owner: labOwner('crash'), name: ctx.ifname('in') };
       // a process of its own, so the failpoint's SIGKILL takes only it: a session from its environment, as a front door makes one
-      const script = `const c = require(${JSON.stringify(path.join(DIST, 'config'))}).readConfig(process.env);
+      const script = `const c = require(${JSON.stringify(path.join(DIST, 'config'))}).loadConfig(process.env);
         require(${JSON.stringify(path.join(DIST, 'lend'))}).openSession(c).lend(${JSON.stringify(request)});`;
       const r = spawnSync(process.execPath, ['-e', script], { env: { ...process.env, ...env, SRIOVCTL_FAILPOINT: 'lend:moved' } });
       expectEqual(r.signal, 'SIGKILL', 'the lend was killed at its failpoint');
