@@ -156,6 +156,26 @@ ${this.opts.sandboxImage ? `  sandbox_image = ${q(this.opts.sandboxImage)}\n` : 
     await this.exited;
   }
 
+  /**
+   * What a reboot clears of a containerd that is not running (its /run on a node is a tmpfs): its state dir, runc's
+   * state of its containers and its shims' sockets. Its root (images, the CRI's records of sandboxes and
+   * containers) stays, as a disk does.
+   */
+  forgetRunState(): void {
+    if (this.proc) throw new Error('containerd is running: its run state is in use');
+    if (existsSync(this.runcRoot)) {
+      for (const ns of readdirSync(this.runcRoot)) {
+        // a shim serves a sandbox and its containers (or one container): each id may name one
+        for (const id of readdirSync(join(this.runcRoot, ns))) {
+          const sock = shimSocket(this.socket, ns, id);
+          if (existsSync(sock)) unlinkSync(sock);
+        }
+        rmSync(join(this.runcRoot, ns), { recursive: true, force: true });
+      }
+    }
+    rmSync(join(this.dir, 'state'), { recursive: true, force: true });
+  }
+
   /** `ctr` against this containerd, in the CRI's namespace. */
   ctr(...args: string[]): string {
     return this.ctrIn(CRI_NAMESPACE, ...args);
