@@ -251,7 +251,8 @@ export class Cluster {
    */
   async reboot(whileDown: () => unknown): Promise<void> {
     const controlPlane = [this.scheduler, this.controllerManager, this.apiserver, this.etcd];
-    await Promise.all([this.node.release(), this.containerd.kill('SIGKILL'), this.kubelet.stop('SIGKILL'), ...controlPlane.map((c) => c.stop('SIGKILL'))]);
+    // containerd first: its pid is looked up as the call is made, before the namespace's end takes it
+    await Promise.all([this.containerd.kill('SIGKILL'), this.node.release(), this.kubelet.stop('SIGKILL'), ...controlPlane.map((c) => c.stop('SIGKILL'))]);
     this.containerd.forgetRunState();
     for (const h of cgroupHierarchies()) removeCgroupTree(join(h, this.cgroupRoot));
     this.makeCgroupRoot();

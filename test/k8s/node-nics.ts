@@ -45,15 +45,14 @@ export class NodeNic {
     return `10.123.${this.index}.0/24`;
   }
 
-  /** A NAD of `type` lending this NIC whole, host-local on a subnet of its own; `extra` adds to its config. */
-  nad(type = 'sriovctl-cni', extra: Record<string, unknown> = {}): any {
+  /** A NAD of `type` lending this NIC whole, host-local on a subnet of its own. */
+  nad(type = 'sriovctl-cni'): any {
     return nad({
       cniVersion: '1.0.0',
       name: this.nadName(type),
       type,
       device: this.name,
       ipam: { type: 'host-local', ranges: [[{ subnet: this.subnet }]] },
-      ...extra,
     });
   }
 
