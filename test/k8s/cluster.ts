@@ -11,7 +11,7 @@
 // as on a real node; what of them the cluster created, stop() removes.
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -230,8 +230,12 @@ export class Cluster {
   /** kubelet stopped as its service manager stops it (SIGTERM: pods keep running), `whileDown` run, kubelet started again. */
   async restartKubelet(whileDown: () => unknown = () => undefined): Promise<void> {
     await this.kubelet.stop();
-    await whileDown();
-    this.kubelet.start();
+    try {
+      await whileDown();
+    } finally {
+      // started again whatever whileDown did: the node's later tests and stop() need it
+      this.kubelet.start();
+    }
     await this.waitNodeReady();
   }
 
@@ -514,8 +518,23 @@ export class Cluster {
       const mine = mountPoints().filter((m) => m.startsWith(this.dir + '/'));
       for (const m of mine.sort((a, b) => b.length - a.length)) execFileSync('umount', ['-l', m], { stdio: 'pipe' });
     });
+    await attempt('keeping the logs', () => this.keepLogs());
     await attempt('removing the temp dir', () => rmSync(this.dir, { recursive: true, force: true }));
     steps.throwIfFailed('cluster stop');
+  }
+
+  /**
+   * With SRIOVCTL_K8S_KEEP_LOGS=<dir>: every component's log, Multus's, containerd's and the pods' (sriovctl's
+   * daemon's among them) copied to <dir>/<node name>/ before the temp dir goes, to read what the node did.
+   */
+  private keepLogs(): void {
+    const keep = process.env.SRIOVCTL_K8S_KEEP_LOGS;
+    if (!keep) return;
+    const to = join(keep, this.nodeName);
+    mkdirSync(to, { recursive: true });
+    for (const f of readdirSync(this.dir)) if (f.endsWith('.log')) copyFileSync(this.path(f), join(to, f));
+    if (existsSync(this.containerd.log)) copyFileSync(this.containerd.log, join(to, 'containerd.log'));
+    if (existsSync(this.path('pod-logs'))) cpSync(this.path('pod-logs'), join(to, 'pod-logs'), { recursive: true });
   }
 
   /** Delete every pod in every namespace gracefully and wait until the API holds none (kubelet ran their DELs). */
