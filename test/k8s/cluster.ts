@@ -498,6 +498,7 @@ export class Cluster {
       if (!this.containerd.running) return;
       for (const sb of await this.containerd.cri.listPodSandbox()) this.containerd.trackNetns((await this.containerd.cri.podSandboxStatus(sb.id)).netnsPath);
     });
+    await attempt('keeping the logs', () => this.keepLogs());
     await attempt('containerd teardown', () => this.containerd.teardown());
     // whatever of the node is still running (a process a failed teardown left) dies with its pid namespace
     await attempt("releasing the node's namespaces", () => this.node.release());
@@ -518,7 +519,6 @@ export class Cluster {
       const mine = mountPoints().filter((m) => m.startsWith(this.dir + '/'));
       for (const m of mine.sort((a, b) => b.length - a.length)) execFileSync('umount', ['-l', m], { stdio: 'pipe' });
     });
-    await attempt('keeping the logs', () => this.keepLogs());
     await attempt('removing the temp dir', () => rmSync(this.dir, { recursive: true, force: true }));
     steps.throwIfFailed('cluster stop');
   }
