@@ -491,6 +491,9 @@ export class Cluster {
   async stop(): Promise<void> {
     const steps = new TeardownSteps();
     const attempt = (what: string, fn: () => unknown) => steps.attempt(what, fn);
+    // the logs before the pods' deletion takes theirs (sriovctl's daemon's among them), and again before containerd's
+    // teardown takes its dir
+    await attempt('keeping the logs', () => this.keepLogs());
     if (this.kubelet?.running && this.apiserver?.running) await attempt('deleting pods', () => this.deleteAllPods());
     await attempt('stopping kubelet', () => this.kubelet?.stop());
     // a sandbox whose CNI DEL keeps failing keeps its netns: containerd's teardown removes what it is told of
