@@ -2,7 +2,7 @@
 // sriovctl installed by its image and DaemonSet) through a NetworkAttachmentDefinition of type sriovctl-cni, against
 // the same through Debian's host-device, each on a veth stand-in NIC of its own: the pod created, until it runs
 // (the NIC in it), deleted, until the API forgets it and the NIC is home. Alternated rounds, medians.
-// Prints `ratio k8s:pod-cycle sriovctl/host-device` (target ≤ 1.0) and the medians.
+// Prints `ratio sriovctl/host-device:k8s-pod-cycle` (target ≤ 1.0) and the medians.
 // Skipped, with a line saying why, when the tier's components are not built (scripts/ensure-k8s.sh: about 50
 // minutes cold on 2 cores) or the installer image is not packaged (npm run package).
 import { copyFileSync, existsSync } from 'node:fs';
@@ -74,5 +74,5 @@ export default async function k8sBench(ctx) {
   }
   const [ours, theirs] = kinds.map((k) => k.ms);
   ctx.log(`pod create → Running → delete → gone and the NIC home, median of ${ROUNDS} alternated rounds: sriovctl-cni ${median(ours).toFixed(0)} ms, host-device ${median(theirs).toFixed(0)} ms`);
-  ctx.ratio('k8s:pod-cycle sriovctl/host-device', median(ours) / median(theirs), { max: 1.0 }, roundRatios(ours, theirs));
+  ctx.ratio('sriovctl/host-device:k8s-pod-cycle', median(ours) / median(theirs), { max: 1.0 }, roundRatios(ours, theirs));
 }
