@@ -54,25 +54,39 @@ export default async function k8sBench(ctx) {
       await c.api.create(nad({ cniVersion: '1.0.0', name: `bench-${tag}-${k.kind}`, type: k.type, device: k.nic, ipam: { type: 'host-local', ranges: [[{ subnet: k.subnet }]] } }));
     }
     let n = 0;
-    const cycle = (k) =>
-      timeMs(async () => {
-        const name = `bench-${tag}-${k.kind}-${n++}`;
+    // the cycle's two halves apart too: up (created → Running) and down (deleted → gone, the NIC home)
+    const cycle = async (k) => {
+      const name = `bench-${tag}-${k.kind}-${n++}`;
+      const up = await timeMs(async () => {
         await c.api.create(pod(c, name, `bench-${tag}-${k.kind}`));
         await waitRunning(c, name);
-        if (existsSync(`/sys/class/net/${k.nic}`)) throw new Error(`${name} runs but ${k.nic} never left home`);
+      });
+      if (existsSync(`/sys/class/net/${k.nic}`)) throw new Error(`${name} runs but ${k.nic} never left home`);
+      const down = await timeMs(async () => {
         await c.api.delete(podPath(name));
         await waitGone(c, name);
         await c.api.waitFor(`${k.nic} home`, async () => (existsSync(`/sys/class/net/${k.nic}`) ? true : undefined));
       });
+      return { up, down };
+    };
     // one of each first, not counted: the first pod pays for what kubelet and containerd do once
     for (const k of kinds) await cycle(k);
-    for (let r = 0; r < ROUNDS; r++) for (const k of rotate(kinds, r)) k.ms.push(await cycle(k));
+    for (let r = 0; r < ROUNDS; r++) {
+      for (const k of rotate(kinds, r)) {
+        const { up, down } = await cycle(k);
+        k.ms.push(up + down);
+        (k.halves ??= { up: [], down: [] }).up.push(up);
+        k.halves.down.push(down);
+      }
+    }
   } finally {
     await c.stop().finally(() => {
       for (const k of kinds) if (existsSync(`/sys/class/net/${k.nic}`)) ip('link', 'del', k.nic);
     });
   }
   const [ours, theirs] = kinds.map((k) => k.ms);
-  ctx.log(`pod create → Running → delete → gone and the NIC home, median of ${ROUNDS} alternated rounds: sriovctl-cni ${median(ours).toFixed(0)} ms, host-device ${median(theirs).toFixed(0)} ms`);
+  const ms = (v) => `${median(v).toFixed(0)} ms`;
+  ctx.log(`pod create → Running → delete → gone and the NIC home, median of ${ROUNDS} alternated rounds: sriovctl-cni ${ms(ours)}, host-device ${ms(theirs)}`);
+  ctx.log(`halves (median): up ${kinds.map((k) => `${k.kind} ${ms(k.halves.up)}`).join(', ')}; down ${kinds.map((k) => `${k.kind} ${ms(k.halves.down)}`).join(', ')}`);
   ctx.ratio('sriovctl/host-device:k8s-pod-cycle', median(ours) / median(theirs), { max: 1.0 }, roundRatios(ours, theirs));
 }
