@@ -6,8 +6,9 @@
 # that go.mod, go.sum and the Go toolchain, so a version change builds anew and a second run builds nothing.
 # Nothing is downloaded as a binary: the sources come from the Go module proxy, checked against go.sum.
 # Prints `<component> <dir>` lines on stdout; each build's wall time and the total on stderr.
-# Usage: ensure-k8s.sh [component...]   (default: every component)
-# Exit: 0 ready; 3 go is not installed; 1 a build failed.
+# Usage: ensure-k8s.sh [--cached-only] [component...]   (default: every component)
+#   --cached-only: build nothing; exit 4 (naming the first) when a component is not built yet
+# Exit: 0 ready; 3 go is not installed; 4 not built (--cached-only); 1 a build failed.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 COMPONENTS_DIR=$ROOT/test/k8s/components
@@ -16,6 +17,8 @@ CACHE=${XDG_CACHE_HOME:-$HOME/.cache}/sriovctl/k8s
 say() { echo "ensure-k8s: $*" >&2; }
 seconds_since() { awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }'; }
 command -v go >/dev/null || { say "go is not installed"; exit 3; }
+CACHED_ONLY=0
+if [ "${1:-}" = --cached-only ]; then CACHED_ONLY=1; shift; fi
 
 if [ $# -gt 0 ]; then COMPONENTS=("$@"); else
   COMPONENTS=()
@@ -31,6 +34,7 @@ for name in "${COMPONENTS[@]}"; do
   key=$(cat "$src/go.mod" "$src/go.sum" <(echo "$GO_VERSION") | sha256sum | cut -c1-16)
   out=$CACHE/$name-$key
   if [ -f "$out/.complete" ]; then echo "$name $out"; continue; fi
+  [ "$CACHED_ONLY" -eq 0 ] || { say "$name is not built ($out): run scripts/ensure-k8s.sh"; exit 4; }
   start=$EPOCHREALTIME
   mkdir -p "$CACHE"
   work=$(mktemp -d "$CACHE/.build-$name.XXXXXX")

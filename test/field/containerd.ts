@@ -149,11 +149,42 @@ ${this.opts.sandboxImage ? `  sandbox_image = ${q(this.opts.sandboxImage)}\n` : 
     return this.proc !== null;
   }
 
-  /** Send `signal` and wait until containerd has exited (its shims keep running, as on a real node). */
+  /**
+   * Send `signal` to containerd and wait until it has exited (its shims keep running, as on a real node). Under a
+   * launcher that forks it (tini), the signal goes to containerd itself: tini passes on what it can catch, but a
+   * SIGKILL would kill only tini and leave containerd running.
+   */
   async kill(signal: NodeJS.Signals): Promise<void> {
     if (!this.proc) return;
-    this.proc.kill(signal);
+    const pid = this.opts.launcher ? launchedBy(this.proc.pid!) : this.proc.pid!;
+    try {
+      if (pid !== null) process.kill(pid, signal);
+      else this.proc.kill(signal);
+    } catch (err) {
+      // it died meanwhile (killed with its pid namespace): its launcher exits with it
+      if ((err as NodeJS.ErrnoException).code !== 'ESRCH') throw err;
+    }
     await this.exited;
+  }
+
+  /**
+   * What a reboot clears of a containerd that is not running (its /run on a node is a tmpfs): its state dir, runc's
+   * state of its containers and its shims' sockets. Its root (images, the CRI's records of sandboxes and
+   * containers) stays, as a disk does.
+   */
+  forgetRunState(): void {
+    if (this.proc) throw new Error('containerd is running: its run state is in use');
+    if (existsSync(this.runcRoot)) {
+      for (const ns of readdirSync(this.runcRoot)) {
+        // a shim serves a sandbox and its containers (or one container): each id may name one
+        for (const id of readdirSync(join(this.runcRoot, ns))) {
+          const sock = shimSocket(this.socket, ns, id);
+          if (existsSync(sock)) unlinkSync(sock);
+        }
+        rmSync(join(this.runcRoot, ns), { recursive: true, force: true });
+      }
+    }
+    rmSync(join(this.dir, 'state'), { recursive: true, force: true });
   }
 
   /** `ctr` against this containerd, in the CRI's namespace. */
@@ -264,6 +295,16 @@ ${this.opts.sandboxImage ? `  sandbox_image = ${q(this.opts.sandboxImage)}\n` : 
       if (mountPoints().includes(realpathSync(ns))) execFileSync('umount', ['-l', ns], { stdio: 'pipe' });
       unlinkSync(ns);
     }
+  }
+}
+
+/** The child `pid` forked (a launcher's program; the launcher itself when it exec'd it), null when it has none. */
+function launchedBy(pid: number): number | null {
+  try {
+    const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean);
+    return children.length ? Number(children[0]) : null;
+  } catch {
+    return null;
   }
 }
 

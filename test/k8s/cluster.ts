@@ -11,7 +11,7 @@
 // as on a real node; what of them the cluster created, stop() removes.
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -153,7 +153,6 @@ export class Cluster {
       // a throwaway store on a shared machine: no fsync per write
       '--unsafe-no-fsync',
     ], this.path('etcd.log'));
-    this.etcd.start();
 
     const pki = this.pki;
     this.apiserver = new Component('kube-apiserver', [
@@ -178,8 +177,6 @@ export class Cluster {
       '--endpoint-reconciler-type=none',
       '--profiling=false',
     ], this.path('kube-apiserver.log'));
-    this.apiserver.start();
-    await this.api.waitFor('the API server to be ready', async () => ((await this.api.get('/readyz')) === 'ok' ? true : undefined));
 
     this.controllerManager = new Component('kube-controller-manager', [
       this.bins.kubeControllerManager,
@@ -192,7 +189,6 @@ export class Cluster {
       '--use-service-account-credentials=false',
       '--profiling=false',
     ], this.path('kube-controller-manager.log'));
-    this.controllerManager.start();
     this.scheduler = new Component('kube-scheduler', [
       this.bins.kubeScheduler,
       `--kubeconfig=${adminConfig}`,
@@ -200,7 +196,7 @@ export class Cluster {
       '--secure-port=0',
       '--profiling=false',
     ], this.path('kube-scheduler.log'));
-    this.scheduler.start();
+    await this.startControlPlane();
 
     await this.startNodeRuntime(adminConfig);
     this.kubelet = new Component('kubelet', [
@@ -217,6 +213,59 @@ export class Cluster {
     await this.waitNodeReady();
     await this.api.waitFor('the default service account', () => this.api.find('/api/v1/namespaces/default/serviceaccounts/default').then((sa) => sa ?? undefined));
     await this.installSriovctl();
+  }
+
+  /** etcd, the API server (until ready), the controller manager and the scheduler, as made by startAll. */
+  private async startControlPlane(): Promise<void> {
+    this.etcd.start();
+    this.apiserver.start();
+    await this.api.waitFor('the API server to be ready', async () => {
+      if (!this.apiserver.running) throw new FatalWait(`kube-apiserver exited:\n${this.apiserver.logTail()}`);
+      return (await this.api.get('/readyz')) === 'ok' ? true : undefined;
+    });
+    this.controllerManager.start();
+    this.scheduler.start();
+  }
+
+  /** kubelet stopped as its service manager stops it (SIGTERM: pods keep running), `whileDown` run, kubelet started again. */
+  async restartKubelet(whileDown: () => unknown = () => undefined): Promise<void> {
+    await this.kubelet.stop();
+    try {
+      await whileDown();
+    } finally {
+      // started again whatever whileDown did: the node's later tests and stop() need it
+      this.kubelet.start();
+    }
+    await this.waitNodeReady();
+  }
+
+  /** containerd SIGKILLed (its shims, and so the pods, keep running, as on a node) and started again. */
+  async killContainerd(): Promise<void> {
+    await this.containerd.kill('SIGKILL');
+    await this.containerd.start();
+  }
+
+  /**
+   * A node "reboot": every component killed at once (SIGKILL: etcd and the control plane, containerd, kubelet, and
+   * the node's pid namespace with every shim and pod), then what a reboot clears: the node's mount namespace
+   * (kubelet's and containerd's mounts), containerd's run state (its state dir, runc's, its shims' sockets: a tmpfs
+   * on a node) and the node's cgroups. `whileDown` runs then (the test removes the pods' network namespaces, as a
+   * reboot does). Everything is started again as at start; what a node keeps on disk stays: the ledger, etcd's
+   * data, kubelet's and containerd's roots, Multus's cache, the CNI dirs.
+   */
+  async reboot(whileDown: () => unknown): Promise<void> {
+    const controlPlane = [this.scheduler, this.controllerManager, this.apiserver, this.etcd];
+    // containerd first: its pid is looked up as the call is made, before the namespace's end takes it
+    await Promise.all([this.containerd.kill('SIGKILL'), this.node.release(), this.kubelet.stop('SIGKILL'), ...controlPlane.map((c) => c.stop('SIGKILL'))]);
+    this.containerd.forgetRunState();
+    for (const h of cgroupHierarchies()) removeCgroupTree(join(h, this.cgroupRoot));
+    this.makeCgroupRoot();
+    await whileDown();
+    await this.node.create();
+    await this.startControlPlane();
+    await this.containerd.start();
+    this.kubelet.start();
+    await this.waitNodeReady();
   }
 
   /** The pause image's reference: the sandboxes' image and the test pods' only container. */
@@ -271,14 +320,18 @@ export class Cluster {
     writeFileSync(join(c.confDir, '00-multus.conf'), JSON.stringify(multusConf, null, 2));
   }
 
-  private writeKubeletConfig(port: number): string {
-    const file = this.path('kubelet-config.json');
-    // the cgroup root must exist in every hierarchy; cpuset's needs the parent's cpus and mems to take processes
+  /** kubelet's cgroup root, in every hierarchy; cpuset's needs the parent's cpus and mems to take processes. */
+  private makeCgroupRoot(): void {
     for (const h of cgroupHierarchies()) {
       const d = join(h, this.cgroupRoot);
       mkdirSync(d, { recursive: true });
       for (const f of ['cpuset.cpus', 'cpuset.mems']) if (existsSync(join(h, f))) writeFileSync(join(d, f), readFileSync(join(h, f)));
     }
+  }
+
+  private writeKubeletConfig(port: number): string {
+    const file = this.path('kubelet-config.json');
+    this.makeCgroupRoot();
     writeFileSync(
       file,
       JSON.stringify({
@@ -354,19 +407,42 @@ export class Cluster {
     );
   }
 
-  /** The installer DaemonSet's pod on this node (null before it exists). */
+  /** The installer DaemonSet's pod on this node that is not being deleted (null while there is none). */
   async daemonPod(): Promise<any | null> {
     const pods = await this.api.get(`/api/v1/namespaces/${SYSTEM_NS}/pods?labelSelector=app%3Dsriovctl-cni-installer`);
-    return pods.items[0] ?? null;
+    return pods.items.find((p: any) => !p.metadata.deletionTimestamp) ?? null;
   }
 
-  /** What `sriovctl daemon` wrote (every run of its container), from the log files kubelet keeps. */
+  /** Wait until the DaemonSet's pod (another than `not`, a uid, when given) runs `sriovctl daemon` Ready. */
+  async waitDaemonReady(not?: string): Promise<any> {
+    return this.api.waitFor(
+      "sriovctl's daemon (the DaemonSet's main container) Ready",
+      async () => {
+        const p = await this.daemonPod();
+        if (!p || p.metadata.uid === not) return undefined;
+        return p.status?.containerStatuses?.[0]?.ready === true ? p : undefined;
+      },
+      240_000,
+    );
+  }
+
+  /**
+   * What `sriovctl daemon` wrote (every run of its container, in every DaemonSet pod whose logs kubelet still
+   * keeps: a deleted pod's go with it), from the log files kubelet keeps.
+   */
   daemonLog(): string {
     const root = this.path('pod-logs');
-    const pod = existsSync(root) ? readdirSync(root).find((d) => d.startsWith(`${SYSTEM_NS}_`)) : undefined;
-    const dir = pod && join(root, pod, 'sriovctl-daemon');
-    if (!dir || !existsSync(dir)) return '';
-    return readdirSync(dir).sort().map((f) => readFileSync(join(dir, f), 'utf8')).join('');
+    if (!existsSync(root)) return '';
+    const dirs = readdirSync(root)
+      .filter((d) => d.startsWith(`${SYSTEM_NS}_`))
+      .map((d) => join(root, d, 'sriovctl-daemon'))
+      .filter((d) => existsSync(d));
+    return dirs.flatMap((dir) => readdirSync(dir).sort().map((f) => readFileSync(join(dir, f), 'utf8'))).join('');
+  }
+
+  /** The daemon's log lines for `verb` calls of attachment `owner` (<sandbox id>/<ifname>) that ended with exit 0. */
+  servedByDaemon(verb: 'ADD' | 'DEL', owner: string): string[] {
+    return this.daemonLog().split('\n').filter((l) => l.includes(' sriovctl daemon[') && l.includes(` ${verb} ${owner}: exit 0 `));
   }
 
   /** The NetworkAttachmentDefinition CRD (the one `cluster up` applies with Multus) and its establishment. */
@@ -415,6 +491,9 @@ export class Cluster {
   async stop(): Promise<void> {
     const steps = new TeardownSteps();
     const attempt = (what: string, fn: () => unknown) => steps.attempt(what, fn);
+    // the logs before the pods' deletion takes theirs (sriovctl's daemon's among them), and again before containerd's
+    // teardown takes its dir
+    await attempt('keeping the logs', () => this.keepLogs());
     if (this.kubelet?.running && this.apiserver?.running) await attempt('deleting pods', () => this.deleteAllPods());
     await attempt('stopping kubelet', () => this.kubelet?.stop());
     // a sandbox whose CNI DEL keeps failing keeps its netns: containerd's teardown removes what it is told of
@@ -422,6 +501,7 @@ export class Cluster {
       if (!this.containerd.running) return;
       for (const sb of await this.containerd.cri.listPodSandbox()) this.containerd.trackNetns((await this.containerd.cri.podSandboxStatus(sb.id)).netnsPath);
     });
+    await attempt('keeping the logs', () => this.keepLogs());
     await attempt('containerd teardown', () => this.containerd.teardown());
     // whatever of the node is still running (a process a failed teardown left) dies with its pid namespace
     await attempt("releasing the node's namespaces", () => this.node.release());
@@ -444,6 +524,20 @@ export class Cluster {
     });
     await attempt('removing the temp dir', () => rmSync(this.dir, { recursive: true, force: true }));
     steps.throwIfFailed('cluster stop');
+  }
+
+  /**
+   * With SRIOVCTL_K8S_KEEP_LOGS=<dir>: every component's log, Multus's, containerd's and the pods' (sriovctl's
+   * daemon's among them) copied to <dir>/<node name>/ before the temp dir goes, to read what the node did.
+   */
+  private keepLogs(): void {
+    const keep = process.env.SRIOVCTL_K8S_KEEP_LOGS;
+    if (!keep) return;
+    const to = join(keep, this.nodeName);
+    mkdirSync(to, { recursive: true });
+    for (const f of readdirSync(this.dir)) if (f.endsWith('.log')) copyFileSync(this.path(f), join(to, f));
+    if (existsSync(this.containerd.log)) copyFileSync(this.containerd.log, join(to, 'containerd.log'));
+    if (existsSync(this.path('pod-logs'))) cpSync(this.path('pod-logs'), join(to, 'pod-logs'), { recursive: true });
   }
 
   /** Delete every pod in every namespace gracefully and wait until the API holds none (kubelet ran their DELs). */

@@ -69,7 +69,9 @@ export class KubeApi {
           ca: this.ca,
           cert: this.cert,
           key: this.key,
-          headers: { Accept: 'application/json', ...(payload ? { 'Content-Type': contentType } : {}) },
+          // Content-Length stated: for a DELETE, Node sends a body with neither it nor chunked encoding, and the API
+          // server reads no body (DeleteOptions ignored: a grace period of 0 became the pod's own)
+          headers: { Accept: 'application/json', ...(payload ? { 'Content-Type': contentType, 'Content-Length': Buffer.byteLength(payload) } : {}) },
           timeout: 30_000,
         },
         (res) => {

@@ -1,24 +1,10 @@
 // Pods and NetworkAttachmentDefinitions as a user writes them, created through the API server, and what the tests
 // read back: the pod's phase and events, Multus's network-status annotation, and the pod's netns on the node.
 import { basename } from 'node:path';
-import { afterAll, beforeAll } from 'vitest';
-import { Cluster } from './cluster';
+import type { Cluster } from './cluster';
 
 const NETWORKS_ANNOTATION = 'k8s.v1.cni.cncf.io/networks';
 export const NETWORK_STATUS_ANNOTATION = 'k8s.v1.cni.cncf.io/network-status';
-
-/** One cluster for the whole test file (started in beforeAll with the NAD CRD applied, stopped in afterAll). */
-export function useCluster(): () => Cluster {
-  let cluster: Cluster | undefined;
-  beforeAll(async () => {
-    cluster = await Cluster.start();
-    await cluster.applyNadCrd();
-  });
-  afterAll(async () => {
-    await cluster?.stop();
-  });
-  return () => cluster!;
-}
 
 /** A NetworkAttachmentDefinition in `default` whose config is `config` (named after it). */
 export function nad(config: { name: string; [k: string]: unknown }): any {

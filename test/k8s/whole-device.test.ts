@@ -4,56 +4,39 @@
 // address at home: the NIC must come back with its name, MAC, MTU and address after every way a pod ends. The
 // DaemonSet's daemon serves those calls (hostPID, it sees the node's pid 1 as on a real node), not the one-shot.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ip, ipJson, Scratch } from '../helpers/kernel';
-import { nicState, standInNic, type NicState } from '../helpers/lend-fixture';
-import { nad, networkStatus, pod, podPath, podSandbox, useCluster, waitGone, waitRunning } from './pods';
+import { Scratch } from '../helpers/kernel';
+import type { Cluster } from './cluster';
+import { addresses, NodeNic } from './node-nics';
+import { networkStatus, pod, podPath, waitRunning } from './pods';
+import { useCluster } from './use-cluster';
 
 const cluster = useCluster();
 let s: Scratch;
-let nic: NicState;
-/** The address the NIC has at home (a /32 of TEST-NET-2 named by the test's prefix). */
-let homeAddress: string;
+let nic: NodeNic;
 
 beforeEach(() => {
   s = new Scratch();
-  nic = standInNic(s, 'n0');
-  homeAddress = `198.51.100.${parseInt(s.prefix.slice(1), 16) % 250 + 1}/32`;
-  ip('addr', 'add', homeAddress, 'dev', nic.name);
+  nic = new NodeNic(s, 0);
 });
 
 afterEach(() => {
   s.cleanup();
 });
 
-/** Global addresses of `dev` (in `netns`, else at home), as iproute2 reads them. */
-function addresses(dev: string, netns?: string): string[] {
-  const args = netns ? ['-n', netns] : [];
-  return ipJson<any[]>(...args, 'addr', 'show', 'dev', dev)[0]
-    .addr_info.filter((a: any) => a.scope === 'global')
-    .map((a: any) => `${a.local}/${a.prefixlen}`);
-}
+/** One pod's life through a NAD of `type`: lent as net1 with its IP, reported by Multus, home after the delete. */
+async function podCycle(c: Cluster, type: string, name: string, grace: number | undefined): Promise<void> {
+  const { pod: running, sandbox: sb } = await nic.lendTo(c, name, nic.nadName(type));
+  // Multus's network-status annotation: the primary network, then ours with the NIC's MAC and the IP
+  const status = networkStatus(running);
+  expect(status.map((n) => n.name)).toEqual(['primary', `default/${nic.nadName(type)}`]);
+  expect(status[1]).toMatchObject({ interface: 'net1', mac: nic.home.mac });
+  expect(status[1].ips.map((a: string) => `${a}/24`)).toEqual(addresses('net1', sb.netns));
+  // the DaemonSet's daemon ran the ADD (the one-shot fallback writes nothing to its log)
+  expect(c.servedByDaemon('ADD', `${sb.id}/net1`)).toHaveLength(1);
 
-/** The NIC is home as it was (name, MAC, MTU, up/down, address) and the node's ledger holds nothing of it. */
-function expectHome(): void {
-  expect(nicState(nic.name)).toEqual(nic);
-  expect(addresses(nic.name)).toEqual([homeAddress]);
-  expect(cluster().recordsOf(nic.mac)).toEqual([]);
-}
-
-/** The test's attachment: sriovctl-cni lending the test's NIC whole, host-local on a subnet of its own. */
-function wholeDeviceNad(type: string) {
-  return nad({
-    cniVersion: '1.0.0',
-    name: `wd-${s.prefix}`,
-    type,
-    device: nic.name,
-    ipam: { type: 'host-local', ranges: [[{ subnet: '10.123.0.0/24' }]] },
-  });
-}
-
-/** The daemon's log lines for `verb` calls of attachment `owner` (<sandbox id>/<ifname>) that ended with exit 0. */
-function servedByDaemon(verb: 'ADD' | 'DEL', owner: string): string[] {
-  return cluster().daemonLog().split('\n').filter((l) => l.includes(` sriovctl daemon[`) && l.includes(` ${verb} ${owner}: exit 0 `));
+  await nic.deleteAndExpectHome(c, name, grace);
+  // and the DEL that brought it home (kubelet may repeat a DEL; each must be the daemon's)
+  expect(c.servedByDaemon('DEL', `${sb.id}/net1`).length).toBeGreaterThanOrEqual(1);
 }
 
 describe('the installer DaemonSet on a node whose pid 1 its hostPID daemon can examine', () => {
@@ -68,37 +51,45 @@ describe('the installer DaemonSet on a node whose pid 1 its hostPID daemon can e
 describe('a pod whose NetworkAttachmentDefinition is of type sriovctl-cni', () => {
   it('gets the NIC as net1 with its IP, Multus reports it, and it comes home on graceful and forced deletion', async () => {
     const c = cluster();
-    await c.api.create(wholeDeviceNad('sriovctl-cni'));
+    await c.api.create(nic.nad('sriovctl-cni'));
+    // first a graceful delete, then `--grace-period=0 --force`
+    await podCycle(c, 'sriovctl-cni', `wd-${s.prefix}-1`, undefined);
+    await podCycle(c, 'sriovctl-cni', `wd-${s.prefix}-2`, 0);
+  });
+});
 
-    for (const [i, grace] of [[1, undefined], [2, 0]] as const) {
-      const name = `wd-${s.prefix}-${i}`;
-      await c.api.create(pod(c, name, `wd-${s.prefix}`));
-      const running = await waitRunning(c, name);
-      const sb = await podSandbox(c, running.metadata.uid);
+describe('a pod whose NetworkAttachmentDefinition is of type sriov (as KubeVirt names it: installed with --also-as sriov)', () => {
+  it('gets the NIC through the `sriov` name the installer linked, and it comes home', async () => {
+    const c = cluster();
+    await c.api.create(nic.nad('sriov'));
+    await podCycle(c, 'sriov', `sr-${s.prefix}-1`, undefined);
+  });
+});
 
-      // in the pod: the same NIC (its MAC and MTU), named net1 by Multus, with host-local's address
-      expect(nicState(nic.name)).toBeNull();
-      const inPod = nicState('net1', sb.netns);
-      expect(inPod).toMatchObject({ name: 'net1', mac: nic.mac, mtu: nic.mtu });
-      const [podIp] = addresses('net1', sb.netns);
-      expect(podIp).toMatch(/^10\.123\.0\.\d+\/24$/);
-      // the ledger names the attachment as Multus's delegate call made it: the sandbox id and net1
-      expect(c.recordsOf(nic.mac).map((r) => r.owner)).toEqual([`cni:${sb.id}/net1`]);
-      // Multus's network-status annotation: the primary network, then ours with the NIC's MAC and the IP
-      const status = networkStatus(running);
-      expect(status.map((n) => n.name)).toEqual(['primary', `default/wd-${s.prefix}`]);
-      expect(status[1]).toMatchObject({ interface: 'net1', mac: nic.mac, ips: [podIp.split('/')[0]] });
-      // the DaemonSet's daemon ran the ADD (the one-shot fallback writes nothing to its log)
-      expect(servedByDaemon('ADD', `${sb.id}/net1`)).toHaveLength(1);
+describe('a second pod for the NIC the first one holds', () => {
+  it('stays in ContainerCreating with sriovctl\'s refusal in its events, never takes the NIC, and starts once the first is deleted', async () => {
+    const c = cluster();
+    await c.api.create(nic.nad());
+    const first = `hold-${s.prefix}-1`;
+    const second = `hold-${s.prefix}-2`;
+    const held = await nic.lendTo(c, first);
 
-      // first a graceful delete, then `--grace-period=0 --force`
-      await c.api.delete(podPath(name), grace);
-      await waitGone(c, name);
-      // kubelet tears the sandbox down on its own schedule (at once for a forced delete, after the API forgot it)
-      await c.api.waitFor('the NIC home and its record gone', async () => (nicState(nic.name) && c.recordsOf(nic.mac).length === 0 ? true : undefined));
-      expectHome();
-      // and the DEL that brought it home (kubelet may repeat a DEL; each must be the daemon's)
-      expect(servedByDaemon('DEL', `${sb.id}/net1`).length).toBeGreaterThanOrEqual(1);
-    }
+    await c.api.create(pod(c, second, nic.nadName()));
+    const owner = `cni:${held.sandbox.id}/net1`;
+    const event = await c.api.waitFor(`${second}'s sandbox refused with sriovctl's message`, async () =>
+      (await c.api.events('default', 'Pod', second)).find((e) => e.reason === 'FailedCreatePodSandBox' && e.message.includes(`is lent to ${owner}`)),
+    );
+    expect(event.type).toBe('Warning');
+    const waiting = await c.api.get(podPath(second));
+    expect(waiting.status.phase).toBe('Pending');
+    expect(waiting.status.containerStatuses?.[0]?.state?.waiting?.reason).toBe('ContainerCreating');
+    // the failed sandbox's teardown (containerd runs DEL after a failed ADD) left the first pod's NIC where it was
+    await nic.expectLent(c, await c.api.get(podPath(first)));
+
+    await nic.deleteAndExpectHome(c, first);
+    // kubelet retries the second pod's sandbox (about every 10 s): now it gets the NIC
+    const { sandbox } = await nic.expectLent(c, await waitRunning(c, second));
+    expect(sandbox.id).not.toBe(held.sandbox.id);
+    await nic.deleteAndExpectHome(c, second);
   });
 });
