@@ -48,7 +48,9 @@ export function cniErrorOfRefusal(r: Refusal): CniError {
     case 'NotFound':
       return new CniError(CNI_ERR.DEVICE_NOT_FOUND, msg, '');
     case 'LentTo':
-      return new CniError(CNI_ERR.TRY_AGAIN_LATER, msg, r.key);
+      // what frees it, in people's words (a runtime shows the details beside the message; the record's key means
+      // nothing to whoever reads a pod's events)
+      return new CniError(CNI_ERR.TRY_AGAIN_LATER, msg, `free once its holder gives it back: ${r.giveBack}`);
     case 'Uplink':
       return new CniError(CNI_ERR.DEFAULT_ROUTE_LINK, `${msg} (set "allowDefaultRouteLink": true to lend it anyway)`, 'allowDefaultRouteLink');
     case 'InUse':

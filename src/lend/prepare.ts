@@ -15,6 +15,7 @@ import { uplinkRoute } from './uplink';
 import { homeUseOf } from './uppers';
 import { assertOwner } from '../ledger/owner';
 import { isAbandoned } from './abandoned';
+import { howToGiveBack } from './give-back-hint';
 import { lendKeyFor } from './nesting';
 import type { EngineContext } from './context';
 import type { NicSelector, PrepareRequest } from './types';
@@ -27,7 +28,7 @@ export type Refusal =
    * attachment's namespace is gone and the NIC is back (see abandoned.ts): the record may be given back, then the
    * NIC lent again.
    */
-  | { refused: 'LentTo'; owner: string; key: string; record: LendRecord; abandoned: boolean; error: SysError }
+  | { refused: 'LentTo'; owner: string; key: string; record: LendRecord; abandoned: boolean; giveBack: string; error: SysError }
   /**
    * It is the host's way out (uplink.ts): `link` is its name, `route` the route that makes it one. Refused unless
    * the request says allowUplink; the front door adds its own way to say so.
@@ -187,7 +188,7 @@ function missing(s: EngineContext, msg: string, lentMatch: (r: LendRecord) => bo
 }
 
 function lentTo(holder: LendRecord, msg: string, abandoned = false): Refusal {
-  return { refused: 'LentTo', owner: holder.owner, key: holder.key, record: holder, abandoned, error: new BusyError(msg, 'lend', { kind: 'owner', owner: holder.owner }) };
+  return { refused: 'LentTo', owner: holder.owner, key: holder.key, record: holder, abandoned, giveBack: howToGiveBack(holder), error: new BusyError(msg, 'lend', { kind: 'owner', owner: holder.owner }) };
 }
 
 function notFound(msg: string): Refusal {

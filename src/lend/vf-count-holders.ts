@@ -8,6 +8,7 @@ import { scanRecords } from '../ledger';
 import type { LendRecord } from '../ledger/types';
 import { ownerOfKey, ownerKey, type Owner } from '../ledger/owner';
 import { listVfs } from '../sriov';
+import { howToGiveBack } from './give-back-hint';
 import { namespaceIdentityOf, sameNamespace } from './namespaces';
 import type { EngineContext } from './context';
 
@@ -85,20 +86,6 @@ function vfAddressesOf(s: EngineContext, pf: string): string[] {
 function holderOf(r: LendRecord, kind: 'PF' | 'VF'): VfCountHolder {
   const address = r.identity.pciAddress;
   const nic = `${kind} ${address ?? r.snapshot.name}${address ? ` (${r.snapshot.name})` : ''}`;
-  return { key: r.key, owner: r.owner, nic, giveBack: giveBackOf(r) };
+  return { key: r.key, owner: r.owner, nic, giveBack: howToGiveBack(r) };
 }
 
-/** How the owner of `r` gives it back; a record left half-done by a crash is finished by cleanup. */
-function giveBackOf(r: LendRecord): string {
-  const owner = ownerOfKey(r.owner);
-  if (r.phase !== 'lent' || !owner || owner.kind === 'stray') return 'sriovctl cleanup';
-  const nic = r.identity.pciAddress ?? r.snapshot.name;
-  switch (owner.kind) {
-    case 'attach':
-      return `sriovctl detach ${nic}`;
-    case 'cluster':
-      return `sriovctl cluster down --name ${owner.cluster}`;
-    case 'pod':
-      return `delete the pod of container ${owner.containerId}, whose CNI DEL gives back ${owner.ifname}`;
-  }
-}

@@ -168,6 +168,8 @@ describe('choosing the NIC (host-device fields) and its MAC', () => {
     const second = call('ADD', config, { containerId: `other-${s.prefix}`, ifname: 'net2' });
     expect(expectErrorShape(second).code).toBe(11);
     expect(second.json.msg).toContain(`ctr-${s.prefix}`);
+    // how it comes free, in words: never the ledger's record key (mac-…, pci-…), which a pod's events would show
+    expect(second.json.details).toMatch(new RegExp(`^free once its holder gives it back: delete the pod of container ctr-${s.prefix}, whose CNI DEL gives back \\w+$`));
     expect(call('DEL', config).status).toBe(0);
     expect(nicState(nic.name)).toEqual(nic);
   });
