@@ -110,8 +110,7 @@ function refusalFor(s: EngineContext, req: PrepareRequest, nic: ResolvedNic, tar
   // the ledger first: a NIC lent elsewhere is reported as lent, not as whatever its absence looks like
   const holder = readRecord(s.ledger, key);
   if (holder?.phase === 'lent') {
-    const abandoned = isAbandoned(s, holder);
-    return lentTo(holder, `${label} is lent to ${holder.owner}${abandoned ? ' (its namespace is gone)' : ''}`, abandoned);
+    return lentTo(s, holder, label);
   }
   if (move && !nic.link) {
     return notFound(`${label} has no network interface to move (userspace driver?)`);
@@ -145,13 +144,13 @@ interface Found {
 function findNic(s: EngineContext, host: Rtnl, sel: NicSelector): Found | Refusal {
   if ('mac' in sel) {
     const link = host.listLinks().find((l) => l.mac === sel.mac || l.permMac === sel.mac);
-    if (!link) return missing(s, `no link with hwaddr ${sel.mac}`, (r) => r.identity.mac === sel.mac || r.identity.permMac === sel.mac);
+    if (!link) return missing(s, { lent: `the device with hwaddr ${sel.mac}`, absent: `no link with hwaddr ${sel.mac}` }, (r) => r.identity.mac === sel.mac || r.identity.permMac === sel.mac);
     return { selector: { name: link.name }, label: `device ${link.name} (hwaddr ${sel.mac})`, sysVf: null };
   }
   if ('kernelPath' in sel) {
     const name = listDir(join(s.sysfs.root, sel.kernelPath.slice('/sys'.length), 'net'))[0];
     // a PCI device's netdev lent away is not under its path any more: the ledger knows it by its address
-    if (!name) return missing(s, `no network interface under ${sel.kernelPath}/net`, (r) => r.identity.pciAddress === basename(sel.kernelPath));
+    if (!name) return missing(s, { lent: `device ${basename(sel.kernelPath)}`, absent: `no network interface under ${sel.kernelPath}/net` }, (r) => r.identity.pciAddress === basename(sel.kernelPath));
     return byName(s, host, name, undefined, `device ${name} (kernelpath ${sel.kernelPath})`);
   }
   if ('name' in sel) return byName(s, host, sel.name, sel.in, `device ${sel.name}`);
@@ -176,18 +175,23 @@ function byName(s: EngineContext, host: Rtnl, name: string, where: Extract<NicSe
   try {
     const rtnl = where === undefined ? host : s.rtnl(home);
     if (rtnl.findLink({ name })) return { selector: where === undefined ? { name } : { name, in: where }, label, sysVf: null };
-    return missing(s, `${label} not found`, (r) => r.snapshot.name === name && sameNetns(r.home.id, home.id));
+    return missing(s, { lent: label, absent: `${label} not found` }, (r) => r.snapshot.name === name && sameNetns(r.home.id, home.id));
   } finally {
     home.close();
   }
 }
 
-function missing(s: EngineContext, msg: string, lentMatch: (r: LendRecord) => boolean): Refusal {
+/** A NIC not where the caller named it: lent (said as found, with its holder) or not there at all. */
+function missing(s: EngineContext, said: { lent: string; absent: string }, lentMatch: (r: LendRecord) => boolean): Refusal {
   const holder = scanRecords(s.ledger).records.find(lentMatch);
-  return holder ? lentTo(holder, `${msg}: it is lent to ${holder.owner}`, isAbandoned(s, holder)) : notFound(msg);
+  if (!holder) return notFound(said.absent);
+  return lentTo(s, holder, said.lent);
 }
 
-function lentTo(holder: LendRecord, msg: string, abandoned = false): Refusal {
+/** `what` (the NIC as the caller named it) is held by `holder`'s owner. */
+function lentTo(s: EngineContext, holder: LendRecord, what: string): Refusal {
+  const abandoned = isAbandoned(s, holder);
+  const msg = `${what} is lent to ${holder.owner}${abandoned ? ' (its namespace is gone)' : ''}`;
   return { refused: 'LentTo', owner: holder.owner, key: holder.key, record: holder, abandoned, giveBack: howToGiveBack(holder), error: new BusyError(msg, 'lend', { kind: 'owner', owner: holder.owner }) };
 }
 

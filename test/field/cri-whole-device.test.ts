@@ -126,7 +126,7 @@ describe('a pod sandbox through the CRI, whole-device mode', () => {
 
     const second = node.runSandbox(`b-${s.prefix}`);
     await expect(second).rejects.toMatchObject({
-      details: expect.stringMatching(new RegExp(`plugin type="sriovctl-cni" failed \\(add\\):.*${nic.name} not found: it is lent to cni:${first.id}/eth0`)),
+      details: expect.stringMatching(new RegExp(`plugin type="sriovctl-cni" failed \\(add\\):.*device ${nic.name} is lent to cni:${first.id}/eth0`)),
     });
     // the runtime cleaned up the failed sandbox (its DEL did not touch the first one's NIC)
     expect((await node.cri.listPodSandbox()).map((p) => p.id)).toEqual([first.id]);

@@ -167,7 +167,8 @@ describe('choosing the NIC (host-device fields) and its MAC', () => {
     expect(check.status, check.stdout + check.stderr).toBe(0);
     const second = call('ADD', config, { containerId: `other-${s.prefix}`, ifname: 'net2' });
     expect(expectErrorShape(second).code).toBe(11);
-    expect(second.json.msg).toContain(`ctr-${s.prefix}`);
+    // found, and held: said as such, never as "not found"
+    expect(second.json.msg).toMatch(new RegExp(`device 0000:00:08\\.0 is lent to cni:ctr-${s.prefix}/\\w+$`));
     // how it comes free, in words: never the ledger's record key (mac-…, pci-…), which a pod's events would show
     expect(second.json.details).toMatch(new RegExp(`^free once its holder gives it back: delete the pod of container ctr-${s.prefix}, whose CNI DEL gives back \\w+$`));
     expect(call('DEL', config).status).toBe(0);
