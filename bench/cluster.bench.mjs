@@ -2,7 +2,9 @@
 // real command (Node's start-up included), against the same work done the shell way: one `ip` command per step,
 // as kubevirtci's providers do (without their fixed 3 s sleep per node). Alternated, medians over the rounds.
 // Prints `ratio cluster/ip-script:up+down <n>` (target ≤ 1.5), the SR-IOV stage per node (target ≤ 0.3 s) and the
-// time from `down` to each NIC being usable at home again.
+// time from `down` to each NIC being usable at home again. Then `cluster up` at scale: one agent with 64 VFs on its PF
+// against the same with 4, as cost per VF (the same with none taken off: the nodes, the PF's lend), ratio
+// `cluster:up-per-vf-64/4` (target ≤ 1.2).
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -16,6 +18,9 @@ const SRIOVCTL = join(ROOT, 'bin', 'sriovctl.js');
 const AGENTS = 3;
 const VFS = 4;
 const ROUNDS = Number(process.env.BENCH_CLUSTER_ROUNDS || 7);
+const SCALE_ROUNDS = Number(process.env.BENCH_CLUSTER_SCALE_ROUNDS || 5);
+/** VFs per PF of the scale comparison: many against few, and none for the fixed cost. */
+const SCALE_VFS = { many: 64, few: 4, none: 0 };
 
 /** Runs a command; resolves with its stdout and wall time from spawn to exit (ms). */
 function run(cmd, args, env) {
@@ -81,7 +86,8 @@ export default async function clusterBench(ctx) {
       const downSummary = JSON.parse(down.out);
       if (!upSummary.ok || !downSummary.ok) throw new Error(`cluster up/down did not succeed: ${up.out} ${down.out}`);
       for (const n of upSummary.nodes) if (n.sriovStageMs !== null) stages.push(n.sriovStageMs);
-      downSummary.nics.forEach((n, i) => homes[i].push(Date.parse(n.homeAt) - down.spawnedAt));
+      // the PFs: the VFs given back with them are listed too (removedWithVfs)
+      downSummary.nics.filter((n) => !n.removedWithVfs).forEach((n, i) => homes[i].push(Date.parse(n.homeAt) - down.spawnedAt));
       ours.up.push(up.ms);
       ours.down.push(down.ms);
       ours.total.push(up.ms + down.ms);
@@ -103,6 +109,7 @@ export default async function clusterBench(ctx) {
     for (let round = 0; round < ROUNDS; round++) {
       for (const c of rotate(contenders, round)) await c();
     }
+    await upAtScale(ctx, env, `${name}s`);
   } finally {
     await run(process.execPath, [SRIOVCTL, 'cluster', 'down', '--name', name, '-q'], env).catch(() => undefined);
     await run('sh', ['-c', script.down.replace('set -e', '')], env).catch(() => undefined);
@@ -115,4 +122,41 @@ export default async function clusterBench(ctx) {
   const stage = median(stages) / 1000;
   ctx.log(`SR-IOV stage per node (lend PF, ${VFS} VFs, read back): median ${stage.toFixed(3)} s, max ${(Math.max(...stages) / 1000).toFixed(3)} s (target ≤ 0.3 s: ${stage <= 0.3 ? 'met' : 'MISSED'})`);
   ctx.log(`from \`cluster down\` (process start) to each NIC usable at home: ${homes.map((h, i) => `NIC ${i + 1} ${ms(median(h))}`).join(', ')}`);
+}
+
+/** `cluster up` (then `down`) of one agent with SCALE_VFS VFs, alternated: the cost per VF of many against few. */
+async function upAtScale(ctx, env, name) {
+  const sizes = Object.keys(SCALE_VFS);
+  const up = Object.fromEntries(sizes.map((k) => [k, []]));
+  const stage = Object.fromEntries(sizes.map((k) => [k, []]));
+  const once = async (k) => {
+    const r = await run(process.execPath, [SRIOVCTL, 'cluster', 'up', '--name', name, '--simulate', '--agents', '1', '--vfs', String(SCALE_VFS[k]), '--json'], env);
+    await run(process.execPath, [SRIOVCTL, 'cluster', 'down', '--name', name, '-q'], env);
+    const summary = JSON.parse(r.out);
+    const agent = summary.nodes.find((n) => n.sriovStageMs !== null);
+    if (!summary.ok || agent?.vfs?.ready !== SCALE_VFS[k]) throw new Error(`cluster up --vfs ${SCALE_VFS[k]} did not make its VFs: ${r.out}`);
+    return { ms: r.ms, stageMs: agent.sriovStageMs };
+  };
+  try {
+    for (const k of sizes) await once(k);
+    for (let round = 0; round < SCALE_ROUNDS; round++) {
+      for (const k of rotate(sizes, round)) {
+        const r = await once(k);
+        up[k].push(r.ms);
+        stage[k].push(r.stageMs);
+      }
+    }
+  } finally {
+    await run(process.execPath, [SRIOVCTL, 'cluster', 'down', '--name', name, '-q'], env).catch(() => undefined);
+  }
+  const perVf = (t, k) => t[k].map((v, i) => (v - t.none[i]) / SCALE_VFS[k]);
+  const [upMany, upFew] = [perVf(up, 'many'), perVf(up, 'few')];
+  const [stMany, stFew] = [perVf(stage, 'many'), perVf(stage, 'few')];
+  const ms = (v) => `${v.toFixed(1)} ms`;
+  ctx.log(
+    `cluster up, 1 agent, ${SCALE_ROUNDS} alternated rounds (medians): ${SCALE_VFS.many} VFs ${ms(median(up.many))}, ${SCALE_VFS.few} ${ms(median(up.few))}, none ${ms(median(up.none))}; ` +
+      `per VF ${ms(median(upMany))} / ${ms(median(upFew))}; SR-IOV stage per VF ${ms(median(stMany))} / ${ms(median(stFew))}`,
+  );
+  ctx.ratio(`cluster:up-per-vf-${SCALE_VFS.many}/${SCALE_VFS.few}`, median(upMany) / median(upFew), { max: 1.2 }, roundRatios(upMany, upFew));
+  ctx.ratio(`cluster:sriov-stage-per-vf-${SCALE_VFS.many}/${SCALE_VFS.few}`, median(stMany) / median(stFew), {}, roundRatios(stMany, stFew));
 }

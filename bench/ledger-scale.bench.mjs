@@ -1,14 +1,15 @@
 // A node's ledger at scale: a pod's ADD and its DEL through the shim + daemon with OTHER_RECORDS other pods' records
 // in the ledger (copies of a real one under other keys and owners) against the same in an empty ledger, alternated in
 // the same rounds (each call names its state dir). The crowded ledger starts without an owner index, as one written
-// by an older sriovctl: its first DEL rebuilds it (not timed, like any warm-up). Needs root, `npm run build` and
-// /usr/lib/cni.
+// by an older sriovctl: its first DEL rebuilds it (not timed, like any warm-up). Then `status` with 500 records against
+// 10, per record (./status-scale.mjs). Needs root, `npm run build` and /usr/lib/cni.
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { median, rotate, roundRatios } from './bench-helpers.mjs';
 import { elapsedMs, withCniWorld } from './cni-world.mjs';
 import { startDaemon } from './daemon-process.mjs';
+import { statusScale } from './status-scale.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const SHIM = join(ROOT, 'build', 'Release', 'sriovctl-cni');
@@ -47,6 +48,7 @@ export default async function ledgerScaleBench(ctx) {
       await new Promise((r) => daemon.once('exit', r));
     }
   });
+  await statusScale(ctx);
 }
 
 /** The world's real record, taken while its NIC is lent. */

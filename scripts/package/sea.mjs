@@ -84,6 +84,9 @@ async function makeExecutable(arch, addon, shim, files, payload, work, out) {
       output: blob,
       disableExperimentalSEAWarning: true,
       useCodeCache: true,
+      // a start-up snapshot (the CNI plugin and its verbs evaluated at build time, the addon loaded on first use)
+      // was measured against this: no gain. Node 20 drops the code cache when it builds one, so the verbs' functions,
+      // which never run at build time, compile on every call, and the larger heap costs VERSION 3-5 ms of CPU
       useSnapshot: false,
       // the keys are src/sea/build-info.ts's ASSET
       assets: {

@@ -35,13 +35,24 @@ export function main(load: (config: Config) => typeof import('./run') = loadRun)
   return run(config, process.env);
 }
 
+const VERBS_WITH_A_CACHE: ReadonlySet<string> = new Set(['ADD', 'DEL', 'CHECK', 'STATUS', 'GC']);
+
+/**
+ * The code cache a call loads the verbs through: one per verb, so each holds what that verb compiles (a cache made
+ * by an ADD has none of DEL's functions); a verb no runtime sends shares one.
+ */
+export function codeCacheVariant(env: NodeJS.ProcessEnv): string | undefined {
+  const verb = env.CNI_COMMAND;
+  return verb !== undefined && VERBS_WITH_A_CACHE.has(verb) ? verb : undefined;
+}
+
 function loadRun(config: Config): typeof import('./run') {
   // SRIOVCTL_CNI_CODE_CACHE=off: compile every time (to measure what the cache saves, or to rule it out)
   if (__filename.endsWith(MAIN_BUNDLE) && process.env.SRIOVCTL_CNI_CODE_CACHE !== 'off') {
     // required here, not imported: VERSION never pays for loading the code cache's modules (crypto, vm)
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     const { requireWithCodeCache } = require('../package/code-cache') as typeof import('../package/code-cache');
-    return requireWithCodeCache(join(__dirname, RUN_BUNDLE), join(config.stateDir, 'cni', 'code-cache')) as typeof import('./run');
+    return requireWithCodeCache(join(__dirname, RUN_BUNDLE), join(config.stateDir, 'cni', 'code-cache'), codeCacheVariant(process.env)) as typeof import('./run');
   }
   // compiled by tsc (dist/cni), run from source, or the cache turned off: a plain lazy require
   // eslint-disable-next-line @typescript-eslint/no-require-imports

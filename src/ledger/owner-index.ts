@@ -92,16 +92,20 @@ export type ReadOwner = (key: string) => string | null;
  * each directory. A record file without an entry of its own is read with `readOwner`, and given one. Sorted.
  */
 export function candidateKeys(dirs: IndexDirs, owner: string, readOwner: ReadOwner): string[] {
-  const records = recordFiles(dirs.records);
-  if (records.length === 0) return [];
-  const { files, names } = listEntries(dirs.owners);
+  const records = listDirIfThere(dirs.records);
+  if (records.length < 2) return [];
+  const entries = listEntries(dirs.owners);
   const wanted = ownerHash(owner);
   const keys: string[] = [];
   let complete = true;
-  for (const { key, inode } of records) {
-    const file = `${key}.${inode}`;
-    if (files?.has(file)) {
-      if (names!.has(`${file}.${wanted}`)) keys.push(key);
+  for (let i = 0; i + 1 < records.length; i += 2) {
+    const name = records[i];
+    if (!isRecordFileName(name)) continue;
+    const key = name.slice(0, -RECORD_SUFFIX.length);
+    const inode = records[i + 1];
+    const indexed = entries === null ? null : entryHashes(entries.get(inode), key, inode);
+    if (indexed !== null) {
+      if (indexed.includes(wanted)) keys.push(key);
       continue;
     }
     // a name no key has is no record (the scan reports it)
@@ -116,29 +120,37 @@ export function candidateKeys(dirs: IndexDirs, owner: string, readOwner: ReadOwn
     }
     if (found === owner) keys.push(key);
   }
-  if (!files && complete) stampBoot(dirs.owners);
+  if (!entries && complete) stampBoot(dirs.owners);
   return keys.sort();
 }
 
+/** A record file's name (not a temp file, not another suffix: the scan reports those). */
+function isRecordFileName(name: string): boolean {
+  return name.endsWith(RECORD_SUFFIX) && !isTempFileName(name);
+}
+
 /**
- * Every record file's name without its suffix, and its inode (temp files and other suffixes left out: the scan
- * reports those); a caller that acts on one checks that it is a key (isRecordKey: too dear for every file).
+ * Keys of the record files whose key starts with `prefix` (temp files and other suffixes left out), unsorted, from
+ * one listing; a caller that acts on one checks that it is a key (isRecordKey: too dear for every file).
  */
-export function recordFiles(dir: string): { key: string; inode: string }[] {
-  let listing: string[];
+export function recordKeysStartingWith(dir: string, prefix: string): string[] {
+  const listing = listDirIfThere(dir);
+  const out: string[] = [];
+  for (let i = 0; i + 1 < listing.length; i += 2) {
+    const name = listing[i];
+    if (name.startsWith(prefix) && isRecordFileName(name)) out.push(name.slice(0, -RECORD_SUFFIX.length));
+  }
+  return out;
+}
+
+/** [name, inode, name, inode, …] of `dir` (and a last empty string); none for a directory that is not there. */
+function listDirIfThere(dir: string): string[] {
   try {
-    listing = listDir(dir);
+    return listDir(dir);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
     throw err;
   }
-  const out: { key: string; inode: string }[] = [];
-  for (let i = 0; i + 1 < listing.length; i += 2) {
-    const name = listing[i];
-    if (isTempFileName(name) || !name.endsWith(RECORD_SUFFIX)) continue;
-    out.push({ key: name.slice(0, -RECORD_SUFFIX.length), inode: listing[i + 1] });
-  }
-  return out;
 }
 
 /** [name, inode, name, inode, …] of `dir` (and a last empty string). */
@@ -146,11 +158,32 @@ function listDir(dir: string): string[] {
   return native.dirEntryInodes(dir).split('/');
 }
 
+/** The entry names of one inode: one, or (leftovers of a killed writer) several. */
+type InodeEntries = string | string[];
+
 /**
- * The entries made in this boot: their names, and the '<key>.<inode>' files they describe; null for both when
- * there is none to trust (no stamp of this boot, no directory).
+ * The owner hashes the entries of file `inode` name for `key` ('<key>.<inode>.<hash>'); null when it has none.
+ * Compared in place (startsWith at an offset): no name is built for each of a thousand records.
  */
-function listEntries(dir: string): { files: Set<string> | null; names: Set<string> | null } {
+function entryHashes(found: InodeEntries | undefined, key: string, inode: string): string[] | null {
+  if (found === undefined) return null;
+  let hashes: string[] | null = null;
+  const hashAt = key.length + 1 + inode.length + 1;
+  for (const name of typeof found === 'string' ? [found] : found) {
+    if (name.length > hashAt && name.startsWith(key) && name.charCodeAt(key.length) === DOT && name.startsWith(inode, key.length + 1) && name.charCodeAt(hashAt - 1) === DOT) {
+      (hashes ??= []).push(name.slice(hashAt));
+    }
+  }
+  return hashes;
+}
+
+const DOT = 0x2e;
+
+/**
+ * The entries made in this boot, by the inode they name (the last field but one of '<key>.<inode>.<hash>'); null
+ * when there is none to trust (no stamp of this boot, no directory).
+ */
+function listEntries(dir: string): Map<string, InodeEntries> | null {
   const stamp = bootStamp();
   let listing: string[] | null = null;
   try {
@@ -158,19 +191,23 @@ function listEntries(dir: string): { files: Set<string> | null; names: Set<strin
   } catch {
     // missing, or not a directory: no entry to trust; lookups read the records (openLedger makes it again)
   }
-  const names = new Set<string>();
-  const files = new Set<string>();
+  if (listing === null) return null;
+  const byInode = new Map<string, InodeEntries>();
   let trusted = false;
-  if (listing !== null) {
-    for (let i = 0; i + 1 < listing.length; i += 2) {
-      const name = listing[i];
-      if (name === stamp) trusted = true;
-      names.add(name);
-      const cut = name.lastIndexOf('.');
-      if (cut > 0) files.add(name.slice(0, cut));
+  for (let i = 0; i + 1 < listing.length; i += 2) {
+    const name = listing[i];
+    if (name === stamp) {
+      trusted = true;
+      continue;
     }
+    const hashDot = name.lastIndexOf('.');
+    const inodeDot = hashDot > 0 ? name.lastIndexOf('.', hashDot - 1) : -1;
+    if (inodeDot <= 0) continue;
+    const inode = name.slice(inodeDot + 1, hashDot);
+    const held = byInode.get(inode);
+    byInode.set(inode, held === undefined ? name : typeof held === 'string' ? [held, name] : [...held, name]);
   }
-  return trusted ? { files, names } : { files: null, names: null };
+  return trusted ? byInode : null;
 }
 
 /** Say that every record file has its entry, made in this boot; another boot's stamp goes. */

@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { SysError } from '../errors';
 import { isTempFileName, removeFileDurably, tempFileWriter, writeFileAtomic, writeFileAtomicDurableLater, type AtomicWriteHooks, type PendingDurability } from '../fs/atomic-file';
 import { assertRecordKey } from './keys';
-import { addEntry, candidateKeys, fileInode, recordFiles, removeEntry } from './owner-index';
+import { addEntry, candidateKeys, fileInode, recordKeysStartingWith, removeEntry } from './owner-index';
 import type { LendRecord } from './types';
 import { recordProblem } from './validate';
 import { ensureTrusted, ensureTrustedStateDir, examineEntry } from '../fs/secure-dir';
@@ -249,8 +249,7 @@ export function scanRecords(l: Ledger): ScanResult {
  */
 export function recordKeysWithPrefix(l: Ledger, prefix: string): string[] {
   const keys: string[] = [];
-  for (const { key } of recordFiles(recordsDir(l.dir))) {
-    if (!key.startsWith(prefix)) continue;
+  for (const key of recordKeysStartingWith(recordsDir(l.dir), prefix)) {
     try {
       // readRecord refuses a name that is no key
       if (readRecord(l, key)) keys.push(key);

@@ -6,7 +6,7 @@ import { basename, join } from 'node:path';
 import { BusyError, InvalidArgument, isSysError, SysError } from '../errors';
 import { readRecord, scanRecords } from '../ledger';
 import type { LendRecord, NicIdentity } from '../ledger/types';
-import { assertIfName, sameNetns, type Netns, type Rtnl } from '../net';
+import { assertIfName, sameNetns, type Link, type Netns, type Rtnl } from '../net';
 import { deviceDir, driverOf, getVf, isBdf, isDeviceAddress, isUserspaceDriver, type SriovVf } from '../sriov';
 import { describeNamespace, namespaceIdentityOf, openCurrent, openSpec, refOf } from './namespaces';
 import { identityOf, resolveNic, type ResolvedNic } from './nic';
@@ -84,15 +84,21 @@ export function prepare(s: EngineContext, req: PrepareRequest): LendPlan | Refus
     // nested under the lend that put it here, when one did (a node's CNI lending on a VF the host lent the node)
     const key = lendKeyFor(s.ledger, identity, namespaceIdentityOf(s, nic.home));
     const move = req.move === 'unless-userspace' ? !found.userspace : req.move !== false;
-    const refusal = refusalFor(s, req, nic, target, key, found.label, move);
+    // the home namespace's links, listed once for the uplink rule and the uppers (a dump of every link there: on a
+    // node with 64 VFs, three of them a lend made each VF's lend cost grow with the VF count)
+    const n = nic;
+    let homeLinks: Link[] | undefined;
+    const linksAtHome = () => (homeLinks ??= n.rtnl.listLinks());
+    let use: string | null | undefined;
+    const inUseAtHome = () => (use === undefined ? (use = move && n.link ? homeUseOf(n.rtnl, n.link, linksAtHome) : null) : use);
+    const refusal = refusalFor(s, req, nic, target, key, found.label, move, { linksAtHome, inUseAtHome });
     if (refusal) {
       nic.close();
       target.close();
       return refusal;
     }
-    const n = nic;
     const close = () => (n.close(), target.close());
-    const inUse = move && nic.link ? homeUseOf(nic.rtnl, nic.link) : null;
+    const inUse = inUseAtHome();
     return { request: { ...req, move }, nic, target, identity, key, sysVf: found.sysVf, label: found.label, inUse, close };
   } catch (err) {
     nic?.close();
@@ -106,7 +112,14 @@ export function prepare(s: EngineContext, req: PrepareRequest): LendPlan | Refus
   }
 }
 
-function refusalFor(s: EngineContext, req: PrepareRequest, nic: ResolvedNic, target: Netns, key: string, label: string, move: boolean): Refusal | null {
+/** What refusalFor asks of the NIC's home namespace, each worked out once per prepare. */
+interface HomeFacts {
+  linksAtHome: () => Link[];
+  /** homeUseOf the NIC when it moves, else null. */
+  inUseAtHome: () => string | null;
+}
+
+function refusalFor(s: EngineContext, req: PrepareRequest, nic: ResolvedNic, target: Netns, key: string, label: string, move: boolean, home: HomeFacts): Refusal | null {
   // the ledger first: a NIC lent elsewhere is reported as lent, not as whatever its absence looks like
   const holder = readRecord(s.ledger, key);
   if (holder?.phase === 'lent') {
@@ -120,13 +133,13 @@ function refusalFor(s: EngineContext, req: PrepareRequest, nic: ResolvedNic, tar
   }
   // asked of a NIC that stays home too: PF-side settings on a VF the host sends through can cut it off as well
   if (!req.allowUplink && nic.link) {
-    const route = uplinkRoute(nic.rtnl, nic.link.index, readNameservers(s.config.resolvConf));
+    const route = uplinkRoute(nic.rtnl, nic.link.index, readNameservers(s.config.resolvConf), home.linksAtHome());
     if (route) {
       const why = `${label} is the host's uplink (${route}): lending it would cut the host off`;
       return { refused: 'Uplink', link: nic.link.name, route, error: new SysError(why, { code: 'INVALID', op: 'lend' }) };
     }
   }
-  const use = !req.allowInUse && move && nic.link ? homeUseOf(nic.rtnl, nic.link) : null;
+  const use = !req.allowInUse ? home.inUseAtHome() : null;
   if (use) return { refused: 'InUse', link: nic.link!.name, use, error: new SysError(`${label} is in use at home: ${use}`, { code: 'BUSY', op: 'lend' }) };
   return null;
 }

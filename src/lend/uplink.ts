@@ -20,8 +20,7 @@ export interface Uplink {
  * it, and so on up) — the way out of `rtnl`'s namespace, or null when it is not. The nameservers are looked up only
  * when no all-traffic route decides.
  */
-export function uplinkRoute(rtnl: Rtnl, index: number, nameservers: readonly Nameserver[]): string | null {
-  const links = rtnl.listLinks();
+export function uplinkRoute(rtnl: Rtnl, index: number, nameservers: readonly Nameserver[], links: readonly Link[] = rtnl.listLinks()): string | null {
   return wayOut(links, allTrafficOutputs(rtnl), index) ?? wayOut(links, nameserverOutputs(rtnl, links, nameservers), index);
 }
 

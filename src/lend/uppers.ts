@@ -16,19 +16,22 @@ export function lowerOf(l: Link): number | null {
   return l.parentIndex;
 }
 
-/** The links of `rtnl`'s namespace stacked on `nic`, which is in that same namespace. */
-export function uppersOf(rtnl: Rtnl, nic: Link): Link[] {
-  return rtnl.listLinks().filter((l) => l.index !== nic.index && lowerOf(l) === nic.index);
+/** The links of `rtnl`'s namespace stacked on `nic`, which is in that same namespace (`links`: its links, when listed already). */
+export function uppersOf(rtnl: Rtnl, nic: Link, links: readonly Link[] = rtnl.listLinks()): Link[] {
+  return links.filter((l) => l.index !== nic.index && lowerOf(l) === nic.index);
 }
 
-/** How a NIC is in use at home, in one clause naming who uses it, or null when nothing is stacked on it or holds it. */
-export function homeUseOf(rtnl: Rtnl, nic: Link): string | null {
+/**
+ * How a NIC is in use at home, in one clause naming who uses it, or null when nothing is stacked on it or holds it.
+ * `links`: the home namespace's links, when the caller listed them already (a listing is a dump of every link there).
+ */
+export function homeUseOf(rtnl: Rtnl, nic: Link, links?: () => readonly Link[]): string | null {
   if (nic.masterIndex !== null) {
     const master = rtnl.findLink({ index: nic.masterIndex });
     const what = master?.kind ?? 'master';
     return `it is a port of ${what} ${master?.name ?? `ifindex ${nic.masterIndex}`}: lending it takes it out (it is put back on give-back)`;
   }
-  const uppers = uppersOf(rtnl, nic);
+  const uppers = uppersOf(rtnl, nic, links?.());
   if (uppers.length === 0) return null;
   const names = uppers.map((u) => `${u.kind} ${u.name}`).join(', ');
   return `${names} ${uppers.length === 1 ? 'is' : 'are'} stacked on it: ${uppers.length === 1 ? 'it keeps' : 'they keep'} using it while it is lent`;

@@ -4,7 +4,8 @@
 // trusted directory (root's, not writable by anyone else along the whole path: ../fs/secure-dir.ts) and named by a
 // hash of the source, the Node version and the architecture, so a rebuilt bundle or an upgraded Node never sees
 // a stale one. Written once, at the exit of the first run without one, so it holds the functions that run
-// actually compiled. Any failure here only costs the compile.
+// actually compiled — so a bundle whose runs differ (the CNI plugin's verbs) keeps one cache per kind of run
+// (`variant`): a DEL never compiles what the first run, an ADD, did not need. Any failure here only costs the compile.
 import { createHash } from 'node:crypto';
 import { closeSync, fsyncSync, openSync, readdirSync, readFileSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import Module from 'node:module';
@@ -19,17 +20,19 @@ export interface BundleSource {
   filename: string;
   /** Defaults to a Module at `filename` (node_modules resolution beside it). */
   require?: (id: string) => unknown;
+  /** What kind of run this is (a CNI verb): each has its own cache, holding what that kind compiles. */
+  variant?: string;
 }
 
 /** require() of a bundle file, through a code cache in `cacheDir` when that directory is trusted. */
-export function requireWithCodeCache(file: string, cacheDir: string): unknown {
-  return loadWithCodeCache({ source: readFileSync(file, 'utf8'), filename: file }, cacheDir);
+export function requireWithCodeCache(file: string, cacheDir: string, variant?: string): unknown {
+  return loadWithCodeCache({ source: readFileSync(file, 'utf8'), filename: file, variant }, cacheDir);
 }
 
 /** Runs a CommonJS bundle and returns its exports, through a code cache in `cacheDir` when that is trusted. */
 export function loadWithCodeCache(bundle: BundleSource, cacheDir: string): unknown {
-  const { source, filename } = bundle;
-  const cacheFile = join(cacheDir, cacheName(filename, source));
+  const { source, filename, variant } = bundle;
+  const cacheFile = join(cacheDir, cacheName(filename, source, variant));
   const cached = untrustedReason(cacheDir) === null ? readOrUndefined(cacheFile) : undefined;
   const wrapper = `(function (exports, require, module, __filename, __dirname) {${source}\n})`;
   const script = new Script(wrapper, { filename, cachedData: cached });
@@ -44,16 +47,23 @@ export function loadWithCodeCache(bundle: BundleSource, cacheDir: string): unkno
     const atLoad = script.createCachedData();
     process.once('exit', () => {
       const atExit = script.createCachedData();
-      saveCache(atExit.length >= atLoad.length ? atExit : atLoad, basename(filename), cacheDir, cacheFile);
+      saveCache(atExit.length >= atLoad.length ? atExit : atLoad, cacheStem(filename, variant), cacheDir, cacheFile);
     });
   }
   return mod.exports;
 }
 
-/** The cache file's name: the bundle's name and a hash of what the cache must fit. */
-export function cacheName(file: string, source: string): string {
-  const key = createHash('sha256').update(source).update(`\0${process.version}\0${process.arch}`).digest('hex').slice(0, 32);
-  return `${basename(file)}-${key}.v8cache`;
+/** The cache file's name: the bundle's name (and the variant's), and a hash of what the cache must fit. */
+export function cacheName(file: string, source: string, variant?: string): string {
+  const key = createHash('sha256').update(source).update(`\0${process.version}\0${process.arch}`).digest('hex').slice(0, KEY_LENGTH);
+  return `${cacheStem(file, variant)}-${key}${CACHE_SUFFIX}`;
+}
+
+const CACHE_SUFFIX = '.v8cache';
+const KEY_LENGTH = 32;
+
+function cacheStem(file: string, variant: string | undefined): string {
+  return variant === undefined ? basename(file) : `${basename(file)}.${variant}`;
 }
 
 function readOrUndefined(file: string): Buffer | undefined {
@@ -64,7 +74,7 @@ function readOrUndefined(file: string): Buffer | undefined {
   }
 }
 
-function saveCache(data: Buffer, bundleName: string, cacheDir: string, cacheFile: string): void {
+function saveCache(data: Buffer, stem: string, cacheDir: string, cacheFile: string): void {
   try {
     ensureTrustedDir(cacheDir);
     const tmp = `${cacheFile}.${process.pid}.tmp`;
@@ -76,11 +86,16 @@ function saveCache(data: Buffer, bundleName: string, cacheDir: string, cacheFile
       closeSync(fd);
     }
     renameSync(tmp, cacheFile);
-    // caches of earlier builds of the same bundle are dead weight
+    // caches of earlier builds of the same bundle (and variant) are dead weight; other variants' are not
     for (const f of readdirSync(cacheDir)) {
-      if (f.startsWith(`${bundleName}-`) && f.endsWith('.v8cache') && join(cacheDir, f) !== cacheFile) unlinkSync(join(cacheDir, f));
+      if (isCacheOf(f, stem) && join(cacheDir, f) !== cacheFile) unlinkSync(join(cacheDir, f));
     }
   } catch {
     // no cache: the next run compiles, as this one did
   }
+}
+
+/** Whether `name` is a cache file of `stem` (of any build): '<stem>-<key>.v8cache', nothing else. */
+function isCacheOf(name: string, stem: string): boolean {
+  return name.length === stem.length + 1 + KEY_LENGTH + CACHE_SUFFIX.length && name.startsWith(`${stem}-`) && name.endsWith(CACHE_SUFFIX);
 }

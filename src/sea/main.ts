@@ -15,20 +15,21 @@ const SYSFS_WRITER_NAME = 'sriovctl-sysfs-write';
 /** `require` of the SEA main script: built-in modules only, which is all the bundles require. */
 declare const require: NodeJS.Require;
 
-function loadEmbedded<T>(asset: string): T {
+function loadEmbedded<T>(asset: string, variant?: string): T {
   const { loadWithCodeCache } = require('../package/code-cache') as typeof import('../package/code-cache');
   const { seaAssetText } = require('./assets') as typeof import('./assets');
   const { seaCacheDir } = require('./cache-dir') as typeof import('./cache-dir');
-  return loadWithCodeCache({ source: seaAssetText(asset), filename: asset, require }, seaCacheDir()) as T;
+  return loadWithCodeCache({ source: seaAssetText(asset), filename: asset, require, variant }, seaCacheDir()) as T;
 }
 
 function start(): void {
   // process.argv0 is the name we were run under (argv[0] is the resolved executable)
   const name = basename(process.argv0);
   if (name === CNI_NAME) {
-    const { main: cniMain } = require('../cni/main') as typeof import('../cni/main');
+    const { main: cniMain, codeCacheVariant } = require('../cni/main') as typeof import('../cni/main');
     // a verb is async only where a give-back waits on a driver for a recorded VF count
-    void Promise.resolve(cniMain(() => loadEmbedded<typeof import('../cni/run')>(ASSET.cniRun))).then((code) => process.exit(code));
+    const load = () => loadEmbedded<typeof import('../cni/run')>(ASSET.cniRun, codeCacheVariant(process.env));
+    void Promise.resolve(cniMain(load)).then((code) => process.exit(code));
     return;
   }
   if (name === SYSFS_WRITER_NAME) {

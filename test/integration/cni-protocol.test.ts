@@ -69,15 +69,16 @@ describe('VERSION', () => {
 
 describe('the code cache of the second bundle', () => {
   // the one-shot plugin's loader: a daemon loads its code once, without this cache
-  const del = (env: Record<string, string> = {}) =>
-    runCni({ command: 'DEL', containerId: 'c1', ifname: 'net1', config: { cniVersion: '1.1.0', name: 'n', type: 'sriovctl-cni' }, env, transport: 'oneshot' }, roots);
+  const call = (command: string, env: Record<string, string> = {}) =>
+    runCni({ command, containerId: 'c1', ifname: 'net1', config: { cniVersion: '1.1.0', name: 'n', type: 'sriovctl-cni' }, env, transport: 'oneshot' }, roots);
+  const del = (env: Record<string, string> = {}) => call('DEL', env);
   const cacheDir = () => join(roots.stateDir, 'cni', 'code-cache');
   const caches = () => (existsSync(cacheDir()) ? readdirSync(cacheDir()) : []);
 
   it('is written by the first run and used, not trusted: a corrupt one is rejected and replaced', () => {
     expect(del().status).toBe(0);
     const [file] = caches();
-    expect(file).toMatch(/^sriovctl-cni-run\.bundle\.js-[0-9a-f]{32}\.v8cache$/);
+    expect(file).toMatch(/^sriovctl-cni-run\.bundle\.js\.DEL-[0-9a-f]{32}\.v8cache$/);
     const first = statSync(join(cacheDir(), file));
     expect(first.mode & 0o777).toBe(0o600);
     expect(first.size).toBeGreaterThan(10_000);
@@ -86,6 +87,15 @@ describe('the code cache of the second bundle', () => {
     expect(again.status, again.stdout + again.stderr).toBe(0);
     expect(readFileSync(join(cacheDir(), file)).equals(Buffer.alloc(first.size, 0x5a))).toBe(false);
     expect(caches()).toEqual([file]);
+  });
+
+  it('is one per verb: each holds what its verb compiled, and none replaces another verb\'s', () => {
+    expect(del().status).toBe(0);
+    expect(call('CHECK').status).not.toBe(null);
+    const names = caches().sort();
+    expect(names).toEqual([expect.stringMatching(/^sriovctl-cni-run\.bundle\.js\.CHECK-[0-9a-f]{32}\.v8cache$/), expect.stringMatching(/^sriovctl-cni-run\.bundle\.js\.DEL-[0-9a-f]{32}\.v8cache$/)]);
+    // the same key: the same bundle, Node and architecture
+    expect(new Set(names.map((n) => n.slice(-40)))).toHaveLength(1);
   });
 
   it('SRIOVCTL_CNI_CODE_CACHE=off neither reads nor writes one', () => {

@@ -138,6 +138,20 @@ describe('recordsOfOwner finds what a scan finds', () => {
     expect(found('cni:took-over/net1')).toEqual([keyOf(2)]);
   });
 
+  it('with several entries naming one file, and entries of a gone file whose inode another record now has', () => {
+    found(ownerOf(0));
+    const ino = inode(path.join(records, `${keyOf(3)}.json`));
+    // a killed writer's leftover for another owner beside the file's own entry, and a gone file's entries with its inode
+    for (const name of [`${keyOf(3)}.${ino}.${ownerHash('cni:left-over/net1')}`, `${keyOf(77)}.${ino}.${ownerHash(ownerOf(3))}`, `${keyOf(77)}.${ino}.${ownerHash(ownerOf(5))}`]) {
+      fs.writeFileSync(path.join(owners, name), '');
+    }
+    expectSameAsScan();
+    // the leftover makes the file a candidate, which its record then rules out; nothing is read without an entry
+    expect(lookup('cni:left-over/net1')).toEqual({ keys: [keyOf(3)], read: [] });
+    expect(found('cni:left-over/net1')).toEqual([]);
+    expect(lookup(ownerOf(5)).read).toEqual([]);
+  });
+
   it('with corrupt records among them, which it skips as the scan does', () => {
     fs.writeFileSync(path.join(records, `${keyOf(40)}.json`), 'not json');
     fs.writeFileSync(path.join(records, 'not-a-key!.json'), '{}');

@@ -15,8 +15,8 @@ import { SimDriver, SimSysfs, simMac } from '../../sriov/sim';
 import type { Progress } from '../orchestration/progress';
 import { clusterDir, type SimNicState, type SimState } from '../orchestration/state';
 
-/** VFs a simulated PF offers (sriov_totalvfs). */
-export const SIM_TOTAL_VFS = 16;
+/** VFs a simulated PF offers (sriov_totalvfs): 64, as an Intel X710 PF (the cluster bench measures `up` with 64 per PF). */
+export const SIM_TOTAL_VFS = 64;
 
 /**
  * Names and addresses of a cluster's simulated NICs, derived from its name: two labs on one machine never share a
