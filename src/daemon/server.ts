@@ -15,6 +15,7 @@ import { lstatSync, unlinkSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import { CNI_ERR, CniError, errorObject } from '../cni/errors';
 import { LATEST_VERSION } from '../cni/versions';
+import { carrierWatches, lateCarrierAnnouncements } from '../cni/late-carrier';
 import { admitCall, daemonCallConfig, ipamTypeOf, type DaemonCallConfig } from './caller-env';
 import { searchOnWorkerThread, stopSearchThread } from '../lend';
 import { readRequest } from './connection';
@@ -55,6 +56,8 @@ export interface DaemonStats {
   inFlight: number;
   /** Connections greeted and not yet answered (their request still arriving, waiting its turn, or running). */
   connections: number;
+  /** Pod interfaces answered before their carrier came, watched to announce their addresses when it does. */
+  carrierWatches: number;
   /** The process's resident set and V8 heap in use, MiB. */
   memory: { rss: number; heapTotal: number; heapUsed: number; external: number };
 }
@@ -96,6 +99,8 @@ export class Daemon {
       process.umask(umask);
     }
     d.inode = lstatSync(d.opts.socket).ino;
+    // an ADD answers without waiting for a carrier the pod does not need; its addresses are announced when it comes
+    lateCarrierAnnouncements(d.opts.log);
     return d;
   }
 
@@ -112,6 +117,7 @@ export class Daemon {
       broken: s.broken,
       inFlight: this.pending,
       connections: this.open,
+      carrierWatches: carrierWatches(),
       memory: memoryMiB(),
     };
   }
@@ -124,6 +130,7 @@ export class Daemon {
     if (this.draining) return this.draining;
     this.server.close();
     void stopSearchThread();
+    lateCarrierAnnouncements(null);
     try {
       if (lstatSync(this.opts.socket).ino === this.inode) unlinkSync(this.opts.socket);
     } catch {
