@@ -152,6 +152,7 @@ export class Daemon {
     // a connection still waiting for its greeting has sent nothing: its shim runs the one-shot plugin
     for (const w of this.waiting.splice(0)) {
       w.detach();
+      this.stats.declined++;
       this.decline(w.sock);
     }
     try {
@@ -181,9 +182,9 @@ export class Daemon {
     if (verdict !== Verdict.go) return this.decline(sock, verdict);
     if (this.open < this.opts.maxConnections) return this.greet(sock, hostMounts);
     // a node booting with many pods asks for all their ADDs at once: each waits its turn here rather than running
-    // one-shot (a Node start-up each, all on the same cores); one whose shim gave up waiting is dropped
-    // a client waiting for its greeting sends nothing: its end means it gave up (its shim runs the one-shot plugin),
-    // and bytes before the greeting break the protocol
+    // one-shot (a Node start-up each, all on the same cores). A client waiting for its greeting sends nothing: its
+    // end means it gave up (its shim runs the one-shot plugin) and it is dropped; bytes before the greeting break the
+    // protocol
     const drop = () => {
       waiter.detach();
       const i = this.waiting.indexOf(waiter);
