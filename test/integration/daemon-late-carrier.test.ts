@@ -6,20 +6,18 @@
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { netnsPath, runCniAsync, type CniCall, type CniRoots } from '../helpers/cni-run';
-import { deviceConf, useCniPodWorld } from '../helpers/cni-world';
+import { netnsPath, runCniAsync, type CniCall } from '../helpers/cni-run';
+import { deviceConf, useCniPodWorld, type CniPodWorld } from '../helpers/cni-world';
 import { startDaemon, type DaemonProcess } from '../helpers/daemon-process';
-import { ip, waitFor, type Scratch } from '../helpers/kernel';
+import { ip, waitFor } from '../helpers/kernel';
 import { nicState, type NicState } from '../helpers/lend-fixture';
 
-let s: Scratch;
-let roots: CniRoots;
-let pod: string;
+let w: CniPodWorld;
+/** The world's NIC as it is at home (a test sets it up first). */
 let nic: NicState;
-let dir: string;
 let daemon: DaemonProcess | null = null;
 
-useCniPodWorld((w) => ({ s, roots, pod, nic, dir } = w), 'q0', { tempDir: 'sriovctl-late-carrier-' });
+useCniPodWorld((world) => ({ nic } = w = world), 'q0', { tempDir: 'sriovctl-late-carrier-' });
 
 afterEach(async () => {
   await daemon?.stop(5000);
@@ -27,7 +25,7 @@ afterEach(async () => {
 });
 
 const ADDRESS = '10.95.0.5';
-const sock = () => join(dir, 'run', 'cni.sock');
+const sock = () => join(w.dir, 'run', 'cni.sock');
 const peer = () => nic.name + 'p';
 /** How long a capture listens for what must not come: many times the watch's slowest look (100 ms). */
 const QUIET_MS = 1500;
@@ -35,10 +33,10 @@ const QUIET_MS = 1500;
 function call(command: string, transport: 'shim' | 'oneshot' = 'shim'): CniCall {
   return {
     command,
-    containerId: `ctr-${s.prefix}`,
-    netns: netnsPath(pod),
+    containerId: `ctr-${w.s.prefix}`,
+    netns: netnsPath(w.pod),
     ifname: 'net1',
-    config: deviceConf(s, nic, { type: 'static', addresses: [{ address: `${ADDRESS}/24` }] }),
+    config: deviceConf(w.s, nic, { type: 'static', addresses: [{ address: `${ADDRESS}/24` }] }),
     transport,
     env: transport === 'shim' ? { SRIOVCTL_SOCKET: sock() } : {},
   };
@@ -61,7 +59,7 @@ while True:
         print("garp", flush=True)
 `;
   const child = spawn('python3', ['-c', py, ifname, spa], { stdio: ['ignore', 'pipe', 'inherit'] });
-  s.onCleanup(() => child.kill('SIGKILL'));
+  w.s.onCleanup(() => child.kill('SIGKILL'));
   let out = '';
   let count = 0;
   let resolveReady!: () => void;
@@ -101,7 +99,7 @@ async function addWithoutCarrier(): Promise<{ capture: ReturnType<typeof capture
   await capture.ready;
   const running = (daemon = await startDaemon(sock()));
   // a caller's long carrier wait too: the daemon answers without one
-  const add = await within('ADD through the daemon', runCniAsync({ ...call('ADD'), env: { ...call('ADD').env, SRIOVCTL_CNI_CARRIER_WAIT_MS: '600000' } }, roots));
+  const add = await within('ADD through the daemon', runCniAsync({ ...call('ADD'), env: { ...call('ADD').env, SRIOVCTL_CNI_CARRIER_WAIT_MS: '600000' } }, w.roots));
   expect(add.status, add.stdout + add.stderr).toBe(0);
   expect(peerHasCarrierOff()).toBe(true); // so it was answered before the carrier came
   expect((await running.stats()).carrierWatches).toBe(1);
@@ -116,7 +114,7 @@ describe('an ADD through the daemon on a NIC without carrier', () => {
     await within('the gratuitous ARP after the carrier came', capture.first);
     await within('the watch ended', watchesEnded(running));
     expect(running.log()).toContain(`carrier came after ADD: announced ${ADDRESS} on net1`);
-    const del = await runCniAsync(call('DEL'), roots);
+    const del = await runCniAsync(call('DEL'), w.roots);
     expect(del.status, del.stdout + del.stderr).toBe(0);
     expect(nicState(nic.name)).toEqual(nic);
   });
@@ -126,7 +124,7 @@ describe('an ADD through the daemon on a NIC without carrier', () => {
     ip('link', 'set', nic.name, 'up');
     nic = nicState(nic.name)!;
     const { capture, running } = await addWithoutCarrier();
-    const del = await runCniAsync(call('DEL'), roots);
+    const del = await runCniAsync(call('DEL'), w.roots);
     expect(del.status, del.stdout + del.stderr).toBe(0);
     expect((await running.stats()).carrierWatches).toBe(0);
     expect(running.log()).toMatch(/stopped watching for carrier: DEL/);
@@ -144,7 +142,7 @@ describe('an ADD through the daemon on a NIC without carrier', () => {
     ip('link', 'set', peer(), 'up');
     await quiet();
     expect(capture.seen()).toBe(0);
-    const del = await runCniAsync(call('DEL', 'oneshot'), roots);
+    const del = await runCniAsync(call('DEL', 'oneshot'), w.roots);
     expect(del.status, del.stdout + del.stderr).toBe(0);
     expect(nicState(nic.name)).toEqual(nic);
   });
@@ -154,13 +152,13 @@ describe('the one-shot plugin on a NIC without carrier', () => {
   it('keeps its bounded wait and announces nothing after it has answered', async () => {
     const capture = captureGratuitousArps(peer(), ADDRESS);
     await capture.ready;
-    const add = await runCniAsync(call('ADD', 'oneshot'), roots);
+    const add = await runCniAsync(call('ADD', 'oneshot'), w.roots);
     expect(add.status, add.stdout + add.stderr).toBe(0);
     expect(add.stderr).toMatch(/no carrier within 200 ms/);
     ip('link', 'set', peer(), 'up');
     await quiet();
     expect(capture.seen()).toBe(0);
-    const del = await runCniAsync(call('DEL', 'oneshot'), roots);
+    const del = await runCniAsync(call('DEL', 'oneshot'), w.roots);
     expect(del.status, del.stdout + del.stderr).toBe(0);
   });
 });

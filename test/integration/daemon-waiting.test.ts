@@ -61,15 +61,19 @@ async function until(what: string, ready: () => boolean): Promise<void> {
   if (!ready()) throw new Error(`gave up waiting: ${what}`);
 }
 
-const start = async () => (daemon = await Daemon.start({ socket: join(dir, 'run', 'cni.sock'), log: () => {}, maxConnections: 1, maxWaiting: 1 }));
+/** A daemon serving one connection at once, letting one wait: its served client, and a second one waiting. */
+async function oneServedOneWaiting(): Promise<{ d: Daemon; first: ReturnType<typeof client>; second: ReturnType<typeof client> }> {
+  const d = (daemon = await Daemon.start({ socket: join(dir, 'run', 'cni.sock'), log: () => {}, maxConnections: 1, maxWaiting: 1 }));
+  const first = client();
+  expect(await first.hello).toBe(Verdict.go);
+  const second = client();
+  await until('the second connection waits', () => d.snapshot().waiting === 1);
+  return { d, first, second };
+}
 
 describe('connections past those served at once', () => {
   it('wait for their greeting and are greeted when a served one ends; past the waiting bound, declined', async () => {
-    const d = await start();
-    const first = client();
-    expect(await first.hello).toBe(Verdict.go);
-    const second = client();
-    await until('the second connection waits', () => d.snapshot().waiting === 1);
+    const { first, second } = await oneServedOneWaiting();
     expect(second.received().length).toBe(0); // no verdict yet: it is neither sent to the one-shot plugin nor served
     const third = client();
     expect(await third.hello).toBe(Verdict.decline);
@@ -81,11 +85,7 @@ describe('connections past those served at once', () => {
   });
 
   it('one whose client gave up waiting is dropped, and the next is greeted', async () => {
-    const d = await start();
-    const first = client();
-    expect(await first.hello).toBe(Verdict.go);
-    const quitter = client();
-    await until('the connection waits', () => d.snapshot().waiting === 1);
+    const { d, first, second: quitter } = await oneServedOneWaiting();
     quitter.sock.destroy();
     await until('the quitter is dropped', () => d.snapshot().waiting === 0);
     const next = client();
@@ -95,11 +95,7 @@ describe('connections past those served at once', () => {
   });
 
   it('a stopping daemon declines those still waiting', async () => {
-    const d = await start();
-    const first = client();
-    expect(await first.hello).toBe(Verdict.go);
-    const waiting = client();
-    await until('the connection waits', () => d.snapshot().waiting === 1);
+    const { d, first, second: waiting } = await oneServedOneWaiting();
     const stopped = d.stop();
     expect(await waiting.hello).toBe(Verdict.decline);
     await status(first);
