@@ -42,7 +42,10 @@ export default async function nodeScaleBench(ctx) {
   });
 }
 
-const rssMiB = (pid) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]) / 1024;
+const statusMiB = (pid, field) => Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]) / 1024;
+const rssMiB = (pid) => statusMiB(pid, 'VmRSS');
+/** The resident set's two parts: anonymous (heap, stacks, malloc) and file-backed (mostly node's own text, shared). */
+const rssParts = (pid) => `${statusMiB(pid, 'RssAnon').toFixed(1)} MiB anonymous + ${statusMiB(pid, 'RssFile').toFixed(1)} MiB file-backed`;
 
 /** ADD/DEL pairs of the world's pod straight over the socket (what the shim sends: the shim adds nothing to the daemon). */
 async function memoryOverPairs(ctx, pid, socket, env, ours) {
@@ -66,9 +69,13 @@ async function memoryOverPairs(ctx, pid, socket, env, ours) {
   for (let i = 1; i <= RSS_PAIRS; i++) {
     await callOnce('ADD');
     await callOnce('DEL');
-    if (i === RSS_BASE_PAIRS) base = rssMiB(pid);
+    if (i === RSS_BASE_PAIRS) {
+      base = rssMiB(pid);
+      ctx.log(`daemon RSS after ${RSS_BASE_PAIRS} pairs: ${rssParts(pid)}`);
+    }
   }
   const end = rssMiB(pid);
+  ctx.log(`daemon RSS after ${RSS_PAIRS} pairs: ${rssParts(pid)}`);
   ctx.log(`daemon RSS ${base.toFixed(1)} MiB after ${RSS_BASE_PAIRS} ADD/DEL pairs, ${end.toFixed(1)} MiB after ${RSS_PAIRS} (${((performance.now() - t0) / RSS_PAIRS).toFixed(1)} ms a pair${retried ? `; ${retried} calls tried again after EAGAIN` : ''})`);
   ctx.ratio(`daemon:rss-${RSS_PAIRS}/${RSS_BASE_PAIRS}`, end / base, { max: 1.1 });
   ctx.ratio(`daemon:rss-mib-after-${RSS_PAIRS}`, end, { max: 64 });
