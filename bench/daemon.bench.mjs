@@ -1,12 +1,12 @@
 // The resident path: the native shim + `sriovctl daemon` against Debian's host-device (ADD+DEL, same NIC kind,
 // same `static` IPAM) and both against the kernel's floor (bench/kernel-floor.c: the same pair's moves, link, address
-// and route requests and IPAM execs, nothing else), alternated in the same rounds; against host-device's VERSION; the shim with no daemon against the one-shot plugin; the
-// daemon's RSS after many ADD/DEL pairs against after the first 100 (no leak); 16 concurrent ADDs through the
-// daemon against 16 one-shot. Needs root, `npm run build` (the shim is node-gyp's) and /usr/lib/cni.
+// and route requests and IPAM execs, nothing else), alternated in the same rounds; against host-device's VERSION;
+// the shim with no daemon against the one-shot plugin; 16 concurrent ADDs through the daemon against 16 one-shot.
+// The daemon's memory over many pairs, and 64 ADDs at once against host-device's, are bench/node-scale.bench.mjs.
+// Needs root, `npm run build` (the shim is node-gyp's) and /usr/lib/cni.
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { connect } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { median, roundRatios } from './bench-helpers.mjs';
@@ -16,7 +16,6 @@ import { buildKernelFloor, kernelFloorPair } from './kernel-floor.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const require = createRequire(import.meta.url);
-const wire = require(join(ROOT, 'dist', 'daemon', 'wire.js'));
 const { queryDaemon } = require(join(ROOT, 'dist', 'daemon', 'query.js'));
 const SHIM = join(ROOT, 'build', 'Release', 'sriovctl-cni');
 const PLUGIN = join(ROOT, 'bin', 'sriovctl-cni.js');
@@ -24,33 +23,8 @@ const PLUGIN = join(ROOT, 'bin', 'sriovctl-cni.js');
 // run, of 101 about ±1%
 const ROUNDS = Number(process.env.CNI_BENCH_ROUNDS) || 101;
 const VERSION_ROUNDS = Number(process.env.CNI_BENCH_VERSION_ROUNDS) || 40;
-const PAIRS = Number(process.env.DAEMON_BENCH_PAIRS) || 10_000;
 const CONCURRENT = 16;
 const ip = (...args) => execFileSync('ip', args, { stdio: ['ignore', 'pipe', 'pipe'] });
-
-/** One call straight over the socket (what the shim sends), for the many pairs of the RSS measurement. */
-function viaSocket(socket, env, stdin) {
-  return new Promise((resolve, reject) => {
-    const c = connect(socket);
-    let buf = Buffer.alloc(0);
-    let sent = false;
-    c.on('error', reject);
-    c.on('data', (d) => {
-      buf = Buffer.concat([buf, d]);
-      if (!sent && buf.length >= wire.HELLO_BYTES) {
-        if (wire.decodeHello(buf.subarray(0, wire.HELLO_BYTES)) !== wire.Verdict.go) return reject(new Error('declined'));
-        sent = true;
-        buf = buf.subarray(wire.HELLO_BYTES);
-        c.end(wire.encodeRequest({ kind: wire.RequestKind.cni, env, stdinState: wire.StdinState.read, stdin }));
-      }
-    });
-    c.on('end', () => {
-      const h = wire.decodeReplyHeader(buf.subarray(0, wire.REPLY_HEADER_BYTES));
-      if (h.exitCode !== 0) reject(new Error(buf.toString('utf8', wire.REPLY_HEADER_BYTES)));
-      else resolve();
-    });
-  });
-}
 
 const rssMiB = (pid) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]) / 1024;
 
@@ -107,23 +81,6 @@ export default async function daemonBench(ctx) {
       const f = alternate(fallback, ROUNDS);
       ctx.log(`ADD+DEL median: shim without a daemon ${median(f.shim).toFixed(1)} ms, one-shot ${median(f.oneShot).toFixed(1)} ms (${ROUNDS} alternated pairs)`);
       ctx.ratio('shim-fallback/one-shot:add+del', median(f.shim) / median(f.oneShot), { max: 1.05 }, roundRatios(f.shim, f.oneShot));
-
-      // the daemon's memory over many pairs, sent straight over the socket (the shim adds nothing to the daemon);
-      // before the concurrent batch, whose extra workers would still be alive at pair 100 and flatter the ratio
-      const env = worldEnv;
-      const stdin = JSON.stringify(ours);
-      const t0 = performance.now();
-      let after100 = 0;
-      for (let i = 1; i <= PAIRS; i++) {
-        await viaSocket(socket, { ...env, CNI_COMMAND: 'ADD' }, stdin);
-        await viaSocket(socket, { ...env, CNI_COMMAND: 'DEL' }, stdin);
-        if (i === 100) after100 = rssMiB(daemon.pid);
-      }
-      const end = rssMiB(daemon.pid);
-      const pool = (await queryDaemon(socket)).stats.workers;
-      if (pool) ctx.log(`daemon workers after the run: ${pool.alive} alive of ${pool.size}, ${pool.started} started`);
-      ctx.log(`daemon RSS ${after100.toFixed(1)} MiB after 100 ADD/DEL pairs, ${end.toFixed(1)} MiB after ${PAIRS} (${((performance.now() - t0) / PAIRS).toFixed(1)} ms a pair)`);
-      ctx.ratio(`daemon-rss:after-${PAIRS}/after-100`, end / after100, { max: 1.1 });
 
       await concurrentAdds(ctx, worldEnv, ours, socket);
     } finally {

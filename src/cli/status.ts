@@ -55,7 +55,7 @@ async function daemonLine(io: CommandIo): Promise<string | null> {
   const verbs = Object.entries(s.requests.byVerb).map(([v, n]) => `${v} ${n}`).join(', ');
   return (
     `daemon: pid ${s.pid} on ${s.socket}, up ${s.uptimeSeconds} s, ${counted(s.requests.total, 'request')}` +
-    `${verbs ? ` (${verbs})` : ''}, ${s.requests.failed} failed, ${s.inFlight} in flight, ${s.declined} sent to the one-shot plugin, ${s.refused} refused`
+    `${verbs ? ` (${verbs})` : ''}, ${s.requests.failed} failed, ${s.inFlight} in flight${s.carrierWatches ? `, ${s.carrierWatches} waiting for carrier` : ''}, ${s.declined} sent to the one-shot plugin, ${s.refused} refused`
   );
 }
 

@@ -7,6 +7,7 @@ import { configForReplay, resultMeta, type CniMeta } from './attachment';
 import { ownerOf } from './env';
 import { CNI_ERR, CniError } from './errors';
 import { ipamOfCall, type Ipam } from './ipam';
+import { announcesLate, watchCarrier } from './late-carrier';
 import { log } from './log';
 import { parseConfigDns, parseNicConf, selectorOf, type NetConf, type NicConf } from './netconf';
 import { configurePod, type PodNetOptions } from './pod-net';
@@ -83,10 +84,13 @@ async function add(s: LendSession, call: VerbContext): Promise<CniResult> {
       allocated = ipam !== null;
       if (ipamResult) log.debug(`${ipam!.label} allocated ${(ipamResult.ips ?? []).map((i) => i.address).join(', ') || 'nothing'}`);
       // without IPAM too: host-device and sriov-cni leave the pod interface up
-      if (lent.link) configureAddresses(s, pod, lent.link, ipamResult, { carrierWaitMs: env.carrierWaitMs });
+      const announceLate = announcesLate();
+      const toAnnounce = lent.link ? configureAddresses(s, pod, lent.link, ipamResult, { carrierWaitMs: env.carrierWaitMs, announceLate }) : [];
       const result = buildResult(conf, lent, plan, nicConf, ifname, env.netns!, ipamResult, configDns);
       sealLend(lent, result);
       log.debug('result recorded');
+      // only once the attachment is recorded: a failed ADD rolls back, and leaves nothing watching
+      if (lent.link && toAnnounce.length) watchCarrier(owner, { netnsPath: env.netns!, index: lent.link.index, name: lent.link.name, ipv4: toAnnounce });
       return result;
     } catch (err) {
       throw await undoAttachment(err, lent, allocated ? ipam : null);
@@ -156,9 +160,9 @@ function sealLend(lent: HeldLend, result: CniResult): void {
   }
 }
 
-function configureAddresses(s: LendSession, pod: Netns, link: Link, ipamResult: CniResult | null, opts: PodNetOptions): void {
+function configureAddresses(s: LendSession, pod: Netns, link: Link, ipamResult: CniResult | null, opts: PodNetOptions): string[] {
   try {
-    configurePod(pod, s.rtnl(pod), link, ipamResult?.ips ?? [], ipamResult?.routes ?? [], opts);
+    return configurePod(pod, s.rtnl(pod), link, ipamResult?.ips ?? [], ipamResult?.routes ?? [], opts);
   } catch (err) {
     throw cniErrorFrom(err, CNI_ERR.POD_CONFIG_FAILED, `configuring ${link.name} in the pod`);
   }

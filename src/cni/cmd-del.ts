@@ -9,6 +9,7 @@ import { CNI_VF_COUNT } from './vf-count-policy';
 import { ownerOf, type CniEnv } from './env';
 import { CNI_ERR, CniError } from './errors';
 import { Ipam, type IpamTarget } from './ipam';
+import { stopCarrierWatch } from './late-carrier';
 import { log } from './log';
 import type { NetConf } from './netconf';
 import type { CniResult } from './result';
@@ -31,6 +32,8 @@ export const cmdDel: VerbHandler = async ({ env, conf, config }) => {
 
 async function del(s: LendSession, env: CniEnv, conf: NetConf, stateDir: string): Promise<void> {
   const owner = ownerOf(env.containerId!, env.ifname!);
+  // nothing is announced into the NIC once its DEL has begun (the daemon's watch for a late carrier)
+  stopCarrierWatch(owner, 'DEL');
   const records = findAttachment(s, owner);
 
   // A failing IPAM plugin must not keep the NIC away. One that never looks at the pod's interface (ipam.ts)

@@ -29,12 +29,16 @@ export interface CarrierState {
   late: boolean;
 }
 
-/** Call right after the link was set up. */
-export function awaitCarrier(rtnl: Rtnl, index: number, waitMs: number): CarrierState {
+/** Call right after the link was set up. waitMs null: one look, no wait (the daemon announces late, see late-carrier.ts). */
+export function awaitCarrier(rtnl: Rtnl, index: number, waitMs: number | null): CarrierState {
   const flags = (): number => rtnl.getLink({ index }).flags;
   const first = flags();
   const late = (first & LINK_FLAGS.LOWER_UP) === 0;
   if (first & LINK_FLAGS.RUNNING) return { running: true, late };
+  if (waitMs === null) {
+    log.info('no carrier yet: the addresses are announced when it comes');
+    return { running: false, late };
+  }
   const running = pollUntilSync(() => (flags() & LINK_FLAGS.RUNNING) !== 0, { timeoutMs: waitMs, pollMs: CARRIER_POLL_MS });
   if (!running) log.info(`no carrier within ${waitMs} ms: addresses are not announced now`);
   return { running, late };

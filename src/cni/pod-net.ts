@@ -10,6 +10,11 @@ import { cidrFamily, type CniIp, type CniResult, type CniRoute } from './result'
 export interface PodNetOptions {
   /** How long to wait for carrier after link-up (see pod-link-ready.ts). */
   carrierWaitMs: number;
+  /**
+   * Do not wait for the carrier: the caller watches for it and announces the addresses when it comes (the daemon,
+   * see late-carrier.ts); configurePod then returns what is left to announce.
+   */
+  announceLate?: boolean;
 }
 
 /**
@@ -18,19 +23,22 @@ export interface PodNetOptions {
  * first failure (the caller rolls the whole attachment back). The neighbours learn the addresses from the
  * kernel itself: with arp_notify and ndisc_notify set, bringing the link up sends a gratuitous ARP / unsolicited
  * NA for every address on it — where a packet socket of ours would cost an RCU grace period (~10 ms) on close.
+ * Returns the IPv4 addresses the caller is to announce when the carrier comes (opts.announceLate, no carrier yet;
+ * else none). Without the carrier wait, IPv6 addresses are still tentative when ADD returns, as after a wait
+ * that ran out: DAD runs when the carrier comes, and the kernel announces them then.
  */
-export function configurePod(pod: Netns, rtnl: Rtnl, link: Link, ips: CniIp[], routes: CniRoute[], opts: PodNetOptions): void {
+export function configurePod(pod: Netns, rtnl: Rtnl, link: Link, ips: CniIp[], routes: CniRoute[], opts: PodNetOptions): string[] {
   const v6 = ips.some((ip) => cidrFamily(ip.address) === 6);
   announceOnUp(pod, link.name);
   if (v6) enableIpv6(pod, link.name);
   for (const ip of ips) rtnl.addAddress(link.index, ip.address);
   rtnl.setLink(link.index, { up: true });
-  const carrier = ips.length ? awaitCarrier(rtnl, link.index, opts.carrierWaitMs) : null;
+  const carrier = ips.length ? awaitCarrier(rtnl, link.index, opts.announceLate ? null : opts.carrierWaitMs) : null;
   if (carrier?.running && v6) settleAddresses(rtnl, link.index, link.name);
   addRoutes(rtnl, link.index, ips, routes);
-  if (carrier?.running && carrier.late) {
-    announceIpv4(rtnl, link.index, ips.filter((ip) => cidrFamily(ip.address) === 4).map((ip) => ip.address.split('/')[0]));
-  }
+  const ipv4 = ips.filter((ip) => cidrFamily(ip.address) === 4).map((ip) => ip.address.split('/')[0]);
+  if (carrier?.running && carrier.late) announceIpv4(rtnl, link.index, ipv4);
+  return carrier && !carrier.running && opts.announceLate ? ipv4 : [];
 }
 
 function addRoutes(rtnl: Rtnl, index: number, ips: CniIp[], routes: CniRoute[]): void {

@@ -7,6 +7,7 @@ import { storedIpam, storedResult } from './attachment';
 import type { CniEnv } from './env';
 import { CNI_ERR } from './errors';
 import { Ipam } from './ipam';
+import { stopCarrierWatch } from './late-carrier';
 import { log } from './log';
 import { cniErrorOfFailure, describeError } from './sys-errors';
 
@@ -16,6 +17,7 @@ import { cniErrorOfFailure, describeError } from './sys-errors';
  */
 export async function releaseAttachment(s: LendSession, record: LendRecord, env: CniEnv, stateDir: string, why: string): Promise<string | null> {
   const owner = ownerOf(record);
+  if (owner) stopCarrierWatch(owner, why);
   const ipam = storedIpam(record, env, stateDir);
   if (ipam && owner?.kind === 'pod') {
     try {

@@ -15,6 +15,7 @@ import { lstatSync, unlinkSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import { CNI_ERR, CniError, errorObject } from '../cni/errors';
 import { LATEST_VERSION } from '../cni/versions';
+import { carrierWatches, lateCarrierAnnouncements } from '../cni/late-carrier';
 import { admitCall, ipamTypeOf, type DaemonCallConfig } from './caller-env';
 import { searchOnWorkerThread, stopSearchThread } from '../lend';
 import { readRequest } from './connection';
@@ -28,8 +29,13 @@ export interface DaemonOptions {
   socket: string;
   /** One line per request and per refusal (the daemon logs to stderr). */
   log(line: string): void;
-  /** Connections open at once (each holds at most one request: ~1.3 MiB); more are declined. Default 32. */
+  /**
+   * Connections served at once (each holds at most one request: ~1.3 MiB). Default 32. A connection past them waits
+   * for its greeting — it sends nothing before it, so it holds no request — until one of them ends.
+   */
   maxConnections?: number;
+  /** Connections that may wait so; past them, a connection is declined (the shim runs the one-shot plugin). Default 1024. */
+  maxWaiting?: number;
   /** A connection's whole request must arrive within this (the shim reads stdin for up to 30 s). Default 40 s. */
   requestDeadlineMs?: number;
   /** Where calls act (state dir, sysfs root, log and plugin dirs): daemonCallConfig of the daemon's environment. */
@@ -55,8 +61,20 @@ export interface DaemonStats {
   inFlight: number;
   /** Connections greeted and not yet answered (their request still arriving, waiting its turn, or running). */
   connections: number;
+  /** Connections not greeted yet: waiting for one of the connections served at once to end. */
+  waiting: number;
+  /** Pod interfaces answered before their carrier came, watched to announce their addresses when it does. */
+  carrierWatches: number;
   /** The process's resident set and V8 heap in use, MiB. */
   memory: { rss: number; heapTotal: number; heapUsed: number; external: number };
+}
+
+/** A connection past those served at once, waiting for its greeting. */
+interface Waiter {
+  sock: Socket;
+  hostMounts: boolean;
+  /** Its waiting listeners removed (greeted, declined or dropped). */
+  detach(): void;
 }
 
 export class Daemon {
@@ -66,6 +84,8 @@ export class Daemon {
   private readonly served: ServedNamespaces;
   private inode = 0;
   private open = 0;
+  /** Connections past maxConnections, in arrival order, greeted when a served one ends. */
+  private readonly waiting: Waiter[] = [];
   /** CNI requests taken and not yet answered. */
   private pending = 0;
   private draining: Promise<void> | null = null;
@@ -79,7 +99,7 @@ export class Daemon {
 
   /** Listening on `opts.socket` (0600, its directory 0700). */
   static async start(options: DaemonOptions): Promise<Daemon> {
-    const d = new Daemon({ maxConnections: 32, requestDeadlineMs: 40_000, ...options });
+    const d = new Daemon({ maxConnections: 32, maxWaiting: 1024, requestDeadlineMs: 40_000, ...options });
     // a search through other containers' directories must not hold up every other call
     searchOnWorkerThread();
     await prepareSocketPath(d.opts.socket);
@@ -96,6 +116,8 @@ export class Daemon {
       process.umask(umask);
     }
     d.inode = lstatSync(d.opts.socket).ino;
+    // an ADD answers without waiting for a carrier the pod does not need; its addresses are announced when it comes
+    lateCarrierAnnouncements(d.opts.log);
     return d;
   }
 
@@ -112,6 +134,8 @@ export class Daemon {
       broken: s.broken,
       inFlight: this.pending,
       connections: this.open,
+      waiting: this.waiting.length,
+      carrierWatches: carrierWatches(),
       memory: memoryMiB(),
     };
   }
@@ -124,6 +148,13 @@ export class Daemon {
     if (this.draining) return this.draining;
     this.server.close();
     void stopSearchThread();
+    lateCarrierAnnouncements(null);
+    // a connection still waiting for its greeting has sent nothing: its shim runs the one-shot plugin
+    for (const w of this.waiting.splice(0)) {
+      w.detach();
+      this.stats.declined++;
+      this.decline(w.sock);
+    }
     try {
       if (lstatSync(this.opts.socket).ino === this.inode) unlinkSync(this.opts.socket);
     } catch {
@@ -148,17 +179,50 @@ export class Daemon {
   private accept(sock: Socket): void {
     sock.on('error', () => {}); // a client gone away: its own loss, reported where it is noticed
     const { verdict, hostMounts } = this.verdictFor(sock);
-    if (verdict !== Verdict.go) {
-      // closed once the verdict is out, whatever the client does next
-      sock.end(encodeHello(verdict), () => sock.destroy());
-      return;
-    }
-    sock.write(encodeHello(verdict));
+    if (verdict !== Verdict.go) return this.decline(sock, verdict);
+    if (this.open < this.opts.maxConnections) return this.greet(sock, hostMounts);
+    // a node booting with many pods asks for all their ADDs at once: each waits its turn here rather than running
+    // one-shot (a Node start-up each, all on the same cores). A client waiting for its greeting sends nothing: its
+    // end means it gave up (its shim runs the one-shot plugin) and it is dropped; bytes before the greeting break the
+    // protocol
+    const drop = () => {
+      waiter.detach();
+      const i = this.waiting.indexOf(waiter);
+      if (i >= 0) this.waiting.splice(i, 1);
+      sock.destroy();
+    };
+    const onData = () => {
+      this.stats.broken++;
+      drop();
+    };
+    const waiter: Waiter = { sock, hostMounts, detach: () => void sock.off('data', onData).off('end', drop).off('close', drop) };
+    sock.on('data', onData).on('end', drop).on('close', drop);
+    this.waiting.push(waiter);
+  }
+
+  /** The verdict, and closed once it is out, whatever the client does next. */
+  private decline(sock: Socket, verdict: Verdict = Verdict.decline): void {
+    sock.end(encodeHello(verdict), () => sock.destroy());
+  }
+
+  private greet(sock: Socket, hostMounts: boolean): void {
+    sock.write(encodeHello(Verdict.go));
     this.open++;
     void this.serve(sock, hostMounts).finally(() => {
       this.open--;
+      this.greetWaiting();
       this.maybeDrained();
     });
+  }
+
+  private greetWaiting(): void {
+    while (this.open < this.opts.maxConnections && this.waiting.length && !this.draining) {
+      const next = this.waiting[0];
+      // out of the queue, its listeners off: readRequest listens from here on, in this same tick
+      next.detach();
+      this.waiting.shift();
+      if (!next.sock.destroyed) this.greet(next.sock, next.hostMounts);
+    }
   }
 
   /** The greeting's verdict; hostMounts: a caller served from pid 1's mount namespace (its paths checked per call). */
@@ -170,7 +234,7 @@ export class Daemon {
       this.opts.log(`refused ${peer.reason}`);
       return not(Verdict.refused);
     }
-    if (this.draining || this.open >= this.opts.maxConnections) {
+    if (this.draining || (this.open >= this.opts.maxConnections && this.waiting.length >= this.opts.maxWaiting)) {
       this.stats.declined++;
       return not(Verdict.decline);
     }
