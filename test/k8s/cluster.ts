@@ -42,9 +42,9 @@ function firstMissing(path: string): string | null {
   return missing;
 }
 /** Kernel tunables kubelet sets at start (its KernelTunableModify behaviour): put back by stop(). */
-const KUBELET_SYSCTLS = ['vm.overcommit_memory', 'vm.panic_on_oom', 'kernel.panic', 'kernel.panic_on_oops', 'kernel.keys.root_maxkeys', 'kernel.keys.root_maxbytes'];
+export const KUBELET_SYSCTLS = ['vm.overcommit_memory', 'vm.panic_on_oom', 'kernel.panic', 'kernel.panic_on_oops', 'kernel.keys.root_maxkeys', 'kernel.keys.root_maxbytes'];
 /** The Debian plugins the node's primary network and the CRI use. */
-const DEBIAN_PLUGINS = ['bridge', 'host-local', 'loopback'];
+export const DEBIAN_PLUGINS = ['bridge', 'host-local', 'loopback'];
 /** The cluster's service range: the `kubernetes` service gets its first address (in the API server's certificate). */
 const SERVICE_RANGE = '10.0.0.0/24';
 
@@ -59,16 +59,16 @@ function freePort(): Promise<number> {
   });
 }
 
-function sysctl(name: string): string {
+export function sysctl(name: string): string {
   return readFileSync(`/proc/sys/${name.replace(/\./g, '/')}`, 'utf8').trim();
 }
 
-function setSysctl(name: string, value: string): void {
+export function setSysctl(name: string, value: string): void {
   writeFileSync(`/proc/sys/${name.replace(/\./g, '/')}`, value);
 }
 
 /** The cgroup v1 hierarchies (and v2's unified one) this machine mounts under /sys/fs/cgroup. */
-function cgroupHierarchies(): string[] {
+export function cgroupHierarchies(): string[] {
   const root = '/sys/fs/cgroup';
   if (existsSync(join(root, 'cgroup.controllers'))) return [root];
   return readdirSync(root, { withFileTypes: true })
@@ -77,7 +77,7 @@ function cgroupHierarchies(): string[] {
 }
 
 /** rmdir a cgroup and those below it, deepest first (their processes are gone by then). */
-function removeCgroupTree(dir: string): void {
+export function removeCgroupTree(dir: string): void {
   if (!existsSync(dir)) return;
   for (const e of readdirSync(dir, { withFileTypes: true })) if (e.isDirectory()) removeCgroupTree(join(dir, e.name));
   rmdirSync(dir);

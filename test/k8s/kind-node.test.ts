@@ -1,0 +1,135 @@
+// The kind-style node (./kind-node.ts): kubelet, containerd and the control plane in one docker container, as kind
+// runs a single-node cluster. The host lends a stand-in PF to that node with `sriovctl attach <nic> docker:<node>`;
+// inside it, kubelet runs a pod whose NetworkAttachmentDefinition names sriovctl-cni, and Multus hands the pod the
+// NIC (the node's installer DaemonSet put the plugin there). Then the node is `docker kill`ed, and `sriovctl
+// cleanup` on the host must bring the NIC home intact (name, MAC, MTU, up/down, its address) and empty the ledger.
+//
+// The stand-in NIC is a veth end: unlike a PF (which the kernel pushes to the initial namespace when its namespace
+// dies) a veth dies with its namespace. The killed node's and pod's network namespaces are therefore held by two
+// host processes (what a leaked sandbox or a stuck process does to real nodes), so the NIC is still there to be
+// given back, from inside a pod of a node that no longer exists.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, join } from 'node:path';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { sriovctl, withoutNeighbourWarnings, type CliResult } from '../helpers/cli-process';
+import { ledgerRecords } from '../helpers/cni-run';
+import { ip, ipJson, Scratch, uniquePrefix } from '../helpers/kernel';
+import { nicState, standInNic, type NicState } from '../helpers/lend-fixture';
+import { KindNode } from './kind-node';
+import { nad, networkStatus, pod, waitRunning } from './pods';
+
+const stateDir = mkdtempSync(join(tmpdir(), 'sriovctl-kind-state-'));
+let node: KindNode;
+let s: Scratch;
+let nic: NicState;
+let homeAddress: string;
+const holders: ChildProcess[] = [];
+
+beforeAll(async () => {
+  const started = Date.now();
+  node = await KindNode.start(uniquePrefix(), stateDir);
+  console.log(`kind-style node up (cluster Ready, sriovctl's DaemonSet Ready) in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+});
+
+afterAll(async () => {
+  try {
+    await node?.stop();
+  } finally {
+    rmSync(stateDir, { recursive: true, force: true });
+  }
+});
+
+beforeEach(() => {
+  s = new Scratch();
+  nic = standInNic(s, 'pf');
+  homeAddress = `198.51.100.${(parseInt(s.prefix.slice(1), 16) % 250) + 1}/32`;
+  ip('addr', 'add', homeAddress, 'dev', nic.name);
+});
+
+afterEach(async () => {
+  // whatever the test left lent (a failure before the cleanup it checks) comes home before the NIC is removed
+  await cli('cleanup');
+  for (const h of holders.splice(0)) h.kill('SIGKILL');
+  s.cleanup();
+});
+
+/** The host's sriovctl, on the test's ledger, with the private dockerd's CLI first on PATH (`docker:<node>`). */
+function cli(...args: string[]): Promise<CliResult> {
+  return sriovctl({ stateDir, sysfsRoot: '/sys', pathPrefix: node.runtime!.binDir }, args);
+}
+
+/** Global addresses of `dev` at home, as iproute2 reads them. */
+function homeAddresses(dev: string): string[] {
+  return ipJson<any[]>('addr', 'show', 'dev', dev)[0]
+    .addr_info.filter((a: any) => a.scope === 'global')
+    .map((a: any) => `${a.local}/${a.prefixlen}`);
+}
+
+/** A link inside the node (in its named netns `netns` when given), as the node's iproute2 reads it. */
+function linkInNode(dev: string, netns?: string): any {
+  return JSON.parse(node.exec('ip', '-j', ...(netns ? ['-n', netns] : []), 'addr', 'show', 'dev', dev))[0];
+}
+
+/** A host process in the namespace `file` names (nsenter --net), once it is in it; killed after the test. */
+async function holdNamespace(file: string): Promise<void> {
+  const id = (f: string) => `${statSync(f).dev}:${statSync(f).ino}`;
+  const want = id(file);
+  const holder = spawn('nsenter', [`--net=${file}`, 'sleep', '3600'], { stdio: 'ignore' });
+  holders.push(holder);
+  await node.api.waitFor(`a holder of ${file}`, async () => (id(`/proc/${holder.pid}/ns/net`) === want ? true : undefined), 60_000);
+}
+
+describe('a kind-style node (kubelet, containerd and the control plane in a docker container)', () => {
+  it('gets the PF by `sriovctl attach`, lends it to a pod through Multus, and after `docker kill` cleanup brings it home', async () => {
+    const t0 = Date.now();
+    const attach = await cli('attach', nic.name, `docker:${node.name}`);
+    expect(attach.stderr).toBe('');
+    expect(attach.code).toBe(0);
+    expect(nicState(nic.name)).toBeNull();
+    expect(linkInNode(nic.name)).toMatchObject({ ifname: nic.name, address: nic.mac, mtu: nic.mtu });
+
+    await node.api.create(
+      nad({ cniVersion: '1.0.0', name: `pf-${s.prefix}`, type: 'sriovctl-cni', device: nic.name, ipam: { type: 'host-local', ranges: [[{ subnet: '10.123.0.0/24' }]] } }),
+    );
+    const name = `pf-${s.prefix}`;
+    await node.api.create(pod(node, name, `pf-${s.prefix}`));
+    const running = await waitRunning(node, name);
+    const t1 = Date.now();
+
+    const sb = (await node.cri.listPodSandbox()).find((x) => x.metadata.uid === running.metadata.uid && x.state === 'SANDBOX_READY');
+    expect(sb, 'the pod sandbox in the node').toBeDefined();
+    const netnsPath = (await node.cri.podSandboxStatus(sb!.id)).netnsPath;
+    const netns = basename(netnsPath);
+    // in the pod: the same NIC (MAC, MTU), named net1 by Multus, with host-local's address
+    const inPod = linkInNode('net1', netns);
+    expect(inPod).toMatchObject({ ifname: 'net1', address: nic.mac, mtu: nic.mtu });
+    const podIp = inPod.addr_info.find((a: any) => a.family === 'inet');
+    expect(`${podIp.local}/${podIp.prefixlen}`).toMatch(/^10\.123\.0\.\d+\/24$/);
+    expect(networkStatus(running)[1]).toMatchObject({ name: `default/pf-${s.prefix}`, interface: 'net1', mac: nic.mac });
+    // one ledger: the host's attach and the node's pod lend, both in the host's state dir
+    expect(ledgerRecords(stateDir).map((r) => r.owner).sort()).toEqual([`attach:docker:${node.name}`, `cni:${sb!.id}/net1`].sort());
+
+    // the node dies as a whole; its network namespace and its pod's are held from the host (see the header)
+    await holdNamespace(`/proc/${node.pid}/ns/net`);
+    // (through the node's root: /var/run is a link to /run there, which the host would resolve in its own)
+    await holdNamespace(`/proc/${node.pid}/root/run/netns/${netns}`);
+    node.kill();
+    const t2 = Date.now();
+
+    const cleanup = await cli('cleanup', '--json');
+    expect(withoutNeighbourWarnings(cleanup.stderr)).toBe('');
+    expect(cleanup.code).toBe(0);
+    expect(JSON.parse(cleanup.stdout).map((e: any) => [e.owner, e.outcome])).toEqual([
+      [`cni:${sb!.id}/net1`, 'returned'],
+      [`attach:docker:${node.name}`, 'returned'],
+    ]);
+    expect(nicState(nic.name)).toEqual(nic);
+    expect(homeAddresses(nic.name)).toEqual([homeAddress]);
+    expect(ledgerRecords(stateDir)).toEqual([]);
+    console.log(
+      `kind-style node: attach to pod Running ${((t1 - t0) / 1000).toFixed(1)} s, checks and kill ${((t2 - t1) / 1000).toFixed(1)} s, cleanup ${((Date.now() - t2) / 1000).toFixed(1)} s`,
+    );
+  });
+});
