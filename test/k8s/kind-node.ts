@@ -351,6 +351,14 @@ export class KindNode {
     );
   }
 
+  /** What the node's `sriovctl daemon` (the DaemonSet's main container) wrote, from the logs kubelet keeps. */
+  daemonLog(): string {
+    const root = this.path('pod-logs');
+    const pod = readdirSync(root).find((d) => d.startsWith(`${SYSTEM_NS}_sriovctl-cni-installer-`));
+    const dir = pod ? join(root, pod, 'sriovctl-daemon') : '';
+    return dir && existsSync(dir) ? readdirSync(dir).map((f) => readFileSync(join(dir, f), 'utf8')).join('') : '';
+  }
+
   /** The tail of every log of the node: its components' and its pods' containers' (for failure messages). */
   logs(lines = 25): string {
     const tail = (f: string) => readFileSync(f, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
