@@ -24,6 +24,7 @@ import { IMAGE_ARCHIVE } from '../field/packaged';
 import { componentBins, type ComponentBins } from './components';
 import { FatalWait, KubeApi } from './kube-api';
 import { NodeNamespaces } from './node-namespaces';
+import { kubeletConfiguration } from './kubelet-config';
 import { kubeconfig, makePki, type Pki } from './pki';
 import { Component } from './processes';
 
@@ -279,35 +280,16 @@ export class Cluster {
       mkdirSync(d, { recursive: true });
       for (const f of ['cpuset.cpus', 'cpuset.mems']) if (existsSync(join(h, f))) writeFileSync(join(d, f), readFileSync(join(h, f)));
     }
-    writeFileSync(
-      file,
-      JSON.stringify({
-        apiVersion: 'kubelet.config.k8s.io/v1beta1',
-        kind: 'KubeletConfiguration',
-        address: '127.0.0.1',
-        port,
-        readOnlyPort: 0,
-        healthzPort: 0,
-        authentication: { anonymous: { enabled: false }, webhook: { enabled: false }, x509: { clientCAFile: this.pki.ca.cert } },
-        authorization: { mode: 'AlwaysAllow' },
-        tlsCertFile: this.pki.kubeletServing.cert,
-        tlsPrivateKeyFile: this.pki.kubeletServing.key,
-        // these machines: cgroup v1 hybrid, PID 1 not systemd
-        cgroupDriver: 'cgroupfs',
-        cgroupRoot: this.cgroupRoot,
-        failCgroupV1: false,
-        failSwapOn: false,
-        // the host's firewall is not this node's: no KUBE-FIREWALL, hint or canary chains
-        makeIPTablesUtilChains: false,
-        containerRuntimeEndpoint: `unix://${this.containerd.socket}`,
-        podLogsDir: this.path('pod-logs'),
-        volumePluginDir: this.path('kubelet', 'volume-plugins'),
-        // a shared machine's disk and memory are not this node's to guard
-        evictionHard: { 'memory.available': '1Mi', 'nodefs.available': '1%', 'imagefs.available': '1%', 'nodefs.inodesFree': '1%' },
-        imageGCHighThresholdPercent: 100,
-        imageGCLowThresholdPercent: 99,
-      }),
-    );
+    const config = kubeletConfiguration({
+      address: '127.0.0.1',
+      port,
+      pki: this.pki,
+      cgroupRoot: this.cgroupRoot,
+      runtimeSocket: this.containerd.socket,
+      podLogsDir: this.path('pod-logs'),
+      volumePluginDir: this.path('kubelet', 'volume-plugins'),
+    });
+    writeFileSync(file, JSON.stringify(config));
     return file;
   }
 

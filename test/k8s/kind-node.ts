@@ -30,6 +30,7 @@ import { IMAGE_ARCHIVE } from '../field/packaged';
 import { cgroupHierarchies, DEBIAN_PLUGINS, KUBELET_SYSCTLS, removeCgroupTree, setSysctl, sysctl } from './cluster';
 import { componentBins, type ComponentBins } from './components';
 import { FatalWait, KubeApi } from './kube-api';
+import { kubeletConfiguration } from './kubelet-config';
 import { kubeconfig, makePki, type Pki } from './pki';
 
 /** The API server's port inside the node (kind's default). */
@@ -190,7 +191,15 @@ export class KindNode {
         '',
       ].join('\n'),
     );
-    writeFileSync(this.path('kubelet.json'), JSON.stringify(this.kubeletConfig()));
+    const kubelet = kubeletConfiguration({
+      address: this.nodeIp,
+      pki: this.pki,
+      cgroupRoot: this.cgroupRoot,
+      runtimeSocket: this.path('containerd.sock'),
+      podLogsDir: this.path('pod-logs'),
+      volumePluginDir: this.path('kubelet', 'volume-plugins'),
+    });
+    writeFileSync(this.path('kubelet.json'), JSON.stringify(kubelet));
     // kubelet reads them at start (its user namespace manager), as a node image has them
     writeFileSync(this.path('passwd'), 'root:x:0:0:root:/root:/bin/sh\n');
     writeFileSync(this.path('group'), 'root:x:0:\n');
@@ -241,32 +250,6 @@ export class KindNode {
       '',
     ];
     writeFileSync(this.path('entrypoint.sh'), script.join('\n'));
-  }
-
-  private kubeletConfig(): Record<string, unknown> {
-    return {
-      apiVersion: 'kubelet.config.k8s.io/v1beta1',
-      kind: 'KubeletConfiguration',
-      address: this.nodeIp,
-      readOnlyPort: 0,
-      healthzPort: 0,
-      authentication: { anonymous: { enabled: false }, webhook: { enabled: false }, x509: { clientCAFile: this.pki.ca.cert } },
-      authorization: { mode: 'AlwaysAllow' },
-      tlsCertFile: this.pki.kubeletServing.cert,
-      tlsPrivateKeyFile: this.pki.kubeletServing.key,
-      // cgroup v1 hybrid, no systemd in the node (kind's node has systemd: cgroupDriver systemd there)
-      cgroupDriver: 'cgroupfs',
-      cgroupRoot: this.cgroupRoot,
-      failCgroupV1: false,
-      failSwapOn: false,
-      makeIPTablesUtilChains: false,
-      containerRuntimeEndpoint: `unix://${this.path('containerd.sock')}`,
-      podLogsDir: this.path('pod-logs'),
-      volumePluginDir: this.path('kubelet', 'volume-plugins'),
-      // the shared machine's disk and memory are not this node's to guard (kind sets the same thresholds)
-      evictionHard: { 'memory.available': '1Mi', 'nodefs.available': '0%', 'imagefs.available': '0%', 'nodefs.inodesFree': '0%' },
-      imageGCHighThresholdPercent: 100,
-    };
   }
 
   /** The node's eth0: one end of a veth whose other end, on the host, is the test's (the node's only way out). */
