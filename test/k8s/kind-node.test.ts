@@ -109,7 +109,8 @@ describe('a kind-style node (kubelet, containerd and the control plane in a dock
     expect(`${podIp.local}/${podIp.prefixlen}`).toMatch(/^10\.123\.0\.\d+\/24$/);
     expect(networkStatus(running)[1]).toMatchObject({ name: `default/pf-${s.prefix}`, interface: 'net1', mac: nic.mac });
     // the node's DaemonSet daemon served the ADD (it examines the node's pid 1, tini, through its hostPID view)
-    expect(node.daemonLog().split('\n').filter((l) => l.includes(` ADD ${sb!.id}/net1: exit 0 `))).toHaveLength(1);
+    const daemonLog = node.daemonLog();
+    expect(daemonLog.split('\n').filter((l) => l.includes(` ADD ${sb!.id}/net1: exit 0 `)), daemonLog).toHaveLength(1);
     // one ledger: the host's attach and the node's pod lend, both in the host's state dir
     expect(ledgerRecords(stateDir).map((r) => r.owner).sort()).toEqual([`attach:docker:${node.name}`, `cni:${sb!.id}/net1`].sort());
 
