@@ -13,6 +13,24 @@
 // What the node changes on the host, and stop() puts back: the kernel tunables kubelet sets (the node's /proc/sys
 // is the host's, as a privileged kind node's is) and the cgroups kubelet makes under its cgroup root (the node sees
 // the host's cgroup hierarchies, as a kind node on cgroup v1 does). Everything else dies with the container.
+//
+// How far this is from kind's own node image (kindest/node): that image is a Debian root with systemd as pid 1,
+// its own containerd 2 and runc, kubeadm (the control plane as static pods), kindnet and its images preloaded; its
+// entrypoint makes / shared, fixes /dev/kmsg and the cgroup mounts, and the container is --privileged on a docker
+// network of kind's, the API server's port published on the host's loopback. Here: an empty root with the host's
+// /usr mounted, tini and a shell entrypoint instead of systemd (no restarts: kubelet is started once containerd's
+// socket exists), the control plane as plain processes, Debian's containerd 1.6, Multus over bridge as the
+// network, all capabilities but CAP_SYS_RESOURCE (outside this machine's bounding set, so --privileged fails) with
+// /proc unmasked and /sys read-only, a veth as the node's network and a forwarder for the API server. What sriovctl
+// meets is the same: the node is a container (`docker:<name>` targets its init), its ledger is the host's state dir
+// at the node's default one, the installer DaemonSet's hostPID daemon examines the node's pid 1, pods' netns are
+// bind mounts in the node's own mount namespace.
+//
+// What the node showed: kubelet 1.34 does not start without /etc/passwd (its user-namespace manager reads it);
+// kubelet exits when the CRI socket does not answer yet (kind's systemd restarts it); without `mount --make-rshared
+// /` in the entrypoint the cluster comes up, but the daemon sends every call back to the one-shot plugin ("is not the
+// same file in the daemon's mount namespace as in the host's": a pod's netns, bind-mounted after the daemon's
+// container started, never reaches it) — kind's entrypoint makes / shared for this reason.
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect, createServer, type Server, type Socket } from 'node:net';
