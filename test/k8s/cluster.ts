@@ -64,7 +64,7 @@ export function sysctl(name: string): string {
   return readFileSync(`/proc/sys/${name.replace(/\./g, '/')}`, 'utf8').trim();
 }
 
-export function setSysctl(name: string, value: string): void {
+function setSysctl(name: string, value: string): void {
   writeFileSync(`/proc/sys/${name.replace(/\./g, '/')}`, value);
 }
 
@@ -78,10 +78,23 @@ export function cgroupHierarchies(): string[] {
 }
 
 /** rmdir a cgroup and those below it, deepest first (their processes are gone by then). */
-export function removeCgroupTree(dir: string): void {
+function removeCgroupTree(dir: string): void {
   if (!existsSync(dir)) return;
   for (const e of readdirSync(dir, { withFileTypes: true })) if (e.isDirectory()) removeCgroupTree(join(dir, e.name));
   rmdirSync(dir);
+}
+
+/**
+ * What kubelet changed on the host, put back once its processes are gone: its cgroup root (in every hierarchy)
+ * removed, the kernel tunables it set back at `sysctlsBefore`. Each step is tried on its own.
+ */
+export async function undoKubeletHostChanges(steps: TeardownSteps, cgroupRoot: string, sysctlsBefore: Map<string, string>): Promise<void> {
+  await steps.attempt('removing the cgroup root', () => {
+    for (const h of cgroupHierarchies()) removeCgroupTree(join(h, cgroupRoot));
+  });
+  await steps.attempt('restoring sysctls', () => {
+    for (const [name, value] of sysctlsBefore) if (sysctl(name) !== value) setSysctl(name, value);
+  });
 }
 
 export class Cluster {
@@ -408,12 +421,7 @@ export class Cluster {
     // whatever of the node is still running (a process a failed teardown left) dies with its pid namespace
     await attempt("releasing the node's namespaces", () => this.node.release());
     for (const c of [this.scheduler, this.controllerManager, this.apiserver, this.etcd]) await attempt(`stopping ${c?.name}`, () => c?.stop());
-    await attempt('removing the cgroup root', () => {
-      for (const h of cgroupHierarchies()) removeCgroupTree(join(h, this.cgroupRoot));
-    });
-    await attempt('restoring sysctls', () => {
-      for (const [name, value] of this.sysctlsBefore) if (sysctl(name) !== value) setSysctl(name, value);
-    });
+    await undoKubeletHostChanges(steps, this.cgroupRoot, this.sysctlsBefore);
     await attempt('removing the bridge', () => {
       if (existsSync(`/sys/class/net/${this.bridge}`)) execFileSync('ip', ['link', 'del', this.bridge], { stdio: 'pipe' });
     });

@@ -45,7 +45,7 @@ import { CRI_NAMESPACE, which } from '../field/containerd';
 import { CriClient } from '../field/cri/cri-client';
 import { pauseImage } from '../field/cri/pause-image';
 import { IMAGE_ARCHIVE } from '../field/packaged';
-import { cgroupHierarchies, DEBIAN_PLUGINS, KUBELET_SYSCTLS, removeCgroupTree, setSysctl, sysctl } from './cluster';
+import { cgroupHierarchies, DEBIAN_PLUGINS, KUBELET_SYSCTLS, sysctl, undoKubeletHostChanges } from './cluster';
 import { componentBins, type ComponentBins } from './components';
 import { FatalWait, KubeApi } from './kube-api';
 import { kubeletConfiguration } from './kubelet-config';
@@ -390,12 +390,7 @@ export class KindNode {
     });
     // the container (and with it every process and mount of the node) and the private dockerd
     await attempt('removing the node container and its docker', () => this.runtime?.teardown());
-    await attempt("removing kubelet's cgroups", () => {
-      for (const h of cgroupHierarchies()) removeCgroupTree(join(h, this.cgroupRoot));
-    });
-    await attempt('restoring sysctls', () => {
-      for (const [name, value] of this.sysctlsBefore) if (sysctl(name) !== value) setSysctl(name, value);
-    });
+    await undoKubeletHostChanges(steps, this.cgroupRoot, this.sysctlsBefore);
     await attempt("removing the node's veth", () => {
       if (existsSync(`/sys/class/net/${this.hostLink}`)) execFileSync('ip', ['link', 'del', this.hostLink], { stdio: 'pipe' });
     });
