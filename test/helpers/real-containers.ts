@@ -23,6 +23,12 @@ export interface HostMount {
   node: string;
 }
 
+/** More of a node container's `run`: options (privileges, mounts) and the command its init runs. */
+export interface NodeRunOptions {
+  args?: string[];
+  command?: string[];
+}
+
 export interface RunResult {
   status: number | null;
   stdout: string;
@@ -35,9 +41,10 @@ export interface RealRuntime {
   readonly binDir: string;
   /**
    * A node container: the host's /usr read-only, `shared` directories at the same path, each of `moved` at its
-   * `node` path (as `cluster up` mounts the ledger); it sleeps until killed.
+   * `node` path (as `cluster up` mounts the ledger); it sleeps until killed, or runs `opts.command` (as its init's
+   * child), with `opts.args` added to the runtime's `run` options.
    */
-  runNode(name: string, shared: string[], moved?: HostMount[]): NodeContainer;
+  runNode(name: string, shared: string[], moved?: HostMount[], opts?: NodeRunOptions): NodeContainer;
   /** Run a command in the container (its mount, network and pid namespaces). */
   exec(name: string, argv: string[], opts?: { env?: Record<string, string>; input?: string }): RunResult;
   /** SIGKILL the container's init and wait until the runtime saw it stop. */
@@ -124,9 +131,10 @@ function runtimeOver(spec: RuntimeSpec): RealRuntime {
   return {
     name: spec.name,
     binDir: spec.binDir,
-    runNode(name, shared, moved = []) {
+    runNode(name, shared, moved = [], opts = {}) {
       names.push(name);
-      must(cmd, [...global, 'run', '-d', '--name', name, ...NODE_PRIVILEGES, ...nodeMounts(shared, moved), ...spec.imageArgs(name), '/usr/bin/sleep', 'infinity']);
+      const command = opts.command ?? ['/usr/bin/sleep', 'infinity'];
+      must(cmd, [...global, 'run', '-d', '--name', name, ...NODE_PRIVILEGES, ...(opts.args ?? []), ...nodeMounts(shared, moved), ...spec.imageArgs(name), ...command]);
       return { name, pid: containerPid(spec.cli, name) };
     },
     exec: (name, argv, opts = {}) => run(cmd, [...global, ...execArgs(name, argv, opts.env ?? {})], { input: opts.input }),

@@ -24,6 +24,7 @@ import { IMAGE_ARCHIVE } from '../field/packaged';
 import { componentBins, type ComponentBins } from './components';
 import { FatalWait, KubeApi } from './kube-api';
 import { NodeNamespaces } from './node-namespaces';
+import { kubeletConfiguration } from './kubelet-config';
 import { kubeconfig, makePki, type Pki } from './pki';
 import { Component } from './processes';
 
@@ -42,9 +43,9 @@ function firstMissing(path: string): string | null {
   return missing;
 }
 /** Kernel tunables kubelet sets at start (its KernelTunableModify behaviour): put back by stop(). */
-const KUBELET_SYSCTLS = ['vm.overcommit_memory', 'vm.panic_on_oom', 'kernel.panic', 'kernel.panic_on_oops', 'kernel.keys.root_maxkeys', 'kernel.keys.root_maxbytes'];
+export const KUBELET_SYSCTLS = ['vm.overcommit_memory', 'vm.panic_on_oom', 'kernel.panic', 'kernel.panic_on_oops', 'kernel.keys.root_maxkeys', 'kernel.keys.root_maxbytes'];
 /** The Debian plugins the node's primary network and the CRI use. */
-const DEBIAN_PLUGINS = ['bridge', 'host-local', 'loopback'];
+export const DEBIAN_PLUGINS = ['bridge', 'host-local', 'loopback'];
 /** The cluster's service range: the `kubernetes` service gets its first address (in the API server's certificate). */
 const SERVICE_RANGE = '10.0.0.0/24';
 
@@ -59,7 +60,7 @@ function freePort(): Promise<number> {
   });
 }
 
-function sysctl(name: string): string {
+export function sysctl(name: string): string {
   return readFileSync(`/proc/sys/${name.replace(/\./g, '/')}`, 'utf8').trim();
 }
 
@@ -68,7 +69,7 @@ function setSysctl(name: string, value: string): void {
 }
 
 /** The cgroup v1 hierarchies (and v2's unified one) this machine mounts under /sys/fs/cgroup. */
-function cgroupHierarchies(): string[] {
+export function cgroupHierarchies(): string[] {
   const root = '/sys/fs/cgroup';
   if (existsSync(join(root, 'cgroup.controllers'))) return [root];
   return readdirSync(root, { withFileTypes: true })
@@ -81,6 +82,19 @@ function removeCgroupTree(dir: string): void {
   if (!existsSync(dir)) return;
   for (const e of readdirSync(dir, { withFileTypes: true })) if (e.isDirectory()) removeCgroupTree(join(dir, e.name));
   rmdirSync(dir);
+}
+
+/**
+ * What kubelet changed on the host, put back once its processes are gone: its cgroup root (in every hierarchy)
+ * removed, the kernel tunables it set back at `sysctlsBefore`. Each step is tried on its own.
+ */
+export async function undoKubeletHostChanges(steps: TeardownSteps, cgroupRoot: string, sysctlsBefore: Map<string, string>): Promise<void> {
+  await steps.attempt('removing the cgroup root', () => {
+    for (const h of cgroupHierarchies()) removeCgroupTree(join(h, cgroupRoot));
+  });
+  await steps.attempt('restoring sysctls', () => {
+    for (const [name, value] of sysctlsBefore) if (sysctl(name) !== value) setSysctl(name, value);
+  });
 }
 
 export class Cluster {
@@ -332,35 +346,16 @@ export class Cluster {
   private writeKubeletConfig(port: number): string {
     const file = this.path('kubelet-config.json');
     this.makeCgroupRoot();
-    writeFileSync(
-      file,
-      JSON.stringify({
-        apiVersion: 'kubelet.config.k8s.io/v1beta1',
-        kind: 'KubeletConfiguration',
-        address: '127.0.0.1',
-        port,
-        readOnlyPort: 0,
-        healthzPort: 0,
-        authentication: { anonymous: { enabled: false }, webhook: { enabled: false }, x509: { clientCAFile: this.pki.ca.cert } },
-        authorization: { mode: 'AlwaysAllow' },
-        tlsCertFile: this.pki.kubeletServing.cert,
-        tlsPrivateKeyFile: this.pki.kubeletServing.key,
-        // these machines: cgroup v1 hybrid, PID 1 not systemd
-        cgroupDriver: 'cgroupfs',
-        cgroupRoot: this.cgroupRoot,
-        failCgroupV1: false,
-        failSwapOn: false,
-        // the host's firewall is not this node's: no KUBE-FIREWALL, hint or canary chains
-        makeIPTablesUtilChains: false,
-        containerRuntimeEndpoint: `unix://${this.containerd.socket}`,
-        podLogsDir: this.path('pod-logs'),
-        volumePluginDir: this.path('kubelet', 'volume-plugins'),
-        // a shared machine's disk and memory are not this node's to guard
-        evictionHard: { 'memory.available': '1Mi', 'nodefs.available': '1%', 'imagefs.available': '1%', 'nodefs.inodesFree': '1%' },
-        imageGCHighThresholdPercent: 100,
-        imageGCLowThresholdPercent: 99,
-      }),
-    );
+    const config = kubeletConfiguration({
+      address: '127.0.0.1',
+      port,
+      pki: this.pki,
+      cgroupRoot: this.cgroupRoot,
+      runtimeSocket: this.containerd.socket,
+      podLogsDir: this.path('pod-logs'),
+      volumePluginDir: this.path('kubelet', 'volume-plugins'),
+    });
+    writeFileSync(file, JSON.stringify(config));
     return file;
   }
 
@@ -506,12 +501,7 @@ export class Cluster {
     // whatever of the node is still running (a process a failed teardown left) dies with its pid namespace
     await attempt("releasing the node's namespaces", () => this.node.release());
     for (const c of [this.scheduler, this.controllerManager, this.apiserver, this.etcd]) await attempt(`stopping ${c?.name}`, () => c?.stop());
-    await attempt('removing the cgroup root', () => {
-      for (const h of cgroupHierarchies()) removeCgroupTree(join(h, this.cgroupRoot));
-    });
-    await attempt('restoring sysctls', () => {
-      for (const [name, value] of this.sysctlsBefore) if (sysctl(name) !== value) setSysctl(name, value);
-    });
+    await undoKubeletHostChanges(steps, this.cgroupRoot, this.sysctlsBefore);
     await attempt('removing the bridge', () => {
       if (existsSync(`/sys/class/net/${this.bridge}`)) execFileSync('ip', ['link', 'del', this.bridge], { stdio: 'pipe' });
     });

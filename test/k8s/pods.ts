@@ -17,7 +17,7 @@ export function nad(config: { name: string; [k: string]: unknown }): any {
 }
 
 /** A pod in `default` attached to `networks` (Multus's annotation) running the pause image, never pulled. */
-export function pod(cluster: Cluster, name: string, networks: string): any {
+export function pod(cluster: Pick<Cluster, 'pauseRef'>, name: string, networks: string): any {
   return {
     apiVersion: 'v1',
     kind: 'Pod',
@@ -35,7 +35,7 @@ export function podPath(name: string): string {
 }
 
 /** Wait until the pod runs; a pod that fails or whose node reports a sandbox error is waited for still (kubelet retries). */
-export async function waitRunning(cluster: Cluster, name: string): Promise<any> {
+export async function waitRunning(cluster: Pick<Cluster, 'api'>, name: string): Promise<any> {
   return cluster.api.waitFor(`pod ${name} Running`, async () => {
     const p = await cluster.api.get(podPath(name));
     return p.status?.phase === 'Running' ? p : undefined;
@@ -43,7 +43,7 @@ export async function waitRunning(cluster: Cluster, name: string): Promise<any> 
 }
 
 /** Wait until the API no longer holds the pod (kubelet confirmed its end: sandbox stopped, CNI DEL run). */
-export async function waitGone(cluster: Cluster, name: string): Promise<void> {
+export async function waitGone(cluster: Pick<Cluster, 'api'>, name: string): Promise<void> {
   await cluster.api.waitFor(`pod ${name} gone`, async () => ((await cluster.api.find(podPath(name))) === null ? true : undefined));
 }
 
