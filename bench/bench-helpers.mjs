@@ -43,3 +43,30 @@ export function roundRatios(a, b) {
   if (a.length !== b.length) throw new Error(`rounds differ in number: ${a.length} against ${b.length}`);
   return a.map((x, i) => x / b[i]);
 }
+
+/** Clean-ups of what running benches made, run if the bench is interrupted (SIGINT, SIGTERM: `timeout`, Ctrl-C). */
+const interruptCleanups = new Set();
+let interruptHandled = false;
+
+/**
+ * `body()`, then `cleanup()` — also when the bench is interrupted by a signal, where no `finally` runs: a bench killed
+ * with a NIC lent into a namespace of its own left both behind.
+ */
+export async function withCleanup(cleanup, body) {
+  if (!interruptHandled) {
+    interruptHandled = true;
+    for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]]) {
+      process.once(signal, () => {
+        for (const c of [...interruptCleanups].reverse()) c();
+        process.exit(code);
+      });
+    }
+  }
+  interruptCleanups.add(cleanup);
+  try {
+    return await body();
+  } finally {
+    interruptCleanups.delete(cleanup);
+    cleanup();
+  }
+}

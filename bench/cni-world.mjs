@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { benchEnv, droppedStartupVariables, rotate } from './bench-helpers.mjs';
+import { benchEnv, droppedStartupVariables, rotate, withCleanup } from './bench-helpers.mjs';
 
 export const CNI_DIR = '/usr/lib/cni';
 const ip = (...args) => execFileSync('ip', args, { stdio: ['ignore', 'pipe', 'pipe'] });
@@ -53,8 +53,14 @@ export async function withCniWorld(ctx, body) {
   const scratch = mkdtempSync(join(tmpdir(), 'sriovctl-cni-bench-'));
   const sysfsRoot = join(scratch, 'sys');
   mkdirSync(join(sysfsRoot, 'bus', 'pci', 'devices'), { recursive: true });
-  ip('netns', 'add', pod);
-  try {
+  const cleanup = () => {
+    ipIfThere('netns', 'del', pod);
+    // destroyed with the namespace, or never made
+    ipIfThere('link', 'del', nic);
+    rmSync(scratch, { recursive: true, force: true });
+  };
+  return withCleanup(cleanup, async () => {
+    ip('netns', 'add', pod);
     ip('link', 'add', nic, 'type', 'veth', 'peer', 'name', `${p}b`);
     // carrier, as a NIC in service has: without it sriovctl-cni's ADD waits up to 200 ms for one (as sriov-cni)
     ip('link', 'set', `${p}b`, 'up');
@@ -87,11 +93,6 @@ export async function withCniWorld(ctx, body) {
       call([join(CNI_DIR, 'host-device')], theirs, 'ADD');
       call([join(CNI_DIR, 'host-device')], theirs, 'DEL');
     };
-    return await body({ scratch, env: base, ours, theirs, call, hostDevice });
-  } finally {
-    ipIfThere('netns', 'del', pod);
-    // destroyed with the namespace, or never made
-    ipIfThere('link', 'del', nic);
-    rmSync(scratch, { recursive: true, force: true });
-  }
+    return body({ scratch, env: base, ours, theirs, call, hostDevice });
+  });
 }
