@@ -12,6 +12,7 @@
 // can reach the NIC only while the NIC is in the pod: never once it is home.
 import { connect, LINK_FLAGS, openNetns, type Netns, type Rtnl } from '../net';
 import { ownerKey, type Owner } from '../lend';
+import { announceIpv4 } from './pod-link-ready';
 
 /** How long a watch lasts: a NIC negotiating its link or a VF following its PF gets carrier within seconds. */
 export const WATCH_MS = 30_000;
@@ -36,7 +37,6 @@ type LogLine = (line: string) => void;
 
 let sink: LogLine | null = null;
 const watches = new Map<string, Watch>();
-
 
 /**
  * The daemon's switch: with a log sink, ADD answers without waiting for carrier and announces late; without (the
@@ -101,7 +101,7 @@ export function watchCarrier(owner: Owner, link: LateCarrierLink): void {
       state = 'left';
     }
     if (state === 'running') {
-      const failed = announce(opened.rtnl, link.index, link.ipv4);
+      const failed = announceIpv4(opened.rtnl, link.index, link.ipv4);
       stop(key, null);
       log!(`${key}: carrier came after ADD: announced ${link.ipv4.join(', ')} on ${link.name}${failed.length ? ` (${failed.join('; ')})` : ''}`);
       return;
@@ -111,22 +111,6 @@ export function watchCarrier(owner: Owner, link: LateCarrierLink): void {
     const next = Math.min(waitedMs * 2, MAX_POLL_MS);
     watch.timer = setTimeout(look, next, next);
   }
-}
-
-/**
- * A gratuitous ARP for each address, best effort (as pod-link-ready's announceIpv4, whose lines go to the call's log:
- * this runs after the call has answered). Returns what failed.
- */
-function announce(rtnl: Rtnl, index: number, ipv4: string[]): string[] {
-  const failed: string[] = [];
-  for (const address of ipv4) {
-    try {
-      rtnl.sendGratuitousArp(index, address);
-    } catch (err) {
-      failed.push(`${address}: ${(err as Error).message}`);
-    }
-  }
-  return failed;
 }
 
 function stop(key: string, why: string | null): void {

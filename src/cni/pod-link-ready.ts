@@ -58,14 +58,20 @@ export function settleAddresses(rtnl: Rtnl, index: number, ifname: string): void
   if (!done) throw new CniError(CNI_ERR.POD_CONFIG_FAILED, `${ifname} still has tentative IPv6 addresses after ${DAD_SETTLE_MS / 1000} s`, ifname);
 }
 
-/** Gratuitous ARP for each IPv4 address, best effort (announcing is a courtesy, as in sriov-cni). */
-export function announceIpv4(rtnl: Rtnl, index: number, ipv4: string[]): void {
+/**
+ * Gratuitous ARP for each IPv4 address, best effort (announcing is a courtesy, as in sriov-cni). Returns what failed
+ * ('<address>: <why>'), each also a debug line of the call's log.
+ */
+export function announceIpv4(rtnl: Rtnl, index: number, ipv4: string[]): string[] {
+  const failed: string[] = [];
   for (const address of ipv4) {
     try {
       rtnl.sendGratuitousArp(index, address);
       log.debug(`announced ${address} (carrier came after link-up)`);
     } catch (err) {
-      log.debug(`gratuitous ARP for ${address}: ${(err as Error).message}`);
+      failed.push(`${address}: ${(err as Error).message}`);
+      log.debug(`gratuitous ARP for ${failed.at(-1)}`);
     }
   }
+  return failed;
 }
