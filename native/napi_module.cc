@@ -202,6 +202,11 @@ Napi::Value PeerPidfdOf(const Napi::CallbackInfo& info) {
   });
 }
 
+// unixPeerInode(fd) → number: the inode of the other end of a connected unix socket.
+Napi::Value UnixPeerInode(const Napi::CallbackInfo& info) {
+  return guarded(info.Env(), [&]() -> Napi::Value { return Napi::Number::New(info.Env(), unixPeerInode(argInt(info, 0, "fd"))); });
+}
+
 // pidfdAlive(pidfd) → boolean.
 Napi::Value PidfdAlive(const Napi::CallbackInfo& info) {
   return guarded(info.Env(), [&]() -> Napi::Value { return Napi::Boolean::New(info.Env(), pidfdAlive(argInt(info, 0, "pidfd"))); });
@@ -282,6 +287,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("readFd", Napi::Function::New(env, ReadFd, "readFd"));
   exports.Set("peerCred", Napi::Function::New(env, PeerCredOf, "peerCred"));
   exports.Set("peerPidfd", Napi::Function::New(env, PeerPidfdOf, "peerPidfd"));
+  exports.Set("unixPeerInode", Napi::Function::New(env, UnixPeerInode, "unixPeerInode"));
   exports.Set("pidfdAlive", Napi::Function::New(env, PidfdAlive, "pidfdAlive"));
   exports.Set("runProgram", Napi::Function::New(env, RunProgram, "runProgram"));
   exports.Set("startProgram", Napi::Function::New(env, StartProgram, "startProgram"));

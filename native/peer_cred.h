@@ -2,6 +2,7 @@
 // (SO_PEERPIDFD), so what the daemon reads of the caller in /proc is known to be the caller's.
 #pragma once
 
+#include <stdint.h>
 #include <sys/types.h>
 
 namespace sriovctl {
@@ -24,6 +25,11 @@ struct PeerPidfd {
 
 // A pidfd of the peer: SO_PEERPIDFD, or pidfd_open of SO_PEERCRED's pid where the kernel has no SO_PEERPIDFD.
 PeerPidfd peerPidfd(int fd);
+
+// The inode of the other end of the connected unix socket `fd` (sock_diag's UNIX_DIAG_PEER): a process holds that
+// end when one of its descriptors is "socket:[<inode>]". Where the pidfd came from the pid (no SO_PEERPIDFD), this is
+// how the daemon knows the process behind it is the one that connected, not one that took its pid since.
+uint32_t unixPeerInode(int fd);
 
 // Is the process behind `pidfd` still alive (pidfd_send_signal with signal 0)? Throws on anything but ESRCH.
 bool pidfdAlive(int pidfd);

@@ -206,6 +206,8 @@ export interface NativeAddon {
    * kernel without it. `pid` is SO_PEERCRED's (0: not in our pid namespace).
    */
   peerPidfd(fd: number): { pidfd: number; pid: number; uid: number; fromSocket: boolean };
+  /** The inode of the other end of a connected unix socket (sock_diag): its holders have a fd "socket:[<inode>]". */
+  unixPeerInode(fd: number): number;
   /** pidfd_send_signal(pidfd, 0): false once that process is gone (ESRCH). */
   pidfdAlive(pidfd: number): boolean;
   /** vfork+exec the program, feed stdin, capture stdout/stderr, wait (src/proc/run-program.ts validates). */

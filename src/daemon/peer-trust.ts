@@ -5,8 +5,10 @@
 // ledger itself, and every path it names means what it means to the daemon. Anyone else is declined before anything is read (the shim then runs the one-shot plugin with the
 // caller's own privileges). Everything is read of the process behind the peer's pidfd: /proc/<pid> is read by
 // number, then the pidfd is checked to be still alive — a process that is alive still holds its pid, so what was
-// read was its own, never that of a process that took the pid after the caller exited.
-import { closeSync, readFileSync, statSync } from 'node:fs';
+// read was its own, never that of a process that took the pid after the caller exited. A kernel without
+// SO_PEERPIDFD gives the pidfd only from the pid, which another process may have taken before it was opened: there
+// the process must also hold this connection's other end, or it is not the caller.
+import { closeSync, opendirSync, readFileSync, readlinkSync, statSync } from 'node:fs';
 import { native } from '../native';
 
 /** The namespaces a caller must share with the daemon, by the name /proc/<pid>/ns gives them. */
@@ -66,6 +68,8 @@ export function judgePeer(fd: number, served: ServedNamespaces): PeerJudgement {
     let facts: PeerFacts;
     try {
       facts = readPeer(peer.pid);
+      // a pidfd from the pid alone may be of a process that took the pid after the caller exited
+      if (!peer.fromSocket && !holdsPeerEnd(peer.pid, fd)) return declined(`pid ${peer.pid} does not hold the connection: the caller exited and its pid is another process's`);
     } catch (err) {
       return declined(`pid ${peer.pid} cannot be examined (${(err as Error).message})`);
     }
@@ -91,6 +95,33 @@ function readPeer(pid: number): PeerFacts {
   const m = /^CapEff:\s*([0-9a-f]{1,16})$/m.exec(status);
   if (!m) throw new Error('no CapEff in its status');
   return { capEff: BigInt(`0x${m[1]}`), ns: namespacesOf(`/proc/${pid}`) };
+}
+
+/** Most descriptors of a caller looked through for the connection: a process with more is not judged (one-shot). */
+const MAX_PEER_FDS = 4096;
+
+/**
+ * Whether process `pid` holds the other end of the connected unix socket `fd` (one of its descriptors is that
+ * socket): the pid still names the process that connected. A process that took the pid after the caller exited
+ * does not hold it (a child that inherited it does: it holds the connection, and is judged on its own).
+ */
+function holdsPeerEnd(pid: number, fd: number): boolean {
+  const wanted = `socket:[${native.unixPeerInode(fd)}]`;
+  const dir = opendirSync(`/proc/${pid}/fd`, { bufferSize: 64 });
+  try {
+    for (let seen = 0; seen < MAX_PEER_FDS; seen++) {
+      const entry = dir.readSync();
+      if (!entry) return false;
+      try {
+        if (readlinkSync(`/proc/${pid}/fd/${entry.name}`) === wanted) return true;
+      } catch {
+        // closed meanwhile
+      }
+    }
+    return false;
+  } finally {
+    dir.closeSync();
+  }
 }
 
 /** Why a caller with these facts could not do the daemon's work itself, or null when it could. */
