@@ -3,7 +3,7 @@
 // netlink library keeps one handle per namespace). Nothing here reads the environment.
 import type { Config } from '../config';
 import type { EngineContext } from './context';
-import { connect, netnsIdKey, ownNetnsId, type NamespaceRef, type Netns, type NetnsId, type Rtnl } from '../net';
+import { connect, netnsIdKey, ownNetnsId, sameNetns, type NamespaceRef, type Netns, type NetnsId, type Rtnl } from '../net';
 import { openLedger, scanRecords, type Ledger, type ScanResult } from '../ledger';
 import { assertTrustedStateDirIfPresent } from '../fs/secure-dir';
 import { sysfsAt, type SriovVf, type Sysfs } from '../sriov';
@@ -46,6 +46,8 @@ export class LendSession implements EngineContext {
   private readonly searched = new Map<string, NamespaceCandidate | null>();
   /** Inside readOnly() with a search thread: a search not done ahead stops the step (SearchNeeded) instead of running here. */
   private searchesElsewhere = false;
+  /** Namespaces the running step holds open and acts on (see throughHandle): found through that handle, before any path. */
+  private readonly held: Netns[] = [];
 
   constructor(
     readonly config: Config,
@@ -61,6 +63,8 @@ export class LendSession implements EngineContext {
    * within this call's budget) unless `hintsOnly`. A candidate only: reopen() checks what it opens.
    */
   findNamespace(ref: NamespaceRef, hintsOnly = false): NamespaceCandidate | null {
+    const held = this.held.find((ns) => sameNetns(ns.id, ref.id));
+    if (held) return { hostPath: `/proc/self/fd/${held.fd}`, inRoot: null };
     const byHints = findByHints(ref);
     if (byHints || hintsOnly) return byHints;
     const key = searchKey(ref);
@@ -106,6 +110,20 @@ export class LendSession implements EngineContext {
     if (this.searched.has(key) || findByHints(ref)) return;
     const found = await searchOffThread(ref, this.search, this.config.pause ?? null);
     if (found !== undefined) this.searched.set(key, found);
+  }
+
+  /**
+   * `step` with `netns` reached through this open handle wherever a record names its identity: a namespace opened
+   * and checked once (a stray's, by the scan) is the one acted on, whatever its path names by now — and one held
+   * only by this handle is still found.
+   */
+  throughHandle<T>(netns: Netns, step: () => T): T {
+    this.held.push(netns);
+    try {
+      return step();
+    } finally {
+      this.held.splice(this.held.indexOf(netns), 1);
+    }
   }
 
   /** The same ledger over another sysfs tree (the simulated lab's), as a session of its own. */

@@ -63,7 +63,8 @@ export function returnStray(s: EngineContext, stray: StrayNic): GiveBackResult {
         'stray found by cleanup',
       );
       writeRecord(ledger, record);
-      const result = restoreFromRecord(s, record);
+      // moved out of the namespace the caller opened (cleanup's scan, which checked it), not whatever its path names now
+      const result = s.throughHandle(where, () => restoreFromRecord(s, record));
       deleteRecord(ledger, key, { durable: false });
       return { key, owner: null, ...result };
     } finally {
