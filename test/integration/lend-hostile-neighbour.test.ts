@@ -16,10 +16,11 @@ import { ledgerRecords, netnsPath, runCniAsync, type CniCall } from '../helpers/
 import { deviceConf, useCniPodWorld, type CniPodWorld } from '../helpers/cni-world';
 import { startDaemon, type DaemonProcess } from '../helpers/daemon-process';
 import { startNeighbour, type Neighbour } from '../helpers/hostile-neighbour';
-import { ip } from '../helpers/kernel';
+import { ip, ipIn } from '../helpers/kernel';
 import { nicState, standInNic, type NicState } from '../helpers/lend-fixture';
 import { spawnTs, waitForExit } from '../helpers/ts-child';
 import { useCliWorld, type CliWorld } from '../helpers/cli-fixture';
+import type { CleanupEntry } from '../../src/cli/cleanup';
 
 const HUGE = 300_000;
 const STRAY_SCAN_CHILD = join(__dirname, 'stray-scan-child.ts');
@@ -195,6 +196,41 @@ describe("links in a neighbour's /run/netns", () => {
       rmSync(pause, { recursive: true, force: true });
     }
     expect(w.state(pf.name, excluded)).not.toBeNull();
+  });
+
+  // The same window, seen by the give-back: the path the scan found a NIC through names another namespace by the
+  // time cleanup gives that NIC back. The other namespace holds a plain link of the same name (no SR-IOV NIC: never a
+  // stray of its own), so a give-back that reopened the path would move that link instead.
+  it('a path re-pointed once the scan has settled on it: cleanup gives back the NIC of the namespace it opened, nothing of the one the path names by then', async () => {
+    const checked = w.netns('chk');
+    const other = w.netns('oth');
+    const pf = w.pf('s', '0000:af:00.3');
+    ip('link', 'set', pf.name, 'netns', checked);
+    ipIn(checked, 'link', 'set', pf.name, 'name', 'eth9');
+    const bystander = w.plainNic('by', other);
+    ipIn(other, 'link', 'set', bystander.name, 'name', 'eth9');
+    const pause = mkdtempSync(join(tmpdir(), 'sriovctl-pause-'));
+    let repointed = false;
+    try {
+      const env = { SRIOVCTL_PAUSE: 'stray-scan:identified', SRIOVCTL_PAUSE_DIR: pause, SRIOVCTL_PAUSE_SUBJECT: `/netns/${checked}` };
+      const cleanup = w.runWith(env, 'cleanup', '--json');
+      await until(() => existsSync(join(pause, 'reached')), 'the scan held at the namespace');
+      // the path now names the other namespace; the one the scan opened lives on (its fd, the mount beneath)
+      execFileSync('mount', ['--bind', `/var/run/netns/${other}`, `/var/run/netns/${checked}`]);
+      repointed = true;
+      writeFileSync(join(pause, 'release'), '');
+      const r = await cleanup;
+      expect(r.code, r.stderr).toBe(0);
+      const entries = JSON.parse(r.stdout) as CleanupEntry[];
+      expect(entries.map((e) => [e.nic, e.pciAddress, e.outcome, e.name, e.from])).toEqual([['eth9', '0000:af:00.3', 'returned', pf.name, `/var/run/netns/${checked}`]]);
+    } finally {
+      if (repointed) execFileSync('umount', [`/var/run/netns/${checked}`]);
+      rmSync(pause, { recursive: true, force: true });
+    }
+    expect(w.state(pf.name)).toMatchObject({ mac: pf.mac, mtu: pf.mtu });
+    expect(w.state('eth9', other)).toMatchObject({ mac: bystander.mac });
+    expect(w.state('eth9', checked)).toBeNull();
+    expect(w.records()).toEqual([]);
   });
 
   it('a link flipped between a file of its own and an excluded namespace never gets the excluded one swept', async () => {
