@@ -21,6 +21,8 @@ export interface NeighbourPlan {
   bindSecondNetns?: boolean;
   /** A link /run/netns/<name> flipped without pause between `a` and `b` (../plain: a plain file of its own, from here reached inside its root). */
   flip?: { name: string; a: string; b: string };
+  /** An entry made and removed in /run/netns every 2 ms: the directory never stays unchanged. */
+  churn?: boolean;
   /** On SIGHUP, the link /run/netns/<name> made to point at `to` (then /run/flipped exists). */
   flipOnSignal?: { name: string; to: string };
 }

@@ -52,5 +52,19 @@ if (plan.flip) {
       fs.writeFileSync('/run/flipped', '');
     });
   }
+  if (plan.churn) {
+    // an entry made and removed every few milliseconds: the directory is never the same twice (its mtime moves), so
+    // a reader that skips a directory while it is unchanged must read it again each time (within its bounds)
+    let n = 0;
+    setInterval(() => {
+      try {
+        fs.closeSync(fs.openSync(dir + '/churn' + (n % 2), 'w'));
+        fs.rmSync(dir + '/churn' + ((n + 1) % 2), { force: true });
+        n++;
+      } catch {
+        // put out of the way (SIGUSR1) meanwhile
+      }
+    }, 2);
+  }
   setInterval(() => {}, 1 << 30);
 }
