@@ -59,6 +59,12 @@ export interface SearchBounds {
   msPerDir: number;
   /** Time spent in foreign directories in one call. */
   msPerCall: number;
+  /**
+   * A directory that went over a bound of its own is read again, once it has changed, no sooner than this after it
+   * was last read (a long-lived process: the daemon's search thread). One that keeps changing would otherwise cost
+   * every call its bound of one directory.
+   */
+  oversizedRereadMs: number;
 }
 
 export const DEFAULT_STATE_DIR = '/var/lib/sriovctl';

@@ -30,7 +30,7 @@ export const HOST_ROOTS: SearchRoots = { proc: '/proc', named: NAMED_NETNS_DIR }
 
 export type { SearchBounds };
 
-export const DEFAULT_SEARCH_BOUNDS: SearchBounds = { entriesPerDir: 4096, entriesPerCall: 16384, msPerDir: 250, msPerCall: 1000 };
+export const DEFAULT_SEARCH_BOUNDS: SearchBounds = { entriesPerDir: 4096, entriesPerCall: 16384, msPerDir: 250, msPerCall: 1000, oversizedRereadMs: 10_000 };
 
 /** What a search read and gave up on, to add to another budget (a search run on a worker thread). */
 export interface SearchSpent {
@@ -77,9 +77,17 @@ export class SearchBudget {
       return;
     }
     const version = dirVersion(dir);
-    if (version && oversized.get(version.key) === version.mtime) {
-      this.skipped.push(`namespace search skipped ${dir}: over the bounds of one directory when last read, unchanged since`);
-      return;
+    const last = version ? oversized.get(version.key) : undefined;
+    if (version && last) {
+      const ago = Math.round(performance.now() - last.readAt);
+      if (last.mtime === version.mtime) {
+        this.skipped.push(`namespace search skipped ${dir}: over the bounds of one directory when last read, unchanged since`);
+        return;
+      }
+      if (ago < this.bounds.oversizedRereadMs) {
+        this.skipped.push(`namespace search skipped ${dir}: over the bounds of one directory when last read, ${ago} ms ago (read again at most every ${this.bounds.oversizedRereadMs} ms)`);
+        return;
+      }
     }
     let d: Dir;
     try {
@@ -130,12 +138,14 @@ export class SearchBudget {
 
 /**
  * Directories that went over a bound of their own (entries or time per directory), by identity, with the
- * modification time they had: a long-lived process (the daemon's search thread) skips them at once while they
- * stay unchanged, instead of reading their first entries again on every call — a node's own directory never
- * comes near the bounds. One that changes is read again (within the bounds). Kept small: a neighbour making
- * directories by the thousand costs us reads, not memory.
+ * modification time they had and when they were read (performance.now(), this thread's clock): a long-lived
+ * process (the daemon's search thread) skips them at once while they stay unchanged, instead of reading their first
+ * entries again on every call — a node's own directory never comes near the bounds. One that changes is read again
+ * (within the bounds), but no sooner than SearchBounds.oversizedRereadMs after the last read: a neighbour that keeps
+ * changing its directory cost every call the bound of one directory. Kept small: a neighbour making directories by
+ * the thousand costs us reads, not memory.
  */
-const oversized = new Map<string, number>();
+const oversized = new Map<string, { mtime: number; readAt: number }>();
 const MAX_OVERSIZED = 256;
 
 function dirVersion(dir: string): { key: string; mtime: number } | null {
@@ -149,7 +159,7 @@ function dirVersion(dir: string): { key: string; mtime: number } | null {
 
 function rememberOversized(v: { key: string; mtime: number }): void {
   if (oversized.size >= MAX_OVERSIZED) oversized.clear();
-  oversized.set(v.key, v.mtime);
+  oversized.set(v.key, { mtime: v.mtime, readAt: performance.now() });
 }
 
 /**

@@ -30,7 +30,7 @@ function refTo(p: string, path: string | null): NamespaceRef {
 
 const proc = (...parts: string[]) => join(roots.proc, ...parts);
 
-const LOOSE: SearchBounds = { entriesPerDir: 1e6, entriesPerCall: 1e6, msPerDir: 1e9, msPerCall: 1e9 };
+const LOOSE: SearchBounds = { entriesPerDir: 1e6, entriesPerCall: 1e6, msPerDir: 1e9, msPerCall: 1e9, oversizedRereadMs: 0 };
 const budget = (bounds: Partial<SearchBounds> = {}) => new SearchBudget({ ...LOOSE, ...bounds });
 const hostPaths = (it: Iterable<{ hostPath: string }>) => [...it].map((c) => c.hostPath);
 const findNamespacePath = (ref: NamespaceRef, r: SearchRoots, b = budget()) => findNamespace(ref, b, r)?.hostPath ?? null;
@@ -172,6 +172,22 @@ describe('bounds on other containers\' directories', () => {
     const changed = budget({ entriesPerDir: 50 });
     findNamespacePath(gone, roots, changed);
     expect(changed.entriesRead).toBe(52);
+  });
+
+  it('reads a directory that went over its bound and keeps changing again no sooner than oversizedRereadMs after its last read', () => {
+    const hostile = plant('500', 300);
+    const gone = { id: { dev: 1, ino: 1 }, path: null, pid: null, initial: false };
+    const first = budget({ entriesPerDir: 50 });
+    findNamespacePath(gone, roots, first);
+    expect(first.entriesRead).toBe(52);
+    writeFileSync(join(hostile, 'one-more'), '');
+    const soon = budget({ entriesPerDir: 50, oversizedRereadMs: 3_600_000 });
+    findNamespacePath(gone, roots, soon);
+    expect(soon.entriesRead).toBe(2);
+    expect(soon.skipped).toEqual([expect.stringMatching(new RegExp(`^namespace search skipped ${hostile}: over the bounds of one directory when last read, \\d+ ms ago \\(read again at most every 3600000 ms\\)$`))]);
+    const later = budget({ entriesPerDir: 50, oversizedRereadMs: 0 });
+    findNamespacePath(gone, roots, later);
+    expect(later.entriesRead).toBe(52);
   });
 
   it('still finds a pod namespace in a node that lists before the hostile directory', () => {
