@@ -158,12 +158,20 @@ describe('bounds on other containers\' directories', () => {
     expect(b.skipped.every((line) => line.includes('entries per call (60)'))).toBe(true);
   });
 
-  it('skips at once a directory that went over its bound while it is unchanged, and reads it again once it changes', () => {
+  /** A 300-entry directory, read once over its bound of 50 (what a search read, 52: 200's and 300's one entry each). */
+  function overItsBoundOnce(): { hostile: string; gone: NamespaceRef; read: (b: SearchBudget) => number } {
     const hostile = plant('500', 300);
     const gone = { id: { dev: 1, ino: 1 }, path: null, pid: null, initial: false };
-    const first = budget({ entriesPerDir: 50 });
-    findNamespacePath(gone, roots, first);
-    expect(first.entriesRead).toBe(52);
+    const read = (b: SearchBudget) => {
+      findNamespacePath(gone, roots, b);
+      return b.entriesRead;
+    };
+    expect(read(budget({ entriesPerDir: 50 }))).toBe(52);
+    return { hostile, gone, read };
+  }
+
+  it('skips at once a directory that went over its bound while it is unchanged, and reads it again once it changes', () => {
+    const { hostile, gone } = overItsBoundOnce();
     const again = budget({ entriesPerDir: 50 });
     findNamespacePath(gone, roots, again);
     expect(again.entriesRead).toBe(2);
@@ -175,19 +183,12 @@ describe('bounds on other containers\' directories', () => {
   });
 
   it('reads a directory that went over its bound and keeps changing again no sooner than oversizedRereadMs after its last read', () => {
-    const hostile = plant('500', 300);
-    const gone = { id: { dev: 1, ino: 1 }, path: null, pid: null, initial: false };
-    const first = budget({ entriesPerDir: 50 });
-    findNamespacePath(gone, roots, first);
-    expect(first.entriesRead).toBe(52);
+    const { hostile, read } = overItsBoundOnce();
     writeFileSync(join(hostile, 'one-more'), '');
     const soon = budget({ entriesPerDir: 50, oversizedRereadMs: 3_600_000 });
-    findNamespacePath(gone, roots, soon);
-    expect(soon.entriesRead).toBe(2);
+    expect(read(soon)).toBe(2);
     expect(soon.skipped).toEqual([expect.stringMatching(new RegExp(`^namespace search skipped ${hostile}: over the bounds of one directory when last read, \\d+ ms ago \\(read again at most every 3600000 ms\\)$`))]);
-    const later = budget({ entriesPerDir: 50, oversizedRereadMs: 0 });
-    findNamespacePath(gone, roots, later);
-    expect(later.entriesRead).toBe(52);
+    expect(read(budget({ entriesPerDir: 50, oversizedRereadMs: 0 }))).toBe(52);
   });
 
   it('still finds a pod namespace in a node that lists before the hostile directory', () => {
