@@ -187,7 +187,8 @@ function startReturn(r: LendRecord, progress: Progress, warnings: string[] = [],
     warnings,
   };
   if (r.vfCount && !vfCountLast) progress.detail(`sriov_numvfs of ${r.vfCount.pf}: back to ${r.vfCount.before}`);
-  progress.detail(`give back ${nic.name} (${r.key}) from ${nic.node}`);
+  // the NIC as `status` and the summary name it (its PCI address), not the ledger's record key
+  progress.detail(`give back ${nic.name}${nic.pciAddress ? ` (${nic.pciAddress})` : ''} from ${nic.node}`);
   return nic;
 }
 
