@@ -11,6 +11,7 @@ import { inertProgram } from '../helpers/inert-program';
 import { useCliWorld, type CliWorld } from '../helpers/cli-fixture';
 import { parseCniArgs } from '../../src/cni/env';
 import { parseNetConf, parseNicConf } from '../../src/cni/netconf';
+import { ExitCode } from '../../src/cli/exit-codes';
 
 const README = fs.readFileSync(path.join(REPO, 'README.md'), 'utf8');
 
@@ -85,6 +86,11 @@ describe('the README', () => {
     expect(docs.flatMap((d) => d.errors)).toEqual([]);
     const steps = (docs[0].toJS() as { steps: { run: string; if?: string }[] }).steps;
     expect(steps.at(-1)).toMatchObject({ if: 'always()', run: 'sudo sriovctl cleanup' });
+  });
+
+  it("lists the program's exit codes, each once", () => {
+    const shown = [...section('Exit codes').matchAll(/\*\*(\d+)\*\*/g)].map((m) => Number(m[1]));
+    expect(shown).toEqual(Object.values(ExitCode).sort());
   });
 
   it('says where the installer image comes from: built by npm run package, published to no registry', () => {
