@@ -248,6 +248,8 @@ describe('local provider, simulated NICs', () => {
       `moved ${pf.name} from `,
       `kept ${join(stateDirOfTest(), 'records', 'pci-')}`,
       `sriov_numvfs of ${pf.pciAddress}: back to 0`,
+      // the PF's record, kept for its VF count, goes with it
+      `removed ${join(stateDirOfTest(), 'records', `pci-${pf.pciAddress.replace(/[:.]/g, '_')}.json`)}`,
     ].map((p) => steps.findIndex((l) => l.startsWith(p)));
     expect(order.every((i, k) => i >= 0 && (k === 0 || i > order[k - 1])), down.stderr).toBe(true);
     // each NIC as status names it, never by the ledger's record key
