@@ -105,7 +105,9 @@ describe('the README quick start on your own NICs', () => {
 
   it('runs as written on a stand-in PF (enp3s0f1) and a namespace (node1)', async () => {
     const [, own] = blocks(section('Quick start'), 'sh');
-    const lines = own.split('\n').map((l) => l.replace(/#.*/, '').trim()).filter(Boolean);
+    const [install, ...lines] = own.split('\n').map((l) => l.replace(/#.*/, '').trim()).filter(Boolean);
+    // sriovctl on PATH first (what npm install -g installs: npm-install-man.test.ts; here the checkout's bin/ runs)
+    expect(install).toBe('sudo npm install -g .');
     expect(lines.map((l) => l.split(' ').slice(0, 3).join(' '))).toEqual(['sudo sriovctl nics', 'sudo sriovctl attach', 'sudo sriovctl status', 'sudo sriovctl detach']);
     const pf = w.pf('a', '0000:3b:00.0');
     const node = w.netns('node');
