@@ -36,7 +36,8 @@ function commandLines(): string[][] {
   const code = [...README.matchAll(/```[a-z]*\n([\s\S]*?)```/g)].map((m) => m[1]).join('\n');
   const spans = [...README.replace(/```[\s\S]*?```/g, '').matchAll(/`([^`\n]+)`/g)].map((m) => m[1]);
   const lines: string[][] = [];
-  for (const text of [...code.split('\n'), ...spans]) {
+  // a comment in a block is prose, not a command
+  for (const text of [...code.split('\n').map((l) => l.replace(/#.*/, '')), ...spans]) {
     for (const m of text.matchAll(/(?:^|[\s('"])sriovctl ([^#'")\]\n]*)/g)) {
       const words = m[1].trim().split(/\s+/).map((w) => w.replace('<command>', 'status'));
       const alternatives = words.find((w) => w.includes('|'))?.split('|') ?? [null];
