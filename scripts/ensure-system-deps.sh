@@ -18,6 +18,7 @@ case "${1:-host}" in
     command -v python3 >/dev/null || need+=(python3)
     command -v openssl >/dev/null || need+=(openssl)   # a self-signed origin for the proxy test
     command -v nsenter >/dev/null || need+=(util-linux)
+    command -v man >/dev/null || need+=(man-db)   # the man pages npm install -g installs: found and rendered
     command -v mkfs.ext4 >/dev/null && command -v losetup >/dev/null || need+=(e2fsprogs mount)   # the power-cut test's loop-mounted ext4
     [ -x /usr/sbin/dockerd ] && [ -x /usr/bin/docker ] || need+=(docker.io)
     [ -x /usr/bin/podman ] || need+=(podman)

@@ -169,6 +169,12 @@ function chosenCluster(io: CommandIo, given: string | undefined): string {
   throw usageError(`${known.length} clusters are known (${known.join(', ')}): give --name`);
 }
 
+/** "not known to state dir D (it knows: a, b)": a name given that the state dir has no cluster of. */
+function unknownCluster(io: CommandIo, name: string): string {
+  const others = knownClusterNames(io.session).filter((n) => n !== name);
+  return `not known to state dir ${io.session.config.stateDir} (${others.length ? `it knows: ${others.join(', ')}` : 'it knows none'})`;
+}
+
 function list(io: CommandIo, json: boolean): ExitCode {
   const clusters = listClusters(io.session);
   if (json) io.out.json(clusters);
@@ -278,8 +284,12 @@ async function down(io: CommandIo, kit: CommandKit, o: DownOpts & { name: string
   }
   // the runtime the cluster was made on, unless asked otherwise: k3d on podman is reached only through its socket
   const provider = makeProvider(providerName, io.session.config.env, providerOptions({ runtime: o.runtime ?? state?.runtime ?? undefined }));
+  // a name the state dir does not know: a typo, or a down already done — still asked of the provider (a cluster
+  // whose file was lost), but not reported as a cluster deleted
+  const known = knownClusterNames(io.session).includes(o.name);
   const summary = await clusterDown({ name: o.name, provider, ctx: contextFor(io, kit), state, vfioHolderWaitMs: vfioWaitMs(o.vfioWait) });
   if (o.json) io.out.json(summary);
+  else if (!known && summary.nics.length === 0 && summary.ok) io.out.line(`cluster ${o.name}: ${unknownCluster(io, o.name)}; no NIC given back (${Math.round(summary.totalMs)} ms)`);
   else printDown(io, summary, true);
   // a NIC home with a warning (a VF count a VFIO holder kept) is not a clean teardown either
   if (!summary.nics.every((n) => restored(n.outcome) && n.warnings.length === 0)) return ExitCode.warnings;
@@ -310,7 +320,7 @@ async function status(io: CommandIo, kit: CommandKit, o: CommonOpts & { name: st
   const report = await clusterStatus(o.name, provider, contextFor(io, kit));
   if (o.json) io.out.json(report);
   if (!report.known) {
-    if (!o.json) io.out.error(`no cluster named ${o.name}`);
+    if (!o.json) throw new CliError(`cluster ${o.name} is ${unknownCluster(io, o.name)}`);
     return ExitCode.failed;
   }
   if (!o.json) {

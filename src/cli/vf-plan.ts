@@ -57,7 +57,8 @@ export async function createVfs(s: LendSession, plan: VfPlan, lent?: { key: stri
   const vfs: SriovVf[] = lent
     ? await s.setLentVfCount({ ...lent, pf: plan.pf, count: plan.count, numVfs })
     : await vfsOrRefused(s.setVfCountHere({ pf: plan.pf, count: plan.count, numVfs }));
-  lines.push(`sriov_numvfs of ${plan.pf}: ${plan.before} -> ${vfs.length}`);
+  // setNumVfs writes nothing when the count is already the one asked: say so, not a write that did not happen
+  lines.push(plan.before === plan.count && vfs.length === plan.count ? `sriov_numvfs of ${plan.pf}: already ${plan.count}, nothing written` : `sriov_numvfs of ${plan.pf}: ${plan.before} -> ${vfs.length}`);
   if (plan.driver) {
     for (const vf of vfs) {
       await bindDriver(s.sysfs, vf.address, plan.driver, { timeoutMs: plan.timeoutMs });

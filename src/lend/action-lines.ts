@@ -72,6 +72,14 @@ function restored(record: LendRecord): string[] {
   return parts;
 }
 
+/**
+ * The line of cluster down's last step for a PF, its VF count put back once every NIC was home: the record kept for
+ * it goes now, unless the count is still pending (a VFIO holder), when it stays for cleanup.
+ */
+export function vfCountRestoredActions(record: LendRecord, result: GiveBackResult, stateDir: string): string[] {
+  return result.pendingVfCount ? [] : [`removed ${recordFile(stateDir, record)}`];
+}
+
 function homeName(record: LendRecord): string {
   return record.snapshot.name || record.identity.name || record.key;
 }

@@ -23,5 +23,5 @@ export { describeNamespace, initialRef, verifiedPid } from './namespaces';
 export { searchOnWorkerThread, stopSearchThread } from './namespace-search-thread';
 export { pathInRoot } from './namespace-search';
 // for the CLI's -v and cleanup: what a lend or give-back did in a person's words; the lock files of NICs at home
-export { lendActions, giveBackActions } from './action-lines';
+export { lendActions, giveBackActions, vfCountRestoredActions } from './action-lines';
 export { removeLocksOfHomeNics } from '../ledger';

@@ -6,6 +6,7 @@ import type { Command } from 'commander';
 import { assertBuilt, sriovctl } from '../helpers/cli-process';
 import { buildProgram } from '../../src/cli/program';
 import { EXAMPLES } from '../../src/cli/examples';
+import { inertProgram } from '../helpers/inert-program';
 
 const env = { stateDir: '/nonexistent-sriovctl-state', sysfsRoot: '/sys' };
 
@@ -17,17 +18,6 @@ function paths(cmd: Command, path: string[] = []): string[][] {
 function argsOf(line: string): string[] {
   const words = line.slice(line.indexOf('sriovctl ') + 'sriovctl '.length).split(/[)>]/)[0].trim();
   return words.split(/\s+/);
-}
-
-/** The real program, every action a no-op (the parse and the preAction checks still run). */
-function inertProgram(): Command {
-  const program = buildProgram({ exitCode: 0, stdout: { write: () => true }, stderr: { write: () => true } });
-  const inert = (c: Command): void => {
-    if (c.commands.length === 0) c.action(() => undefined);
-    c.commands.forEach(inert);
-  };
-  inert(program);
-  return program;
 }
 
 beforeAll(() => assertBuilt());

@@ -28,6 +28,8 @@ describe('sriovctl run without root', () => {
   it.each([
     'status',
     'status --json',
+    'nics',
+    'nics --json',
     'attach eth9 ns1',
     'detach --all',
     'detach eth9',

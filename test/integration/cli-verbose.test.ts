@@ -50,6 +50,11 @@ describe('sriovctl -v', () => {
     const v = await w.run('-v', 'vfs', pf.name, '2');
     expect(v.code, v.stderr).toBe(0);
     expect(detailLines(v.stderr)).toEqual([`  sriov_numvfs of ${PF}: 0 -> 2`]);
+    // the count asked is the count there: nothing is written, and -v does not claim a write
+    const writes = w.sysfs.driver.events.filter((e) => e.kind === 'numvfs').length;
+    const same = await w.run('-v', 'vfs', pf.name, '2');
+    expect([same.code, detailLines(same.stderr)]).toEqual([0, [`  sriov_numvfs of ${PF}: already 2, nothing written`]]);
+    expect(w.sysfs.driver.events.filter((e) => e.kind === 'numvfs')).toHaveLength(writes);
   });
 
   it('an error with -v names the operation, never our internal code', async () => {

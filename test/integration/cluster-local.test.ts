@@ -140,8 +140,8 @@ describe('local provider, simulated NICs', () => {
     expect(existsSync(clusterDir(stateDirOfTest(), name))).toBe(false);
     expect(existsSync(tree)).toBe(false);
     const gone = await sriovctl('cluster', 'status', '--name', name);
-    expect(gone.code).toBe(1);
-    expect(gone.stderr).toContain(`no cluster named ${name}`);
+    expect([gone.code, gone.stdout]).toEqual([1, '']);
+    expect(gone.stderr).toBe(`sriovctl: cluster status ${name}: cluster ${name} is not known to state dir ${stateDirOfTest()} (it knows none)\n`);
   });
 
   it('down after a node namespace was deleted behind our back: the others come back, the lost one is reported, exit 3', async () => {
@@ -242,17 +242,22 @@ describe('local provider, simulated NICs', () => {
     const steps = down.stderr.split('\n').map((l) => l.trim());
     const pf = simNicPlan(name, 1)[0];
     const order = [
-      `give back ${pf.name}v0 (pci-`,
+      `give back ${pf.name}v0 (${pf.pciAddress.slice(0, 8)}02.0) from ${name}-agent-0`,
       `moved ${pf.name}v0 from `,
-      `give back ${pf.name} (pci-`,
+      `give back ${pf.name} (${pf.pciAddress}) from ${name}-agent-0`,
       `moved ${pf.name} from `,
       `kept ${join(stateDirOfTest(), 'records', 'pci-')}`,
       `sriov_numvfs of ${pf.pciAddress}: back to 0`,
+      // the PF's record, kept for its VF count, goes with it
+      `removed ${join(stateDirOfTest(), 'records', `pci-${pf.pciAddress.replace(/[:.]/g, '_')}.json`)}`,
     ].map((p) => steps.findIndex((l) => l.startsWith(p)));
-    expect(order.every((i, k) => i >= 0 && (k === 0 || i > order[k - 1]))).toBe(true);
+    expect(order.every((i, k) => i >= 0 && (k === 0 || i > order[k - 1])), down.stderr).toBe(true);
+    // each NIC as status names it, never by the ledger's record key
+    expect(down.stderr).not.toMatch(/give back .*\((pci|mac)-/);
+    // done already: safe to repeat (exit 0), but not reported as a cluster deleted
     const again = await sriovctl('cluster', 'down', '--name', name);
-    expect(again.code).toBe(0);
-    expect(again.stdout).toBe(`cluster ${name}: deleted (${again.stdout.match(/\((\d+) ms\)/)![1]} ms)\n`);
+    expect([again.code, again.stderr.includes('sriovctl:')]).toEqual([0, false]);
+    expect(again.stdout).toMatch(new RegExp(`^cluster ${name}: not known to state dir ${stateDirOfTest()} \\(it knows none\\); no NIC given back \\(\\d+ ms\\)\n$`));
   });
 });
 
@@ -280,6 +285,16 @@ describe('cluster list, and down/status without --name', () => {
         expect(r.stderr).toBe(`sriovctl: cluster ${verb}: 2 clusters are known (${name}, ${other}): give --name\n`);
       }
       expect(JSON.parse((await cli('cluster', 'list', '--json')).stdout).map((c: { name: string }) => c.name)).toEqual([name, other]);
+
+      // a mistyped --name is not reported as a cluster deleted, nor as an empty status: the known ones are named
+      const typo = `${name}x`;
+      const downTypo = await cli('cluster', 'down', '--name', typo);
+      expect([downTypo.code, downTypo.stderr.includes('sriovctl:')]).toEqual([0, false]);
+      expect(downTypo.stdout).toMatch(new RegExp(`^cluster ${typo}: not known to state dir ${stateDirOfTest()} \\(it knows: ${name}, ${other}\\); no NIC given back \\(\\d+ ms\\)\n$`));
+      const statusTypo = await cli('cluster', 'status', '--name', typo);
+      expect([statusTypo.code, statusTypo.stdout]).toEqual([1, '']);
+      expect(statusTypo.stderr).toBe(`sriovctl: cluster status ${typo}: cluster ${typo} is not known to state dir ${stateDirOfTest()} (it knows: ${name}, ${other})\n`);
+      expect(JSON.parse((await cli('cluster', 'list', '--json')).stdout).map((c: { name: string; nicsLent: number }) => [c.name, c.nicsLent])).toEqual([[name, 2], [other, 2]]);
 
       // one left: that one
       expect((await cli('cluster', 'down', '--name', other, '-q')).code).toBe(0);

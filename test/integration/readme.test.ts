@@ -61,24 +61,30 @@ describe('README', () => {
     for (const doc of fs.readdirSync(DOCS).filter((f) => f.endsWith('.md'))) expect(fromReadme).toContain(`docs/${doc}`);
   });
 
-  it('its quick start runs as written: npm ci && npm test (this run), then npm start, leaving no state dir', () => {
+  it('its quick start runs as written: npm ci && npm test (this run), then npm start, leaving no state dir (not even /var/lib/sriovctl)', () => {
     assertBuilt();
     const commands = quickStart();
     // npm ci built the tree under test and npm test is this very run (.ci/run calls it as written); run again here,
     // npm ci would replace the node_modules this run uses
     expect(commands).toEqual(['npm ci && npm test', 'npm ci && npm start']);
     const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'sriovctl-readme-'));
+    const seen = fs.mkdtempSync(path.join(os.tmpdir(), 'sriovctl-readme-var-lib-'));
     try {
       const env: NodeJS.ProcessEnv = { ...process.env, TMPDIR: tmp };
       delete env.SRIOVCTL_STATE_DIR;
       delete env.SRIOVCTL_SYSFS_ROOT;
-      const [cmd, ...args] = commands[1].split(' && ')[1].split(' ');
-      const r = spawnSync(cmd, args, { cwd: REPO, env, encoding: 'utf8', timeout: 300_000 });
+      const command = commands[1].split(' && ')[1].split(' ');
+      // in a mount namespace of its own whose /var/lib starts empty, so what it leaves there (the default state dir)
+      // is seen whatever this machine's /var/lib holds, and written nowhere else
+      const inOwnVarLib = ['-m', '--propagation', 'private', 'sh', '-c', 'mount -t tmpfs tmpfs /var/lib && "$@"; rc=$?; ls -A /var/lib > "$SEEN/var-lib"; exit $rc', 'sh'];
+      const r = spawnSync('unshare', [...inOwnVarLib, ...command], { cwd: REPO, env: { ...env, SEEN: seen }, encoding: 'utf8', timeout: 300_000 });
       expect(r.status, r.stderr).toBe(0);
       expect(r.stdout.trimEnd().split('\n').pop()).toBe('demo: every NIC came back with its name, MAC and MTU; nothing left behind');
       expect(fs.readdirSync(tmp)).toEqual([]);
+      expect(fs.readFileSync(path.join(seen, 'var-lib'), 'utf8')).toBe('');
     } finally {
       fs.rmSync(tmp, { recursive: true, force: true });
+      fs.rmSync(seen, { recursive: true, force: true });
     }
   });
 });

@@ -4,7 +4,7 @@
 // PFs), and only then are the VF counts put back: that write can wait on a driver or on a process holding a VF
 // through VFIO, and waits only so long (naming the holder), with every NIC already home. A NIC that fails does not
 // stop the others; each gets one summary line.
-import { DEFAULT_VFIO_HOLDER_WAIT_MS, failureOf, giveBackActions, ownerOf, type Failure, type GiveBackOutcome, type LendRecord, type LendSession, type RecordGiveBack } from '../../lend';
+import { DEFAULT_VFIO_HOLDER_WAIT_MS, failureOf, giveBackActions, ownerOf, vfCountRestoredActions, type Failure, type GiveBackOutcome, type LendRecord, type LendSession, type RecordGiveBack } from '../../lend';
 import { deviceDir, isBdf, type SetNumVfsOptions } from '../../sriov';
 import type { Progress } from './progress';
 import { SimLab, removeSimNics } from '../lab/sim-lab';
@@ -102,8 +102,10 @@ export async function clusterDown(input: DownInput): Promise<DownSummary> {
       },
       done: (o, step) => {
         const nic = returns.get(o.record.key)!;
-        if (step === 'vf-count') vfCountDone(nic, o, t0);
-        else nicDone(nic, o, session.config.stateDir, progress, t0, step === 'nic-keeping-vf-count');
+        if (step === 'vf-count') {
+          vfCountDone(nic, o, t0);
+          if (!o.failure) for (const line of vfCountRestoredActions(o.record, o.result, session.config.stateDir)) progress.detail(`  ${line}`);
+        } else nicDone(nic, o, session.config.stateDir, progress, t0, step === 'nic-keeping-vf-count');
       },
     });
     summary.nics.push(...given.nics.map((o) => returns.get(o.record.key)!));
@@ -187,7 +189,8 @@ function startReturn(r: LendRecord, progress: Progress, warnings: string[] = [],
     warnings,
   };
   if (r.vfCount && !vfCountLast) progress.detail(`sriov_numvfs of ${r.vfCount.pf}: back to ${r.vfCount.before}`);
-  progress.detail(`give back ${nic.name} (${r.key}) from ${nic.node}`);
+  // the NIC as `status` and the summary name it (its PCI address), not the ledger's record key
+  progress.detail(`give back ${nic.name}${nic.pciAddress ? ` (${nic.pciAddress})` : ''} from ${nic.node}`);
   return nic;
 }
 
