@@ -16,7 +16,7 @@ import { benchEnv, median, rotate, roundRatios } from './bench-helpers.mjs';
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const require = createRequire(import.meta.url);
 const { openSession } = require(join(ROOT, 'dist', 'lend', 'index.js'));
-const { readConfig } = require(join(ROOT, 'dist', 'config.js'));
+const { loadConfig } = require(join(ROOT, 'dist', 'config.js'));
 const CLI = join(ROOT, 'bin', 'sriovctl.js');
 const ROUNDS = Number(process.env.STATUS_BENCH_ROUNDS) || 21;
 const SIZES = { many: 500, few: 10, none: 0 };
@@ -44,7 +44,7 @@ export async function statusScale(ctx) {
     for (const [k, n] of Object.entries(SIZES)) {
       mkdirSync(stateDirs[k], { mode: 0o700 });
       chmodSync(stateDirs[k], 0o700);
-      const session = openSession(readConfig({ ...benchEnv(), SRIOVCTL_STATE_DIR: stateDirs[k] }));
+      const session = openSession(loadConfig({ ...benchEnv(), SRIOVCTL_STATE_DIR: stateDirs[k] }));
       try {
         for (let i = 0; i < n; i++, next++) {
           session.lend({ nic: { name: nic(next) }, target: { path: `/var/run/netns/${ns(next)}` }, owner: { kind: 'attach', target: `bench:${ns(next)}` }, name: 'net1' });
@@ -56,7 +56,7 @@ export async function statusScale(ctx) {
     // the engine's part of `status`, as the CLI's status command runs it: the ledger read, each NIC located
     const statusWork = (dir) => {
       const t0 = process.hrtime.bigint();
-      const session = openSession(readConfig({ ...benchEnv(), SRIOVCTL_STATE_DIR: dir }), { keepHandles: true });
+      const session = openSession(loadConfig({ ...benchEnv(), SRIOVCTL_STATE_DIR: dir }), { keepHandles: true });
       try {
         const { records } = session.status();
         for (const r of records) if (session.whereIs(r).place === 'unknown') throw new Error(`status cannot tell where ${r.key} is`);

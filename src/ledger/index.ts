@@ -8,7 +8,7 @@ export {
   writeNewRecordDurableLater,
   deleteRecord,
   scanRecords,
-  recordKeysWithPrefix,
+  nestedRecordKeys,
   recordsOfOwner,
   recordPath,
   type Ledger,

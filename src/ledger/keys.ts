@@ -56,5 +56,13 @@ export function nestedKey(key: string, from: { ino: number }): string {
 }
 
 export function nestedPrefix(key: string): string {
-  return `${key}_in_`;
+  return key + NESTED_JOIN;
+}
+
+const NESTED_JOIN = '_in_';
+
+/** The NIC's own key a (nested) key starts with: `key` itself when it is not nested. */
+export function outermostKey(key: string): string {
+  const at = key.indexOf(NESTED_JOIN);
+  return at > 0 ? key.slice(0, at) : key;
 }

@@ -1,26 +1,37 @@
 // The owner index: which record files belong to which owner, so a DEL reads its own record, not every pod's.
 //
-// <state dir>/owners/ holds one empty file per record file: '<key>.<inode>.<owner hash>', the inode (hex) of the
-// record file it describes and a hash of that file's owner; and 'boot.<boot id>', the boot the entries were made
-// in. One listing of owners/ and one of records/ with inode numbers (getdents) answer for every record at once.
+// <state dir>/owners/ holds, for every record file:
+// - a flat entry '<key>.<inode>.<owner hash>': the inode (hex) of the record file it describes and a hash of that
+//   file's owner. One listing of owners/ and one of records/ with inode numbers (getdents) say which record files
+//   have no entry: what a rebuild reads;
+// - an entry '<key>.<inode>' in its owner's bucket, the directory 'o.<owner hash>', and for a nested lend's key one
+//   in its NIC's bucket 'n.<the NIC's own key>': a DEL lists its own bucket (a file or two), never a directory of
+//   every pod's;
+// and 'boot.<boot id>.v2', the stamp that says every record file had its entries when the boot was stamped.
 //
 // Why it cannot lie, only be slow:
 // - the records decide: an entry names candidates, each read and checked (a hash collision, an old entry);
-// - every writer makes a record file's entry BEFORE the file becomes the record (renamed into place), under the
-//   NIC's lock, and removes an entry only once its file is no longer the record: so while a file is the record,
-//   its entry is there, whatever process was killed when. Leftovers of a killed writer name the same owner as the
-//   file they were made for, or a file that is gone: they add a read, never hide a record;
-// - a record file with no entry of its own inode (written by a version without the index, or restored, or its
-//   entry lost) is read, and its entry made, as the lookup goes: a missing or stale index is rebuilt from the
-//   records it stands for. A corrupt entry name is no entry; an unreadable record gets an entry saying so (the
-//   scan skips it too);
+// - every writer makes a record file's entries (buckets first, the flat one last) BEFORE the file becomes the record
+//   (renamed into place), under the NIC's lock, and removes them only once its file is no longer the record: so
+//   while a file is the record, its entries are there, whatever process was killed when. Leftovers of a killed
+//   writer name the same owner as the file they were made for, or a file that is gone: they add a read, never hide
+//   a record. A writer that cannot make an entry removes the stamp before the file becomes the record (or fails);
+// - a lookup by owner trusts its bucket only under this boot's stamp and only when the bucket names at least one of
+//   the owner's records; else (no stamp, no bucket, only stale entries: a crash, a lost entry, another boot) it
+//   falls back to the two listings: a record file with no flat entry of its own inode (written by a version
+//   without the index, or restored, or its entry lost) is read, and its entries made, as that lookup goes — a
+//   missing or stale index is rebuilt from the records it stands for. A corrupt entry name is no entry; an
+//   unreadable record gets a flat entry saying so (the scan skips it too);
 // - entries are not fsynced: after a power cut they may be older than the records (fsynced), so entries made in
 //   another boot are trusted for nothing — the first lookup of a boot reads every record once.
+// What the stamp cannot see: a writer that keeps no index (an older sriovctl) writing into this ledger in the same
+// boot, after it was stamped. Its record is found by its owner's lookup when that owner has no other record (the
+// fallback), not as a second record of an owner that has an indexed one, nor as a nested lend.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { native } from '../native';
 import { isTempFileName } from '../fs/atomic-file';
-import { isRecordKey } from './keys';
+import { isRecordKey, outermostKey } from './keys';
 
 /** The ledger's two directories, as store.ts names them. */
 export interface IndexDirs {
@@ -30,6 +41,8 @@ export interface IndexDirs {
 
 const RECORD_SUFFIX = '.json';
 const BOOT_PREFIX = 'boot.';
+/** The stamp's mark of this layout (buckets beside the flat entries): a stamp of the flat-only index is not one. */
+const BOOT_SUFFIX = '.v2';
 /** The hash of a record file that could not be read: no owner's, so never a candidate (the scan skips it too). */
 const UNREADABLE = 'none';
 
@@ -61,10 +74,67 @@ export function fileInode(file: string): string | null {
 
 /**
  * Say that file `inode` holds the record of `key` for `owner`: called before that file is renamed into place (and
- * by lookups for a record file found without an entry). An entry there already is the same.
+ * by lookups for a record file found without an entry). Its bucket entries first, the flat one last: a file with a
+ * flat entry has its bucket entries (a rebuild takes the one for the others). Entries there already are the same.
  */
 export function addEntry(owners: string, key: string, inode: string, owner: string | null): void {
-  const file = path.join(owners, entryName(key, inode, owner === null ? UNREADABLE : ownerHash(owner)));
+  for (const bucket of bucketsOf(key, owner)) addBucketEntry(owners, bucket, bucketEntryName(key, inode));
+  createEmpty(path.join(owners, entryName(key, inode, owner === null ? UNREADABLE : ownerHash(owner))));
+}
+
+/** Remove the entries of a file that no longer holds `key`'s record (replaced or deleted); absent is fine. */
+export function removeEntry(owners: string, key: string, inode: string, owner: string | null): void {
+  removeIfThere(path.join(owners, entryName(key, inode, owner === null ? UNREADABLE : ownerHash(owner))));
+  for (const bucket of bucketsOf(key, owner)) {
+    removeIfThere(path.join(owners, bucket, bucketEntryName(key, inode)));
+    try {
+      fs.rmdirSync(path.join(owners, bucket));
+    } catch {
+      // another record's entry is in it (ENOTEMPTY), or it went already: either way not ours to remove
+    }
+  }
+}
+
+/** The buckets a record file of `key` held by `owner` has an entry in: its owner's, and its NIC's when nested. */
+function bucketsOf(key: string, owner: string | null): string[] {
+  const buckets = owner === null ? [] : [ownerBucket(owner)];
+  const own = outermostKey(key);
+  if (own !== key) buckets.push(NESTED_BUCKET_PREFIX + own);
+  return buckets;
+}
+
+const OWNER_BUCKET_PREFIX = 'o.';
+const NESTED_BUCKET_PREFIX = 'n.';
+
+function ownerBucket(owner: string): string {
+  return OWNER_BUCKET_PREFIX + ownerHash(owner);
+}
+
+function bucketEntryName(key: string, inode: string): string {
+  return `${key}.${inode}`;
+}
+
+/** An entry in `bucket`, made with the bucket when it is not there (and again if the last entry's remover took it). */
+function addBucketEntry(owners: string, bucket: string, name: string): void {
+  const dir = path.join(owners, bucket);
+  for (let attempt = 0; ; attempt++) {
+    try {
+      fs.mkdirSync(dir, 0o700);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
+    try {
+      createEmpty(path.join(dir, name));
+      return;
+    } catch (err) {
+      // removed between our mkdir and the create by the remover of its last entry: make it again
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || attempt >= 3) throw err;
+    }
+  }
+}
+
+/** An empty file at `file`; one there already is fine. */
+function createEmpty(file: string): void {
   let fd: number;
   try {
     fd = fs.openSync(file, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW, 0o600);
@@ -75,13 +145,71 @@ export function addEntry(owners: string, key: string, inode: string, owner: stri
   fs.closeSync(fd);
 }
 
-/** Remove the entry of a file that no longer holds `key`'s record (replaced or deleted); absent is fine. */
-export function removeEntry(owners: string, key: string, inode: string, owner: string | null): void {
+function removeIfThere(file: string): void {
   try {
-    fs.unlinkSync(path.join(owners, entryName(key, inode, owner === null ? UNREADABLE : ownerHash(owner))));
+    fs.unlinkSync(file);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
   }
+}
+
+/**
+ * Say that the index may miss a record file from now on (a writer could not make its entries): the stamp goes, so
+ * the next lookup rebuilds. False when it cannot be removed: then the writer must not make that file the record.
+ */
+export function distrustIndex(owners: string): boolean {
+  const stamp = bootStamp();
+  if (stamp === null) return true;
+  const file = path.join(owners, stamp);
+  try {
+    fs.unlinkSync(file);
+  } catch {
+    // gone already, or owners/ is no directory at all: no stamp either way; else it is still there
+    return !fs.existsSync(file);
+  }
+  return true;
+}
+
+/**
+ * The keys `owner`'s bucket names, when the index may be trusted to name every record of that owner: this boot's
+ * stamp is there. Each is still to be read and checked. Null when it cannot answer (no stamp, no bucket, a bucket
+ * that cannot be listed): the caller falls back to candidateKeys, which rebuilds.
+ */
+export function bucketKeysOfOwner(owners: string, owner: string): string[] | null {
+  return trusted(owners) ? bucketKeys(path.join(owners, ownerBucket(owner))) : null;
+}
+
+/**
+ * The keys of the lends nested in `key`'s (keys starting with `prefix`, its nestedPrefix) that its NIC's bucket
+ * names, each still to be read; null when the index cannot answer (no stamp, a bucket that cannot be listed). No
+ * bucket: none.
+ */
+export function bucketKeysNestedIn(owners: string, key: string, prefix: string): string[] | null {
+  if (!trusted(owners)) return null;
+  const keys = bucketKeys(path.join(owners, NESTED_BUCKET_PREFIX + outermostKey(key)), []);
+  return keys && keys.filter((k) => k.startsWith(prefix));
+}
+
+/** Whether this boot's stamp is there: every record file has its entries (see the top of this file). */
+function trusted(owners: string): boolean {
+  const stamp = bootStamp();
+  return stamp !== null && fs.existsSync(path.join(owners, stamp));
+}
+
+/** The distinct keys a bucket's entries name; `absent` when there is no bucket, null when it cannot be listed. */
+function bucketKeys(dir: string, absent: string[] | null = null): string[] | null {
+  let listing: string[];
+  try {
+    listing = listDir(dir);
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'ENOENT' ? absent : null;
+  }
+  const keys = new Set<string>();
+  for (let i = 0; i + 1 < listing.length; i += 2) {
+    const dot = listing[i].lastIndexOf('.');
+    if (dot > 0) keys.add(listing[i].slice(0, dot));
+  }
+  return [...keys].sort();
 }
 
 /** What a lookup needs of a record file it reads: its owner, or null when the file is not a usable record. */
@@ -105,7 +233,11 @@ export function candidateKeys(dirs: IndexDirs, owner: string, readOwner: ReadOwn
     const inode = records[i + 1];
     const indexed = entries === null ? null : entryHashes(entries.get(inode), key, inode);
     if (indexed !== null) {
-      if (indexed.includes(wanted)) keys.push(key);
+      if (indexed.includes(wanted)) {
+        keys.push(key);
+        // its bucket entry too: that bucket may have been lost, and must not answer later without this file
+        if (!refillBucket(dirs.owners, key, inode, owner)) complete = false;
+      }
       continue;
     }
     // a name no key has is no record (the scan reports it)
@@ -120,8 +252,20 @@ export function candidateKeys(dirs: IndexDirs, owner: string, readOwner: ReadOwn
     }
     if (found === owner) keys.push(key);
   }
-  if (!entries && complete) stampBoot(dirs.owners);
+  // a file left without its entries: no bucket may answer alone until a lookup has made them
+  if (!complete) distrustIndex(dirs.owners);
+  else if (!entries) stampBoot(dirs.owners);
   return keys.sort();
+}
+
+/** The owner bucket's entry of a file its flat entry names for `owner`; false when it cannot be made. */
+function refillBucket(owners: string, key: string, inode: string, owner: string): boolean {
+  try {
+    addBucketEntry(owners, ownerBucket(owner), bucketEntryName(key, inode));
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** A record file's name (not a temp file, not another suffix: the scan reports those). */
@@ -224,12 +368,12 @@ function stampBoot(dir: string): void {
 
 let bootStampCache: string | null | undefined;
 
-/** 'boot.<this boot's id>', or null where the kernel does not say (then no entry is ever trusted). */
+/** 'boot.<this boot's id>.v2', or null where the kernel does not say (then no entry is ever trusted). */
 function bootStamp(): string | null {
   if (bootStampCache === undefined) {
     try {
       const id = fs.readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
-      bootStampCache = /^[0-9a-f-]{36}$/.test(id) ? BOOT_PREFIX + id : null;
+      bootStampCache = /^[0-9a-f-]{36}$/.test(id) ? BOOT_PREFIX + id + BOOT_SUFFIX : null;
     } catch {
       bootStampCache = null;
     }

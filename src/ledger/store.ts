@@ -3,8 +3,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { SysError } from '../errors';
 import { isTempFileName, removeFileDurably, tempFileWriter, writeFileAtomic, writeFileAtomicDurableLater, type AtomicWriteHooks, type PendingDurability } from '../fs/atomic-file';
-import { assertRecordKey } from './keys';
-import { addEntry, candidateKeys, fileInode, recordKeysStartingWith, removeEntry } from './owner-index';
+import { assertRecordKey, nestedPrefix } from './keys';
+import { addEntry, bucketKeysNestedIn, bucketKeysOfOwner, candidateKeys, distrustIndex, fileInode, recordKeysStartingWith, removeEntry } from './owner-index';
 import type { LendRecord } from './types';
 import { recordProblem } from './validate';
 import { ensureTrusted, ensureTrustedStateDir, examineEntry } from '../fs/secure-dir';
@@ -122,12 +122,19 @@ export function writeNewRecordDurableLater(l: Ledger, r: LendRecord, hooks: Pick
 }
 
 /**
- * The temp file's index entry, made before it is renamed into place (owner-index.ts: while a file is the record,
- * its entry is there), then the caller's hook.
+ * The temp file's index entries, made before it is renamed into place (owner-index.ts: while a file is the record,
+ * its entries are there), then the caller's hook. Entries that cannot be made do not fail the write as long as the
+ * index can be said to miss them (its stamp removed: the next lookup rebuilds it from the records).
  */
 function indexedBeforeRename(l: Ledger, r: LendRecord, hooks: Pick<AtomicWriteHooks, 'beforeRename'>): (temp: string) => void {
   return (temp) => {
-    if (l.owners) indexQuietly(() => addEntry(l.owners!, r.key, fileInode(temp)!, r.owner));
+    if (l.owners) {
+      try {
+        addEntry(l.owners, r.key, fileInode(temp)!, r.owner);
+      } catch (err) {
+        if (!distrustIndex(l.owners)) throw err;
+      }
+    }
     hooks.beforeRename?.(temp);
   };
 }
@@ -137,10 +144,7 @@ function unindexReplaced(l: Ledger, r: LendRecord, replaced: string | null): voi
   if (l.owners && replaced !== null) indexQuietly(() => removeEntry(l.owners!, r.key, replaced, r.owner));
 }
 
-/**
- * An index change that failed does not fail the record's write: a record file without its entry is read by the
- * next lookup (owner-index.ts), and an entry left of a file that is gone is never a record's.
- */
+/** An entry left of a file that is gone is never a record's: failing to remove one does not fail the write. */
 function indexQuietly(change: () => void): void {
   try {
     change();
@@ -179,14 +183,22 @@ function ownerOfFile(file: string, key: string): string | null {
 }
 
 /**
- * The readable records of `owner` (its stored form), found through the owner index: only its own record files are
- * read (and any the index has no entry for yet). The same records as a scan's of that owner.
+ * The readable records of `owner` (its stored form), found through the owner index: its bucket names them, or when
+ * it cannot (owner-index.ts) one listing of the records and of the index does, reading any record file the index
+ * has no entry for yet. The same records as a scan's of that owner.
  */
 export function recordsOfOwner(l: Ledger, owner: string): LendRecord[] {
   if (!l.owners) return scanRecords(l).records.filter((r) => r.owner === owner);
-  const out: LendRecord[] = [];
+  const fromBucket = ownersRecords(l, owner, bucketKeysOfOwner(l.owners, owner) ?? []);
+  if (fromBucket.length > 0) return fromBucket;
   const dirs = { records: recordsDir(l.dir), owners: l.owners };
-  for (const key of candidateKeys(dirs, owner, (k) => ownerOfFile(recordPath(l, k), k))) {
+  return ownersRecords(l, owner, candidateKeys(dirs, owner, (k) => ownerOfFile(recordPath(l, k), k)));
+}
+
+/** Those of the records of `keys` that are readable and `owner`'s. */
+function ownersRecords(l: Ledger, owner: string, keys: string[]): LendRecord[] {
+  const out: LendRecord[] = [];
+  for (const key of keys) {
     const record = usableRecord(l, key);
     if (record?.owner === owner) out.push(record);
   }
@@ -244,15 +256,17 @@ export function scanRecords(l: Ledger): ScanResult {
 }
 
 /**
- * Keys of the readable records whose key starts with `prefix`, sorted: the directory is listed, and only those
- * records are read (a NIC's nested lends, without reading every record in the ledger).
+ * Keys of the readable records of the lends nested in `key`'s, sorted: its NIC's bucket in the owner index names
+ * them, or where the index cannot answer the records directory is listed; only those records are read.
  */
-export function recordKeysWithPrefix(l: Ledger, prefix: string): string[] {
+export function nestedRecordKeys(l: Ledger, key: string): string[] {
+  const prefix = nestedPrefix(key);
+  const named = (l.owners && bucketKeysNestedIn(l.owners, key, prefix)) ?? recordKeysStartingWith(recordsDir(l.dir), prefix);
   const keys: string[] = [];
-  for (const key of recordKeysStartingWith(recordsDir(l.dir), prefix)) {
+  for (const nested of named) {
     try {
       // readRecord refuses a name that is no key
-      if (readRecord(l, key)) keys.push(key);
+      if (readRecord(l, nested)) keys.push(nested);
     } catch {
       // unreadable: scanRecords reports it (status, cleanup); it is no lend to give back
     }

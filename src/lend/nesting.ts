@@ -4,7 +4,7 @@
 // The inner lend gets a key nested under the outer one's (ledger/keys.ts nestedKey), and giving a NIC back
 // undoes the nested lends first, innermost first: the NIC must be back in a namespace before that namespace's own
 // lender can give it back.
-import { nestedKey, nestedPrefix, readRecord, recordKeyFor, recordKeysWithPrefix, type Ledger } from '../ledger';
+import { nestedKey, nestedPrefix, nestedRecordKeys, readRecord, recordKeyFor, type Ledger } from '../ledger';
 import type { NicIdentity } from '../ledger/types';
 import { ownNetnsId, sameNetns, type NetnsId } from '../net';
 import { sameNamespace, type NamespaceIdentity } from './namespaces';
@@ -36,7 +36,7 @@ export function lendKeyFor(ledger: Ledger, identity: NicIdentity, from: Namespac
 
 /** Keys of the lends nested under `key` that have a record, innermost (longest) first. */
 export function nestedKeys(ledger: Ledger, key: string): string[] {
-  return recordKeysWithPrefix(ledger, nestedPrefix(key)).sort((a, b) => b.length - a.length || a.localeCompare(b));
+  return nestedRecordKeys(ledger, key).sort((a, b) => b.length - a.length || a.localeCompare(b));
 }
 
 /** How deep a key is nested: 0 for a NIC's own key (give-back order: deepest first). */

@@ -1,6 +1,7 @@
 // DEL through the real executable finds its record through the owner index (src/ledger/owner-index.ts) among other
 // pods' records, and still finds it whatever became of the index between ADD and DEL: gone, a file in its place,
-// entries lost or junk beside them, or made in another boot and naming another owner.
+// entries or its bucket lost, junk beside them, a bucket naming only a file that is gone, or entries made in
+// another boot and naming another owner.
 import { mkdirSync, readdirSync, renameSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -31,6 +32,8 @@ const owners = () => join(roots.stateDir, 'owners');
 const ownRecord = () => ledgerRecords(roots.stateDir).find((r) => r.owner === OWNER);
 /** Our record's entry: '<key>.<inode>.<hash of our owner>'. */
 const ownEntry = () => readdirSync(owners()).find((n) => n.startsWith(`${ownRecord().key}.`))!;
+/** Our owner's bucket: 'o.<hash of our owner>', holding '<key>.<inode>'. */
+const ownBucket = () => join(owners(), `o.${ownerHash(OWNER)}`);
 
 const damage: Record<string, () => void> = {
   'its index directory is gone': () => rmSync(owners(), { recursive: true }),
@@ -38,8 +41,16 @@ const damage: Record<string, () => void> = {
     rmSync(owners(), { recursive: true });
     writeFileSync(owners(), 'junk');
   },
-  'its entry is gone and junk lies beside the others': () => {
+  'its bucket is gone and a file stands in its place': () => {
+    rmSync(ownBucket(), { recursive: true });
+    writeFileSync(ownBucket(), 'junk');
+  },
+  'its bucket names only a file that is gone': () => {
+    for (const e of readdirSync(ownBucket())) renameSync(join(ownBucket(), e), join(ownBucket(), e.replace(/\.[0-9a-f]+$/, '.1')));
+  },
+  'its entries are gone and junk lies beside the others': () => {
     unlinkSync(join(owners(), ownEntry()));
+    rmSync(ownBucket(), { recursive: true });
     for (const junk of ['junk', `${ownRecord().key}..`, 'a.b.c.d']) writeFileSync(join(owners(), junk), '');
     mkdirSync(join(owners(), `${ownRecord().key}.1.1`));
   },
@@ -63,6 +74,7 @@ describe('DEL among other pods\' records, with the owner index', () => {
     expect(readdirSync(owners()).filter((n) => n.startsWith('boot.'))).toHaveLength(1);
     expect(readdirSync(owners()).filter((n) => n.startsWith(`${ownRecord().key}.`))).toEqual([ownEntry()]);
     expect(ownEntry()).toMatch(new RegExp(`\\.${ownerHash(OWNER)}$`));
+    expect(readdirSync(ownBucket())).toEqual([`${ownRecord().key}.${ownEntry().split('.')[1]}`]);
 
     damage[what]();
     const del = call('DEL');

@@ -3,11 +3,11 @@
 // planted in a state dir another user owns is never run. The control shows the planted cache is a working
 // attack: the same file in a root-owned directory does run (only root could have put it there).
 import { execFileSync } from 'node:child_process';
-import { chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chownSync, closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { cacheName } from '../../src/package/code-cache';
+import { cacheName, fileKey } from '../../src/package/code-cache';
 import { assertBuilt, REPO, sriovctl } from '../helpers/cli-process';
 
 const BUNDLE = join(REPO, 'dist', 'sriovctl-run.bundle.js');
@@ -41,7 +41,12 @@ describe('the CLI code cache is trusted only from a trusted directory', () => {
     const cacheDir = join(state, 'cli', 'code-cache');
     mkdirSync(cacheDir, { recursive: true, mode: 0o755 });
     const marker = join(root, `ran-${uid}`);
-    writeFileSync(join(cacheDir, cacheName(BUNDLE, readFileSync(BUNDLE, 'utf8'))), plantedCache(marker));
+    const fd = openSync(BUNDLE, 'r');
+    try {
+      writeFileSync(join(cacheDir, cacheName(BUNDLE, fileKey(fd))), plantedCache(marker));
+    } finally {
+      closeSync(fd);
+    }
     for (const d of [state, join(state, 'cli'), cacheDir]) chownSync(d, uid, uid);
     const r = await sriovctl({ stateDir: state, sysfsRoot: root }, ['status', '--json']);
     return { ran: existsSync(marker), code: r.code, stdout: r.stdout, stderr: r.stderr };

@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isSysError } from '../../src/errors';
-import { deleteRecord, lockNic, openLedger, readRecord, recordsOfOwner, scanRecords, writeRecord, type Ledger } from '../../src/ledger';
+import { deleteRecord, lockNic, nestedKey, nestedRecordKeys, openLedger, readRecord, recordsOfOwner, scanRecords, writeRecord, type Ledger } from '../../src/ledger';
 import { sampleRecord } from '../helpers/ledger-record';
 import { failureOf } from '../../src/lend';
 import { killChild, spawnTs, waitForExit, waitForLine } from '../helpers/ts-child';
@@ -187,6 +187,21 @@ describe('the owner index across a writer killed by SIGKILL', () => {
     writeRecord(ledger, sampleRecord({ key: KEY, owner: OTHER, step: 'other' }));
     expect(byOwner(OWNER)).toEqual([]);
     expect(byOwner(OTHER)).toEqual([`${KEY} other`]);
+  });
+
+  it('a nested lend\'s writes killed between the record and the index: its NIC\'s bucket finds it, then finds it gone', async () => {
+    const inner = nestedKey(KEY, { ino: 0x4242 });
+    await crash('new-before-rename', inner);
+    expect(nestedRecordKeys(ledger, KEY)).toEqual([]);
+    writeRecord(ledger, sampleRecord({ key: inner, owner: OWNER, step: 'first' }));
+    await crash('rewrite-after-rename', inner);
+    expect(nestedRecordKeys(ledger, KEY)).toEqual([inner]);
+    expect(byOwner(OWNER)).toEqual([`${inner} rewritten`]);
+    await crash('delete-after-unlink', inner);
+    expect(nestedRecordKeys(ledger, KEY)).toEqual([]);
+    expect(byOwner(OWNER)).toEqual([]);
+    // every lookup above went through the buckets: the boot's stamp stayed
+    expect(fs.readdirSync(path.join(tmp, 'owners')).filter((n) => n.startsWith('boot.'))).toHaveLength(1);
   });
 
   it('a delete killed between the record and the index: none found; the key lent again is found for its new owner', async () => {

@@ -22,11 +22,14 @@ beforeEach(() => {
 });
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
-/** The caller's environment: what the plugin needs, and the NODE_* variables it must not start with. */
-function callerEnv(): NodeJS.ProcessEnv {
+/**
+ * The caller's environment: what the plugin needs, and the NODE_* variables it must not start with. A command the
+ * launcher passes on (it answers VERSION itself: oneshot-static-answers.test.ts).
+ */
+function callerEnv(command = 'VERSION'): NodeJS.ProcessEnv {
   return {
     PATH: `${join(process.execPath, '..')}:/usr/bin:/bin`,
-    CNI_COMMAND: 'VERSION',
+    CNI_COMMAND: command,
     SRIOVCTL_SOCKET: join(dir, 'no-daemon.sock'),
     NODE_OPTIONS: `--require=${join(dir, 'preload.cjs')}`,
     NODE_EXTRA_CA_CERTS: join(dir, 'no-such-bundle.pem'),
@@ -50,7 +53,7 @@ describe('the one-shot plugin starts without the caller\'s NODE_* variables', ()
     // this machine's loader and node stand in for the payload's private glibc and the packaged executable
     copyFileSync(realpathSync('/lib64/ld-linux-x86-64.so.2'), join(payload, 'lib', 'ld-linux-x86-64.so.2'));
     symlinkSync(process.execPath, join(payload, 'sriovctl'));
-    const r = spawnSync(join(payload, 'oneshot'), [], { env: callerEnv(), input: PRINT_ENV_NAMES, encoding: 'utf8', timeout: 60_000 });
+    const r = spawnSync(join(payload, 'oneshot'), [], { env: callerEnv('ADD'), input: PRINT_ENV_NAMES, encoding: 'utf8', timeout: 60_000 });
     expect(r.status, r.stderr).toBe(0);
     expectNoNodeStart(r);
     expect(JSON.parse(r.stdout)).toEqual(['CNI_COMMAND', 'PATH', 'SRIOVCTL_SOCKET']);

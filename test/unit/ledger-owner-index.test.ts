@@ -1,11 +1,13 @@
-// The owner index (src/ledger/owner-index.ts): a lookup reads the records its entries name and any record file
-// without an entry; it finds what a scan finds whatever happened to the index (missing, stale, corrupt, another
-// boot's), and the writers keep it one entry per record file.
+// The owner index (src/ledger/owner-index.ts): a lookup reads the records its owner's bucket names, or (no bucket,
+// no stamp of this boot, only stale entries) those its flat entries name and any record file without an entry; it
+// finds what a scan finds whatever happened to the index (missing, stale, corrupt, another boot's), and the writers
+// keep it one entry per record file in each place.
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { deleteRecord, openLedger, recordsOfOwner, scanRecords, writeRecord, type Ledger } from '../../src/ledger';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { deleteRecord, nestedKey, nestedRecordKeys, openLedger, recordsOfOwner, scanRecords, writeRecord, type Ledger } from '../../src/ledger';
+import { native } from '../../src/native';
 import { candidateKeys, ownerHash } from '../../src/ledger/owner-index';
 import { sampleRecord } from '../helpers/ledger-record';
 
@@ -22,6 +24,7 @@ beforeEach(() => {
 });
 
 afterEach(() => {
+  vi.restoreAllMocks();
   fs.rmSync(tmp, { recursive: true, force: true });
 });
 
@@ -33,7 +36,20 @@ const scanned = (owner: string) => scanRecords(ledger).records.filter((r) => r.o
 const found = (owner: string) => recordsOfOwner(ledger, owner).map((r) => r.key);
 const inode = (file: string) => fs.lstatSync(file, { bigint: true }).ino.toString(16);
 const bootStamps = () => fs.readdirSync(owners).filter((n) => n.startsWith('boot.'));
-const entries = () => fs.readdirSync(owners).filter((n) => !n.startsWith('boot.')).sort();
+/** The flat entries ('<key>.<inode>.<hash>'): not the stamp, not a bucket ('o.<hash>', 'n.<key>'). */
+const entries = () => fs.readdirSync(owners).filter((n) => !n.startsWith('boot.') && !/^[on]\./.test(n)).sort();
+/** Every bucket with its entries. */
+const buckets = () => Object.fromEntries(fs.readdirSync(owners).filter((n) => /^[on]\./.test(n)).sort().map((b) => [b, fs.readdirSync(path.join(owners, b)).sort()]));
+/** The directories a lookup lists (getdents through the addon), relative to the state dir. */
+function listedBy(lookup: () => unknown): string[] {
+  const spy = vi.spyOn(native, 'dirEntryInodes');
+  try {
+    lookup();
+    return spy.mock.calls.map(([dir]) => path.relative(tmp, dir));
+  } finally {
+    spy.mockRestore();
+  }
+}
 
 /** A record written as a writer without the index writes one (an older sriovctl, a restored backup): renamed into place. */
 function writeBehindIndex(key: string, owner: string): void {
@@ -132,10 +148,35 @@ describe('recordsOfOwner finds what a scan finds', () => {
   it('with records replaced, added and removed behind its back (another owner in the same key included)', () => {
     found(ownerOf(0));
     writeBehindIndex(keyOf(2), 'cni:took-over/net1');
-    writeBehindIndex(keyOf(30), ownerOf(4));
+    writeBehindIndex(keyOf(30), 'cni:behind/net1');
     fs.unlinkSync(path.join(records, `${keyOf(6)}.json`));
     expectSameAsScan();
     expect(found('cni:took-over/net1')).toEqual([keyOf(2)]);
+    expect(found('cni:behind/net1')).toEqual([keyOf(30)]);
+  });
+
+  it('with buckets gone, a file in place of one, or naming only files that are gone: the flat entries answer', () => {
+    found(ownerOf(0));
+    fs.rmSync(path.join(owners, `o.${ownerHash(ownerOf(1))}`), { recursive: true });
+    fs.rmSync(path.join(owners, `o.${ownerHash(ownerOf(2))}`), { recursive: true });
+    fs.writeFileSync(path.join(owners, `o.${ownerHash(ownerOf(2))}`), 'junk');
+    const bucket3 = path.join(owners, `o.${ownerHash(ownerOf(3))}`);
+    for (const e of fs.readdirSync(bucket3)) fs.renameSync(path.join(bucket3, e), path.join(bucket3, e.replace(/\.[0-9a-f]+$/, '.1')));
+    // and the record of an owner whose entries are all gone, written behind its back
+    writeBehindIndex(keyOf(31), ownerOf(1));
+    expectSameAsScan();
+    expect(found(ownerOf(1))).toEqual([keyOf(1), keyOf(8), keyOf(15), keyOf(31)]);
+  });
+
+  it('except for a second record of an owner that has an indexed one, written behind its back in the same boot', () => {
+    found(ownerOf(0));
+    // the limit owner-index.ts states (a writer keeping no index): the bucket answers for the owner
+    writeBehindIndex(keyOf(30), ownerOf(4));
+    expect(found(ownerOf(4))).toEqual([keyOf(4), keyOf(11), keyOf(18)]);
+    // found once the index is rebuilt (another boot; here its stamp removed)
+    for (const stamp of bootStamps()) fs.unlinkSync(path.join(owners, stamp));
+    expect(found(ownerOf(4))).toEqual([keyOf(4), keyOf(11), keyOf(18), keyOf(30)]);
+    expect(found(ownerOf(4))).toEqual(scanned(ownerOf(4)));
   });
 
   it('with several entries naming one file, and entries of a gone file whose inode another record now has', () => {
@@ -166,8 +207,58 @@ it('the writers keep one entry per record file, through rewrites and deletes', (
     for (let i = 0; i < 6; i++) writeRecord(ledger, sampleRecord({ key: keyOf(i), owner: ownerOf(i), step: `s${round}` }), { durable: false });
     for (let i = 0; i < 6; i += 2) deleteRecord(ledger, keyOf(i), { durable: false });
   }
-  const want = [1, 3, 5].map((i) => `${keyOf(i)}.${inode(path.join(records, `${keyOf(i)}.json`))}.${ownerHash(ownerOf(i))}`);
-  expect(entries()).toEqual(want.sort());
+  const ino = (i: number) => inode(path.join(records, `${keyOf(i)}.json`));
+  expect(entries()).toEqual([1, 3, 5].map((i) => `${keyOf(i)}.${ino(i)}.${ownerHash(ownerOf(i))}`).sort());
+  // a bucket per owner with a record, none left of the owners whose records went
+  expect(buckets()).toEqual(Object.fromEntries([1, 3, 5].map((i) => [`o.${ownerHash(ownerOf(i))}`, [`${keyOf(i)}.${ino(i)}`]])));
   deleteRecord(ledger, keyOf(9));
   expect(entries()).toHaveLength(3);
+});
+
+describe('a lookup through the buckets', () => {
+  const crowd = 30;
+  beforeEach(() => {
+    for (let i = 0; i < crowd; i++) writeRecord(ledger, sampleRecord({ key: keyOf(i), owner: ownerOf(i) }), { durable: false });
+    // the boot's first lookup: every record read once, the index stamped
+    found('cni:nobody/net1');
+  });
+
+  it('lists its owner\'s bucket alone, not the records or the index', () => {
+    expect(listedBy(() => expect(found(ownerOf(7))).toEqual([keyOf(7)]))).toEqual([`owners/o.${ownerHash(ownerOf(7))}`]);
+    // an owner with none lists both directories after its (missing) bucket: its entries may have been lost
+    expect(listedBy(() => expect(found('cni:nobody/net1')).toEqual([]))).toEqual([`owners/o.${ownerHash('cni:nobody/net1')}`, 'records', 'owners']);
+  });
+
+  it('finds a NIC\'s nested lends in its bucket, without listing the records', () => {
+    const outer = keyOf(3);
+    const inner = nestedKey(outer, { ino: 0xabc });
+    const innermost = nestedKey(inner, { ino: 0xdef });
+    for (const key of [inner, innermost]) writeRecord(ledger, sampleRecord({ key, owner: `cni:inner-${key.length}/net1` }), { durable: false });
+    expect(buckets()[`n.${outer}`]).toHaveLength(2);
+    expect(listedBy(() => expect(nestedRecordKeys(ledger, outer)).toEqual([inner, innermost]))).toEqual([`owners/n.${outer}`]);
+    expect(nestedRecordKeys(ledger, inner)).toEqual([innermost]);
+    expect(listedBy(() => expect(nestedRecordKeys(ledger, keyOf(4))).toEqual([]))).toEqual([`owners/n.${keyOf(4)}`]);
+    // without this boot's stamp, the records directory is listed as before
+    for (const stamp of bootStamps()) fs.unlinkSync(path.join(owners, stamp));
+    expect(listedBy(() => expect(nestedRecordKeys(ledger, outer)).toEqual([inner, innermost]))).toEqual(['records']);
+    deleteRecord(ledger, innermost);
+    deleteRecord(ledger, inner);
+    expect(buckets()[`n.${outer}`]).toBeUndefined();
+  });
+
+  it('a writer that cannot make an entry removes the stamp, so the next lookup rebuilds and finds its record', () => {
+    const outer = keyOf(5);
+    const inner = nestedKey(outer, { ino: 0x123 });
+    // a file where the NIC's bucket would be: the nested record's entry cannot be made
+    fs.writeFileSync(path.join(owners, `n.${outer}`), 'junk');
+    writeRecord(ledger, sampleRecord({ key: inner, owner: 'cni:inner/net1' }));
+    expect(bootStamps()).toEqual([]);
+    expect(nestedRecordKeys(ledger, outer)).toEqual([inner]);
+    // and a second record of an owner that has one, whose entry could not be made
+    fs.writeFileSync(path.join(owners, `n.${keyOf(6)}`), 'junk');
+    found('cni:nobody/net1');
+    expect(bootStamps()).toHaveLength(0);
+    writeRecord(ledger, sampleRecord({ key: nestedKey(keyOf(6), { ino: 1 }), owner: ownerOf(8) }));
+    expect(found(ownerOf(8))).toEqual([nestedKey(keyOf(6), { ino: 1 }), keyOf(8)]);
+  });
 });
