@@ -3,11 +3,10 @@
 // cycle ends with its NIC home; at the end no NIC is lost and the node's ledger holds nothing of them.
 // CI runs a few cycles; `npm run test:k8s:churn` runs 200 (SRIOVCTL_K8S_CHURN_CYCLES, SRIOVCTL_K8S_CHURN_SEED
 // replays a run's plan: both are printed).
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { Scratch } from '../helpers/kernel';
+import { describe, expect, it } from 'vitest';
 import type { Cluster } from './cluster';
 import { churnPlan, churnSettings, type KillMoment, type PlannedKill, type KillTarget } from './churn-plan';
-import { NodeNic } from './node-nics';
+import { NodeNic, useNodeNics } from './node-nics';
 import { pod, podPath, waitGone, waitRunning } from './pods';
 import { useCluster } from './use-cluster';
 
@@ -17,18 +16,7 @@ const plan = churnPlan(seed, cycles, TARGETS);
 console.log(`churn: ${cycles} cycles, seed ${seed} (replay: SRIOVCTL_K8S_CHURN_SEED=${seed} SRIOVCTL_K8S_CHURN_CYCLES=${cycles}); kills: ${plan.map((k) => `${k.cycle}:${k.target}@${k.moment}`).join(' ') || 'none'}`);
 
 const cluster = useCluster();
-let s: Scratch;
-let nics: NodeNic[];
-
-beforeEach(async () => {
-  s = new Scratch();
-  nics = [0, 1].map((i) => new NodeNic(s, i));
-  for (const n of nics) await cluster().api.create(n.nad());
-});
-
-afterEach(() => {
-  s.cleanup();
-});
+const world = useNodeNics(cluster, 2);
 
 /** SIGKILL `target`; kubelet and containerd are started again (kubelet restarts the daemon's container itself). */
 async function kill(c: Cluster, target: KillTarget): Promise<void> {
@@ -41,6 +29,7 @@ async function kill(c: Cluster, target: KillTarget): Promise<void> {
 describe('pod churn over two NICs with seeded kills of the node\'s components', () => {
   it(`${cycles} create/delete cycles: every NIC home after each, none lost, no record left`, { timeout: 120_000 + cycles * 30_000 }, async () => {
     const c = cluster();
+    const { s, nics } = world();
     const kills = new Map(plan.map((k) => [k.cycle, k]));
     // one kill at a time: two at once would be a different failure (and kubelet's restart waits for the node)
     let killing: Promise<unknown> = Promise.resolve();

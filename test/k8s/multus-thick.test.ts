@@ -3,31 +3,21 @@
 // SIGKILLed while pods run (kubelet restarts it), and held down while a pod is deleted and another created: every
 // NIC ends home as it was, and the node's ledger holds nothing of it.
 import { existsSync } from 'node:fs';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ip, Scratch } from '../helpers/kernel';
+import { describe, expect, it } from 'vitest';
+import { ip } from '../helpers/kernel';
 import { nicState } from '../helpers/lend-fixture';
 import { SYSTEM_NS } from '../../src/cluster/kubernetes/manifests';
-import { NodeNic } from './node-nics';
+import { useNodeNics } from './node-nics';
 import { networkStatus, pod, podPath, waitGone, waitRunning } from './pods';
 import { useCluster } from './use-cluster';
 
 const cluster = useCluster({ multus: 'thick' });
-let s: Scratch;
-let nics: NodeNic[];
-
-beforeEach(async () => {
-  s = new Scratch();
-  nics = [0, 1].map((i) => new NodeNic(s, i));
-  for (const n of nics) await cluster().api.create(n.nad());
-});
-
-afterEach(() => {
-  s.cleanup();
-});
+const world = useNodeNics(cluster, 2);
 
 describe('Multus thick as the node\'s CNI', () => {
   it('a pod gets the NIC through multus-shim and the daemon, which reports it in network-status; deleted, it comes home', async () => {
     const c = cluster();
+    const { s, nics } = world();
     const name = `mt-${s.prefix}-1`;
     const { pod: running, sandbox } = await nics[0].lendTo(c, name);
     const status = networkStatus(running);
@@ -42,6 +32,7 @@ describe('Multus thick as the node\'s CNI', () => {
 
   it('its daemon SIGKILLed while a pod holds a NIC: kubelet restarts it, the pod keeps the NIC, and its deletion brings it home', async () => {
     const c = cluster();
+    const { s, nics } = world();
     const name = `mk-${s.prefix}-1`;
     const lent = await nics[1].lendTo(c, name);
     const before = await c.multusPod();
@@ -59,6 +50,7 @@ describe('Multus thick as the node\'s CNI', () => {
 
   it('its daemon SIGKILLed and kept down: a pod deleted meanwhile loses its DEL, a pod created meanwhile waits, and once Multus is back the waiting pod takes the NIC from the abandoned record; both end home', async () => {
     const c = cluster();
+    const { s, nics } = world();
     const [gone, waiting] = ['gone', 'wait'].map((w) => `md-${s.prefix}-${w}`);
     const nic = nics[0];
     const held = await nic.lendTo(c, gone);
