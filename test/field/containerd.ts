@@ -299,7 +299,7 @@ ${this.opts.sandboxImage ? `  sandbox_image = ${q(this.opts.sandboxImage)}\n` : 
 }
 
 /** The child `pid` forked (a launcher's program; the launcher itself when it exec'd it), null when it has none. */
-function launchedBy(pid: number): number | null {
+export function launchedBy(pid: number): number | null {
   try {
     const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean);
     return children.length ? Number(children[0]) : null;

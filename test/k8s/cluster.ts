@@ -1,7 +1,8 @@
 // A one-node Kubernetes cluster a test file starts and stops itself: etcd, kube-apiserver, kube-controller-manager
 // and kube-scheduler on 127.0.0.1 (free ports), kubelet and a private containerd (test/field/containerd.ts: Debian's
 // 1.6 with its own root, state, socket and CNI dirs), certificates made at start, everything in one temp dir. The
-// node's network is Multus (thin, built from its module) delegating to Debian's bridge + host-local; the pause image
+// node's network is Multus (built from its module; thin, or thick: ./multus-thick.ts) delegating to Debian's bridge +
+// host-local; the pause image
 // is the field tier's (built locally, imported: no registry). sriovctl is installed as a user installs it: its
 // installer image imported into containerd and the DaemonSet `cluster up` renders applied.
 //
@@ -26,7 +27,9 @@ import { FatalWait, KubeApi } from './kube-api';
 import { NodeNamespaces } from './node-namespaces';
 import { kubeletConfiguration } from './kubelet-config';
 import { kubeconfig, makePki, type Pki } from './pki';
+import { MULTUS_THICK_APP, multusSocketDir, multusThickImage, multusThickObjects } from './multus-thick';
 import { Component } from './processes';
+import { unixHttpOk } from './unix-http';
 
 /**
  * Host paths the installer DaemonSet mounts with DirectoryOrCreate (sriovctl's default socket and state dirs, which
@@ -97,6 +100,14 @@ export async function undoKubeletHostChanges(steps: TeardownSteps, cgroupRoot: s
   });
 }
 
+export interface ClusterOptions {
+  /**
+   * thin (default): the multus binary in the CNI bin dir does everything in the runtime's call. thick: the runtime
+   * calls multus-shim, which forwards to multus-daemon running in its DaemonSet's pod (./multus-thick.ts).
+   */
+  multus?: 'thin' | 'thick';
+}
+
 export class Cluster {
   readonly dir = mkdtempSync(join(tmpdir(), 'sriovctl-k8s-'));
   readonly nodeName = `sriovctl-k8s-${randomBytes(3).toString('hex')}`;
@@ -121,14 +132,19 @@ export class Cluster {
   /** What the DaemonSet's hostPath volumes and kubelet will create, removed by stop(). */
   private readonly hostDirsToRemove = HOST_DIRS.map(firstMissing).filter((d): d is string => d !== null);
 
-  private constructor() {
+  /** The API server's port on 127.0.0.1. */
+  apiPort = 0;
+  /** Where thick Multus's pod mounts the host's /run for its socket dir (the tier's own dir, not the host's). */
+  readonly multusRunDir = this.path('multus-run');
+
+  private constructor(readonly multus: 'thin' | 'thick') {
     this.bins = componentBins();
     this.containerd = new Containerd({ sandboxImage: this.pause.ref, launcher: this.node.launcher });
   }
 
   /** A running cluster with its node Ready and sriovctl's DaemonSet ready; on any failure all is undone. */
-  static async start(): Promise<Cluster> {
-    const c = new Cluster();
+  static async start(options: ClusterOptions = {}): Promise<Cluster> {
+    const c = new Cluster(options.multus ?? 'thin');
     try {
       await c.startAll();
     } catch (err) {
@@ -148,6 +164,7 @@ export class Cluster {
     await this.node.create();
     this.pki = makePki(this.path('pki'), this.nodeName);
     const [etcdClient, etcdPeer, apiPort, kubeletPort] = [await freePort(), await freePort(), await freePort(), await freePort()];
+    this.apiPort = apiPort;
     const server = `https://127.0.0.1:${apiPort}`;
     this.api = new KubeApi(server, this.pki.ca.cert, this.pki.admin);
     const adminConfig = this.path('admin.kubeconfig');
@@ -227,6 +244,7 @@ export class Cluster {
     await this.waitNodeReady();
     await this.api.waitFor('the default service account', () => this.api.find('/api/v1/namespaces/default/serviceaccounts/default').then((sa) => sa ?? undefined));
     await this.installSriovctl();
+    if (this.multus === 'thick') await this.installMultusThick();
   }
 
   /** etcd, the API server (until ready), the controller manager and the scheduler, as made by startAll. */
@@ -303,35 +321,130 @@ export class Cluster {
     c.ctr('images', 'import', this.pause.archive);
     // copies, as a node's CNI bin dir holds them: the DaemonSet's daemon sees that dir, not what a link in it names
     for (const p of DEBIAN_PLUGINS) copyFileSync(debianPlugin(p), join(c.binDir, p));
-    copyFileSync(this.bins.multus, join(c.binDir, 'multus'));
     mkdirSync(this.primaryIpamDir);
-    const multusConf = {
+    this.writeNodeNetwork(adminConfig);
+  }
+
+  /**
+   * The node's CNI conf. Thin: 00-multus.conf, the multus plugin with the admin's kubeconfig and the primary network
+   * as its delegate, logging to the cluster's dir. Thick: the primary network's conf alone, from which Multus's
+   * daemon generates 00-multus.conf (multus-shim) when it starts; it uses its pod's service account and logs to its
+   * pod's log. Either caches its delegates in the cluster's dir.
+   */
+  private writeNodeNetwork(adminConfig: string): void {
+    const { binDir, confDir } = this.containerd;
+    const primary = {
+      cniVersion: '1.0.0',
+      name: 'primary',
+      plugins: [
+        {
+          type: 'bridge',
+          bridge: this.bridge,
+          // no host routes, masquerading or firewall rules: the pods need no way out of the node
+          isGateway: false,
+          ipMasq: false,
+          ipam: { type: 'host-local', dataDir: this.primaryIpamDir, ranges: [[{ subnet: '10.244.0.0/24' }]] },
+        },
+      ],
+    };
+    if (this.multus === 'thick') {
+      copyFileSync(this.bins.multusShim, join(binDir, 'multus-shim'));
+      writeFileSync(join(confDir, '10-primary.conflist'), JSON.stringify(primary, null, 2));
+      return;
+    }
+    copyFileSync(this.bins.multus, join(binDir, 'multus'));
+    const multus = {
       cniVersion: '1.0.0',
       name: 'multus-cni-network',
       type: 'multus',
       kubeconfig: adminConfig,
       cniDir: this.path('multus-cache'),
-      binDir: c.binDir,
+      binDir,
       logFile: this.path('multus.log'),
       logLevel: 'debug',
-      delegates: [
-        {
-          cniVersion: '1.0.0',
-          name: 'primary',
-          plugins: [
-            {
-              type: 'bridge',
-              bridge: this.bridge,
-              // no host routes, masquerading or firewall rules: the pods need no way out of the node
-              isGateway: false,
-              ipMasq: false,
-              ipam: { type: 'host-local', dataDir: this.primaryIpamDir, ranges: [[{ subnet: '10.244.0.0/24' }]] },
-            },
-          ],
-        },
-      ],
+      delegates: [primary],
     };
-    writeFileSync(join(c.confDir, '00-multus.conf'), JSON.stringify(multusConf, null, 2));
+    writeFileSync(join(confDir, '00-multus.conf'), JSON.stringify(multus, null, 2));
+  }
+
+  /**
+   * Multus thick's image imported and its DaemonSet applied (after the NAD CRD, which its daemon watches from the
+   * start); its daemon serving its socket and its generated conf the node's.
+   */
+  private async installMultusThick(): Promise<void> {
+    await this.applyNadCrd();
+    const image = multusThickImage(this.bins.multusDaemon);
+    this.containerd.ctr('images', 'import', image.archive);
+    const objects = multusThickObjects({
+      image: image.ref,
+      confDir: this.containerd.confDir,
+      binDir: this.containerd.binDir,
+      cacheDir: this.path('multus-cache'),
+      runDir: this.multusRunDir,
+      apiHost: '127.0.0.1',
+      apiPort: this.apiPort,
+    });
+    for (const obj of objects) await this.api.create(obj);
+    await this.waitMultusDaemonReady();
+    await this.api.waitFor('the generated 00-multus.conf', async () => (existsSync(join(this.containerd.confDir, '00-multus.conf')) ? true : undefined));
+  }
+
+  /** Multus thick's pod on this node that is not being deleted (null while there is none). */
+  async multusPod(): Promise<any | null> {
+    const pods = await this.api.get(`/api/v1/namespaces/${SYSTEM_NS}/pods?labelSelector=app%3D${MULTUS_THICK_APP}`);
+    return pods.items.find((p: any) => !p.metadata.deletionTimestamp) ?? null;
+  }
+
+  /**
+   * Wait until Multus thick's daemon runs (in a pod other than `not`, a uid, when given; its container started
+   * `restarts` times or more) and answers on its socket, as the shim asks it (GET /healthz).
+   */
+  async waitMultusDaemonReady(opts: { not?: string; restarts?: number } = {}): Promise<any> {
+    return this.api.waitFor(
+      "Multus thick's daemon serving",
+      async () => {
+        const p = await this.multusPod();
+        if (!p || p.metadata.uid === opts.not) return undefined;
+        const st = p.status?.containerStatuses?.[0];
+        if (!st?.state?.running || st.restartCount < (opts.restarts ?? 0)) return undefined;
+        return (await this.multusDaemonAnswers()) ? p : undefined;
+      },
+      240_000,
+    );
+  }
+
+  /** Whether a Multus thick daemon answers on the shim's socket, as the shim asks it (GET /healthz). */
+  multusDaemonAnswers(): Promise<boolean> {
+    return unixHttpOk(join(multusSocketDir(this.multusRunDir), 'multus.sock'), '/healthz');
+  }
+
+  /** SIGKILL Multus thick's daemon (the process of its pod's container, as the host sees it); its pod object stays. */
+  killMultusDaemon(): number {
+    const pid = this.containerHostPid('kube-multus');
+    process.kill(pid, 'SIGKILL');
+    return pid;
+  }
+
+  /** SIGKILL `sriovctl daemon` (the installer DaemonSet's main container): kubelet restarts it. */
+  killSriovctlDaemon(): number {
+    const pid = this.containerHostPid('sriovctl-daemon');
+    process.kill(pid, 'SIGKILL');
+    return pid;
+  }
+
+  /** The host pid of the node's one running container named `name`, found through the CRI. */
+  private containerHostPid(name: string): number {
+    const ids = this.crictl('ps', '--state', 'running', '--name', `^${name}$`, '-q').trim().split('\n').filter(Boolean);
+    if (ids.length !== 1) throw new Error(`expected one running ${name} container, found ${ids.length}: ${this.crictl('ps', '-a')}`);
+    const nodePid = JSON.parse(this.crictl('inspect', ids[0])).info.pid as number;
+    return this.node.hostPid(nodePid);
+  }
+
+  /** kubelet SIGKILLed (no shutdown of its own: pods keep running) and started again. */
+  async killKubelet(): Promise<void> {
+    await this.kubelet.killLaunched();
+    this.kubelet.start();
+    await this.waitNodeReady();
   }
 
   /** kubelet's cgroup root, in every hierarchy; cpuset's needs the parent's cpus and mems to take processes. */
@@ -440,11 +553,11 @@ export class Cluster {
     return this.daemonLog().split('\n').filter((l) => l.includes(' sriovctl daemon[') && l.includes(` ${verb} ${owner}: exit 0 `));
   }
 
-  /** The NetworkAttachmentDefinition CRD (the one `cluster up` applies with Multus) and its establishment. */
+  /** The NetworkAttachmentDefinition CRD (the one `cluster up` applies with Multus) and its establishment (once). */
   async applyNadCrd(): Promise<void> {
     const crd = multusObjects({ pfNames: [], driver: null, cni: { binDir: '', confDir: '' } }).find((o) => o.kind === 'CustomResourceDefinition')!;
-    await this.api.create(crd);
     const name = (crd.metadata as { name: string }).name;
+    if (!(await this.api.find(`/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`))) await this.api.create(crd);
     await this.api.waitFor('the NAD CRD established', async () => {
       const got = await this.api.get(`/apis/apiextensions.k8s.io/v1/customresourcedefinitions/${name}`);
       return got.status?.conditions?.some((c: any) => c.type === 'Established' && c.status === 'True') ? true : undefined;
@@ -530,11 +643,17 @@ export class Cluster {
     if (existsSync(this.path('pod-logs'))) cpSync(this.path('pod-logs'), join(to, 'pod-logs'), { recursive: true });
   }
 
-  /** Delete every pod in every namespace gracefully and wait until the API holds none (kubelet ran their DELs). */
+  /**
+   * Delete every pod in every namespace gracefully and wait until the API holds none (kubelet ran their DELs). The
+   * test pods go first, while the node's DaemonSets serve their DELs (thick Multus's shim answers a DEL it cannot
+   * forward with success, doing nothing); then the DaemonSets, which would recreate their pods, and their pods.
+   */
   private async deleteAllPods(): Promise<void> {
-    // the DaemonSet would recreate its pod: it goes first
-    await this.api.call('DELETE', `/apis/apps/v1/namespaces/${SYSTEM_NS}/daemonsets/sriovctl-cni-installer`).catch(() => undefined);
-    for (const ns of ['default', SYSTEM_NS]) await this.api.call('DELETE', `/api/v1/namespaces/${ns}/pods`).catch(() => undefined);
+    const noPods = (ns: string) => async () => ((await this.api.get(`/api/v1/namespaces/${ns}/pods`)).items.length === 0 ? true : undefined);
+    await this.api.call('DELETE', '/api/v1/namespaces/default/pods').catch(() => undefined);
+    await this.api.waitFor('the test pods gone', noPods('default'), 120_000);
+    await this.api.call('DELETE', `/apis/apps/v1/namespaces/${SYSTEM_NS}/daemonsets`).catch(() => undefined);
+    await this.api.call('DELETE', `/api/v1/namespaces/${SYSTEM_NS}/pods`).catch(() => undefined);
     await this.api.waitFor('every pod gone', async () => ((await this.api.get('/api/v1/pods')).items.length === 0 ? true : undefined), 120_000);
   }
 }

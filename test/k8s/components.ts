@@ -12,6 +12,9 @@ export interface ComponentBins {
   kubeScheduler: string;
   etcd: string;
   multus: string;
+  /** Multus thick: the daemon (run in its DaemonSet's pod) and the shim the runtime calls. */
+  multusDaemon: string;
+  multusShim: string;
   crictl: string;
 }
 
@@ -39,6 +42,8 @@ export function componentBins(): ComponentBins {
     // go build names a module's root package after the module path's last element that is not a major version
     etcd: join(dir('etcd'), 'server'),
     multus: join(dir('multus'), 'multus'),
+    multusDaemon: join(dir('multus'), 'multus-daemon'),
+    multusShim: join(dir('multus'), 'multus-shim'),
     crictl: join(dir('cri-tools'), 'crictl'),
   };
 }

@@ -83,10 +83,28 @@ export class NodeNamespaces {
     for (const f of [this.pidNsFile, this.mountNsFile]) if (mountPoints().includes(f)) execFileSync('umount', [f], { stdio: 'pipe' });
   }
 
+  /** The host pid of the node's process `nodePid` (a pid as the node's containerd and runc report it). */
+  hostPid(nodePid: number): number {
+    const ns = this.pidNsId();
+    const found = ns ? processesIn(ns).find((pid) => nsPids(pid).at(-1) === nodePid) : undefined;
+    if (found === undefined) throw new Error(`no process of the node's pid namespace is its pid ${nodePid}`);
+    return found;
+  }
+
   /** `pid:[inode]` of the node's pid namespace, as /proc/<pid>/ns/pid links read (null if never bound). */
   private pidNsId(): string | null {
     if (!mountPoints().includes(this.pidNsFile)) return null;
     return `pid:[${statSync(this.pidNsFile).ino}]`;
+  }
+}
+
+/** A process's pids from the host's pid namespace inward (its status's NSpid). */
+function nsPids(pid: number): number[] {
+  try {
+    const line = /^NSpid:\s+(.*)$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return line ? line[1].trim().split(/\s+/).map(Number) : [];
+  } catch {
+    return [];
   }
 }
 

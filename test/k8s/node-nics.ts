@@ -2,8 +2,8 @@
 // NetworkAttachmentDefinitions, and what every scenario checks of them: in the pod as Multus names it (net1) with
 // host-local's address and one ledger record naming the sandbox; home as it was (name, MAC, MTU, up/down, address)
 // with no record of it in the node's ledger.
-import { expect } from 'vitest';
-import { ip, ipJson, type Scratch } from '../helpers/kernel';
+import { afterEach, beforeEach, expect } from 'vitest';
+import { ip, ipJson, Scratch } from '../helpers/kernel';
 import { nicState, standInNic, type NicState } from '../helpers/lend-fixture';
 import type { Cluster } from './cluster';
 import { nad, pod, podPath, podSandbox, waitGone, waitRunning } from './pods';
@@ -100,4 +100,19 @@ export class NodeNic {
     expect(addresses(this.name)).toEqual([this.homeAddress]);
     expect(c.recordsOf(this.home.mac)).toEqual([]);
   }
+}
+
+/** Per test: a Scratch and `count` stand-in NICs, each with its NAD of type sriovctl-cni created; removed after it. */
+export function useNodeNics(cluster: () => Cluster, count: number): () => { s: Scratch; nics: NodeNic[] } {
+  let world: { s: Scratch; nics: NodeNic[] };
+  beforeEach(async () => {
+    const s = new Scratch();
+    world = { s, nics: [] };
+    for (let i = 0; i < count; i++) world.nics.push(new NodeNic(s, i));
+    for (const n of world.nics) await cluster().api.create(n.nad());
+  });
+  afterEach(() => {
+    world.s.cleanup();
+  });
+  return () => world;
 }

@@ -2,6 +2,7 @@
 // with any signal and started again with the same command line (kubelet restarted while pods run).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync, readFileSync } from 'node:fs';
+import { launchedBy } from '../field/containerd';
 
 export class Component {
   private proc: ChildProcess | null = null;
@@ -41,6 +42,19 @@ export class Component {
     const timer = setTimeout(() => proc.kill('SIGKILL'), 15_000);
     await this.exited;
     clearTimeout(timer);
+  }
+
+  /**
+   * SIGKILL the program a launcher runs (`launcher ... -- program`: tini forks it, and a SIGKILL of tini would
+   * leave it running) and wait until the launcher has exited with it.
+   */
+  async killLaunched(): Promise<void> {
+    const proc = this.proc;
+    if (!proc) return;
+    const child = launchedBy(proc.pid!);
+    if (child === null) proc.kill('SIGKILL');
+    else process.kill(child, 'SIGKILL');
+    await this.exited;
   }
 
   /** The last lines of its log (for failure messages). */
