@@ -17,7 +17,10 @@ export async function startDaemon(socket) {
   // the bench's calls name their own state dir and sysfs root (below the temp dir) and Debian's plugins: the
   // daemon's configuration must admit them, or every call would be sent back to the one-shot plugin
   const env = benchEnv({ SRIOVCTL_SOCKET: socket, SRIOVCTL_DAEMON_CALLER_ROOT: tmpdir(), SRIOVCTL_DAEMON_CNI_PATH: CNI_DIR });
-  const child = spawn(process.execPath, [CLI, 'daemon'], { env, stdio: ['ignore', 'ignore', 'ignore'] });
+  // BENCH_DAEMON_CPU_PROF=<dir>: a CPU profile of the daemon, written when it exits (where its thread's time goes)
+  const prof = process.env.BENCH_DAEMON_CPU_PROF;
+  const node = prof ? ['--cpu-prof', '--cpu-prof-dir', prof] : [];
+  const child = spawn(process.execPath, [...node, CLI, 'daemon'], { env, stdio: ['ignore', 'ignore', 'ignore'] });
   for (let i = 0; i < 600; i++) {
     if (existsSync(socket) && (await queryDaemon(socket, 1000)).serving) return child;
     await new Promise((r) => setTimeout(r, 50));

@@ -28,6 +28,7 @@ void Connection::runInside(const std::string& op, const std::function<void()>& f
 Connection::~Connection() { close(); }
 
 void Connection::close() {
+  auto one = exclusive();
   netlink_->close();
   if (nsFd_ >= 0) ::close(nsFd_);
   nsFd_ = -1;

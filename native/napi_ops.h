@@ -1,9 +1,9 @@
 // Running one operation on the JS thread. An Op is parsed from the JS arguments, then:
 //   typename Op::Result run();                        // throws SysFailure
 //   static Napi::Value toJs(Napi::Env, const Result&);
-// Every netlink call is synchronous (DESIGN.md: an async variant only where a caller needs it), so there is no
-// cross-thread hand-off and no lock on a socket; the one async call, startProgram, shares no state
-// (napi_program.h).
+// Netlink calls are synchronous (DESIGN.md: an async variant only where a caller needs it); the one made on a pool
+// thread, startMoveLink, holds its connection's lock as every call does (connection.h), and startProgram shares no
+// state (napi_program.h).
 #pragma once
 
 #include <napi.h>

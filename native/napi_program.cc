@@ -1,13 +1,13 @@
 #include "napi_program.h"
 
 #include <cstring>
-#include <optional>
 #include <string>
 #include <utility>
 
 #include "napi_args.h"
 #include "napi_errors.h"
 #include "napi_ops.h"
+#include "napi_promise_worker.h"
 #include "run_program.h"
 
 namespace sriovctl {
@@ -32,40 +32,6 @@ Napi::Value resultToJs(Napi::Env env, const ProgramResult& r) {
   return o;
 }
 
-// runProgram touches nothing shared (its own pipes, its own child), so it may run on any thread; the pool
-// thread never changes namespace (DESIGN.md), so the child starts in the process's own.
-class ProgramWorker : public Napi::AsyncWorker {
- public:
-  ProgramWorker(Napi::Env env, ProgramRun run)
-      : Napi::AsyncWorker(env, "sriovctl.startProgram"), run_(std::move(run)), deferred_(Napi::Promise::Deferred::New(env)) {}
-
-  Napi::Promise promise() const { return deferred_.Promise(); }
-
-  void Execute() override {
-    try {
-      result_ = runProgram(run_);
-    } catch (const SysFailure& f) {
-      failure_ = f;
-    } catch (const std::exception& e) {
-      failure_ = SysFailure::withDetail(EIO, "native", e.what());
-    }
-  }
-
-  void OnOK() override {
-    Napi::HandleScope scope(Env());
-    if (failure_) deferred_.Reject(makeSysError(Env(), *failure_));
-    else deferred_.Resolve(resultToJs(Env(), result_));
-  }
-
-  void OnError(const Napi::Error& e) override { deferred_.Reject(e.Value()); }
-
- private:
-  ProgramRun run_;
-  ProgramResult result_;
-  std::optional<SysFailure> failure_;
-  Napi::Promise::Deferred deferred_;
-};
-
 }  // namespace
 
 Napi::Value RunProgram(const Napi::CallbackInfo& info) {
@@ -76,10 +42,10 @@ Napi::Value RunProgram(const Napi::CallbackInfo& info) {
 Napi::Value StartProgram(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   return guarded(env, [&]() -> Napi::Value {
-    auto* worker = new ProgramWorker(env, programRunOf(info));
-    Napi::Promise p = worker->promise();
-    worker->Queue();  // deletes itself once settled
-    return p;
+    // runProgram touches nothing shared (its own pipes, its own child), so it may run on any thread; the pool
+    // thread never changes namespace (DESIGN.md), so the child starts in the process's own
+    return PromiseWorker<ProgramResult, resultToJs>::start(env, "sriovctl.startProgram",
+                                                           [run = programRunOf(info)] { return runProgram(run); });
   });
 }
 

@@ -1,5 +1,8 @@
 #include "napi_rtnl.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <memory>
 
 #include "addr.h"
@@ -12,6 +15,7 @@
 #include "napi_convert_rule_nexthop.h"
 #include "napi_neigh.h"
 #include "napi_ops.h"
+#include "napi_promise_worker.h"
 #include "route.h"
 #include "vf.h"
 
@@ -21,12 +25,15 @@ namespace {
 
 using ConnPtr = std::shared_ptr<Connection>;
 
-// One socket operation (one or more requests) on the connection it was parsed for.
+// One socket operation (one or more requests) on the connection it was parsed for, on whichever thread runs it.
 template <class Derived, class R>
 struct ConnOp {
   using Result = R;
   ConnPtr conn;
-  Result run() { return static_cast<Derived*>(this)->exec(*conn); }
+  Result run() {
+    auto one = conn->exclusive();
+    return static_cast<Derived*>(this)->exec(*conn);
+  }
 };
 
 template <class Derived>
@@ -72,20 +79,31 @@ struct SetLinkOp : VoidOp<SetLinkOp> {
   }
 };
 
+// The target namespace's fd, duplicated: the move may run on a pool thread after the caller closed its own.
+struct OwnFd {
+  int fd;
+  explicit OwnFd(int from) : fd(fcntl(from, F_DUPFD_CLOEXEC, 0)) {
+    if (fd < 0) throwErrno("dup(netns fd)");
+  }
+  ~OwnFd() { ::close(fd); }
+  OwnFd(const OwnFd&) = delete;
+  OwnFd& operator=(const OwnFd&) = delete;
+};
+
 struct MoveLinkOp : VoidOp<MoveLinkOp> {
   int index = 0;
-  int nsFd = -1;
+  std::shared_ptr<OwnFd> ns;
   std::optional<std::string> name;
   static MoveLinkOp parse(const Napi::CallbackInfo& info, ConnPtr c) {
     MoveLinkOp op;
     op.conn = std::move(c);
     op.index = argInt(info, 0, "index");
-    op.nsFd = argInt(info, 1, "nsFd");
+    op.ns = std::make_shared<OwnFd>(argInt(info, 1, "nsFd"));
     if (info[2].IsString()) op.name = argString(info, 2, "name");
     return op;
   }
   Done exec(Connection& c) {
-    moveLink(c.netlink(), index, nsFd, name);
+    moveLink(c.netlink(), index, ns->fd, name);
     return {};
   }
 };
@@ -429,9 +447,21 @@ class RtnlSocketWrap : public Napi::ObjectWrap<RtnlSocketWrap> {
     });
   }
 
+  // The same operation on a libuv pool thread: a promise of its result. The connection's lock keeps it from
+  // interleaving with calls the JS thread makes meanwhile (one under way waits for the other).
+  template <class Op>
+  Napi::Value start(const Napi::CallbackInfo& info) {
+    Napi::Env env = info.Env();
+    return guarded(env, [&]() -> Napi::Value {
+      return PromiseWorker<typename Op::Result, &Op::toJs>::start(env, "sriovctl.rtnl",
+                                                                  [op = Op::parse(info, conn_)]() mutable { return op.run(); });
+    });
+  }
+
   // { portId, nextSeq }: how the kernel addresses our replies (tests forge replies with it).
   Napi::Value addressing(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
+    auto one = conn_->exclusive();
     Napi::Object o = Napi::Object::New(env);
     o.Set("portId", Napi::Number::New(env, conn_->netlink().portId()));
     o.Set("nextSeq", Napi::Number::New(env, conn_->netlink().nextSeq()));
@@ -447,6 +477,7 @@ class RtnlSocketWrap : public Napi::ObjectWrap<RtnlSocketWrap> {
   Napi::Value netnsCookie(const Napi::CallbackInfo& info) {
     Napi::Env env = info.Env();
     try {
+      auto one = conn_->exclusive();
       std::optional<uint64_t> cookie = conn_->netlink().netnsCookie();
       return cookie ? Napi::String::New(env, std::to_string(*cookie)) : env.Null();
     } catch (const SysFailure& f) {
@@ -472,6 +503,8 @@ Napi::Function defineRtnlSocket(Napi::Env env) {
   SRIOVCTL_OP(ListLinksOp, "listLinks");
   SRIOVCTL_OP(SetLinkOp, "setLink");
   SRIOVCTL_OP(MoveLinkOp, "moveLink");
+  // the one call made off the JS thread: a move waits ~15 ms in the kernel (an RCU barrier), others' calls go on
+  props.push_back(RtnlSocketWrap::InstanceMethod("startMoveLink", &RtnlSocketWrap::start<MoveLinkOp>));
   SRIOVCTL_OP(AltnameOp<true>, "addAltname");
   SRIOVCTL_OP(AltnameOp<false>, "delAltname");
   SRIOVCTL_OP(AddLinkOp, "addLink");

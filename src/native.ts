@@ -145,6 +145,8 @@ export interface NativeRtnlSync {
 }
 
 export type NativeRtnlSocket = NativeRtnlSync & {
+  /** moveLink on a libuv pool thread; the socket's other calls run before or after it, never interleaved (the addon's lock). */
+  startMoveLink(index: number, nsFd: number, name?: string): Promise<void>;
   close(): void;
   /** The socket's port id and the sequence number of its next request (replies must match both). */
   addressing(): { portId: number; nextSeq: number };

@@ -12,6 +12,8 @@ import { nameInUse } from './names';
 import { identityOf, refreshUnderLock, snapshotOf, type ResolvedNic } from './nic';
 import { ownerKey } from '../ledger/owner';
 import { restoreFromRecord } from './restore';
+import { slowMove } from './slow-move';
+import { runWaits, runWaitsSync, type WaitingSteps } from '../util/wait';
 import type { EngineContext } from './context';
 import type { HeldLend, LendRequest, LendResult, LendSettings } from './types';
 import { isRefusal, prepare, type LendPlan } from './prepare';
@@ -31,31 +33,15 @@ export function commit(s: EngineContext, plan: LendPlan, asked: LendSettings = {
   return commitHeld(s, plan, asked).seal();
 }
 
-/**
- * commit() up to the last record write: the NIC moved and configured, its lock held until seal or rollBack. `taken`:
- * the NIC's lock, already taken by the caller (commitHeldWaiting); else it is taken here.
- */
-export function commitHeld(s: EngineContext, plan: LendPlan, asked: LendSettings = {}, taken?: NicLock): HeldLend {
-  let lock: NicLock | null = taken ?? null;
-  try {
-    const settings = validSettings(asked);
-    const { nic, key } = plan;
-    lock ??= lockNic(s.ledger, key, { timeoutMs: plan.request.lockTimeoutMs ?? 0 });
-    finishPrevious(s, key);
-    checkSettings(plan, settings);
-    refreshUnderLock(nic, key, (id) => lendKeyFor(s.ledger, id, namespaceIdentityOf(s, nic.home)));
-    const held = lendLocked(s, plan, settings, lock);
-    lock = null; // the held lend lets it go
-    return held;
-  } finally {
-    lock?.release();
-    plan.close();
-  }
+/** commit() up to the last record write: the NIC moved and configured, its lock held until seal or rollBack. */
+export function commitHeld(s: EngineContext, plan: LendPlan, asked: LendSettings = {}): HeldLend {
+  return runWaitsSync(commitSteps(s, plan, asked, null));
 }
 
 /**
- * commitHeld, its wait for the NIC's lock made without holding up this thread (the daemon's other calls go on). What
- * changed while it waited (another call lent the NIC, or gave it back) is seen under the lock, as always.
+ * commitHeld, without holding up this thread (the daemon's other calls go on) while it waits for the NIC's lock and
+ * while the NIC moves. What changed while it waited (another call lent the NIC, or gave it back) is seen under the
+ * lock, as always.
  */
 export async function commitHeldWaiting(s: EngineContext, plan: LendPlan, asked: LendSettings = {}): Promise<HeldLend> {
   let lock: NicLock;
@@ -65,7 +51,29 @@ export async function commitHeldWaiting(s: EngineContext, plan: LendPlan, asked:
     plan.close();
     throw err;
   }
-  return commitHeld(s, plan, asked, lock);
+  return runWaits(commitSteps(s, plan, asked, lock));
+}
+
+/**
+ * Under the NIC's lock, check nothing changed since prepare(), then lendLocked. `taken`: the NIC's lock, already
+ * taken by the caller; else it is taken here. The plan's namespaces are released whatever happens.
+ */
+function* commitSteps(s: EngineContext, plan: LendPlan, asked: LendSettings, taken: NicLock | null): WaitingSteps<HeldLend> {
+  let lock = taken;
+  try {
+    const settings = validSettings(asked);
+    const { nic, key } = plan;
+    lock ??= lockNic(s.ledger, key, { timeoutMs: plan.request.lockTimeoutMs ?? 0 });
+    finishPrevious(s, key);
+    checkSettings(plan, settings);
+    refreshUnderLock(nic, key, (id) => lendKeyFor(s.ledger, id, namespaceIdentityOf(s, nic.home)));
+    const held = yield* lendLocked(s, plan, settings, lock);
+    lock = null; // the held lend lets it go
+    return held;
+  } finally {
+    lock?.release();
+    plan.close();
+  }
 }
 
 function checkSettings(plan: LendPlan, req: LendSettings): void {
@@ -100,7 +108,7 @@ function finishPrevious(s: EngineContext, key: string): void {
   deleteRecord(ledger, key, NOT_DURABLE);
 }
 
-function lendLocked(s: EngineContext, plan: LendPlan, req: LendSettings, lock: NicLock): HeldLend {
+function* lendLocked(s: EngineContext, plan: LendPlan, req: LendSettings, lock: NicLock): WaitingSteps<HeldLend> {
   const { nic, target, key } = plan;
   const move = plan.request.move;
   const ledger = s.ledger;
@@ -138,7 +146,7 @@ function lendLocked(s: EngineContext, plan: LendPlan, req: LendSettings, lock: N
       record = dropCollidingAltnames(ledger, record, nic, targetRtnl, targetName);
       failpoint(s.config, 'lend:altnames-dropped');
       if (record.droppedAltnames.length) record = advanceRecord(ledger, record, 'lend:altnames-dropped');
-      link = moveInto(nic, target, targetRtnl, targetName);
+      link = yield* moveInto(nic, target, targetRtnl, targetName);
       failpoint(s.config, 'lend:moved');
       // noted with the next write, not one of its own: a record that does not know the NIC's ifindex in the
       // target yet is restored all the same (restore finds the NIC by identity, as after a crash mid-move)
@@ -273,8 +281,8 @@ function dropCollidingAltnames(
   return next;
 }
 
-/** One request: move, renamed in the same request. */
-function moveInto(nic: ResolvedNic, target: Netns, targetRtnl: Rtnl, targetName: string): Link {
+/** One request: move, renamed in the same request (a slow call: the daemon makes it off its thread). */
+function* moveInto(nic: ResolvedNic, target: Netns, targetRtnl: Rtnl, targetName: string): WaitingSteps<Link> {
   const link = nic.link!;
   // asked first: the kernel moves the NIC before it renames it, so a taken name fails half-way (the NIC in the
   // target under its old name, EEXIST)
@@ -284,7 +292,7 @@ function moveInto(nic: ResolvedNic, target: Netns, targetRtnl: Rtnl, targetName:
       op: 'lend move',
     });
   }
-  nic.rtnl.moveLink(link.index, target, { name: targetName });
+  yield slowMove(nic.rtnl, link.index, target, targetName);
   return targetRtnl.getLink({ name: targetName });
 }
 

@@ -18,6 +18,7 @@ import { closePlace, findInPlaces, openPlace, openSearchPlaces, type Place } fro
 import { deleteBorrowerUppers, restoreMaster } from './uppers';
 import { restoreNeighbours } from './neighbours';
 import { restoreQdiscs } from './qdisc';
+import { slowMove } from './slow-move';
 
 export interface RestoreResult {
   outcome: Exclude<GiveBackOutcome, 'not-lent'>;
@@ -31,13 +32,13 @@ const REAPPEAR_TIMEOUT_MS = 3000;
 /**
  * Restore the NIC of `record` at home. The caller holds the NIC's lock. On success the record is NOT deleted
  * (the caller does it, so it can decide what a failure means); on failure the record stays, with the step reached.
- * Waits for the kernel (a NIC on its way back, carrier) block the thread: see restoreFromRecordWaiting.
+ * Waits for the kernel (a NIC on its way back, carrier) and the move block the thread: see restoreFromRecordWaiting.
  */
 export function restoreFromRecord(s: EngineContext, record: LendRecord): RestoreResult {
   return runWaitsSync(restoreSteps(s, record));
 }
 
-/** restoreFromRecord() whose waits for the kernel leave the thread to other calls (the daemon's). */
+/** restoreFromRecord() whose waits for the kernel and whose move leave the thread to other calls (the daemon's). */
 export function restoreFromRecordWaiting(s: EngineContext, record: LendRecord): Promise<RestoreResult> {
   return runWaits(restoreSteps(s, record));
 }
@@ -58,7 +59,7 @@ function* restoreSteps(s: EngineContext, record: LendRecord): WaitingSteps<Resto
         // only where it was lent: uppers anywhere else (home's above all) are not the borrower's
         const borrowers = found.place.name === 'target' && !sameNetns(found.place.ns.id, home.ns.id);
         if (borrowers && deleteBorrowerUppers(found.place.rtnl, link, warnings)) outcome = 'returned';
-        link = moveHome(s, record, found.place, home, link, warnings);
+        link = yield* moveHome(s, record, found.place, home, link, warnings);
         outcome = 'returned';
       }
       // igb pins a VF netdev to the MAC set on the PF (any other: EADDRNOTAVAIL): that one goes back first
@@ -115,7 +116,7 @@ function deviceRemoved(s: EngineContext, record: LendRecord): boolean {
 }
 
 /** Move the NIC home, renamed to its original name in the same request when that name is free there. */
-function moveHome(s: EngineContext, record: LendRecord, from: Place, home: Place, link: Link, warnings: string[]): Link {
+function* moveHome(s: EngineContext, record: LendRecord, from: Place, home: Place, link: Link, warnings: string[]): WaitingSteps<Link> {
   const original = record.snapshot.name;
   let name = original;
   if (nameInUse(home.rtnl, original)) {
@@ -123,7 +124,7 @@ function moveHome(s: EngineContext, record: LendRecord, from: Place, home: Place
     warnings.push(`name ${original} is taken in ${describeNamespace(refOf(home.ns))}; returned as ${name}`);
   }
   // no separate 'down' first: the move closes the device itself, and renames it while it is closed
-  from.rtnl.moveLink(link.index, home.ns, { name });
+  yield slowMove(from.rtnl, link.index, home.ns, name);
   failpoint(s.config, 'return:moved');
   return home.rtnl.getLink({ name });
 }

@@ -1,7 +1,7 @@
 // The Rtnl implementation: validate every argument, hand plain values to the native socket, map results.
 // Each method is described as a plan (native method + arguments + result mapping) so validation, the native
-// call and the mapping of its result (or of an expected failure) read as one table. All calls are synchronous:
-// no caller needs a promise (DESIGN.md: an async variant exists only where a caller needs it).
+// call and the mapping of its result (or of an expected failure) read as one table. All calls are synchronous but
+// the move's promise form, which the daemon needs (DESIGN.md: an async variant exists only where a caller needs it).
 import { isSysError } from '../errors';
 import { native, type NativeAddressPut, type NativeLinkChange, type NativeNewLink, type NativeRoutePut, type NativeRouteSpec, type NativeRtnlSocket, type NativeRtnlSync, type NativeVfChange } from '../native';
 import { nsFdOf } from './netns';
@@ -54,7 +54,8 @@ import {
 export const DEFAULT_TIMEOUT_MS = 15_000;
 
 /** The operations of a connection (everything but its namespace and close). */
-type RtnlMethod = Exclude<keyof Rtnl, 'ns' | 'close'>;
+// startMoveLink is moveLink's plan, run off the thread
+type RtnlMethod = Exclude<keyof Rtnl, 'ns' | 'close' | 'startMoveLink'>;
 
 const U32_MAX = 0xffffffff;
 const RT_TABLE_MAIN = 254;
@@ -595,6 +596,10 @@ class RtnlConnection implements Rtnl {
   }
   moveLink(index: number, target: Netns, opts?: { name?: string }) {
     runSync(this.sock, plans.moveLink(index, target, opts));
+  }
+  startMoveLink(index: number, target: Netns, opts?: { name?: string }) {
+    const p = plans.moveLink(index, target, opts);
+    return this.sock.startMoveLink(...(p.args as [number, number, string?]));
   }
   addLink(spec: NewLinkSpec) {
     runSync(this.sock, plans.addLink(spec));

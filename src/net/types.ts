@@ -507,6 +507,11 @@ export interface Rtnl {
   delAltname(index: number, altname: string): void;
   /** Move to another namespace in one request; with `name`, rename in the same request. */
   moveLink(index: number, target: Netns, opts?: { name?: string }): void;
+  /**
+   * moveLink made on a thread of the addon's: the move waits in the kernel (an RCU barrier, 10–30 ms) while this
+   * thread serves other work. This handle's other calls run before or after it, never interleaved with it.
+   */
+  startMoveLink(index: number, target: Netns, opts?: { name?: string }): Promise<void>;
   addLink(spec: NewLinkSpec): void;
   deleteLink(index: number): void;
   /**

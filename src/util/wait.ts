@@ -1,6 +1,7 @@
-// Waiting for the kernel (or a driver) to catch up: poll a condition at an interval, within a bound; and a
-// synchronous sleep for the few places that wait in a synchronous call (a NIC reappearing after its namespace
-// died, a failpoint's kill), which blocks this thread only, without a busy loop.
+// Waiting for the kernel (or a driver) to catch up: poll a condition at an interval, within a bound; steps that ask
+// their runner for such waits and for slow kernel calls (made in place, or off the thread); and a synchronous sleep
+// for the few places that wait in a synchronous call (a NIC reappearing after its namespace died, a failpoint's
+// kill), which blocks this thread only, without a busy loop.
 
 export interface PollOptions {
   timeoutMs: number;
@@ -43,25 +44,36 @@ export interface PollWait extends PollOptions {
   done: () => boolean;
 }
 
-/** Steps that may wait (yield a PollWait) before they return T. */
-export type WaitingSteps<T> = Generator<PollWait, T, boolean>;
+/**
+ * A call that blocks in the kernel (a namespace move waits for an RCU barrier), asked of whoever runs the steps:
+ * made in place (runWaitsSync), or off the thread (runWaits) while the thread serves others. Answered with true, or
+ * its failure thrown where the steps asked for it.
+ */
+export interface SlowCall {
+  inPlace(): void;
+  offThread(): Promise<void>;
+}
 
-/** Runs `steps`, blocking the thread through each wait (a one-shot process: nothing else to do meanwhile). */
+/** Steps that may wait (yield a PollWait) or make a slow call (a SlowCall) before they return T. */
+export type WaitingSteps<T> = Generator<PollWait | SlowCall, T, boolean>;
+
+/** Runs `steps`, blocking the thread through each wait and call (a one-shot process: nothing else to do meanwhile). */
 export function runWaitsSync<T>(steps: WaitingSteps<T>): T {
   let next = steps.next();
   while (!next.done) {
-    const w: PollWait = next.value;
-    next = resume(steps, outcomeOf(() => pollUntilSync(w.done, w)));
+    const w = next.value;
+    next = resume(steps, outcomeOf(() => ('inPlace' in w ? (w.inPlace(), true) : pollUntilSync(w.done, w))));
   }
   return next.value;
 }
 
-/** Runs `steps`, its waits asleep: the thread serves others meanwhile (the daemon). */
+/** Runs `steps`, its waits asleep and its slow calls off the thread: the thread serves others meanwhile (the daemon). */
 export async function runWaits<T>(steps: WaitingSteps<T>): Promise<T> {
   let next = steps.next();
   while (!next.done) {
-    const w: PollWait = next.value;
-    next = resume(steps, await pollUntil(w.done, w).then((met) => ({ met }), (err: unknown) => ({ err })));
+    const w = next.value;
+    const answer = async () => ('inPlace' in w ? (await w.offThread(), true) : pollUntil(w.done, w));
+    next = resume(steps, await answer().then((met) => ({ met }), (err: unknown) => ({ err })));
   }
   return next.value;
 }
@@ -76,8 +88,8 @@ function outcomeOf(wait: () => boolean): WaitOutcome {
   }
 }
 
-/** A wait's outcome handed back to the steps: a failure thrown where they waited, so their own cleanup runs. */
-function resume<T>(steps: WaitingSteps<T>, outcome: WaitOutcome): IteratorResult<PollWait, T> {
+/** An outcome handed back to the steps: a failure thrown where they waited, so their own cleanup runs. */
+function resume<T>(steps: WaitingSteps<T>, outcome: WaitOutcome): IteratorResult<PollWait | SlowCall, T> {
   return 'err' in outcome ? steps.throw(outcome.err) : steps.next(outcome.met);
 }
 

@@ -201,6 +201,44 @@ describe('links', () => {
     expect(linkJson(moved, src.name)).not.toBeNull();
   });
 
+  it('startMoveLink moves off the JS thread: the thread runs meanwhile, the handle\'s other calls are never interleaved with it, a failure rejects', async () => {
+    const src = scratchNs('as');
+    const dst = scratchNs('ad');
+    const [a] = scratch.veth('a', 'b', src.name);
+    const index = src.rtnl.getLink({ name: a }).index;
+    const moved = scratch.name('am');
+    // the target's fd may be closed once the call returns: the addon keeps its own copy until the move is made
+    const target = openNetns(`/var/run/netns/${dst.name}`);
+    let settled = false;
+    const move = src.rtnl.startMoveLink(index, target, { name: moved }).finally(() => (settled = true));
+    target.close();
+    // the kernel's RCU barrier alone takes milliseconds: the event loop turns while the move is under way
+    await new Promise((r) => setImmediate(r));
+    expect(settled).toBe(false);
+    await move;
+    expect(dst.rtnl.getLink({ name: moved }).kind).toBe('veth');
+    expect(linkJson(a, src.name)).toBeNull();
+    // a failure is the same SysError moveLink throws
+    await expect(src.rtnl.startMoveLink(index, dst.ns, { name: moved })).rejects.toMatchObject({ code: 'ENODEV', op: 'RTM_NEWLINK move+rename' });
+    // a bad argument is refused before anything is sent, as moveLink refuses it
+    expect(() => src.rtnl.startMoveLink(index, dst.ns, { name: 'x'.repeat(16) })).toThrow(/invalid interface name/);
+    // a call on the same socket while a move is queued or under way there runs before it or after it, never
+    // interleaved: its reply is its own (the link as it was, or gone)
+    const [e] = scratch.veth('e', 'f', src.name);
+    const eIndex = src.rtnl.getLink({ name: e }).index;
+    const third = src.rtnl.startMoveLink(eIndex, dst.ns);
+    for (let i = 0; i < 20; i++) expect([e, null]).toContain(src.rtnl.findLink({ index: eIndex })?.name ?? null);
+    await third;
+    expect(dst.rtnl.getLink({ name: e }).kind).toBe('veth');
+    // closed while a move is in flight: the move finishes first (the socket is never closed under it)
+    const [c] = scratch.veth('c', 'd', src.name);
+    const cIndex = src.rtnl.getLink({ name: c }).index;
+    const second = src.rtnl.startMoveLink(cIndex, dst.ns);
+    src.rtnl.close();
+    await second.catch(() => undefined);
+    expect(sysError(() => src.rtnl.listLinks())).toMatchObject({ code: 'EBADF' });
+  });
+
   it('adds and deletes altnames; renaming to another link\'s altname → EEXIST', () => {
     const { name, rtnl } = scratchNs('al');
     const [a, b] = scratch.veth('a', 'b', name);
