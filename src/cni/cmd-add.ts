@@ -235,7 +235,8 @@ async function undoAttachment(cause: unknown, lent: HeldLend, ipam: Ipam | null)
       undoFailures.push(`IPAM DEL: ${describeError(err)}`);
     }
   }
-  const rolled = lent.rollBack(cause);
+  // its waits for the kernel (carrier before nexthops, the NIC reappearing) and its move leave the thread to others
+  const rolled = await lent.rollBackWaiting(cause);
   const nicKept = failureOf(rolled).kind === 'RollbackFailed';
   if (nicKept) undoFailures.push(`give-back: ${describeError(rolled)}`);
   else log.info(`rolled back: ${lent.record.key}`);

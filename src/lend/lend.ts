@@ -11,7 +11,9 @@ import { lendKeyFor } from './nesting';
 import { nameInUse } from './names';
 import { identityOf, refreshUnderLock, snapshotOf, type ResolvedNic } from './nic';
 import { ownerKey } from '../ledger/owner';
-import { restoreFromRecord } from './restore';
+import { restoreSteps } from './restore';
+import { searchesOffThread } from './namespace-search-thread';
+import { searchesOfGiveBack } from './where';
 import { slowMove } from './slow-move';
 import { runWaits, runWaitsSync, type WaitingSteps } from '../util/wait';
 import type { EngineContext } from './context';
@@ -46,6 +48,7 @@ export function commitHeld(s: EngineContext, plan: LendPlan, asked: LendSettings
 export async function commitHeldWaiting(s: EngineContext, plan: LendPlan, asked: LendSettings = {}): Promise<HeldLend> {
   let lock: NicLock;
   try {
+    await searchAheadOfPrevious(s, plan.key);
     lock = await lockNicWaiting(s.ledger, plan.key, { timeoutMs: plan.request.lockTimeoutMs ?? 0 });
   } catch (err) {
     plan.close();
@@ -64,7 +67,7 @@ function* commitSteps(s: EngineContext, plan: LendPlan, asked: LendSettings, tak
     const settings = validSettings(asked);
     const { nic, key } = plan;
     lock ??= lockNic(s.ledger, key, { timeoutMs: plan.request.lockTimeoutMs ?? 0 });
-    finishPrevious(s, key);
+    yield* finishPrevious(s, key);
     checkSettings(plan, settings);
     refreshUnderLock(nic, key, (id) => lendKeyFor(s.ledger, id, namespaceIdentityOf(s, nic.home)));
     const held = yield* lendLocked(s, plan, settings, lock);
@@ -89,8 +92,25 @@ function checkSettings(plan: LendPlan, req: LendSettings): void {
   }
 }
 
+/**
+ * The namespaces that finishing a record a crash left on this NIC (finishPrevious) would search the machine for,
+ * searched for first off this thread where there is a worker (the daemon), before the lock. Read without the lock:
+ * only a head start, finishPrevious reads the record again under it (and a search not done here runs there).
+ */
+async function searchAheadOfPrevious(s: EngineContext, key: string): Promise<void> {
+  if (!searchesOffThread()) return;
+  let previous: LendRecord | null;
+  try {
+    previous = readRecord(s.ledger, key);
+  } catch {
+    return; // a corrupt record is finishPrevious's to report, under the lock
+  }
+  if (!previous || previous.phase === 'lent' || previous.vfCount) return;
+  for (const ref of searchesOfGiveBack(s, previous)) await s.searchAhead(ref);
+}
+
 /** A record left by a crash is finished first; a NIC that is lent right now is not ours to take. */
-function finishPrevious(s: EngineContext, key: string): void {
+function* finishPrevious(s: EngineContext, key: string): WaitingSteps<void> {
   const ledger = s.ledger;
   const previous = readRecord(ledger, key);
   if (!previous) return;
@@ -104,7 +124,7 @@ function finishPrevious(s: EngineContext, key: string): void {
       owner: previous.owner,
     });
   }
-  restoreFromRecord(s, previous);
+  yield* restoreSteps(s, previous);
   deleteRecord(ledger, key, NOT_DURABLE);
 }
 
@@ -157,7 +177,7 @@ function* lendLocked(s: EngineContext, plan: LendPlan, req: LendSettings, lock: 
     return holding(s, record, link, lock, durable);
   } catch (err) {
     settle(durable);
-    throw rollBack(s, record, err);
+    throw yield* rollBackSteps(s, record, err);
   }
 }
 
@@ -174,14 +194,17 @@ function settle(durable: PendingDurability): void {
 function holding(s: EngineContext, record: LendRecord, link: Link | null, lock: NicLock, durable: PendingDurability): HeldLend {
   let state: 'held' | 'sealed' | 'rolled-back' = 'held';
   let rolledBack: unknown;
-  const undo = (cause: unknown): unknown => {
+  function* undo(cause: unknown): WaitingSteps<unknown> {
     state = 'rolled-back';
     settle(durable);
     try {
-      return (rolledBack = rollBack(s, record, cause));
+      return (rolledBack = yield* rollBackSteps(s, record, cause));
     } finally {
       lock.release();
     }
+  }
+  const check = (): void => {
+    if (state === 'sealed') throw new Error(`lend of ${record.key} is sealed: give it back instead`);
   };
   return {
     record,
@@ -193,7 +216,7 @@ function holding(s: EngineContext, record: LendRecord, link: Link | null, lock: 
         durable.finish();
         lent = advanceRecord(s.ledger, { ...record, phase: 'lent', meta: { ...record.meta, ...meta } }, 'lend:configured');
       } catch (err) {
-        throw undo(err);
+        throw runWaitsSync(undo(err));
       }
       state = 'sealed';
       lock.release();
@@ -201,8 +224,13 @@ function holding(s: EngineContext, record: LendRecord, link: Link | null, lock: 
     },
     rollBack(cause) {
       if (state === 'rolled-back') return rolledBack;
-      if (state === 'sealed') throw new Error(`lend of ${record.key} is sealed: give it back instead`);
-      return undo(cause);
+      check();
+      return runWaitsSync(undo(cause));
+    },
+    async rollBackWaiting(cause) {
+      if (state === 'rolled-back') return rolledBack;
+      check();
+      return runWaits(undo(cause));
     },
   };
 }
@@ -215,7 +243,7 @@ const NOT_DURABLE = { durable: false } as const;
  * the NIC coming home: the restore needs only the record in memory, and whatever record the disk kept finds the
  * NIC home when recovery runs.
  */
-function rollBack(s: EngineContext, record: LendRecord, cause: unknown): unknown {
+function* rollBackSteps(s: EngineContext, record: LendRecord, cause: unknown): WaitingSteps<unknown> {
   const rolling: LendRecord = { ...record, phase: 'rolling-back' };
   try {
     advanceRecord(s.ledger, rolling, 'rollback:started', errorText(cause));
@@ -223,7 +251,7 @@ function rollBack(s: EngineContext, record: LendRecord, cause: unknown): unknown
     // noted by the error below if the record cannot be removed either
   }
   try {
-    restoreFromRecord(s, rolling);
+    yield* restoreSteps(s, rolling);
     deleteRecord(s.ledger, record.key, NOT_DURABLE);
     return cause;
   } catch (rollbackErr) {

@@ -43,7 +43,8 @@ export function restoreFromRecordWaiting(s: EngineContext, record: LendRecord): 
   return runWaits(restoreSteps(s, record));
 }
 
-function* restoreSteps(s: EngineContext, record: LendRecord): WaitingSteps<RestoreResult> {
+/** restoreFromRecord() as steps, for a caller whose own steps restore (a lend's rollback): it runs their waits. */
+export function* restoreSteps(s: EngineContext, record: LendRecord): WaitingSteps<RestoreResult> {
   const warnings: string[] = [];
   const home = openPlace(s, record.home, 'home') ?? fallbackHome(s, record, warnings);
   let places: Place[] = [home];

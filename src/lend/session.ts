@@ -191,7 +191,11 @@ export class LendSession implements EngineContext {
   async commitHeld(plan: LendPlan, settings: LendSettings = {}): Promise<HeldLend> {
     const held = await this.runAsync(() => commitHeldWaiting(this, plan, settings));
     // rolling back reopens namespaces: as an engine call of this session, so their handles are released after it
-    return { ...held, rollBack: (cause) => this.run(() => held.rollBack(cause)) };
+    return {
+      ...held,
+      rollBack: (cause) => this.run(() => held.rollBack(cause)),
+      rollBackWaiting: (cause) => this.runAsync(() => held.rollBackWaiting(cause)),
+    };
   }
 
   /** Both phases; a refusal is thrown as its SysError. */

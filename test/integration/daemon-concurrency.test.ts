@@ -181,14 +181,7 @@ describe('the daemon runs calls at once', () => {
   it("a DEL waiting for its NIC's carrier at home (to make its nexthop again) holds up no other caller's VERSION", async () => {
     writeGatedIpam();
     const running = (daemon = await startDaemon(sock()));
-    // the NIC has a nexthop object at home: the kernel takes one only on a link with carrier
-    const peer = `${nic.name}p`;
-    ip('link', 'set', peer, 'up');
-    ip('link', 'set', nic.name, 'up');
-    const nhid = String(100_000 + Math.floor(Math.random() * 900_000));
-    await until('carrier on the NIC', () => hasCarrier(nic.name));
-    ip('nexthop', 'add', 'id', nhid, 'dev', nic.name);
-    const home = nicState(nic.name)!;
+    const { peer, nhid, home } = await nexthopAtHome();
     const add = runCni(call('ADD', 'c1', pod, nic, staticIpam), roots);
     expect(add.status, add.stdout + add.stderr).toBe(0);
 
@@ -210,6 +203,44 @@ describe('the daemon runs calls at once', () => {
     expect(ledgerRecords(roots.stateDir)).toEqual([]);
     // the daemon answered the VERSION itself (the shim sends a caller the daemon does not greet to the one-shot plugin)
     expect((await running.stats()).requests.byVerb).toEqual({ ADD: 1, DEL: 1, VERSION: 1 });
+  });
+});
+
+describe("a failed ADD's rollback waits off the daemon's thread", () => {
+  it("an ADD whose IPAM plugin fails after the move, its NIC back home waiting for carrier, holds up no other caller's VERSION", async () => {
+    const running = (daemon = await startDaemon(sock()));
+    const { peer, nhid, home } = await nexthopAtHome();
+    // the plugin takes the peer's carrier down, then fails: the rollback finds the NIC home without carrier
+    mkdirSync(cniDir(), { recursive: true });
+    writeFileSync(
+      join(cniDir(), 'failing'),
+      `#!/bin/sh
+[ "$CNI_COMMAND" = VERSION ] && { echo '{"cniVersion":"1.0.0","supportedVersions":["0.3.1","0.4.0","1.0.0"]}'; exit 0; }
+cat >/dev/null
+[ "$CNI_COMMAND" = ADD ] || exit 0
+/usr/sbin/ip link set ${peer} down
+touch ${dir}/ipam-failed
+echo '{"cniVersion":"1.0.0","code":11,"msg":"no address for this test"}'
+exit 1
+`,
+      { mode: 0o755 },
+    );
+    const add = runCniAsync(call('ADD', 'c1', pod, nic, { type: 'failing' }), roots);
+    let addDone = false;
+    void add.then(() => (addDone = true));
+    await until('the NIC home and up, waiting for carrier', () => existsSync(join(dir, 'ipam-failed')) && nicState(nic.name)?.up === true);
+    const version = await within('VERSION while a rollback waits for carrier', runCniAsync(call('VERSION', 'c3', pod, nic, staticIpam), roots));
+    expect(version.status, version.stdout + version.stderr).toBe(0);
+    expect(addDone).toBe(false);
+
+    ip('link', 'set', peer, 'up');
+    const failed = expectErrorShape(await within('the ADD once the carrier is there', add));
+    expect(failed.msg).toContain('no address for this test');
+    expect(nicState(nic.name)).toEqual(home);
+    expect(ipJson('nexthop', 'show', 'id', nhid)).toMatchObject([{ id: Number(nhid), dev: nic.name }]);
+    expect(ledgerRecords(roots.stateDir)).toEqual([]);
+    // the daemon answered the VERSION itself, while the rollback waited (one it does not greet goes to the one-shot plugin)
+    expect((await running.stats()).requests.byVerb).toEqual({ ADD: 1, VERSION: 1 });
   });
 });
 
@@ -273,6 +304,17 @@ describe('a search of the machine for a namespace runs off the daemon\'s thread'
     expect(ledgerRecords(roots.stateDir)).toEqual([]);
   });
 });
+
+/** The NIC with a nexthop object at home (the kernel takes one only on a link with carrier: its peer's up). */
+async function nexthopAtHome(): Promise<{ peer: string; nhid: string; home: NicState }> {
+  const peer = `${nic.name}p`;
+  ip('link', 'set', peer, 'up');
+  ip('link', 'set', nic.name, 'up');
+  const nhid = String(100_000 + Math.floor(Math.random() * 900_000));
+  await until('carrier on the NIC', () => hasCarrier(nic.name));
+  ip('nexthop', 'add', 'id', nhid, 'dev', nic.name);
+  return { peer, nhid, home: nicState(nic.name)! };
+}
 
 type CniResultOf = Awaited<ReturnType<typeof runCniAsync>>;
 
