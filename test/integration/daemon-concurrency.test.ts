@@ -303,6 +303,35 @@ describe('a search of the machine for a namespace runs off the daemon\'s thread'
     expect(nicState(nic.name)).toEqual(nic);
     expect(ledgerRecords(roots.stateDir)).toEqual([]);
   });
+
+  // A one-shot ADD killed right after writing its record leaves it on the NIC, still home; the pod it named is gone,
+  // so finishing that record searches the machine for it (the NIC might be there). The daemon searches off its thread.
+  it("an ADD finishing a record a crash left on its NIC holds up no other caller's VERSION while it searches", async () => {
+    writeGatedIpam();
+    const killed = runCni({ ...call('ADD', 'c1', pod, nic, staticIpam), transport: 'oneshot', env: { SRIOVCTL_FAILPOINT: 'lend:recorded' } }, roots);
+    expect(killed.signal).toBe('SIGKILL');
+    expect(ledgerRecords(roots.stateDir)).toHaveLength(1);
+    ip('netns', 'del', pod);
+    const pauseDir = join(dir, 'pause');
+    mkdirSync(pauseDir);
+    const running = (daemon = await startDaemon(sock(), { SRIOVCTL_PAUSE: 'namespace-search', SRIOVCTL_PAUSE_DIR: pauseDir }));
+    const pod2 = s.netns('pod2');
+    const add = runCniAsync(call('ADD', 'c2', pod2, nic, staticIpam), roots);
+    let done = false;
+    void add.then(() => (done = true));
+    await until('the search reached', () => existsSync(join(pauseDir, 'reached')));
+    const version = await within('VERSION while a search is held', runCniAsync(call('VERSION', 'c3', pod2, nic, staticIpam), roots));
+    expect(version.status, version.stdout + version.stderr).toBe(0);
+    expect(done).toBe(false);
+    writeFileSync(join(pauseDir, 'release'), '');
+    const added = await within('the ADD', add);
+    expect(added.status, added.stdout + added.stderr).toBe(0);
+    // the daemon answered the VERSION itself (one it does not greet goes to the one-shot plugin)
+    expect((await running.stats()).requests.byVerb).toEqual({ ADD: 1, VERSION: 1 });
+    expect(runCni(call('DEL', 'c2', pod2, nic, staticIpam), roots).status).toBe(0);
+    expect(nicState(nic.name)).toEqual(nic);
+    expect(ledgerRecords(roots.stateDir)).toEqual([]);
+  });
 });
 
 /** The NIC with a nexthop object at home (the kernel takes one only on a link with carrier: its peer's up). */
