@@ -35,7 +35,7 @@ export function commit(s: EngineContext, plan: LendPlan, asked: LendSettings = {
   return commitHeld(s, plan, asked).seal();
 }
 
-/** commit() up to the last record write: the NIC moved and configured, its lock held until seal or rollBack. */
+/** commit() up to the last record write: the NIC moved and configured, its lock held until seal or rollBackWaiting. */
 export function commitHeld(s: EngineContext, plan: LendPlan, asked: LendSettings = {}): HeldLend {
   return runWaitsSync(commitSteps(s, plan, asked, null));
 }
@@ -203,9 +203,6 @@ function holding(s: EngineContext, record: LendRecord, link: Link | null, lock: 
       lock.release();
     }
   }
-  const check = (): void => {
-    if (state === 'sealed') throw new Error(`lend of ${record.key} is sealed: give it back instead`);
-  };
   return {
     record,
     link,
@@ -222,14 +219,9 @@ function holding(s: EngineContext, record: LendRecord, link: Link | null, lock: 
       lock.release();
       return { record: lent, link };
     },
-    rollBack(cause) {
-      if (state === 'rolled-back') return rolledBack;
-      check();
-      return runWaitsSync(undo(cause));
-    },
     async rollBackWaiting(cause) {
       if (state === 'rolled-back') return rolledBack;
-      check();
+      if (state === 'sealed') throw new Error(`lend of ${record.key} is sealed: give it back instead`);
       return runWaits(undo(cause));
     },
   };

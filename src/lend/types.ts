@@ -69,7 +69,7 @@ export interface LendResult {
  * A lend whose NIC is moved and configured, its lock still held and its record still 'lending': the front door
  * finishes its own set-up (a CNI ADD: IPAM, addresses, routes) and then seals it — 'lent', with its last meta, in
  * one record write — or rolls it back. Nobody else can take or give back the NIC meanwhile, and a crash before the
- * seal leaves a record recovery rolls back. Exactly one of seal() and rollBack() (or rollBackWaiting()) is called.
+ * seal leaves a record recovery rolls back. Exactly one of seal() and rollBackWaiting() is called.
  */
 export interface HeldLend extends LendResult {
   /** Writes 'lent' (meta merged in) and lets the NIC go; a failed write rolls the lend back and throws. */
@@ -77,10 +77,9 @@ export interface HeldLend extends LendResult {
   /**
    * Gives the NIC back through the restore path and lets it go. Returns the error to report: `cause`, or a
    * RollbackFailed (failure.ts) when the NIC could not be restored (its record kept for recovery). After a seal that
-   * failed (and so rolled back already) it returns that outcome again.
+   * failed (and so rolled back already) it returns that outcome again. Its waits for the kernel (carrier, a NIC
+   * reappearing) are slept through and its move made off the thread: the daemon serves other calls meanwhile.
    */
-  rollBack(cause: unknown): unknown;
-  /** rollBack(), its waits for the kernel asleep and its move off the thread: the daemon serves other calls meanwhile. */
   rollBackWaiting(cause: unknown): Promise<unknown>;
 }
 
