@@ -95,11 +95,12 @@ describe('the daemon sweeps abandoned CNI attachments', () => {
     expect(ledgerRecords(w.roots.stateDir)).toHaveLength(1);
 
     podDiesWithoutDel(podIf());
-    await pollUntil('the NIC home and its record gone', () => ledgerRecords(w.roots.stateDir).length === 0, running.log);
+    // the record goes before the sweep logs its outcome, which comes through a pipe: both are waited for
+    const logged = /sweep: .* of cni:ctr-\S+: its namespace is gone and its NIC back: gave it back: returned/;
+    await pollUntil('the NIC home and its record gone', () => ledgerRecords(w.roots.stateDir).length === 0 && logged.test(running.log()), running.log);
     expect(nicState(nic.name)).toEqual(nic);
     expect(nicState(podIf())).toBeNull();
     expect(homeAddresses()).toEqual(before);
-    expect(running.log()).toMatch(/sweep: .* of cni:ctr-\S+: its namespace is gone and its NIC back: gave it back: returned/);
     // SIGTERM stops the sweep with the rest: the daemon exits 0 at once, nothing left running
     expect(await running.stop(5000)).toEqual({ code: 0, signal: null });
   });
