@@ -60,12 +60,14 @@ async function daemonLine(io: CommandIo): Promise<string | null> {
   );
 }
 
-/** The last sweep of abandoned attachments, when it gave anything back or failed (a daemon too old to sweep: nothing). */
+/** What its sweeps of abandoned attachments gave back, and a last one that failed (a daemon too old to sweep: nothing). */
 function sweepNote(s: DaemonStats): string {
-  const last = s.sweep?.last;
-  if (!last || (last.gaveBack === 0 && last.failed === 0 && !last.error)) return '';
-  const failed = last.error ? `, could not read the ledger` : last.failed ? `, ${last.failed} failed` : '';
-  return `; its last sweep (${last.at}) gave back ${counted(last.gaveBack, 'abandoned NIC')}${failed}`;
+  const sweep = s.sweep as DaemonStats['sweep'] | undefined;
+  if (!sweep) return '';
+  const given = sweep.gaveBack ? `, ${counted(sweep.gaveBack, 'abandoned NIC')} given back` : '';
+  const last = sweep.last;
+  const failed = last?.error ? ', its last sweep could not read the ledger' : last?.failed ? `, ${last.failed} failed in its last sweep` : '';
+  return given + failed;
 }
 
 async function status(io: CommandIo, json: boolean): Promise<ExitCode> {

@@ -41,6 +41,7 @@ export class AbandonedSweep {
   private running: Promise<void> | null = null;
   private stopped = false;
   private lastReport: SweepReport | null = null;
+  private total = 0;
 
   constructor(
     private readonly d: DaemonCallConfig,
@@ -50,6 +51,11 @@ export class AbandonedSweep {
 
   get last(): SweepReport | null {
     return this.lastReport;
+  }
+
+  /** Records given back by every sweep since start. */
+  get gaveBack(): number {
+    return this.total;
   }
 
   /** The first sweep right after start-up, then one every `everyMs` after the previous one ended. */
@@ -97,6 +103,7 @@ export class AbandonedSweep {
     }
     report.ms = Math.round(performance.now() - t0);
     this.lastReport = report;
+    this.total += report.gaveBack;
   }
 
   private async sweepWith(s: LendSession, report: SweepReport): Promise<void> {

@@ -66,8 +66,11 @@ export interface DaemonStats {
   waiting: number;
   /** Pod interfaces answered before their carrier came, watched to announce their addresses when it does. */
   carrierWatches: number;
-  /** The give-back of abandoned CNI attachments (./abandoned-sweep.ts): its interval (0: off) and its last sweep. */
-  sweep: { everySeconds: number; last: SweepReport | null };
+  /**
+   * The give-back of abandoned CNI attachments (./abandoned-sweep.ts): its interval (0: off), the records its sweeps
+   * gave back since start, and its last sweep.
+   */
+  sweep: { everySeconds: number; gaveBack: number; last: SweepReport | null };
   /** The process's resident set and V8 heap in use, MiB. */
   memory: { rss: number; heapTotal: number; heapUsed: number; external: number };
 }
@@ -146,7 +149,7 @@ export class Daemon {
       connections: this.open,
       waiting: this.waiting.length,
       carrierWatches: carrierWatches(),
-      sweep: { everySeconds: (this.sweeper?.everyMs ?? 0) / 1000, last: this.sweeper?.last ?? null },
+      sweep: { everySeconds: (this.sweeper?.everyMs ?? 0) / 1000, gaveBack: this.sweeper?.gaveBack ?? 0, last: this.sweeper?.last ?? null },
       memory: memoryMiB(),
     };
   }

@@ -101,6 +101,9 @@ describe('the daemon sweeps abandoned CNI attachments', () => {
     expect(nicState(nic.name)).toEqual(nic);
     expect(nicState(podIf())).toBeNull();
     expect(homeAddresses()).toEqual(before);
+    expect((await running.stats()).sweep.gaveBack).toBe(1);
+    const status = await sriovctl({ stateDir: w.roots.stateDir, sysfsRoot: w.roots.sim.root, extra: { SRIOVCTL_SOCKET: sock() } }, ['status']);
+    expect(status.stdout).toContain('1 abandoned NIC given back');
     // SIGTERM stops the sweep with the rest: the daemon exits 0 at once, nothing left running
     expect(await running.stop(5000)).toEqual({ code: 0, signal: null });
   });
