@@ -1,9 +1,10 @@
 // The daemon gives back, on its own, a CNI attachment whose DEL never came (Multus thick's shim answering DEL while
 // its daemon is down, a crashed runtime): once the pod's namespace is gone and the NIC is back, a sweep brings the
 // NIC home as it was — name, MAC, MTU, address — and drops its record, with no ADD, DEL or cleanup. A record whose
-// namespace still exists, and an `attach` record whose target died (cleanup's), are left alone. A real
+// namespace still exists, and an `attach` record whose target died (a person's: detach, cleanup), are left alone. A real
 // `sriovctl daemon` with a one-second sweep, the real shim, a veth stand-in; the kernel's way with a physical NIC
 // whose namespace dies (back to the initial namespace under its pod name) is done by the test.
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ledgerRecords, netnsPath, runCniAsync, type CniCall } from '../helpers/cni-run';
@@ -38,13 +39,14 @@ function homeAddresses(): string[] {
   return (link?.addr_info ?? []).filter((a: any) => a.scope === 'global').map((a: any) => `${a.local}/${a.prefixlen}`);
 }
 
-function call(command: string): CniCall {
+/** Static IPAM by default; the main test's host-local keeps an allocation file the sweep's IPAM DEL must remove. */
+function call(command: string, ipam: object = { type: 'static', addresses: [{ address: '10.96.0.5/24' }] }): CniCall {
   return {
     command,
     containerId: `ctr-${w.s.prefix}`,
     netns: netnsPath(w.pod),
     ifname: podIf(),
-    config: deviceConf(w.s, nic, { type: 'static', addresses: [{ address: '10.96.0.5/24' }] }),
+    config: deviceConf(w.s, nic, ipam),
     transport: 'shim',
     env: { SRIOVCTL_SOCKET: sock() },
   };
@@ -89,9 +91,12 @@ describe('the daemon sweeps abandoned CNI attachments', () => {
     expect(before).toEqual([`${HOME_ADDRESS}/64`]);
     const running = await sweepingDaemon();
     expect((await running.stats()).sweep.everySeconds).toBe(1);
-    const add = await runCniAsync(call('ADD'), w.roots);
+    const dataDir = join(w.dir, 'ipam');
+    const add = await runCniAsync(call('ADD', { type: 'host-local', dataDir, ranges: [[{ subnet: '10.96.0.0/24', rangeStart: '10.96.0.5' }]] }), w.roots);
     expect(add.status, add.stdout + add.stderr).toBe(0);
     expect(nicState(podIf(), w.pod)?.mac).toBe(nic.mac);
+    const allocation = join(dataDir, `net-${w.s.prefix}`, '10.96.0.5');
+    expect(readFileSync(allocation, 'utf8')).toContain(`ctr-${w.s.prefix}`);
     expect(ledgerRecords(w.roots.stateDir)).toHaveLength(1);
 
     podDiesWithoutDel(podIf());
@@ -101,6 +106,8 @@ describe('the daemon sweeps abandoned CNI attachments', () => {
     expect(nicState(nic.name)).toEqual(nic);
     expect(nicState(podIf())).toBeNull();
     expect(homeAddresses()).toEqual(before);
+    // its IPAM allocation released as the attachment's own DEL would have
+    expect(existsSync(allocation)).toBe(false);
     expect((await running.stats()).sweep.gaveBack).toBe(1);
     const status = await sriovctl({ stateDir: w.roots.stateDir, sysfsRoot: w.roots.sim.root, extra: { SRIOVCTL_SOCKET: sock() } }, ['status']);
     expect(status.stdout).toContain('1 abandoned NIC given back');
@@ -122,7 +129,7 @@ describe('the daemon sweeps abandoned CNI attachments', () => {
     expect(nicState(nic.name)).toEqual(nic);
   });
 
-  it("leaves an attach record whose target died: that is cleanup's", async () => {
+  it("leaves an attach record whose target died: that is a person's give-back", async () => {
     const cli = { stateDir: w.roots.stateDir, sysfsRoot: w.roots.sim.root };
     const attach = await sriovctl(cli, ['attach', nic.name, w.pod]);
     expect(attach.code, attach.stdout + attach.stderr).toBe(0);
@@ -133,8 +140,9 @@ describe('the daemon sweeps abandoned CNI attachments', () => {
     await sweepsEnded(running, 3);
     expect(ledgerRecords(w.roots.stateDir)).toEqual([record]);
     expect((await running.stats()).sweep.last).toMatchObject({ examined: 0, gaveBack: 0 });
-    const cleanup = await sriovctl(cli, ['cleanup']);
-    expect(cleanup.code, cleanup.stdout + cleanup.stderr).toBe(0);
+    // a person's give-back (detach, or cleanup) is what takes it
+    const detach = await sriovctl(cli, ['detach', nic.name]);
+    expect(detach.code, detach.stdout + detach.stderr).toBe(0);
     expect(ledgerRecords(w.roots.stateDir)).toEqual([]);
     expect(nicState(nic.name)).toEqual(nic);
   });
