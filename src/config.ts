@@ -39,6 +39,8 @@ export interface Config {
    * one beside the executable or in the checkout's dist/pkg/).
    */
   readonly installerArchive?: string;
+  /** SRIOVCTL_DAEMON_SWEEP_S: how often the daemon gives back abandoned CNI attachments (daemonSweepOf). */
+  readonly daemonSweep?: DaemonSweep;
   /**
    * The front door's environment, handed down whole for what inherits it: the external tools and CNI calls the
    * CLI runs (PATH decides which runs; their own variables, proxies and runtime hints are theirs). Empty: none.
@@ -67,6 +69,22 @@ export interface SearchBounds {
   oversizedRereadMs: number;
 }
 
+/** Every `everyMs` (0: never), or why the setting is unusable (the daemon refuses to start on it). */
+export type DaemonSweep = { everyMs: number } | { invalid: string };
+
+/**
+ * A node's pods come and go by the minute: within 30 s a NIC whose DEL was lost is home before a replacement pod is
+ * usually scheduled, while a sweep that finds nothing costs a ledger read and a look at each lent pod's namespace.
+ */
+export const DEFAULT_DAEMON_SWEEP_S = 30;
+
+/** SRIOVCTL_DAEMON_SWEEP_S: whole seconds 0–3600 (0 turns the sweep off); unset or empty: the default. */
+export function daemonSweepOf(raw: string | undefined): DaemonSweep {
+  if (raw === undefined || raw === '') return { everyMs: DEFAULT_DAEMON_SWEEP_S * 1000 };
+  if (!/^\d{1,4}$/.test(raw) || Number(raw) > 3600) return { invalid: `SRIOVCTL_DAEMON_SWEEP_S ${JSON.stringify(raw)}: want whole seconds from 0 (off) to 3600` };
+  return { everyMs: Number(raw) * 1000 };
+}
+
 export const DEFAULT_STATE_DIR = '/var/lib/sriovctl';
 export const DEFAULT_SYSFS_ROOT = '/sys';
 export const DEFAULT_RESOLV_CONF = '/etc/resolv.conf';
@@ -74,7 +92,7 @@ export const DEFAULT_SOCKET = '/run/sriovctl/cni.sock';
 
 /**
  * The configuration from `SRIOVCTL_STATE_DIR` / `SRIOVCTL_SYSFS_ROOT` / `SRIOVCTL_RESOLV_CONF` / `SRIOVCTL_SOCKET` /
- * `SRIOVCTL_FAILPOINT` / `SRIOVCTL_PAUSE…` / `SRIOVCTL_INSTALLER_ARCHIVE` in `env`, overridden by what is given
+ * `SRIOVCTL_FAILPOINT` / `SRIOVCTL_PAUSE…` / `SRIOVCTL_INSTALLER_ARCHIVE` / `SRIOVCTL_DAEMON_SWEEP_S` in `env`, overridden by what is given
  * (command-line flags). Relative paths are made absolute here, once. A front door calls it once, in its main;
  * nothing below reads the environment.
  */
@@ -89,6 +107,7 @@ export function loadConfig(env: Env, flags: Partial<Config> = {}): Config {
       failpoint: env.SRIOVCTL_FAILPOINT || null,
       pause: env.SRIOVCTL_PAUSE && pauseDir ? { point: env.SRIOVCTL_PAUSE, dir: pauseDir, subject: env.SRIOVCTL_PAUSE_SUBJECT ?? '' } : null,
       installerArchive: env.SRIOVCTL_INSTALLER_ARCHIVE,
+      daemonSweep: daemonSweepOf(env.SRIOVCTL_DAEMON_SWEEP_S),
       env,
     },
     flags,

@@ -3,6 +3,7 @@
 import { existsSync } from 'node:fs';
 import type { Command } from 'commander';
 import { queryDaemon } from '../daemon/query';
+import type { DaemonStats } from '../daemon/server';
 import { DEFAULT_SOCKET } from '../config';
 import { socketOf } from './daemon';
 import { describeNamespace, verifiedPid, type LendRecord, type Whereabouts } from '../lend';
@@ -55,8 +56,18 @@ async function daemonLine(io: CommandIo): Promise<string | null> {
   const verbs = Object.entries(s.requests.byVerb).map(([v, n]) => `${v} ${n}`).join(', ');
   return (
     `daemon: pid ${s.pid} on ${s.socket}, up ${s.uptimeSeconds} s, ${counted(s.requests.total, 'request')}` +
-    `${verbs ? ` (${verbs})` : ''}, ${s.requests.failed} failed, ${s.inFlight} in flight${s.carrierWatches ? `, ${s.carrierWatches} waiting for carrier` : ''}, ${s.declined} sent to the one-shot plugin, ${s.refused} refused`
+    `${verbs ? ` (${verbs})` : ''}, ${s.requests.failed} failed, ${s.inFlight} in flight${s.carrierWatches ? `, ${s.carrierWatches} waiting for carrier` : ''}, ${s.declined} sent to the one-shot plugin, ${s.refused} refused${sweepNote(s)}`
   );
+}
+
+/** What its sweeps of abandoned attachments gave back, and a last one that failed (a daemon too old to sweep: nothing). */
+function sweepNote(s: DaemonStats): string {
+  const sweep = s.sweep as DaemonStats['sweep'] | undefined;
+  if (!sweep) return '';
+  const given = sweep.gaveBack ? `, ${counted(sweep.gaveBack, 'abandoned NIC')} given back` : '';
+  const last = sweep.last;
+  const failed = last?.error ? ', its last sweep could not read the ledger' : last?.failed ? `, ${last.failed} failed in its last sweep` : '';
+  return given + failed;
 }
 
 async function status(io: CommandIo, json: boolean): Promise<ExitCode> {

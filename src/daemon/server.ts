@@ -16,6 +16,7 @@ import { createServer, type Server, type Socket } from 'node:net';
 import { CNI_ERR, CniError, errorObject } from '../cni/errors';
 import { LATEST_VERSION } from '../cni/versions';
 import { carrierWatches, lateCarrierAnnouncements } from '../cni/late-carrier';
+import { AbandonedSweep, type SweepReport } from './abandoned-sweep';
 import { admitCall, ipamTypeOf, type DaemonCallConfig } from './caller-env';
 import { searchOnWorkerThread, stopSearchThread } from '../lend';
 import { readRequest } from './connection';
@@ -65,6 +66,11 @@ export interface DaemonStats {
   waiting: number;
   /** Pod interfaces answered before their carrier came, watched to announce their addresses when it does. */
   carrierWatches: number;
+  /**
+   * The give-back of abandoned CNI attachments (./abandoned-sweep.ts): its interval (0: off), the records its sweeps
+   * gave back since start, and its last sweep.
+   */
+  sweep: { everySeconds: number; gaveBack: number; last: SweepReport | null };
   /** The process's resident set and V8 heap in use, MiB. */
   memory: { rss: number; heapTotal: number; heapUsed: number; external: number };
 }
@@ -90,11 +96,16 @@ export class Daemon {
   private pending = 0;
   private draining: Promise<void> | null = null;
   private drained: (() => void) | null = null;
+  /** Gives back abandoned CNI attachments; null when SRIOVCTL_DAEMON_SWEEP_S is 0. */
+  private readonly sweeper: AbandonedSweep | null;
   private readonly stats = { total: 0, failed: 0, byVerb: {} as Record<string, number>, declined: 0, refused: 0, broken: 0 };
 
   private constructor(private readonly opts: Required<DaemonOptions>) {
     this.served = servedNamespaces(opts.callConfig.hostMountsOf);
     this.server = createServer({ allowHalfOpen: true }, (sock) => this.accept(sock));
+    const sweep = opts.callConfig.config.daemonSweep ?? { everyMs: 0 };
+    if ('invalid' in sweep) throw new Error(sweep.invalid);
+    this.sweeper = sweep.everyMs > 0 ? new AbandonedSweep(opts.callConfig, sweep.everyMs, opts.log) : null;
   }
 
   /** Listening on `opts.socket` (0600, its directory 0700). */
@@ -118,6 +129,8 @@ export class Daemon {
     d.inode = lstatSync(d.opts.socket).ino;
     // an ADD answers without waiting for a carrier the pod does not need; its addresses are announced when it comes
     lateCarrierAnnouncements(d.opts.log);
+    // NICs whose DEL was lost while no daemon served (or ever) go home without waiting for an ADD or a person
+    d.sweeper?.start();
     return d;
   }
 
@@ -136,13 +149,14 @@ export class Daemon {
       connections: this.open,
       waiting: this.waiting.length,
       carrierWatches: carrierWatches(),
+      sweep: { everySeconds: (this.sweeper?.everyMs ?? 0) / 1000, gaveBack: this.sweeper?.gaveBack ?? 0, last: this.sweeper?.last ?? null },
       memory: memoryMiB(),
     };
   }
 
   /**
-   * Stops accepting (the socket file is removed, so a new daemon may bind it at once) and resolves when every
-   * request already greeted has been answered.
+   * Stops accepting (the socket file is removed, so a new daemon may bind it at once) and sweeping, and resolves when
+   * every request already greeted has been answered and a sweep under way has finished its release.
    */
   stop(): Promise<void> {
     if (this.draining) return this.draining;
@@ -160,9 +174,10 @@ export class Daemon {
     } catch {
       // gone already
     }
-    this.draining = new Promise((resolve) => {
+    const answered = new Promise<void>((resolve) => {
       this.drained = resolve;
     });
+    this.draining = Promise.all([answered, this.sweeper?.stop()]).then(() => undefined);
     this.maybeDrained();
     return this.draining;
   }

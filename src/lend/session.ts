@@ -24,6 +24,7 @@ import { closePlace, openPlace, whereIs, type Whereabouts } from './where';
 import { DEFAULT_SEARCH_BOUNDS, findCandidate, HOST_ROOTS, SearchBudget, type NamespaceCandidate } from './namespace-search';
 import { findByHints } from './namespaces';
 import { searchesOffThread, searchOffThread } from './namespace-search-thread';
+import { isAbandoned } from './abandoned';
 
 export interface SessionOptions {
   /**
@@ -337,6 +338,11 @@ export class LendSession implements EngineContext {
 
   returnStray(stray: StrayNic): GiveBackResult {
     return this.run(() => returnStray(this, stray));
+  }
+
+  /** Read-only: its attachment's namespace is gone and its NIC back (abandoned.ts): a give-back may take it. */
+  isAbandoned(record: LendRecord): boolean {
+    return this.run(() => isAbandoned(this, record));
   }
 
   whereIs(record: LendRecord): Whereabouts {
