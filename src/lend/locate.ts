@@ -53,6 +53,10 @@ function weakScore(link: Link, hints: LocateHints): number {
  * record knows it (the target after the move) — decisive on its own for a link of the same kind.
  */
 export function locateIn(rtnl: Rtnl, hints: LocateHints, knownIndex: number | null = null): Link | null {
+  // asked for by its ifindex first: one link, not a dump of every link (each waits for the kernel's RTNL lock, behind
+  // other pods' moves); the full listing only when that link is not surely what the listing would find
+  const direct = knownIndex === null ? null : directHit(rtnl, hints, knownIndex);
+  if (direct) return direct;
   const links = candidateLinks(rtnl, hints);
   const strong = strongIn(rtnl, links, hints);
   if (strong) return strong;
@@ -76,7 +80,29 @@ export function locateSurelyIn(rtnl: Rtnl, hints: LocateHints): Link | null {
 }
 
 function candidateLinks(rtnl: Rtnl, hints: LocateHints): Link[] {
-  return rtnl.listLinks().filter((l) => l.kind === hints.identity.kind && l.name !== 'lo');
+  return rtnl.listLinks().filter((l) => isCandidate(l, hints));
+}
+
+function isCandidate(link: Link, hints: LocateHints): boolean {
+  return link.kind === hints.identity.kind && link.name !== 'lo';
+}
+
+/**
+ * The link at `index` when the full listing would return it too, else null (then the listing decides). With a PCI
+ * address or permanent MAC the NIC is the link that bears it wherever its ifindex is: the link here must match so
+ * (an ifindex reused by another link does not). Without either, no link can match that way, and the listing would
+ * return the link of the known index itself.
+ */
+function directHit(rtnl: Rtnl, hints: LocateHints, index: number): Link | null {
+  const link = rtnl.findLink({ index });
+  if (!link || !isCandidate(link, hints)) return null;
+  if (!canMatchStrongly(hints.identity)) return link;
+  return strongMatch(rtnl, link, hints.identity) ? link : null;
+}
+
+/** Whether strongMatch can hold for any candidate (they are all of the identity's kind). */
+function canMatchStrongly(id: NicIdentity): boolean {
+  return (!!id.permMac && !isZeroMac(id.permMac)) || (!!id.pciAddress && id.kind === null);
 }
 
 function strongIn(rtnl: Rtnl, links: Link[], hints: LocateHints): Link | null {

@@ -43,7 +43,8 @@ const link = (over: Partial<Link>): Link => ({
 function fakeRtnl(links: Link[], busInfo: Record<string, string> = {}): Rtnl {
   return {
     listLinks: () => links,
-    findLink: ({ name }: { name?: string }) => links.find((l) => l.name === name || l.altnames.includes(name!)) ?? null,
+    findLink: ({ name, index }: { name?: string; index?: number }) =>
+      links.find((l) => (index !== undefined ? l.index === index : l.name === name || l.altnames.includes(name!))) ?? null,
     driverInfo: (name: string) => (busInfo[name] !== undefined ? { driver: 'd', busInfo: busInfo[name] } : null),
   } as unknown as Rtnl;
 }
@@ -112,6 +113,49 @@ describe('locateIn', () => {
   it('never matches a link of another kind', () => {
     const dummy = link({ index: 7, name: 'net1', mac: '02:00:00:00:00:01', kind: 'dummy' });
     expect(locateIn(fakeRtnl([dummy]), hints())).toBeNull();
+  });
+
+  describe('with its known ifindex', () => {
+    /** fakeRtnl counting full listings. */
+    const counted = (links: Link[], busInfo: Record<string, string> = {}) => {
+      const r = fakeRtnl(links, busInfo);
+      const listings = { n: 0 };
+      const listLinks = r.listLinks.bind(r);
+      r.listLinks = () => (listings.n++, listLinks());
+      return { r, listings };
+    };
+    const pci = hints({ kind: null, pciAddress: '0000:03:00.1' });
+
+    it('takes the link there without listing when its bus-info says it is the NIC', () => {
+      const { r, listings } = counted([link({ index: 3, name: 'other' }), link({ index: 9, name: 'net1' })], { other: '0000:03:00.2', net1: '0000:03:00.1' });
+      expect(locateIn(r, pci, 9)?.name).toBe('net1');
+      expect(listings.n).toBe(0);
+    });
+    it('takes the link there without listing when the NIC has no PCI address or permanent MAC', () => {
+      const { r, listings } = counted([link({ index: 9, name: 'renamed', mac: '02:77:00:00:00:00', kind: 'veth' })]);
+      expect(locateIn(r, hints(), 9)?.name).toBe('renamed');
+      expect(listings.n).toBe(0);
+    });
+    it('lists every link when another link took its ifindex: the NIC is found by bus-info elsewhere', () => {
+      const { r, listings } = counted([link({ index: 9, name: 'newcomer' }), link({ index: 12, name: 'renamed' })], { newcomer: '0000:05:00.0', renamed: '0000:03:00.1' });
+      expect(locateIn(r, pci, 9)?.name).toBe('renamed');
+      expect(listings.n).toBe(1);
+    });
+    it('lists every link when its ifindex was reused by a link of another kind', () => {
+      const { r, listings } = counted([link({ index: 9, name: 'net1', kind: 'dummy' }), link({ index: 12, name: 'x', permMac: '0a:0b:0c:0d:0e:0f' })]);
+      expect(locateIn(r, hints({ kind: null, permMac: '0a:0b:0c:0d:0e:0f' }), 9)?.index).toBe(12);
+      expect(listings.n).toBe(1);
+    });
+    it('is null when the NIC is gone, after the listing', () => {
+      const { r, listings } = counted([link({ index: 4, name: 'newcomer' })], { newcomer: '0000:05:00.0' });
+      expect(locateIn(r, pci, 9)).toBeNull();
+      expect(listings.n).toBe(1);
+    });
+    it('gives what the listing gives when no link bears its bus-info: the link at its ifindex', () => {
+      const { r, listings } = counted([link({ index: 9, name: 'newcomer' })], { newcomer: '0000:05:00.0' });
+      expect(locateIn(r, pci, 9)?.name).toBe('newcomer');
+      expect(listings.n).toBe(1);
+    });
   });
 });
 
