@@ -38,6 +38,14 @@ describe('pod churn over two NICs with seeded kills of the node\'s components', 
       killing = killing.then(() => kill(c, k.target));
       return killing;
     };
+    // The test's own look at the node (containerd's CRI for the pod's sandbox) queues behind a kill the other loop
+    // has in flight: containerd refuses connections until its restart is done, which is the test's gap, not the
+    // node's (kubelet retries). Queued in the same chain, no kill can start while the look runs either.
+    const between = <T>(look: () => Promise<T>): Promise<T> => {
+      const result = killing.then(look);
+      killing = result.catch(() => undefined);
+      return result;
+    };
     const started = Date.now();
     const loop = async (nic: NodeNic, first: number) => {
       for (let cycle = first; cycle < cycles; cycle += 2) {
@@ -45,7 +53,8 @@ describe('pod churn over two NICs with seeded kills of the node\'s components', 
         const k = kills.get(cycle);
         await c.api.create(pod(c, name, nic.nadName()));
         await killAt(k, 'add');
-        await nic.expectLent(c, await waitRunning(c, name));
+        const running = await waitRunning(c, name);
+        await between(() => nic.expectLent(c, running));
         await c.api.delete(podPath(name));
         await killAt(k, 'del');
         await waitGone(c, name);
