@@ -104,6 +104,21 @@ describe('a caller that could not do the work itself is sent to the one-shot plu
     expect(d.log()).toMatch(/lacks CAP_NET_ADMIN and CAP_SYS_ADMIN \(CapEff 0000000000000000\)/);
   });
 
+  it('root-mapped in a user namespace of its own (every capability there, none over the host): not served', async () => {
+    // the same uid (0), network and mount namespaces as the daemon: only its user namespace tells it apart, and its
+    // capabilities count in that namespace alone
+    const d = await daemon();
+    writeSpy(pluginDir());
+    const r = shimAs(['unshare', '--user', '--map-root-user'], callEnv('STATUS'));
+    const runs = spyRuns();
+    expect(runs.length, r.stdout + r.stderr).toBeGreaterThan(0);
+    for (const [verb, uid] of runs) expect([verb, uid]).toEqual(['STATUS', '0']);
+    const st = await d.stats();
+    expect(st.requests.total).toBe(0);
+    expect(st.declined).toBe(1);
+    expect(d.log()).toMatch(/is in another user namespace than the daemon serves/);
+  });
+
   it('a caller in a private mount namespace naming /proc/<its pid>/root/… as CNI_PATH: its plugin runs in its own namespace, never the daemon\'s', async () => {
     const d = await daemon();
     const hidden = join(dir, 'hidden');
