@@ -1,7 +1,7 @@
 // Finding a namespace by identity through /proc and through bind mounts in other mount namespaces, on a tree of
 // /proc's shape: files stand for namespace files (their dev+inode is the identity), hard links for two processes
 // sharing a namespace, directories for container roots.
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { linkSync, mkdirSync, mkdtempSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -189,6 +189,53 @@ describe('bounds on other containers\' directories', () => {
     expect(read(soon)).toBe(2);
     expect(soon.skipped).toEqual([expect.stringMatching(new RegExp(`^namespace search skipped ${hostile}: over the bounds of one directory when last read, \\d+ ms ago \\(read again at most every 3600000 ms\\)$`))]);
     expect(read(budget({ entriesPerDir: 50, oversizedRereadMs: 0 }))).toBe(52);
+  });
+
+  // The time bounds, on a clock the test moves (performance, faked): each entry read costs what the test says, so
+  // the counts are exact whatever the machine's load.
+  describe('time', () => {
+    // The faked clock starts at 0 in each test: moved past the real one and past where it was in an earlier test, so
+    // a directory remembered as over its bounds (the search's memory, by identity: a removed directory's inode comes
+    // back) is never taken as read a moment ago
+    let hours = 0;
+    beforeEach(() => {
+      const real = performance.now();
+      vi.useFakeTimers({ toFake: ['performance'] });
+      vi.advanceTimersByTime(real + ++hours * 3_600_000);
+    });
+    afterEach(() => vi.useRealTimers());
+
+    /** Reads `dir` through `b`, each entry taking `msEach` ms; how many it read. */
+    function readTimed(b: SearchBudget, d: string, msEach: number): number {
+      let n = 0;
+      for (const _entry of b.entries(d)) {
+        n++;
+        vi.advanceTimersByTime(msEach);
+      }
+      return n;
+    }
+
+    it('reads one directory for at most msPerDir and says it gave up on it for the time', () => {
+      const hostile = plant('500', 300);
+      const b = budget({ msPerDir: 50 });
+      expect(readTimed(b, hostile, 10)).toBe(5);
+      expect(b.skipped).toEqual([`namespace search skipped ${hostile} after 5 entries: bound of time per directory (50 ms) reached`]);
+    });
+
+    it('spends at most msPerCall over every directory of one call, what a search elsewhere spent counted too', () => {
+      const first = plant('500', 40);
+      const second = plant('600', 40);
+      const b = budget({ msPerCall: 65 });
+      expect(readTimed(b, first, 1)).toBe(40);
+      // the time of another thread's search of the same call, absorbed: the call has 5 ms left
+      b.absorb({ entriesRead: 0, msSpent: 20, skipped: [] });
+      expect(b.remaining().msPerCall).toBe(5);
+      expect(readTimed(b, second, 1)).toBe(5);
+      expect(b.skipped).toEqual([`namespace search skipped ${second} after 5 entries: bound of time per call (65 ms) reached`]);
+      // the call's time is spent: a later directory is not opened at all
+      expect(readTimed(b, first, 1)).toBe(0);
+      expect(b.skipped[1]).toBe(`namespace search skipped ${first} after 0 entries: bound of time per call (65 ms) reached`);
+    });
   });
 
   it('still finds a pod namespace in a node that lists before the hostile directory', () => {
