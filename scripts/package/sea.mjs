@@ -1,6 +1,6 @@
 // One single executable application per architecture (Node's SEA): the runtime's node binary with a blob
 // injected (postject) that holds the entry script (src/sea/main.ts) with its V8 code cache, and as assets the
-// two program bundles, the addon, the payload install-cni writes beside the plugin (src/package/payload-layout.ts:
+// two program bundles, the daemon's search worker's, the addon, the payload install-cni writes beside the plugin (src/package/payload-layout.ts:
 // the static launcher and the runtime's C library, so the plugin runs on nodes without glibc), and the static
 // native shim install-cni installs as the plugin itself (scripts/package/shim.mjs). The blob is made
 // by the *target* runtime itself (`node --experimental-sea-config`), arm64 under qemu-user: a code cache only fits
@@ -48,16 +48,22 @@ async function bundle(entry, outfile, define) {
 export async function buildExecutable(arch, addon, shim, work, version, out) {
   const addonSha = createHash('sha256').update(readFileSync(addon)).digest('hex');
   const define = { SRIOVCTL_VERSION: JSON.stringify(version), SRIOVCTL_ADDON_SHA256: JSON.stringify(addonSha) };
-  const files = { main: join(work, 'main.js'), cniRun: join(work, 'sriovctl-cni-run.js'), cli: join(work, 'sriovctl-cli.js') };
+  const files = {
+    main: join(work, 'main.js'),
+    cniRun: join(work, 'sriovctl-cni-run.js'),
+    cli: join(work, 'sriovctl-cli.js'),
+    searchWorker: join(work, 'namespace-search-worker.js'),
+  };
   await Promise.all([
     bundle('src/sea/main.ts', files.main, define),
     bundle('src/cni/run.ts', files.cniRun, define),
     bundle('src/cli/main.ts', files.cli, define),
+    bundle('src/lend/namespace-search-worker.ts', files.searchWorker, define),
   ]);
   const payload = payloadFiles(arch, work);
   // the same inputs make the same executable: reuse the last one (blob + injection take ~10 s per arch)
   const key = createHash('sha256').update(`${arch}\0${NODE_VERSION}\0${addonSha}\0`);
-  for (const f of [files.main, files.cniRun, files.cli, shim, join(ROOT, 'scripts', 'package', 'sea.mjs')]) key.update(readFileSync(f)).update('\0');
+  for (const f of [files.main, files.cniRun, files.cli, files.searchWorker, shim, join(ROOT, 'scripts', 'package', 'sea.mjs')]) key.update(readFileSync(f)).update('\0');
   for (const [path, source] of Object.entries(payload)) key.update(`${path}\0`).update(readFileSync(source)).update('\0');
   const cached = join(cacheDir(), `sriovctl-linux-${arch}-${key.digest('hex').slice(0, 24)}`);
   if (!existsSync(cached)) await makeExecutable(arch, addon, shim, files, payload, work, cached);
@@ -93,6 +99,8 @@ async function makeExecutable(arch, addon, shim, files, payload, work, out) {
         'sriovctl.node': addon,
         'sriovctl-cni-run.js': files.cniRun,
         'sriovctl-cli.js': files.cli,
+        // the daemon runs its namespace searches on a worker thread from this text (no file beside it here)
+        'namespace-search-worker.js': files.searchWorker,
         'payload.json': manifest,
         'sriovctl-cni-shim': shim,
         ...Object.fromEntries(Object.entries(payload).map(([path, source]) => [`payload/${path}`, source])),

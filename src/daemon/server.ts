@@ -23,6 +23,7 @@ import { readRequest } from './connection';
 import { pathNotShared, pathsOfCall } from './host-paths';
 import { judgePeer, servedNamespaces, type ServedNamespaces } from './peer-trust';
 import { runRequest } from './run-request';
+import { embeddedSearchWorker } from './search-worker-source';
 import { prepareSocketPath } from './socket-path';
 import { encodeHello, encodeReply, encodeSentBack, RequestKind, StdinState, Verdict, type DaemonReply, type DaemonRequest } from './wire';
 
@@ -112,7 +113,7 @@ export class Daemon {
   static async start(options: DaemonOptions): Promise<Daemon> {
     const d = new Daemon({ maxConnections: 32, maxWaiting: 1024, requestDeadlineMs: 40_000, ...options });
     // a search through other containers' directories must not hold up every other call
-    searchOnWorkerThread();
+    searchOnWorkerThread(embeddedSearchWorker());
     await prepareSocketPath(d.opts.socket);
     const umask = process.umask(0o177); // the socket is born 0600: no window in which another user may connect
     try {

@@ -3,24 +3,34 @@
 // and the engine's own work is synchronous. The worker only stats and reads directories (no addon); what it finds
 // is a candidate, opened and checked by identity on the engine's thread like any other.
 import { existsSync } from 'node:fs';
-import { join } from 'node:path';
+import { isAbsolute, join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { PauseSpec } from '../config';
 import type { NamespaceRef } from '../net/types';
 import type { NamespaceCandidate, SearchBudget } from './namespace-search';
 import type { SearchReply, SearchRequest } from './namespace-search-worker';
 
-/** The worker's script: its own bundle next to the daemon's, or the compiled module next to this one. */
-const WORKER_FILES = [join(__dirname, 'namespace-search-worker.bundle.js'), join(__dirname, 'namespace-search-worker.js')];
+/**
+ * The worker's script: its own bundle next to the daemon's, or the compiled module next to this one. Absolute only:
+ * in the packaged executable this code is an embedded bundle whose __dirname is '.', and a file of that name in the
+ * daemon's working directory is no script of ours.
+ */
+const WORKER_FILES = [join(__dirname, 'namespace-search-worker.bundle.js'), join(__dirname, 'namespace-search-worker.js')].filter((f) => isAbsolute(f));
 
 let wanted = false;
+/** The worker's bundle as text, run in place of a script file (the packaged executable has no file beside it). */
+let embedded: string | null = null;
 let worker: Worker | null = null;
 let nextSeq = 1;
 const waiting = new Map<number, (reply: SearchReply | null) => void>();
 
-/** From now on searches run on a worker thread (the daemon, at start), when its script is there. */
-export function searchOnWorkerThread(): void {
+/**
+ * From now on searches run on a worker thread (the daemon, at start): `source`, the worker's bundle embedded in the
+ * packaged executable, or else its script beside this module. With neither, searches stay on the caller's thread.
+ */
+export function searchOnWorkerThread(source: string | null = null): void {
   wanted = true;
+  embedded = source;
 }
 
 /** Whether searchOffThread() runs searches on a worker. */
@@ -57,9 +67,9 @@ export async function searchOffThread(ref: NamespaceRef, budget: SearchBudget, p
 }
 
 function startWorker(): Worker | null {
-  const file = WORKER_FILES.find((f) => existsSync(f));
-  if (!file) return null;
-  const w = new Worker(file);
+  const file = embedded === null ? WORKER_FILES.find((f) => existsSync(f)) : undefined;
+  const w = embedded !== null ? new Worker(embedded, { eval: true }) : file ? new Worker(file) : null;
+  if (!w) return null;
   w.unref();
   w.on('message', (reply: SearchReply) => settle(reply.seq, reply));
   const fail = () => {

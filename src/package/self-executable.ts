@@ -6,7 +6,7 @@
 import { basename } from 'node:path';
 import { isLoaderName, loaderArgs, privateLoaderOf } from './payload-layout';
 
-function isSea(): boolean {
+export function isSea(): boolean {
   try {
     // eslint-disable-next-line @typescript-eslint/no-require-imports -- node:sea exists only in Node >= 20.12
     const sea = require('node:sea') as { isSea(): boolean };

@@ -16,4 +16,6 @@ export const ASSET = {
   payloadManifest: 'payload.json',
   payloadPrefix: 'payload/',
   shim: 'sriovctl-cni-shim',
+  /** The daemon's namespace search worker (src/lend/namespace-search-worker.ts), run from its text. */
+  searchWorker: 'namespace-search-worker.js',
 } as const;
