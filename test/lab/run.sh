@@ -13,7 +13,7 @@
 #
 # Knobs: LAB_VERBOSE=1 (scenario logs, stacks, VM timings), LAB_SCENARIO_TIMEOUT_MS, LAB_SEED (a number: the
 # igb-cluster SIGKILL moments; default fixed), and run-in-vm.sh's
-# SRLAB_* (SRLAB_TIMEOUT, the hang guard for the whole VM, defaults to 900 s here).
+# SRLAB_* (SRLAB_TIMEOUT, the hang guard for the whole VM, defaults to 1800 s here: the scenarios take ~600 s on an idle machine and over 900 s with both cores loaded by other work; each scenario has its own 120 s bound, so this guard only ends a VM that hung).
 #
 # Output: one `ok <name> (<ms>)` / `FAIL <name>: <reason>` line per scenario, `  # label: value` figures,
 # then a timing line and, last, exactly `lab: N passed, M failed`.
@@ -72,7 +72,7 @@ trap 'rm -f "$OUT"' EXIT
 T_VM=$(now)
 cd "$ROOT" || exit 2
 # The harness's own closing line is held back and printed last, after the timing line.
-SRLAB_TIMEOUT=${SRLAB_TIMEOUT:-900} SRLAB_VERBOSE=${LAB_VERBOSE:-0} "$HERE/run-in-vm.sh" "$CMD" \
+SRLAB_TIMEOUT=${SRLAB_TIMEOUT:-1800} SRLAB_VERBOSE=${LAB_VERBOSE:-0} "$HERE/run-in-vm.sh" "$CMD" \
   | tee "$OUT" | grep --line-buffered -Ev '^lab: [0-9]+ passed, [0-9]+ failed$'
 RC=${PIPESTATUS[0]}
 VM_S=$(secs "$T_VM" "$(now)")
@@ -85,7 +85,7 @@ else
 fi
 if [ "$RC" != 0 ] && [ "$FAILED" = 0 ]; then
   case $RC in
-    124) echo "FAIL lab: the VM was stopped after SRLAB_TIMEOUT=${SRLAB_TIMEOUT:-900} s" ;;
+    124) echo "FAIL lab: the VM was stopped after SRLAB_TIMEOUT=${SRLAB_TIMEOUT:-1800} s" ;;
     255) echo "FAIL lab: the VM failed before the harness finished (console tail above)" ;;
     *)   echo "FAIL lab: the harness exited with status $RC" ;;
   esac
