@@ -27,6 +27,7 @@ import type { CommandIo, CommandKit } from './command-kit';
 import { ageOf } from './age';
 import { CliError, ExitCode, usageError } from './exit-codes';
 import { formatTable } from './table';
+import { OUTCOME_TEXT } from './give-back';
 import { vfioWaitMs, vfioWaitOption } from './vfio-wait';
 
 export const DEFAULT_CLUSTER_NAME = 'sriov';
@@ -305,7 +306,7 @@ function printDown(io: CommandIo, s: DownSummary, final: boolean): void {
     const line =
       n.outcome === 'failed'
         ? `${label}: NOT restored${from}: ${n.error}`
-        : `${label}: ${n.outcome}${n.homeName ? ` as ${n.homeName}` : ''}${from}${when}`;
+        : `${label}: ${OUTCOME_TEXT[n.outcome]}${n.homeName ? ` as ${n.homeName}` : ''}${from}${when}`;
     if (restored(n.outcome)) io.out.line(line);
     else io.out.error(line);
     for (const w of n.warnings) io.out.warn(`${label}: ${w}`);
