@@ -77,6 +77,10 @@ describe('sriovctl nics', () => {
     const r = await w.run('vfs', pf.name);
     expect([r.code, r.stderr]).toEqual([0, '']);
     expect(r.stdout.split('\n')[0]).toMatch(new RegExp(`^${pf.name} \\(${PF}\\): 1 of 8 VFs; lent to /var/run/netns/${node} as ${pf.name} by attach:${node} for \\d+s$`));
+    // named by its PCI address: that address once
+    const byPci = await w.run('vfs', PF);
+    expect([byPci.code, byPci.stderr]).toEqual([0, '']);
+    expect(byPci.stdout.split('\n')[0]).toMatch(new RegExp(`^${PF}: 1 of 8 VFs; lent to /var/run/netns/${node} as ${pf.name} by attach:${node} for \\d+s$`));
     expect((await w.run('detach', pf.name)).code).toBe(0);
   });
 });
