@@ -1,5 +1,6 @@
 // `sriovctl vfs <pf> [<count>] [--driver <name>] [--timeout <seconds>] [--json]`: show or set a PF's VF count
 // the way the kernel requires (0 first, poll, read back, bounded), optionally binding the VFs to a driver.
+import { join } from 'node:path';
 import type { Command } from 'commander';
 import { deviceOfNetdev, getPf, listVfs, type SriovVf, type Sysfs } from '../sriov';
 import type { NicRef } from '../lend';
@@ -84,7 +85,7 @@ function refusePendingCount(io: CommandIo, pfText: string, pf: string): void {
   const pending = readLedger(io.session).records.find((r) => r.phase === 'returning' && r.vfCount?.pf === pf);
   if (!pending) return;
   throw new CliError(
-    `${pfLabel(pfText, pf)}: its VF count is still to be put back to ${pending.vfCount!.before} (record ${pending.key}, left by a give-back): run sriovctl cleanup first`,
+    `${pfLabel(pfText, pf)}: its VF count is still to be put back to ${pending.vfCount!.before} (left by a give-back, in ${join(io.session.config.stateDir, 'records', `${pending.key}.json`)}): run sriovctl cleanup first`,
   );
 }
 
