@@ -6,7 +6,7 @@ import { assertIfName } from '../net';
 import { parseCount } from './arguments';
 import type { CommandIo, CommandKit } from './command-kit';
 import { CliError, ExitCode, usageError } from './exit-codes';
-import { giveBackRecord } from './give-back';
+import { giveBackRecord, OUTCOME_TEXT } from './give-back';
 import { vfCountBoundsOf } from './vfio-wait';
 import { resolveNic } from './nics';
 import { reasonOf } from './output';
@@ -96,7 +96,7 @@ async function createVfsOrGiveBack(io: CommandIo, record: LendRecord, owner: Own
       // the default VFIO wait: VFs made a moment ago are rarely held yet
       const back = await giveBackRecord(io.session, record, vfCountBoundsOf(undefined));
       const r = back.result;
-      undone = [`given back (${r.outcome}${r.name ? ` as ${r.name}` : ''})`, ...back.warnings].join('; ');
+      undone = [`given back (${OUTCOME_TEXT[r.outcome]}${r.name ? ` as ${r.name}` : ''})`, ...back.warnings].join('; ');
     } catch (e) {
       undone = `give-back failed: ${reasonOf(e, io.globals.verbose)} (run sriovctl cleanup)`;
     }

@@ -10,7 +10,7 @@ import { readClusterFile, type ClusterFile } from '../cluster/orchestration/clus
 import { PreflightFailed } from '../cluster/orchestration/preflight';
 import { CONTAINER_RUNTIMES, type ContainerRuntime } from '../cluster/tools/container-runtime';
 import { runDemo, type DemoReport } from '../cluster/lab/demo';
-import { clusterDown, restored, type DownSummary } from '../cluster/orchestration/down';
+import { clusterDown, restored, type DownSummary, type NicReturn } from '../cluster/orchestration/down';
 import { Progress } from '../cluster/orchestration/progress';
 import { makeProvider, type ProviderOptions } from '../cluster/providers';
 import { K3D_DEFAULTS } from '../cluster/providers/k3d';
@@ -27,6 +27,7 @@ import type { CommandIo, CommandKit } from './command-kit';
 import { ageOf } from './age';
 import { CliError, ExitCode, usageError } from './exit-codes';
 import { formatTable } from './table';
+import { OUTCOME_TEXT } from './give-back';
 import { vfioWaitMs, vfioWaitOption } from './vfio-wait';
 
 export const DEFAULT_CLUSTER_NAME = 'sriov';
@@ -296,6 +297,9 @@ async function down(io: CommandIo, kit: CommandKit, o: DownOpts & { name: string
   return summary.ok ? ExitCode.ok : ExitCode.failed;
 }
 
+/** A NIC's outcome in cluster down's line, which goes on with the node it came from: "gone from agent-0". */
+const DOWN_OUTCOME_TEXT: Readonly<Record<NicReturn['outcome'], string>> = { ...OUTCOME_TEXT, gone: 'gone', failed: 'NOT restored' };
+
 /** One line per NIC, then what else went wrong. */
 function printDown(io: CommandIo, s: DownSummary, final: boolean): void {
   for (const n of s.nics) {
@@ -305,7 +309,7 @@ function printDown(io: CommandIo, s: DownSummary, final: boolean): void {
     const line =
       n.outcome === 'failed'
         ? `${label}: NOT restored${from}: ${n.error}`
-        : `${label}: ${n.outcome}${n.homeName ? ` as ${n.homeName}` : ''}${from}${when}`;
+        : `${label}: ${DOWN_OUTCOME_TEXT[n.outcome]}${n.homeName ? ` as ${n.homeName}` : ''}${from}${when}`;
     if (restored(n.outcome)) io.out.line(line);
     else io.out.error(line);
     for (const w of n.warnings) io.out.warn(`${label}: ${w}`);

@@ -37,7 +37,8 @@ export function reportOf(result: GiveBackResult): GiveBackReport {
   return { result, warnings, exitCode };
 }
 
-const OUTCOME_TEXT: Record<GiveBackResult['outcome'], string> = {
+/** A give-back's outcome in a person's words (the outcome's own code stays in --json). */
+export const OUTCOME_TEXT: Readonly<Record<GiveBackResult['outcome'], string>> = {
   returned: 'returned',
   'returned-renamed': 'returned under a fallback name',
   'already-home': 'already home',

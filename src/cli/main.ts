@@ -3,7 +3,7 @@ import { CommanderError } from 'commander';
 import { CliError, ExitCode, RootRequired } from './exit-codes';
 import { InvalidArgument } from '../errors';
 import { loadConfig, type Config } from '../config';
-import { buildProgram, type RegisterCommands } from './program';
+import { buildProgram, helpRequestInWords, type RegisterCommands } from './program';
 import type { Invocation } from './command-kit';
 import { exitCodeOf, reasonOf, type Sink } from './output';
 
@@ -21,7 +21,8 @@ export async function main(argv: string[], opts: MainOptions = {}): Promise<Exit
   const invocation: Invocation = { exitCode: ExitCode.ok, stdout: opts.stdout, stderr: opts.stderr, config: opts.config ?? loadConfig(process.env) };
   const program = buildProgram(invocation, opts.extra);
   try {
-    await program.parseAsync(argv);
+    const rewritten = helpRequestInWords(program, argv.slice(2));
+    await program.parseAsync(rewritten ? [...argv.slice(0, 2), ...rewritten] : argv);
     return invocation.exitCode;
   } catch (err) {
     if (err instanceof CommanderError) {

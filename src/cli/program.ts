@@ -74,3 +74,42 @@ function hintOwnHelp(cmd: Command, path: string): void {
   cmd.showHelpAfterError(`(run ${path} --help for usage)`);
   for (const sub of cmd.commands) hintOwnHelp(sub, `${path} ${sub.name()}`);
 }
+
+/**
+ * A request for help said in words, as commander would not answer it: null when there is none to rewrite.
+ * - Of a command that does not exist (`help staus`, `staus --help`, `cluster help dwon`): the line without the
+ *   request. Commander answers help before it looks for the command: `help staus` printed the program's help on
+ *   stderr with no word of what was wrong, and `staus --help` the program's help with exit 0, so a script's typo
+ *   passed. Without the request, commander's own unknown-command error answers, with its "Did you mean" and the
+ *   hint of the command's help.
+ * - `help` before a path of commands (`help cluster down`, as kubectl's help takes one): `cluster down --help`;
+ *   commander's help command takes one word and showed the group's help.
+ */
+export function helpRequestInWords(program: Command, args: readonly string[]): string[] | null {
+  const helpFlags = new Set(['-h', '--help']);
+  let cmd = program;
+  let helpWord = -1;
+  for (let i = 0; i < args.length; i++) {
+    const word = args[i];
+    if (word === '--') break;
+    if (word.startsWith('-')) {
+      // an option of the command reached so far: skip its value (`--state-dir help` names a directory)
+      const option = cmd.options.find((o) => o.long === word || o.short === word);
+      if (option?.required || (option?.optional && i + 1 < args.length && !args[i + 1].startsWith('-'))) i++;
+      continue;
+    }
+    // the arguments of a command that has no subcommands
+    if (cmd.commands.length === 0) break;
+    if (word === 'help' && helpWord < 0) {
+      helpWord = i;
+      continue;
+    }
+    const sub = cmd.commands.find((c) => c.name() === word || c.aliases().includes(word));
+    if (!sub) {
+      const asked = helpWord >= 0 || args.some((a) => helpFlags.has(a));
+      return asked ? args.filter((a, k) => k !== helpWord && !helpFlags.has(a)) : null;
+    }
+    cmd = sub;
+  }
+  return helpWord >= 0 ? [...args.filter((_, k) => k !== helpWord), '--help'] : null;
+}

@@ -1,5 +1,6 @@
 // `sriovctl vfs <pf> [<count>] [--driver <name>] [--timeout <seconds>] [--json]`: show or set a PF's VF count
 // the way the kernel requires (0 first, poll, read back, bounded), optionally binding the VFs to a driver.
+import { join } from 'node:path';
 import type { Command } from 'commander';
 import { deviceOfNetdev, getPf, listVfs, type SriovVf, type Sysfs } from '../sriov';
 import type { NicRef } from '../lend';
@@ -84,7 +85,7 @@ function refusePendingCount(io: CommandIo, pfText: string, pf: string): void {
   const pending = readLedger(io.session).records.find((r) => r.phase === 'returning' && r.vfCount?.pf === pf);
   if (!pending) return;
   throw new CliError(
-    `${pfText} (${pf}): its VF count is still to be put back to ${pending.vfCount!.before} (record ${pending.key}, left by a give-back): run sriovctl cleanup first`,
+    `${pfLabel(pfText, pf)}: its VF count is still to be put back to ${pending.vfCount!.before} (left by a give-back, in ${join(io.session.config.stateDir, 'records', `${pending.key}.json`)}): run sriovctl cleanup first`,
   );
 }
 
@@ -93,10 +94,15 @@ function vfsReport(sys: Sysfs, address: string): VfsReport {
   return { pf: pf.address, totalVfs: pf.totalVfs, numVfs: pf.numVfs, driver: pf.driver, vfs: listVfs(sys, pf.address) };
 }
 
+/** The PF as typed, with its PCI address when it was typed as something else (`enp3s0f1 (0000:3b:00.0)`). */
+function pfLabel(pfText: string, address: string): string {
+  return pfText === address ? address : `${pfText} (${address})`;
+}
+
 function printReport(io: CommandIo, pfText: string, r: VfsReport, boundTo: string | undefined, lent: string | null): void {
   const bound = boundTo ? `, bound to ${boundTo}` : '';
   const count = r.totalVfs !== null ? `${r.numVfs} of ${counted(r.totalVfs, 'VF')}` : counted(r.numVfs, 'VF');
-  io.out.line(`${pfText} (${r.pf}): ${count}${bound}${lent ? `; ${lent}` : ''}`);
+  io.out.line(`${pfLabel(pfText, r.pf)}: ${count}${bound}${lent ? `; ${lent}` : ''}`);
   if (r.vfs.length === 0) return;
   const rows = r.vfs.map((vf) => [
     `vf${vf.index}`,

@@ -247,7 +247,8 @@ function* rollBackSteps(s: EngineContext, record: LendRecord, cause: unknown): W
     deleteRecord(s.ledger, record.key, NOT_DURABLE);
     return cause;
   } catch (rollbackErr) {
-    return new RollbackFailed(`${errorText(cause)}; rollback failed: ${errorText(rollbackErr)} (record ${record.key} kept: run sriovctl cleanup)`, record.key);
+    // the record's key travels in the error (scripts, --json), not in its sentence
+    return new RollbackFailed(`${errorText(cause)}; rollback failed: ${errorText(rollbackErr)} (its record kept: run sriovctl cleanup)`, record.key);
   }
 }
 

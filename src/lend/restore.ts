@@ -104,8 +104,11 @@ function* findNic(s: EngineContext, record: LendRecord, places: Place[]): Waitin
   const later: { hit: ReturnType<typeof search> } = { hit: null };
   yield { done: () => (later.hit = search()) !== null, timeoutMs: REAPPEAR_TIMEOUT_MS, pollMs: 20 };
   if (later.hit) return later.hit;
+  // the NIC as a person knows it (its PCI address, else its MAC), not by the ledger's key (pci-…, mac-…)
+  const id = record.identity;
+  const known = id.pciAddress ?? `MAC ${id.permMac ?? id.mac ?? '?'}`;
   throw new SysError(
-    `${record.identity.name} (${record.key}) is not in ${describeNamespace(record.target)}, home or the initial namespace`,
+    `${id.name} (${known}) is not in ${describeNamespace(record.target)}, home or the initial namespace`,
     { code: 'NOT_FOUND', op: 'give back locate' },
   );
 }

@@ -21,6 +21,20 @@ describe('sriovctl conventions', () => {
     expect([one.code, one.stderr, one.stdout.split('\n')[0]]).toEqual([0, '', 'Usage: sriovctl status [options]']);
     const nested = await w.run('cluster', 'help', 'down');
     expect([nested.code, nested.stdout.split('\n')[0]]).toEqual([0, 'Usage: sriovctl cluster down [options]']);
+    // help takes the path of a command, as kubectl's does
+    const path = await w.run('help', 'cluster', 'down');
+    expect([path.code, path.stderr, path.stdout.split('\n')[0]]).toEqual([0, '', 'Usage: sriovctl cluster down [options]']);
+  });
+
+  it.each([
+    [['help', 'staus'], 'staus', 'status', 'sriovctl --help'],
+    [['staus', '--help'], 'staus', 'status', 'sriovctl --help'],
+    [['help', 'cluster', 'dwon'], 'dwon', 'down', 'sriovctl cluster --help'],
+    [['cluster', 'dwon', '-h'], 'dwon', 'down', 'sriovctl cluster --help'],
+  ])('%j: the help of a command that does not exist is a usage error naming it (exit 2), not a help', async (args, typed, meant, help) => {
+    const r = await w.run(...args);
+    expect([r.code, r.stdout]).toEqual([2, '']);
+    expect(r.stderr).toBe(`error: unknown command '${typed}'\n(Did you mean ${meant}?)\n(run ${help} for usage)\n`);
   });
 
   it.each([

@@ -77,6 +77,15 @@ describe('sriovctl nics', () => {
     const r = await w.run('vfs', pf.name);
     expect([r.code, r.stderr]).toEqual([0, '']);
     expect(r.stdout.split('\n')[0]).toMatch(new RegExp(`^${pf.name} \\(${PF}\\): 1 of 8 VFs; lent to /var/run/netns/${node} as ${pf.name} by attach:${node} for \\d+s$`));
+    // nics: the PF's row says "lent" for its name, and where it is
+    const listed = await w.run('nics');
+    expect([listed.code, listed.stderr]).toEqual([0, '']);
+    const row = listed.stdout.split('\n').find((l) => l.includes(PF))!;
+    expect(row.split(/ {2,}/).map((c) => c.trim())).toEqual(['lent', PF, 'PF', 'sim_pf', '1/8', '-', expect.stringMatching(new RegExp(`^lent to /var/run/netns/${node} as ${pf.name} by attach:${node} for \\d+s$`))]);
+    // named by its PCI address: that address once
+    const byPci = await w.run('vfs', PF);
+    expect([byPci.code, byPci.stderr]).toEqual([0, '']);
+    expect(byPci.stdout.split('\n')[0]).toMatch(new RegExp(`^${PF}: 1 of 8 VFs; lent to /var/run/netns/${node} as ${pf.name} by attach:${node} for \\d+s$`));
     expect((await w.run('detach', pf.name)).code).toBe(0);
   });
 });

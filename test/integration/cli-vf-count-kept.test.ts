@@ -3,6 +3,7 @@
 // do), the command fails in one line naming the PF, the count and the holder, `status` shows it pending, and the
 // next cleanup — once the holder let go — puts the count back and drops the record. The holder is a real process
 // holding /dev/vfio/<group> (test/helpers/vfio-holder.ts); sysfs is the simulated tree.
+import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { useCliWorld, type CliWorld } from '../helpers/cli-fixture';
 import { holdVfioGroup, uniqueIommuGroups, type VfioHolder } from '../helpers/vfio-holder';
@@ -121,7 +122,7 @@ describe('a VF count that cannot be put back keeps its record', () => {
     // a count set by hand now would be undone by the cleanup that finishes the record: refused, nothing changed
     const v = await w.run('vfs', pf.name, '4');
     expect(v.code, v.stderr).toBe(1);
-    expect(v.stderr).toBe(`sriovctl: vfs ${pf.name} 4: ${pf.name} (${PF}): its VF count is still to be put back to 1 (record ${findRecords()[0].key}, left by a give-back): run sriovctl cleanup first\n`);
+    expect(v.stderr).toBe(`sriovctl: vfs ${pf.name} 4: ${pf.name} (${PF}): its VF count is still to be put back to 1 (left by a give-back, in ${path.join(w.env.stateDir, 'records', `${findRecords()[0].key}.json`)}): run sriovctl cleanup first\n`);
     expect(numvfs()).toBe('2');
 
     await holder.release();

@@ -14,7 +14,7 @@ import { findRecords } from '../helpers/engine';
 import { simMac } from '../../src/sriov/sim';
 import { fakeSysfs, type FakeSysfs } from '../helpers/fake-sysfs';
 import { holdVfioGroup, uniqueIommuGroups } from '../helpers/vfio-holder';
-import { deleteLinkAnywhere, ip, Scratch } from '../helpers/kernel';
+import { deleteLinkAnywhere, ip, ipIn, Scratch } from '../helpers/kernel';
 import { isolatedRoots, nicState } from '../helpers/lend-fixture';
 import { namespacesWith, sriovctl, standInPfs } from './cluster-fixture';
 import { assertBuilt, sriovctl as sriovctlProcess } from '../helpers/cli-process';
@@ -317,6 +317,23 @@ describe('cluster list, and down/status without --name', () => {
       for (const ns of namespacesWith(`${other}-`)) ip('netns', 'del', ns);
       for (const nic of simNicPlan(other, 4)) for (const l of [nic.name, nic.peer]) deleteLinkAnywhere(l);
     }
+  });
+});
+
+describe('cluster down in words', () => {
+  it("a PF somebody already moved home is said as 'already home', not the give-back's outcome code (that stays in --json)", async () => {
+    assertBuilt();
+    const cli = (...args: string[]) => sriovctlProcess({ stateDir: stateDirOfTest(), sysfsRoot: loadConfig(process.env).sysfsRoot }, args);
+    expect((await cli('cluster', 'up', '--name', name, '--agents', '1', '--vfs', '0', '-q')).code).toBe(0);
+    const [pf] = simNicPlan(name, 1);
+    // what a hand-run teardown does: the PF back into the host's namespace, under its own name
+    ipIn(`${name}-agent-0`, 'link', 'set', pf.name, 'netns', '1');
+    const down = await cli('cluster', 'down', '--name', name);
+    expect(down.code, down.stderr).toBe(0);
+    const lines = down.stdout.trimEnd().split('\n');
+    expect(lines[0]).toMatch(new RegExp(`^${pf.name} \\(${pf.pciAddress}\\): already home as ${pf.name} from ${name}-agent-0 in \\d+ ms$`));
+    expect(lines.at(-1)).toMatch(new RegExp(`^cluster ${name}: deleted \\(\\d+ ms\\)$`));
+    expect(down.stdout + down.stderr).not.toMatch(/already-home|not-lent|returned-renamed/);
   });
 });
 

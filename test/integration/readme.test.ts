@@ -43,6 +43,26 @@ describe('README', () => {
     expect(fs.readFileSync(README, 'utf8').split('\n').length).toBeLessThanOrEqual(200);
   });
 
+  it("its first screen says what it is, with the picture of lend, record, give back; then the sections a newcomer needs", () => {
+    const text = fs.readFileSync(README, 'utf8');
+    // a terminal's first screen: the title, what it does, and the picture, before any section starts
+    const firstScreen = text.split('\n').slice(0, 24).join('\n');
+    expect(firstScreen).not.toContain('\n## ');
+    expect(firstScreen).toMatch(/^# sriovctl\n\nsriovctl lends SR-IOV NICs/);
+    const picture = /```\n([\s\S]*?)```/.exec(firstScreen)?.[1] ?? '';
+    expect(picture).toMatch(/record[\s\S]*lend[\s\S]*give back/);
+    const headings = text.split('\n').filter((l) => l.startsWith('## ')).map((l) => l.slice(3));
+    for (const h of ['Requirements', 'Quick start', 'From the shell commands you know', 'The CNI plugin: one config for each mode', 'Give the NICs back after every CI job', 'Documentation']) {
+      expect(headings).toContain(h);
+    }
+    // the cheat sheet starts from what these users type today
+    const cheat = text.slice(text.indexOf('\n## From the shell commands you know\n'));
+    const known = cheat.slice(0, cheat.indexOf('\n## ', 1)).split('\n').filter((l) => l.startsWith('| ')).map((l) => l.split('|')[1]);
+    for (const today of [/ip link set \S+ netns \S+/, /echo \d+ > \S*sriov_numvfs/, /ip link set \S+ vf \d+/, /kubevirtci/, /make cluster-down/]) {
+      expect(known.some((cell) => today.test(cell)), String(today)).toBe(true);
+    }
+  });
+
   it('every link of the README and of docs/ reaches a file, and its heading', () => {
     const files = [README, ...fs.readdirSync(DOCS).filter((f) => f.endsWith('.md')).map((f) => path.join(DOCS, f))];
     const broken: string[] = [];
