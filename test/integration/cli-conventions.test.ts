@@ -6,6 +6,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { useCliWorld, type CliWorld } from '../helpers/cli-fixture';
+import { ip } from '../helpers/kernel';
 import { DEFAULT_SOCKET } from '../../src/daemon/socket-path';
 
 const PF = '0000:5e:00.0';
@@ -84,6 +85,22 @@ describe('sriovctl conventions', () => {
     const r = await w.run('vfs', nic.name);
     expect([r.code, r.stdout]).toEqual([1, '']);
     expect(r.stderr).toBe(`sriovctl: vfs ${nic.name}: ${nic.name} (0000:00:09.0) is not an SR-IOV PF (no sriov_totalvfs)\n`);
+  });
+
+  it("a kernel refusal says the kernel's own sentence without -v; -v adds the operation", async () => {
+    // a bridge's namespace is immutable: the kernel refuses the move with EINVAL, and only its extended ack says why
+    const bridge = w.s.name('br');
+    ip('link', 'add', bridge, 'type', 'bridge');
+    w.s.onCleanup(() => ip('link', 'del', bridge));
+    const node = w.netns('node');
+    const plain = await w.run('attach', bridge, node);
+    expect([plain.code, plain.stdout]).toEqual([1, '']);
+    expect(plain.stderr).toBe(`sriovctl: attach ${bridge} to ${node}: Invalid argument (EINVAL): The interface netns is immutable\n`);
+    const verbose = await w.run('attach', bridge, node, '-v');
+    expect(verbose.stderr.split('\n').at(-2)).toMatch(new RegExp(`^sriovctl: attach ${bridge} to ${node}: RTM_NEWLINK [^:]+: Invalid argument \\(EINVAL\\): The interface netns is immutable$`));
+    // refused by the kernel before anything moved: no record left behind
+    const status = await w.run('status', '--json');
+    expect([status.code, JSON.parse(status.stdout)]).toEqual([0, []]);
   });
 
   it('no internal error codes in what a person reads (they are the kernel codes only)', async () => {

@@ -17,8 +17,8 @@ class Capture {
 describe('reasonOf / exitCodeOf', () => {
   const kernel = new SysError('File exists', { code: 'EEXIST', errno: 17, op: 'RTM_NEWLINK move', kernelMessage: 'Interface name is taken' });
 
-  it('shows a kernel error with its code; -v adds the operation and the kernel message', () => {
-    expect(reasonOf(kernel, false)).toBe('File exists (EEXIST)');
+  it("shows a kernel error with its code and the kernel's own sentence; -v adds the operation", () => {
+    expect(reasonOf(kernel, false)).toBe('File exists (EEXIST): Interface name is taken');
     expect(reasonOf(kernel, true)).toBe('RTM_NEWLINK move: File exists (EEXIST): Interface name is taken');
     expect(exitCodeOf(kernel)).toBe(ExitCode.failed);
   });
