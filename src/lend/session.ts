@@ -186,13 +186,17 @@ export class LendSession implements EngineContext {
   }
 
   /**
-   * commit() with its last record write left to the caller: seal() or rollBackWaiting() the HeldLend it returns. Its wait for
+   * commit() with its last record write left to the caller: seal(), sealWaiting() or rollBackWaiting() the HeldLend it returns. Its wait for
    * the NIC's lock does not hold up this thread (the daemon's other calls go on meanwhile).
    */
   async commitHeld(plan: LendPlan, settings: LendSettings = {}): Promise<HeldLend> {
     const held = await this.runAsync(() => commitHeldWaiting(this, plan, settings));
     // rolling back reopens namespaces: as an engine call of this session, so their handles are released after it
-    return { ...held, rollBackWaiting: (cause) => this.runAsync(() => held.rollBackWaiting(cause)) };
+    return {
+      ...held,
+      sealWaiting: (meta) => this.runAsync(() => held.sealWaiting(meta)),
+      rollBackWaiting: (cause) => this.runAsync(() => held.rollBackWaiting(cause)),
+    };
   }
 
   /** Both phases; a refusal is thrown as its SysError. */
