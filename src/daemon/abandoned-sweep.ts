@@ -157,6 +157,10 @@ export class AbandonedSweep {
         this.log(`sweep: ${who}: its namespace is gone and its NIC back: gave it back: ${outcome.result.outcome}${warnings}`);
         return;
       }
+      case 'not-lent':
+        // given back by its DEL, or taken by another attachment's ADD, since the ledger was read: not this sweep's
+        this.log(`sweep: ${who}: no longer lent to it (given back or taken meanwhile): nothing to give back`);
+        return;
       case 'busy':
         report.busy++;
         this.log(`sweep: ${who} is abandoned but busy (another operation holds its NIC): left for the next sweep`);

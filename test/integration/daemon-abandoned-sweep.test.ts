@@ -5,7 +5,7 @@
 // `sriovctl daemon` with a one-second sweep, the real shim, a veth stand-in; the kernel's way with a physical NIC
 // whose namespace dies (back to the initial namespace under its pod name) is done by the test.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig, type SearchBounds } from '../../src/config';
@@ -224,6 +224,38 @@ describe('each record of a sweep is searched for with a budget of its own', () =
     expect(ledgerRecords(w.roots.stateDir)).toEqual([]);
     expect(nicState(nic.name)).toEqual(nic);
     expect(nicState(nic2.name)).toEqual(nic2);
+  });
+});
+
+describe('a record the sweep did not give back is not counted as given back', () => {
+  // The sweep reads the ledger, then looks at each record's namespace; a DEL that comes meanwhile gives the NIC back
+  // itself. The sweep's give-back then finds no record ('not-lent'): nothing was given back by the sweep.
+  it("a DEL that gave the NIC back while the sweep searched for its namespace: 'not-lent', not 'given back'", async () => {
+    const add = runCni({ ...call('ADD'), transport: 'oneshot' }, w.roots);
+    expect(add.status, add.stdout + add.stderr).toBe(0);
+    podDiesWithoutDel(podIf());
+    const pauseDir = join(w.dir, 'pause');
+    mkdirSync(pauseDir);
+    const running = (daemon = await startDaemon(sock(), {
+      SRIOVCTL_STATE_DIR: w.roots.stateDir,
+      SRIOVCTL_SYSFS_ROOT: w.roots.sim.root,
+      SRIOVCTL_DAEMON_SWEEP_S: '1',
+      SRIOVCTL_PAUSE: 'namespace-search',
+      SRIOVCTL_PAUSE_DIR: pauseDir,
+    }));
+    await pollUntil('the sweep searching for the pod namespace', () => existsSync(join(pauseDir, 'reached')), running.log);
+    const del = runCni({ ...call('DEL'), netns: '', transport: 'oneshot' }, w.roots);
+    expect(del.status, del.stdout + del.stderr).toBe(0);
+    expect(nicState(nic.name)).toEqual(nic);
+    expect(ledgerRecords(w.roots.stateDir)).toEqual([]);
+    writeFileSync(join(pauseDir, 'release'), '');
+    await pollUntil('the sweep done with the record', () => /sweep: .* of cni:ctr-\S+: no longer lent to it/.test(running.log()), running.log);
+    await sweepsEnded(running, 1);
+    const stats = await running.stats();
+    expect(stats.sweep.gaveBack, running.log()).toBe(0);
+    expect(running.log()).not.toContain('gave it back');
+    const status = await sriovctl({ stateDir: w.roots.stateDir, sysfsRoot: w.roots.sim.root, extra: { SRIOVCTL_SOCKET: sock() } }, ['status']);
+    expect(status.stdout).not.toContain('abandoned NIC');
   });
 });
 
