@@ -87,7 +87,7 @@ async function add(s: LendSession, call: VerbContext): Promise<CniResult> {
       const announceLate = announcesLate();
       const toAnnounce = lent.link ? configureAddresses(s, pod, lent.link, ipamResult, { carrierWaitMs: env.carrierWaitMs, announceLate }) : [];
       const result = buildResult(conf, lent, plan, nicConf, ifname, env.netns!, ipamResult, configDns);
-      sealLend(lent, result);
+      await sealLend(lent, result);
       log.debug('result recorded');
       // only once the attachment is recorded: a failed ADD rolls back, and leaves nothing watching
       if (lent.link && toAnnounce.length) watchCarrier(owner, { netnsPath: env.netns!, index: lent.link.index, name: lent.link.name, ipv4: toAnnounce });
@@ -151,10 +151,13 @@ async function commitLend(s: LendSession, plan: LendPlan, settings: LendSettings
   }
 }
 
-/** 'lent', with the result DEL, CHECK and GC read back; a failed write has rolled the NIC back already. */
-function sealLend(lent: HeldLend, result: CniResult): void {
+/**
+ * 'lent', with the result DEL, CHECK and GC read back; a failed write has rolled the NIC back already, asleep
+ * through its waits for the kernel (in the daemon, other calls go on meanwhile).
+ */
+async function sealLend(lent: HeldLend, result: CniResult): Promise<void> {
   try {
-    lent.seal(resultMeta(result));
+    await lent.sealWaiting(resultMeta(result));
   } catch (err) {
     throw cniErrorFrom(err, CNI_ERR.LEND_FAILED, 'recording the attachment');
   }

@@ -11,9 +11,13 @@ import { stopCarrierWatch } from './late-carrier';
 import { log } from './log';
 import { cniErrorOfFailure, describeError } from './sys-errors';
 
-/** What releasing one attachment came to: given back (its outcome), left to a process that holds its NIC, or failed. */
+/**
+ * What releasing one attachment came to: given back (its outcome), nothing to give back (its record gone, or now
+ * another attachment's: a DEL or an ADD got there first), left to a process that holds its NIC, or failed.
+ */
 export type ReleaseOutcome =
   | { released: 'given-back'; result: GiveBackResult }
+  | { released: 'not-lent'; result: GiveBackResult }
   | { released: 'busy' }
   | { released: 'failed'; error: string };
 
@@ -41,6 +45,10 @@ export async function releaseRecord(s: LendSession, record: LendRecord, env: Cni
   }
   try {
     const back = await s.giveBack(record.key, { owner: record.owner, lockTimeoutMs: 0, vfCount: CNI_VF_COUNT });
+    if (back.outcome === 'not-lent') {
+      log.info(`${why}: ${record.key} is no longer lent to ${record.owner}${back.warnings.length ? ` (${back.warnings.join('; ')})` : ''}: nothing to give back`);
+      return { released: 'not-lent', result: back };
+    }
     log.info(`${why}: gave back ${record.key} of ${record.owner}: ${back.outcome}`);
     if (back.pendingVfCount) log.warning(`${why}: ${record.key}: ${describePendingVfCount(back.pendingVfCount)}`);
     return { released: 'given-back', result: back };

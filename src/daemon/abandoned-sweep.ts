@@ -2,12 +2,16 @@
 // that answered DEL without calling us (Multus thick's shim while its daemon is down). Their pod namespace is gone
 // and the kernel has put each physical NIC back in the initial namespace under its pod name, but the record still
 // holds it: until an ADD for that very NIC, or a person's `sriovctl cleanup`, the NIC keeps its pod name, MAC and
-// MTU and none of its addresses. A sweep takes exactly the records an ADD would find abandoned (the namespace surely
-// gone and the NIC back: src/lend/abandoned.ts) — never one whose namespace may still exist or whose NIC is not
-// back — and releases each as that ADD does (IPAM DEL, then the engine's give-back under the NIC's lock, which a
-// NIC busy with a call fails at once: it is left for the next sweep). Records of other owners (attach:, cluster:)
-// are cleanup's. A sweep runs once at start, then every `everyMs` after the previous one ended, off every call's
-// path: each step is as short as a call's, and at most MAX_PER_SWEEP records are released per sweep.
+// MTU and none of its addresses. A sweep takes only records whose NIC was moved and is back, and whose namespace is
+// surely gone (src/lend/abandoned.ts: searched for in full, each record with a search budget of its own) — never
+// one whose namespace may still exist, whose search was cut short, or whose NIC is not back — and releases each as
+// an ADD does (IPAM DEL, then the engine's give-back under the NIC's lock, which a NIC busy with a call fails at
+// once: it is left for the next sweep). A NIC never moved (a VF on a userspace driver, lent to a pod by its PCI
+// address) is where it always was, live pod or not: only the search for the pod's namespace could tell, a bounded
+// search on a machine whose other containers' directories are anyone's, and a wrong answer hands a live pod's VF to
+// the next one; those are left to ADD, GC and cleanup. Records of other owners (attach:, cluster:) are cleanup's. A
+// sweep runs once at start, then every `everyMs` after the previous one ended, off every call's path: each step is
+// as short as a call's, and at most MAX_PER_SWEEP records are released per sweep.
 import { parseEnv, type CniEnv } from '../cni/env';
 import { Logger, runWithLogger } from '../cni/log';
 import { releaseRecord } from '../cni/release-attachment';
@@ -42,6 +46,8 @@ export class AbandonedSweep {
   private stopped = false;
   private lastReport: SweepReport | null = null;
   private total = 0;
+  /** Records whose namespace's search was cut short, said once while it stays so (every sweep would say it again). */
+  private readonly saidUnknown = new Set<string>();
 
   constructor(
     private readonly d: DaemonCallConfig,
@@ -87,18 +93,15 @@ export class AbandonedSweep {
   private async sweep(): Promise<void> {
     const t0 = performance.now();
     const report: SweepReport = { at: new Date().toISOString(), ms: 0, examined: 0, gaveBack: 0, busy: 0, failed: 0, left: 0 };
-    // a session of its own per sweep, its handles of other namespaces closed after each engine call (a long-lived
-    // process must not keep a namespace alive); the engine's lines below warning go nowhere, the outcome is logged here
-    const s = openSession(this.d.config);
+    // the engine's lines below warning go nowhere, the outcome is logged here
     const logger = new Logger();
     logger.configure({ level: 'warning', file: null }, 'sweep: ', [], (text) => this.log(text.trimEnd()));
     try {
-      await runWithLogger(logger, () => this.sweepWith(s, report));
+      await runWithLogger(logger, () => this.sweepWith(report));
     } catch (err) {
       report.error = describeError(err);
       this.log(`sweep: cannot read the ledger: ${report.error}`);
     } finally {
-      s.close();
       logger.close();
     }
     report.ms = Math.round(performance.now() - t0);
@@ -106,9 +109,10 @@ export class AbandonedSweep {
     this.total += report.gaveBack;
   }
 
-  private async sweepWith(s: LendSession, report: SweepReport): Promise<void> {
+  private async sweepWith(report: SweepReport): Promise<void> {
     // read without creating anything: a daemon on a machine that never lent a NIC makes no state dir
-    const lent = s.status().records.filter((r) => r.phase === 'lent' && ownerMatches(r.owner, { kind: 'pod' }));
+    const lent = (await this.inSession((s) => s.status())).records.filter((r) => r.phase === 'lent' && r.moved && ownerMatches(r.owner, { kind: 'pod' }));
+    for (const key of this.saidUnknown) if (!lent.some((r) => r.key === key)) this.saidUnknown.delete(key);
     for (const [i, record] of lent.entries()) {
       if (this.stopped || report.gaveBack + report.busy + report.failed >= MAX_PER_SWEEP) {
         report.left = lent.length - i;
@@ -116,7 +120,19 @@ export class AbandonedSweep {
         return;
       }
       report.examined++;
-      await this.releaseIfAbandoned(s, record, report);
+      // a session, and so a search budget, per record (a long-lived process must not keep a namespace alive either):
+      // the searches for earlier records' namespaces (gone: read to the end) must not spend what this one's may read
+      await this.inSession((s) => this.releaseIfAbandoned(s, record, report));
+    }
+  }
+
+  /** A session of its own (see sweepWith), its handles of other namespaces closed after each engine call too. */
+  private async inSession<T>(fn: (s: LendSession) => T | Promise<T>): Promise<T> {
+    const s = openSession(this.d.config);
+    try {
+      return await fn(s);
+    } finally {
+      s.close();
     }
   }
 
@@ -124,7 +140,10 @@ export class AbandonedSweep {
     const who = `${record.key} of ${record.owner}`;
     try {
       // a search of the machine for its namespace runs on the search thread, not on the one serving calls
-      if (!(await s.readOnly(() => s.isAbandoned(record)))) return;
+      const verdict = await s.readOnly(() => s.abandonment(record));
+      if (verdict === 'unknown') this.sayUnknown(record, who, s);
+      else this.saidUnknown.delete(record.key);
+      if (verdict !== 'abandoned') return;
     } catch (err) {
       report.failed++;
       this.log(`sweep: cannot tell whether ${who} is abandoned: ${describeError(err)}`);
@@ -138,6 +157,10 @@ export class AbandonedSweep {
         this.log(`sweep: ${who}: its namespace is gone and its NIC back: gave it back: ${outcome.result.outcome}${warnings}`);
         return;
       }
+      case 'not-lent':
+        // given back by its DEL, or taken by another attachment's ADD, since the ledger was read: not this sweep's
+        this.log(`sweep: ${who}: no longer lent to it (given back or taken meanwhile): nothing to give back`);
+        return;
       case 'busy':
         report.busy++;
         this.log(`sweep: ${who} is abandoned but busy (another operation holds its NIC): left for the next sweep`);
@@ -146,6 +169,14 @@ export class AbandonedSweep {
         report.failed++;
         this.log(`sweep: ${who} is abandoned; giving it back failed: ${outcome.error}`);
     }
+  }
+
+  private sayUnknown(record: LendRecord, who: string, s: LendSession): void {
+    if (this.saidUnknown.has(record.key)) return;
+    this.saidUnknown.add(record.key);
+    const skipped = s.search.skipped;
+    const why = skipped.length ? `: ${skipped.slice(0, 3).join('; ')}${skipped.length > 3 ? ` (and ${skipped.length - 3} more)` : ''}` : '';
+    this.log(`sweep: ${who}: its NIC is back but its namespace was not searched for in full${why}: left to an ADD of its NIC or sriovctl cleanup`);
   }
 
   /** The environment its IPAM DEL runs with: the daemon's own plugin dirs and PATH, nothing else (as a call's). */

@@ -18,6 +18,11 @@ export interface EngineContext {
   rtnl(netns: Netns | null): Rtnl;
   /** Where a recorded namespace can be reached: its hints, else a search (unless `hintsOnly`); a candidate only. */
   findNamespace(ref: NamespaceRef, hintsOnly?: boolean): NamespaceCandidate | null;
+  /**
+   * Whether this call's search for `ref` found nothing but gave up on a directory on the way (a bound of its own, or
+   * the call's budget spent): its "not found" may mean "not found in time", never surely "gone".
+   */
+  searchCutShort(ref: NamespaceRef): boolean;
   /** `step` with `netns` found through this open handle wherever a record names its identity (never by its path). */
   throughHandle<T>(netns: Netns, step: () => T): T;
   /** Search for a recorded namespace ahead of the step that needs it (off this thread where there is a worker). */

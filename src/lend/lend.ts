@@ -203,21 +203,32 @@ function holding(s: EngineContext, record: LendRecord, link: Link | null, lock: 
       lock.release();
     }
   }
+  /** 'lent' written and the NIC let go; else why not (the lend still held, for undo). */
+  function trySeal(meta: Record<string, unknown>): LendResult | { failed: unknown } {
+    if (state !== 'held') throw new Error(`lend of ${record.key} sealed or rolled back already`);
+    let lent: LendRecord;
+    try {
+      durable.finish();
+      lent = advanceRecord(s.ledger, { ...record, phase: 'lent', meta: { ...record.meta, ...meta } }, 'lend:configured');
+    } catch (err) {
+      return { failed: err };
+    }
+    state = 'sealed';
+    lock.release();
+    return { record: lent, link };
+  }
   return {
     record,
     link,
     seal(meta = {}) {
-      if (state !== 'held') throw new Error(`lend of ${record.key} sealed or rolled back already`);
-      let lent: LendRecord;
-      try {
-        durable.finish();
-        lent = advanceRecord(s.ledger, { ...record, phase: 'lent', meta: { ...record.meta, ...meta } }, 'lend:configured');
-      } catch (err) {
-        throw runWaitsSync(undo(err));
-      }
-      state = 'sealed';
-      lock.release();
-      return { record: lent, link };
+      const sealed = trySeal(meta);
+      if ('failed' in sealed) throw runWaitsSync(undo(sealed.failed));
+      return sealed;
+    },
+    async sealWaiting(meta = {}) {
+      const sealed = trySeal(meta);
+      if ('failed' in sealed) throw await runWaits(undo(sealed.failed));
+      return sealed;
     },
     async rollBackWaiting(cause) {
       if (state === 'rolled-back') return rolledBack;

@@ -24,7 +24,7 @@ import { closePlace, openPlace, whereIs, type Whereabouts } from './where';
 import { DEFAULT_SEARCH_BOUNDS, findCandidate, HOST_ROOTS, SearchBudget, type NamespaceCandidate } from './namespace-search';
 import { findByHints } from './namespaces';
 import { searchesOffThread, searchOffThread } from './namespace-search-thread';
-import { isAbandoned } from './abandoned';
+import { abandonment, type Abandonment } from './abandoned';
 
 export interface SessionOptions {
   /**
@@ -45,6 +45,8 @@ export class LendSession implements EngineContext {
   readonly search: SearchBudget;
   /** Namespaces already searched for in this call (null: not found), so a retry does not search again. */
   private readonly searched = new Map<string, NamespaceCandidate | null>();
+  /** Those of them whose search gave up on a directory (see searchCutShort). */
+  private readonly cutShort = new Set<string>();
   /** Inside readOnly() with a search thread: a search not done ahead stops the step (SearchNeeded) instead of running here. */
   private searchesElsewhere = false;
   /** Namespaces the running step holds open and acts on (see throughHandle): found through that handle, before any path. */
@@ -71,9 +73,16 @@ export class LendSession implements EngineContext {
     const key = searchKey(ref);
     if (!this.searched.has(key)) {
       if (this.searchesElsewhere) throw new SearchNeeded(ref);
+      const skippedBefore = this.search.skipped.length;
       this.searched.set(key, findCandidate(ref.id, this.search, HOST_ROOTS, ref.path, this.config.pause ?? null));
+      if (this.search.skipped.length > skippedBefore) this.cutShort.add(key);
     }
     return this.searched.get(key)!;
+  }
+
+  searchCutShort(ref: NamespaceRef): boolean {
+    const key = searchKey(ref);
+    return this.cutShort.has(key) && this.searched.get(key) === null;
   }
 
   /**
@@ -109,8 +118,11 @@ export class LendSession implements EngineContext {
   async searchAhead(ref: NamespaceRef): Promise<void> {
     const key = searchKey(ref);
     if (this.searched.has(key) || findByHints(ref)) return;
+    const skippedBefore = this.search.skipped.length;
     const found = await searchOffThread(ref, this.search, this.config.pause ?? null);
-    if (found !== undefined) this.searched.set(key, found);
+    if (found === undefined) return;
+    this.searched.set(key, found);
+    if (this.search.skipped.length > skippedBefore) this.cutShort.add(key);
   }
 
   /**
@@ -186,13 +198,17 @@ export class LendSession implements EngineContext {
   }
 
   /**
-   * commit() with its last record write left to the caller: seal() or rollBackWaiting() the HeldLend it returns. Its wait for
+   * commit() with its last record write left to the caller: seal(), sealWaiting() or rollBackWaiting() the HeldLend it returns. Its wait for
    * the NIC's lock does not hold up this thread (the daemon's other calls go on meanwhile).
    */
   async commitHeld(plan: LendPlan, settings: LendSettings = {}): Promise<HeldLend> {
     const held = await this.runAsync(() => commitHeldWaiting(this, plan, settings));
     // rolling back reopens namespaces: as an engine call of this session, so their handles are released after it
-    return { ...held, rollBackWaiting: (cause) => this.runAsync(() => held.rollBackWaiting(cause)) };
+    return {
+      ...held,
+      sealWaiting: (meta) => this.runAsync(() => held.sealWaiting(meta)),
+      rollBackWaiting: (cause) => this.runAsync(() => held.rollBackWaiting(cause)),
+    };
   }
 
   /** Both phases; a refusal is thrown as its SysError. */
@@ -340,9 +356,12 @@ export class LendSession implements EngineContext {
     return this.run(() => returnStray(this, stray));
   }
 
-  /** Read-only: its attachment's namespace is gone and its NIC back (abandoned.ts): a give-back may take it. */
-  isAbandoned(record: LendRecord): boolean {
-    return this.run(() => isAbandoned(this, record));
+  /**
+   * Read-only: whether its attachment's namespace is gone and its NIC back (abandoned.ts), a search for that namespace
+   * that was cut short said as such ('unknown'), never taken for a namespace gone.
+   */
+  abandonment(record: LendRecord): Abandonment {
+    return this.run(() => abandonment(this, record));
   }
 
   whereIs(record: LendRecord): Whereabouts {

@@ -69,11 +69,20 @@ export interface LendResult {
  * A lend whose NIC is moved and configured, its lock still held and its record still 'lending': the front door
  * finishes its own set-up (a CNI ADD: IPAM, addresses, routes) and then seals it — 'lent', with its last meta, in
  * one record write — or rolls it back. Nobody else can take or give back the NIC meanwhile, and a crash before the
- * seal leaves a record recovery rolls back. Exactly one of seal() and rollBackWaiting() is called.
+ * seal leaves a record recovery rolls back. Exactly one of seal(), sealWaiting() and rollBackWaiting() is called.
  */
 export interface HeldLend extends LendResult {
-  /** Writes 'lent' (meta merged in) and lets the NIC go; a failed write rolls the lend back and throws. */
+  /**
+   * Writes 'lent' (meta merged in) and lets the NIC go; a failed write rolls the lend back and throws. The rollback's
+   * waits and move block the thread (a one-shot process, the CLI): the daemon seals with sealWaiting.
+   */
   seal(meta?: Record<string, unknown>): LendResult;
+  /**
+   * seal() whose rollback, after a failed write, waits as rollBackWaiting's does: its waits for the kernel slept
+   * through and its move made off the thread, the daemon serving other calls meanwhile. Throws what rollBackWaiting
+   * would return.
+   */
+  sealWaiting(meta?: Record<string, unknown>): Promise<LendResult>;
   /**
    * Gives the NIC back through the restore path and lets it go. Returns the error to report: `cause`, or a
    * RollbackFailed (failure.ts) when the NIC could not be restored (its record kept for recovery). After a seal that

@@ -2,9 +2,10 @@
 // is accepted with the same meaning. The real executable, Debian's IPAM plugins, veth stand-ins for NICs and the
 // simulated sysfs tree for what a veth cannot be (a device on a userspace driver, an auxiliary device).
 import { spawn } from 'node:child_process';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { DEFAULT_SEARCH_BOUNDS } from '../../src/lend/namespace-search';
 import { netnsPath, runCni, type CniCall, type CniRoots } from '../helpers/cni-run';
 import { useCniPodWorld } from '../helpers/cni-world';
 import { ip, Scratch, waitFor } from '../helpers/kernel';
@@ -148,6 +149,28 @@ describe('row 4: a whole device on a userspace driver (pciBusID of a non-VF on v
     // given back: free for the next pod
     expectOk(call('ADD', dpdk(), { containerId: `other-${s.prefix}` }));
     expectOk(call('DEL', dpdk(), { containerId: `other-${s.prefix}` }));
+  });
+
+  // Lent without being moved, the device is where it always was, live pod or not: only the search of the machine for
+  // the holder's namespace tells whether it is gone. A search that gave up on a directory (here a mount namespace
+  // whose /run/netns holds more entries than one directory's bound) did not see every namespace: the holder keeps it.
+  it("a device whose holder's namespace was not searched for in full is not taken from it by another pod's ADD (11)", async () => {
+    roots.sim.addPciDevice({ bdf: BDF, driver: 'vfio-pci' });
+    expectOk(call('ADD', dpdk()));
+    ip('netns', 'del', pod);
+    const ready = join(dir, 'crowded-ready');
+    const fill = `mount -t tmpfs sriovctl-test-crowd /run/netns && i=0 && while [ $i -lt ${DEFAULT_SEARCH_BOUNDS.entriesPerDir + 100} ]; do : > /run/netns/e$i; i=$((i+1)); done`;
+    const crowded = spawn('unshare', ['-m', '--propagation', 'private', 'sh', '-c', `${fill} && : > ${ready} && exec sleep 600`], { stdio: 'ignore' });
+    s.onCleanup(() => crowded.kill('SIGKILL'));
+    await waitFor(() => existsSync(ready));
+    const pod2 = s.netns('pod2');
+    const other = call('ADD', dpdk(), { containerId: `other-${s.prefix}`, netns: netnsPath(pod2) });
+    expect(other.status, other.stdout + other.stderr).not.toBe(0);
+    expect(other.json.code).toBe(11);
+    expect(other.json.msg).toContain(`ctr-${s.prefix}`);
+    expect(other.json.msg).not.toContain('its namespace is gone');
+    // its own DEL (the runtime's, or GC's) still gives it back
+    expectOk(call('DEL', dpdk(), { netns: '' }));
   });
 
   it('results below 1.1.0 have no pciID: the interface is named with its sandbox only', () => {

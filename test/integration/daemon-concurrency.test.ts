@@ -2,7 +2,7 @@
 // and a call waiting for a NIC's lock — held by another call of the daemon, or by another process (a CLI cleanup) —
 // waits asleep, holding up no other pod's call either, then goes on once the lock is free. A real `sriovctl
 // daemon`, the real shim, stand-in NICs and a stand-in IPAM plugin that allocates only when the test says so.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -236,6 +236,50 @@ exit 1
     ip('link', 'set', peer, 'up');
     const failed = expectErrorShape(await within('the ADD once the carrier is there', add));
     expect(failed.msg).toContain('no address for this test');
+    expect(nicState(nic.name)).toEqual(home);
+    expect(ipJson('nexthop', 'show', 'id', nhid)).toMatchObject([{ id: Number(nhid), dev: nic.name }]);
+    expect(ledgerRecords(roots.stateDir)).toEqual([]);
+    // the daemon answered the VERSION itself, while the rollback waited (one it does not greet goes to the one-shot plugin)
+    expect((await running.stats()).requests.byVerb).toEqual({ ADD: 1, VERSION: 1 });
+  });
+
+  // The last write of an ADD (its record 'lent', with the result) fails: the lend is rolled back there and then. Here
+  // the records directory is made immutable while the IPAM plugin runs (even root then creates no file in it), and
+  // the plugin takes the peer's carrier down: the rollback finds the NIC home without carrier, and waits for it.
+  it("an ADD whose attachment cannot be recorded (the seal's write fails), its NIC back home waiting for carrier, holds up no other caller's VERSION", async () => {
+    const running = (daemon = await startDaemon(sock()));
+    const { peer, nhid, home } = await nexthopAtHome();
+    const records = join(roots.stateDir, 'records');
+    s.onCleanup(() => {
+      if (existsSync(records)) execFileSync('chattr', ['-i', records]);
+    });
+    mkdirSync(cniDir(), { recursive: true });
+    writeFileSync(
+      join(cniDir(), 'sealbreaker'),
+      `#!/bin/sh
+[ "$CNI_COMMAND" = VERSION ] && { echo '{"cniVersion":"1.0.0","supportedVersions":["0.3.1","0.4.0","1.0.0"]}'; exit 0; }
+cat >/dev/null
+[ "$CNI_COMMAND" = ADD ] || exit 0
+/usr/sbin/ip link set ${peer} down
+/usr/bin/chattr +i ${records}
+touch ${dir}/records-frozen
+echo '{"cniVersion":"1.0.0","ips":[{"address":"10.93.0.6/24"}]}'
+`,
+      { mode: 0o755 },
+    );
+    const add = runCniAsync(call('ADD', 'c1', pod, nic, { type: 'sealbreaker' }), roots);
+    let addDone = false;
+    void add.then(() => (addDone = true));
+    await until('the NIC home and up, waiting for carrier', () => existsSync(join(dir, 'records-frozen')) && nicState(nic.name)?.up === true);
+    // its record can be removed again once the NIC is home
+    execFileSync('chattr', ['-i', records]);
+    const version = await within('VERSION while a failed seal rolls back', runCniAsync(call('VERSION', 'c3', pod, nic, staticIpam), roots));
+    expect(version.status, version.stdout + version.stderr).toBe(0);
+    expect(addDone).toBe(false);
+
+    ip('link', 'set', peer, 'up');
+    const failed = expectErrorShape(await within('the ADD once the carrier is there', add));
+    expect(failed.msg).toContain('EPERM');
     expect(nicState(nic.name)).toEqual(home);
     expect(ipJson('nexthop', 'show', 'id', nhid)).toMatchObject([{ id: Number(nhid), dev: nic.name }]);
     expect(ledgerRecords(roots.stateDir)).toEqual([]);
