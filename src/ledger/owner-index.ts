@@ -15,7 +15,9 @@
 //   (renamed into place), under the NIC's lock, and removes them only once its file is no longer the record: so
 //   while a file is the record, its entries are there, whatever process was killed when. Leftovers of a killed
 //   writer name the same owner as the file they were made for, or a file that is gone: they add a read, never hide
-//   a record. A writer that cannot make an entry removes the stamp before the file becomes the record (or fails);
+//   a record. A writer that cannot make an entry removes the stamp before the file becomes the record (or fails),
+//   and again after: a lookup that listed the records before the rename may have stamped in between (and a lookup
+//   that stamps looks at the records once more, taking the stamp back for a file without its entry);
 // - a lookup by owner trusts its bucket only under this boot's stamp and only when the bucket names at least one of
 //   the owner's records; else (no stamp, no bucket, only stale entries: a crash, a lost entry, another boot) it
 //   falls back to the two listings: a record file with no flat entry of its own inode (written by a version
@@ -254,8 +256,28 @@ export function candidateKeys(dirs: IndexDirs, owner: string, readOwner: ReadOwn
   }
   // a file left without its entries: no bucket may answer alone until a lookup has made them
   if (!complete) distrustIndex(dirs.owners);
-  else if (!entries) stampBoot(dirs.owners);
+  else if (!entries) stampBootChecked(dirs);
   return keys.sort();
+}
+
+/**
+ * Stamp the boot, then look once more: a writer that could not make its entries may have renamed its record into
+ * place after this lookup listed the records (its own distrust came before the stamp, so it removed nothing). A
+ * record file with no flat entry of its own seen after stamping takes the stamp away again; one renamed in after
+ * this look is the writer's to distrust (it does so again once its file is the record).
+ */
+function stampBootChecked(dirs: IndexDirs): void {
+  stampBoot(dirs.owners);
+  const entries = listEntries(dirs.owners);
+  const records = listDirIfThere(dirs.records);
+  for (let i = 0; i + 1 < records.length; i += 2) {
+    const name = records[i];
+    if (!isRecordFileName(name) || !isRecordKey(name.slice(0, -RECORD_SUFFIX.length))) continue;
+    if (entries === null || entryHashes(entries.get(records[i + 1]), name.slice(0, -RECORD_SUFFIX.length), records[i + 1]) === null) {
+      distrustIndex(dirs.owners);
+      return;
+    }
+  }
 }
 
 /** The owner bucket's entry of a file its flat entry names for `owner`; false when it cannot be made. */

@@ -98,7 +98,9 @@ export function writeRecord(l: Ledger, r: LendRecord, hooks: RecordWriteHooks = 
   const file = recordPath(l, r.key);
   const text = recordText(r);
   const replaced = fileInode(file);
-  writeFileAtomic(file, text, FILE_MODE, { ...hooks, beforeRename: indexedBeforeRename(l, r, hooks) });
+  const index = indexedBeforeRename(l, r, hooks);
+  writeFileAtomic(file, text, FILE_MODE, { ...hooks, beforeRename: index.beforeRename });
+  index.afterRename();
   hooks.afterRename?.();
   unindexReplaced(l, r, replaced);
 }
@@ -116,7 +118,9 @@ export function writeNewRecordDurableLater(l: Ledger, r: LendRecord, hooks: Pick
   const file = recordPath(l, r.key);
   const text = recordText(r);
   const replaced = fileInode(file);
-  const pending = writeFileAtomicDurableLater(file, text, FILE_MODE, { beforeRename: indexedBeforeRename(l, r, hooks) });
+  const index = indexedBeforeRename(l, r, hooks);
+  const pending = writeFileAtomicDurableLater(file, text, FILE_MODE, { beforeRename: index.beforeRename });
+  index.afterRename();
   unindexReplaced(l, r, replaced);
   return pending;
 }
@@ -124,18 +128,28 @@ export function writeNewRecordDurableLater(l: Ledger, r: LendRecord, hooks: Pick
 /**
  * The temp file's index entries, made before it is renamed into place (owner-index.ts: while a file is the record,
  * its entries are there), then the caller's hook. Entries that cannot be made do not fail the write as long as the
- * index can be said to miss them (its stamp removed: the next lookup rebuilds it from the records).
+ * index can be said to miss them (its stamp removed: the next lookup rebuilds it from the records) — said before the
+ * rename and again after it, since a lookup that listed the records before the rename may have stamped meanwhile.
  */
-function indexedBeforeRename(l: Ledger, r: LendRecord, hooks: Pick<AtomicWriteHooks, 'beforeRename'>): (temp: string) => void {
-  return (temp) => {
-    if (l.owners) {
-      try {
-        addEntry(l.owners, r.key, fileInode(temp)!, r.owner);
-      } catch (err) {
-        if (!distrustIndex(l.owners)) throw err;
+function indexedBeforeRename(l: Ledger, r: LendRecord, hooks: Pick<AtomicWriteHooks, 'beforeRename'>): { beforeRename: (temp: string) => void; afterRename: () => void } {
+  let missed = false;
+  return {
+    beforeRename: (temp) => {
+      if (l.owners) {
+        try {
+          addEntry(l.owners, r.key, fileInode(temp)!, r.owner);
+        } catch (err) {
+          if (!distrustIndex(l.owners)) throw err;
+          missed = true;
+        }
       }
-    }
-    hooks.beforeRename?.(temp);
+      hooks.beforeRename?.(temp);
+    },
+    afterRename: () => {
+      // the record is in place: a stamp a lookup put back meanwhile must go again (that lookup listed the records
+      // before this file was one of them)
+      if (missed) distrustIndex(l.owners!);
+    },
   };
 }
 

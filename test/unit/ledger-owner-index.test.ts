@@ -246,6 +246,48 @@ describe('a lookup through the buckets', () => {
     expect(buckets()[`n.${outer}`]).toBeUndefined();
   });
 
+  it("a rebuild that listed the records before a writer's entry-less record was renamed in does not stamp over it", () => {
+    const outer = keyOf(5);
+    const inner = nestedKey(outer, { ino: 0x123 });
+    // no stamp of this boot: the lookup reads every record, and stamps when done
+    for (const stamp of bootStamps()) fs.unlinkSync(path.join(owners, stamp));
+    // a file where the NIC's bucket would be: the nested record's entries cannot be made
+    fs.writeFileSync(path.join(owners, `n.${outer}`), 'junk');
+    let wrote = false;
+    const keys = candidateKeys({ records, owners }, ownerOf(1), (key) => {
+      // the writer runs while this lookup is past its listing: it distrusts (no stamp yet) and renames in
+      if (!wrote) writeRecord(ledger, sampleRecord({ key: inner, owner: 'cni:inner/net1' }));
+      wrote = true;
+      return JSON.parse(fs.readFileSync(path.join(records, `${key}.json`), 'utf8')).owner;
+    });
+    expect(keys).toEqual([keyOf(1)]);
+    // a stamp now would let the NIC's (missing) bucket answer "nothing nested" for a record that is there
+    expect(bootStamps()).toEqual([]);
+    expect(nestedRecordKeys(ledger, outer)).toEqual([inner]);
+    // once the entries can be made, the next rebuild makes them and stamps; the NIC's bucket then answers
+    fs.rmSync(path.join(owners, `n.${outer}`));
+    expect(lookup(ownerOf(1)).keys).toEqual([keyOf(1)]);
+    expect(bootStamps()).toHaveLength(1);
+    expect(nestedRecordKeys(ledger, outer)).toEqual([inner]);
+  });
+
+  it("a writer without its entries takes away a stamp a rebuild made while its file was not yet the record", () => {
+    const outer = keyOf(5);
+    const inner = nestedKey(outer, { ino: 0x456 });
+    for (const stamp of bootStamps()) fs.unlinkSync(path.join(owners, stamp));
+    fs.writeFileSync(path.join(owners, `n.${outer}`), 'junk');
+    // the whole rebuild runs after the writer's entries failed and before its rename: it sees no file of it, and stamps
+    writeRecord(ledger, sampleRecord({ key: inner, owner: 'cni:inner/net1' }), {
+      durable: false,
+      beforeRename: () => {
+        expect(lookup(ownerOf(2)).keys).toEqual([keyOf(2)]);
+        expect(bootStamps()).toHaveLength(1);
+      },
+    });
+    expect(bootStamps()).toEqual([]);
+    expect(nestedRecordKeys(ledger, outer)).toEqual([inner]);
+  });
+
   it('a writer that cannot make an entry removes the stamp, so the next lookup rebuilds and finds its record', () => {
     const outer = keyOf(5);
     const inner = nestedKey(outer, { ino: 0x123 });
