@@ -30,12 +30,6 @@ export interface DaemonCallConfig {
    * log dirs and plugin dirs (a plugin dir only when it is root's alone all the way up). Null: none.
    */
   callerRoot: string | null;
-  /**
-   * SRIOVCTL_DAEMON_MOUNT_NS=host (or pid:<n>): the daemon (in a container, with hostPID) serves callers in pid 1's
-   * (pid n's) mount namespace too, each call only when every path it uses is the same file there as in the
-   * daemon's own. Null (own, the default): the daemon's own mount namespace alone.
-   */
-  hostMountsOf: number | null;
 }
 
 export function daemonCallConfig(env: NodeJS.ProcessEnv): DaemonCallConfig {
@@ -44,25 +38,25 @@ export function daemonCallConfig(env: NodeJS.ProcessEnv): DaemonCallConfig {
   if (relative !== undefined) throw new Error(`SRIOVCTL_DAEMON_CNI_PATH: ${JSON.stringify(relative)} is not an absolute directory`);
   const root = env.SRIOVCTL_DAEMON_CALLER_ROOT || null;
   if (root !== null && !isAbsolute(root)) throw new Error(`SRIOVCTL_DAEMON_CALLER_ROOT: ${JSON.stringify(root)} is not an absolute directory`);
+  // obsolete: it named the one other mount namespace served (pid 1's, for the installer DaemonSet); every caller's
+  // view is now served call by call (./caller-paths.ts). Still accepted, and checked, so a DaemonSet rendered before
+  // keeps starting
   const mountNs = env.SRIOVCTL_DAEMON_MOUNT_NS || 'own';
-  const pid = mountNs === 'own' ? null : mountNs === 'host' ? 1 : /^pid:[1-9]\d{0,9}$/.test(mountNs) ? Number(mountNs.slice(4)) : NaN;
-  if (Number.isNaN(pid)) throw new Error(`SRIOVCTL_DAEMON_MOUNT_NS: ${JSON.stringify(mountNs)}: want own, host or pid:<n>`);
+  if (!/^(own|host|pid:[1-9]\d{0,9})$/.test(mountNs)) throw new Error(`SRIOVCTL_DAEMON_MOUNT_NS: ${JSON.stringify(mountNs)}: want own, host or pid:<n>`);
   return {
     config: loadConfig(env),
     logDirs: allowedLogDirs(env),
     cniPath: cniPath.map((d) => resolve(d)),
     path: env.PATH || '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
     callerRoot: root === null ? null : resolve(root),
-    hostMountsOf: pid,
   };
 }
 
 /** One line for the daemon's log at start: where its calls act, and whom it serves. */
 export function describeCallConfig(d: DaemonCallConfig): string {
-  const mounts = d.hostMountsOf === null ? 'its own' : `its own and pid ${d.hostMountsOf}'s`;
   return (
     `state dir ${d.config.stateDir}, sysfs root ${d.config.sysfsRoot}, plugin dirs ${d.cniPath.join(':')}, ` +
-    `log dirs ${d.logDirs.join(':') || '(none)'}, mount namespaces ${mounts}${d.callerRoot ? `, callers' own dirs below ${d.callerRoot}` : ''}`
+    `log dirs ${d.logDirs.join(':') || '(none)'}${d.callerRoot ? `, callers' own dirs below ${d.callerRoot}` : ''}`
   );
 }
 

@@ -1,18 +1,24 @@
 // Whom the daemon serves: a caller that could do the work itself. It acts with all of root's privileges on the
 // host, so a caller is served only when it holds CAP_NET_ADMIN and CAP_SYS_ADMIN in the daemon's user namespace
-// (the initial one, where the daemon runs) and is in the network and mount namespaces the daemon serves (its own,
-// and pid 1's when it serves the host from a container): there, the caller could move the NICs and write the
-// ledger itself, and every path it names means what it means to the daemon. Anyone else is declined before anything is read (the shim then runs the one-shot plugin with the
-// caller's own privileges). Everything is read of the process behind the peer's pidfd: /proc/<pid> is read by
-// number, then the pidfd is checked to be still alive — a process that is alive still holds its pid, so what was
-// read was its own, never that of a process that took the pid after the caller exited. A kernel without
-// SO_PEERPIDFD gives the pidfd only from the pid, which another process may have taken before it was opened: there
-// the process must also hold this connection's other end, or it is not the caller.
-import { closeSync, opendirSync, readFileSync, readlinkSync, statSync } from 'node:fs';
+// (the initial one, where the daemon runs) and is in the daemon's network namespace: there, the caller could move
+// the NICs and write the ledger itself. Its mount namespace and root are no privilege (a caller with those
+// capabilities can enter any mount namespace), only its view of the paths a call names: a caller whose view is not
+// the daemon's — another mount namespace (a daemon in a container serving the host, thick Multus forking the
+// plugin from its own container chrooted into the node's /), or a chroot — is served call by call, when every path
+// of the call is the same file from its root as from the daemon's (./caller-paths.ts). Anyone else is declined
+// before anything is read (the shim then runs the one-shot plugin with the caller's own privileges). Everything is
+// read of the process behind the peer's pidfd: /proc/<pid> is read by number — its root opened and kept, so the
+// call's paths are later resolved in that very root — then the pidfd is checked to be still alive: a process that
+// is alive still holds its pid, so what was read was its own, never that of a process that took the pid after the
+// caller exited. A kernel without SO_PEERPIDFD gives the pidfd only from the pid, which another process may have
+// taken before it was opened: there the process must also hold this connection's other end, or it is not the caller.
+import { closeSync, constants, openSync, opendirSync, readFileSync, readlinkSync, statSync } from 'node:fs';
 import { native } from '../native';
 
 /** The namespaces a caller must share with the daemon, by the name /proc/<pid>/ns gives them. */
-const NAMESPACES = ['user', 'net', 'mnt'] as const;
+const REQUIRED_NAMESPACES = ['user', 'net'] as const;
+/** Those read of a caller: its mount namespace tells whether its paths are checked call by call. */
+const NAMESPACES = [...REQUIRED_NAMESPACES, 'mnt'] as const;
 type Namespace = (typeof NAMESPACES)[number];
 const NAMESPACE_LABEL: Record<Namespace, string> = { user: 'user', net: 'network', mnt: 'mount' };
 
@@ -24,8 +30,12 @@ const CAP_SYS_ADMIN = 21n;
 const REQUIRED_CAPS = (1n << CAP_NET_ADMIN) | (1n << CAP_SYS_ADMIN);
 
 export type PeerJudgement =
-  /** hostMounts: the caller is in pid 1's mount namespace, not the daemon's own. */
-  | { serve: true; pid: number; hostMounts: boolean }
+  /**
+   * root: for a caller whose view of paths is not the daemon's (another mount namespace, or a chroot), a descriptor
+   * of its root, opened while it was judged: its call is served only when every path it uses is the same file
+   * there (./caller-paths.ts). The connection's owner closes it. Null: the daemon's own view.
+   */
+  | { serve: true; pid: number; root: number | null }
   /** refused: not root at all (answered as such); else declined to the one-shot plugin. */
   | { serve: false; refused: boolean; reason: string };
 
@@ -39,24 +49,13 @@ export function namespacesOf(procDir: string): NamespaceIds {
   return ids;
 }
 
-/**
- * The namespaces the daemon serves: its own, and — for a daemon in a container serving the host (hostPID) — also
- * pid 1's mount namespace (`hostMnt`), whose callers' paths are checked call by call (./host-paths.ts). Read
- * once at start: a daemon serves the namespaces it started with.
- */
-export interface ServedNamespaces {
-  own: NamespaceIds;
-  hostMnt: string | null;
-}
-
-export function servedNamespaces(hostMountsOf: number | null): ServedNamespaces {
-  const own = namespacesOf('/proc/self');
-  const hostMnt = hostMountsOf === null ? null : namespacesOf(`/proc/${hostMountsOf}`).mnt;
-  return { own, hostMnt: hostMnt === own.mnt ? null : hostMnt };
+/** The daemon's own namespaces, read once at start: a daemon serves the namespaces it started with. */
+export function servedNamespaces(): NamespaceIds {
+  return namespacesOf('/proc/self');
 }
 
 /** Who is at the other end of the connected unix socket `fd`, and whether the daemon serves it. */
-export function judgePeer(fd: number, served: ServedNamespaces): PeerJudgement {
+export function judgePeer(fd: number, served: NamespaceIds): PeerJudgement {
   let peer: ReturnType<typeof native.peerPidfd>;
   try {
     peer = native.peerPidfd(fd);
@@ -66,19 +65,45 @@ export function judgePeer(fd: number, served: ServedNamespaces): PeerJudgement {
   try {
     if (peer.uid !== 0) return { serve: false, refused: true, reason: `pid ${peer.pid}: uid ${peer.uid} is not root` };
     let facts: PeerFacts;
+    let root: number | null = null;
+    const judged = (j: PeerJudgement): PeerJudgement => {
+      if (root !== null && !j.serve) closeSync(root);
+      return j;
+    };
     try {
       facts = readPeer(peer.pid);
+      // read before the pidfd is checked below, like everything else of the caller
+      if (peerProblem(facts, served) === null && !ownView(peer.pid, facts, served)) root = openRoot(peer.pid);
       // a pidfd from the pid alone may be of a process that took the pid after the caller exited
-      if (!peer.fromSocket && !holdsPeerEnd(peer.pid, fd)) return declined(`pid ${peer.pid} does not hold the connection: the caller exited and its pid is another process's`);
+      if (!peer.fromSocket && !holdsPeerEnd(peer.pid, fd)) return judged(declined(`pid ${peer.pid} does not hold the connection: the caller exited and its pid is another process's`));
     } catch (err) {
-      return declined(`pid ${peer.pid} cannot be examined (${(err as Error).message})`);
+      return judged(declined(`pid ${peer.pid} cannot be examined (${(err as Error).message})`));
     }
-    if (!native.pidfdAlive(peer.pidfd)) return declined(`pid ${peer.pid} exited while it was examined`);
+    // alive after its root was opened: the root is the caller's own, not that of a process that took its pid
+    if (!native.pidfdAlive(peer.pidfd)) return judged(declined(`pid ${peer.pid} exited while it was examined`));
     const problem = peerProblem(facts, served);
-    return problem ? declined(`pid ${peer.pid} ${problem}`) : { serve: true, pid: peer.pid, hostMounts: facts.ns.mnt !== served.own.mnt };
+    return problem ? declined(`pid ${peer.pid} ${problem}`) : { serve: true, pid: peer.pid, root };
   } finally {
     closeSync(peer.pidfd);
   }
+}
+
+/**
+ * Whether paths mean to process `pid` what they mean to the daemon without looking at any: the same mount
+ * namespace, and its root is the daemon's (/proc/<pid>/root reads "/" to the daemon only when it is the daemon's own
+ * root, the same mount of the same directory; a chroot, or a bind mount of / it chrooted into, reads otherwise).
+ */
+function ownView(pid: number, facts: PeerFacts, served: NamespaceIds): boolean {
+  return facts.ns.mnt === served.mnt && readlinkSync(`/proc/${pid}/root`) === '/';
+}
+
+/**
+ * A descriptor of process `pid`'s root (for a chrooted process, its chroot) in its mount namespace: paths below
+ * /proc/self/fd/<it> are resolved there, in the caller's mounts, for as long as the daemon holds it, whatever becomes
+ * of the process or its pid.
+ */
+function openRoot(pid: number): number {
+  return openSync(`/proc/${pid}/root`, constants.O_RDONLY | constants.O_DIRECTORY);
 }
 
 const declined = (reason: string): PeerJudgement => ({ serve: false, refused: false, reason });
@@ -125,10 +150,9 @@ function holdsPeerEnd(pid: number, fd: number): boolean {
 }
 
 /** Why a caller with these facts could not do the daemon's work itself, or null when it could. */
-export function peerProblem(facts: PeerFacts, served: ServedNamespaces): string | null {
-  for (const ns of NAMESPACES) {
-    const ok = facts.ns[ns] === served.own[ns] || (ns === 'mnt' && facts.ns.mnt === served.hostMnt);
-    if (!ok) return `is in another ${NAMESPACE_LABEL[ns]} namespace than the daemon serves`;
+function peerProblem(facts: PeerFacts, served: NamespaceIds): string | null {
+  for (const ns of REQUIRED_NAMESPACES) {
+    if (facts.ns[ns] !== served[ns]) return `is in another ${NAMESPACE_LABEL[ns]} namespace than the daemon serves`;
   }
   if ((facts.capEff & REQUIRED_CAPS) !== REQUIRED_CAPS) {
     return `lacks CAP_NET_ADMIN and CAP_SYS_ADMIN (CapEff ${facts.capEff.toString(16).padStart(16, '0')})`;

@@ -1,17 +1,18 @@
 // `sriovctl daemon`'s server: a root-only unix socket whose every connection is one CNI call, run through the
 // one-shot plugin's own code (./run-request.ts). Each connection is greeted at once with a verdict: GO (send the
-// request), or — for a caller that could not do the work itself (./peer-trust.ts: another namespace, no
-// CAP_NET_ADMIN and CAP_SYS_ADMIN), a full daemon, a caller that is not root — a refusal before anything is read,
-// so the shim runs the one-shot plugin instead, with the caller's own privileges. A call is run with the CNI
+// request), or — for a caller that could not do the work itself (./peer-trust.ts: another user or network
+// namespace, no CAP_NET_ADMIN and CAP_SYS_ADMIN), a full daemon, a caller that is not root — a refusal before anything
+// is read, so the shim runs the one-shot plugin instead, with the caller's own privileges. A call is run with the CNI
 // variables the caller sent and the daemon's own configuration (./caller-env.ts); one that asks for another state
-// dir, sysfs root, log dirs or plugin dirs is sent back unrun, and the shim runs the one-shot plugin on it.
+// dir, sysfs root, log dirs or plugin dirs — or, from a caller whose view of paths is not the daemon's, names a path
+// that is another file in its root (./caller-paths.ts) — is sent back unrun, and the shim runs the one-shot on it.
 // Requests run as they arrive, at once: each has its own session, logger and environment, and the engine's per-NIC
 // locks keep two calls off one NIC (ADD and DEL wait for a lock another call of this daemon or another process holds
 // as the one-shot plugin waits, but asleep, not on this thread: see lockNicWaiting). The engine's netlink and file work
 // is synchronous, so calls overlap where they wait — an IPAM plugin running, a delegate — not inside a NIC's move,
 // which the kernel serializes anyway (RTNL). Reading and replying never wait on each other: a client that stalls
 // half-way holds only its own connection, and only until its deadline.
-import { lstatSync, unlinkSync } from 'node:fs';
+import { closeSync, lstatSync, unlinkSync } from 'node:fs';
 import { createServer, type Server, type Socket } from 'node:net';
 import { CNI_ERR, CniError, errorObject } from '../cni/errors';
 import { LATEST_VERSION } from '../cni/versions';
@@ -20,8 +21,8 @@ import { AbandonedSweep, type SweepReport } from './abandoned-sweep';
 import { admitCall, ipamTypeOf, type DaemonCallConfig } from './caller-env';
 import { searchOnWorkerThread, stopSearchThread } from '../lend';
 import { readRequest } from './connection';
-import { pathNotShared, pathsOfCall } from './host-paths';
-import { judgePeer, servedNamespaces, type ServedNamespaces } from './peer-trust';
+import { callPathNotShared } from './caller-paths';
+import { judgePeer, servedNamespaces, type NamespaceIds } from './peer-trust';
 import { runRequest } from './run-request';
 import { embeddedSearchWorker } from './search-worker-source';
 import { prepareSocketPath } from './socket-path';
@@ -79,7 +80,7 @@ export interface DaemonStats {
 /** A connection past those served at once, waiting for its greeting. */
 interface Waiter {
   sock: Socket;
-  hostMounts: boolean;
+  root: number | null;
   /** Its waiting listeners removed (greeted, declined or dropped). */
   detach(): void;
 }
@@ -88,7 +89,7 @@ export class Daemon {
   private readonly server: Server;
   private readonly started = Date.now();
   /** The namespaces a caller must be in (the daemon's own). */
-  private readonly served: ServedNamespaces;
+  private readonly served: NamespaceIds;
   private inode = 0;
   private open = 0;
   /** Connections past maxConnections, in arrival order, greeted when a served one ends. */
@@ -102,7 +103,7 @@ export class Daemon {
   private readonly stats = { total: 0, failed: 0, byVerb: {} as Record<string, number>, declined: 0, refused: 0, broken: 0 };
 
   private constructor(private readonly opts: Required<DaemonOptions>) {
-    this.served = servedNamespaces(opts.callConfig.hostMountsOf);
+    this.served = servedNamespaces();
     this.server = createServer({ allowHalfOpen: true }, (sock) => this.accept(sock));
     const sweep = opts.callConfig.config.daemonSweep ?? { everyMs: 0 };
     if ('invalid' in sweep) throw new Error(sweep.invalid);
@@ -194,9 +195,9 @@ export class Daemon {
 
   private accept(sock: Socket): void {
     sock.on('error', () => {}); // a client gone away: its own loss, reported where it is noticed
-    const { verdict, hostMounts } = this.verdictFor(sock);
+    const { verdict, root } = this.verdictFor(sock);
     if (verdict !== Verdict.go) return this.decline(sock, verdict);
-    if (this.open < this.opts.maxConnections) return this.greet(sock, hostMounts);
+    if (this.open < this.opts.maxConnections) return this.greet(sock, root);
     // a node booting with many pods asks for all their ADDs at once: each waits its turn here rather than running
     // one-shot (a Node start-up each, all on the same cores). A client waiting for its greeting sends nothing: its
     // end means it gave up (its shim runs the one-shot plugin) and it is dropped; bytes before the greeting break the
@@ -211,7 +212,7 @@ export class Daemon {
       this.stats.broken++;
       drop();
     };
-    const waiter: Waiter = { sock, hostMounts, detach: () => void sock.off('data', onData).off('end', drop).off('close', drop) };
+    const waiter: Waiter = { sock, root, detach: () => void sock.off('data', onData).off('end', drop).off('close', drop) };
     sock.on('data', onData).on('end', drop).on('close', drop);
     this.waiting.push(waiter);
   }
@@ -221,10 +222,10 @@ export class Daemon {
     sock.end(encodeHello(verdict), () => sock.destroy());
   }
 
-  private greet(sock: Socket, hostMounts: boolean): void {
+  private greet(sock: Socket, root: number | null): void {
     sock.write(encodeHello(Verdict.go));
     this.open++;
-    void this.serve(sock, hostMounts).finally(() => {
+    void this.serve(sock, root).finally(() => {
       this.open--;
       this.greetWaiting();
       this.maybeDrained();
@@ -237,14 +238,19 @@ export class Daemon {
       // out of the queue, its listeners off: readRequest listens from here on, in this same tick
       next.detach();
       this.waiting.shift();
-      if (!next.sock.destroyed) this.greet(next.sock, next.hostMounts);
+      if (!next.sock.destroyed) this.greet(next.sock, next.root);
     }
   }
 
-  /** The greeting's verdict; hostMounts: a caller served from pid 1's mount namespace (its paths checked per call). */
-  private verdictFor(sock: Socket): { verdict: Verdict; hostMounts: boolean } {
+  /**
+   * The greeting's verdict; root: a descriptor of the root of a caller whose view of paths is not the daemon's (its
+   * calls' paths checked there), held until the connection closes.
+   */
+  private verdictFor(sock: Socket): { verdict: Verdict; root: number | null } {
     const peer = judgePeer((sock as unknown as { _handle: { fd: number } })._handle.fd, this.served);
-    const not = (verdict: Verdict) => ({ verdict, hostMounts: false });
+    const root = peer.serve ? peer.root : null;
+    if (root !== null) sock.once('close', () => closeSync(root));
+    const not = (verdict: Verdict) => ({ verdict, root: null });
     if (!peer.serve && peer.refused) {
       this.stats.refused++;
       this.opts.log(`refused ${peer.reason}`);
@@ -254,13 +260,13 @@ export class Daemon {
       this.stats.declined++;
       return not(Verdict.decline);
     }
-    if (peer.serve) return { verdict: Verdict.go, hostMounts: peer.hostMounts };
+    if (peer.serve) return { verdict: Verdict.go, root };
     this.stats.declined++;
     this.opts.log(`sent a caller to the one-shot plugin: ${peer.reason}`);
     return not(Verdict.decline);
   }
 
-  private async serve(sock: Socket, hostMounts: boolean): Promise<void> {
+  private async serve(sock: Socket, root: number | null): Promise<void> {
     let req: DaemonRequest;
     try {
       req = await readRequest(sock, this.opts.requestDeadlineMs);
@@ -270,7 +276,7 @@ export class Daemon {
       sock.destroy();
       return;
     }
-    const reply = req.kind === RequestKind.status ? encodeReply(this.statusReply()) : await this.admitted(req, hostMounts);
+    const reply = req.kind === RequestKind.status ? encodeReply(this.statusReply()) : await this.admitted(req, root);
     // closed once the reply is with the kernel — a client still sending a body we refused to read must not keep
     // the connection — or at the deadline, for one that will not read it
     await new Promise<void>((resolve) => {
@@ -288,11 +294,11 @@ export class Daemon {
    * not the daemon's. A call whose stdin was cut short cannot be replayed by the shim: it runs with the daemon's own
    * configuration, where it fails on its stdin before anything else is read, as it would one-shot.
    */
-  private async admitted(req: DaemonRequest, hostMounts: boolean): Promise<Buffer> {
+  private async admitted(req: DaemonRequest, root: number | null): Promise<Buffer> {
     let admission = admitCall(req.env, this.opts.callConfig, ipamTypeOf(req.stdin));
-    const host = this.opts.callConfig.hostMountsOf;
-    const unshared = admission.admitted && hostMounts && host !== null ? pathNotShared(pathsOfCall(admission.env), host) : null;
-    if (unshared !== null) admission = { admitted: false, reason: `${unshared} is not the same file in the daemon's mount namespace as in the host's`, env: admission.env };
+    // resolved in the caller's root as it was when the caller was judged (the descriptor holds it)
+    const unshared = admission.admitted && root !== null ? callPathNotShared(admission.env, `/proc/self/fd/${root}`) : null;
+    if (unshared !== null) admission = { admitted: false, reason: `${unshared} is not the same file in the caller's root as in the daemon's`, env: admission.env };
     if (admission.admitted) return encodeReply(await this.runCounted({ ...req, env: admission.env }));
     if (req.stdinState === StdinState.read || req.stdinState === StdinState.notRead) {
       this.stats.declined++;

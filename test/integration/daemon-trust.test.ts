@@ -1,8 +1,9 @@
 // Whom the daemon serves, and what it takes from them: a real `sriovctl daemon`, the real shim, stand-in NICs and
 // spy IPAM plugins that record who ran them. A caller that could not do the work itself (no capabilities, another
-// mount namespace) is sent to the one-shot plugin, which runs with the caller's own privileges; a call asking for a
-// state dir that is not the daemon's is sent back and run one-shot; the daemon's IPAM plugins get none of the
-// caller's variables but the CNI ones.
+// user namespace) is sent to the one-shot plugin, which runs with the caller's own privileges; a caller in another
+// mount namespace or a chroot is served call by call, when every path of the call is the same file in its root; a
+// call asking for a state dir that is not the daemon's is sent back and run one-shot; the daemon's IPAM plugins get
+// none of the caller's variables but the CNI ones.
 import { execFileSync, spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync, readlinkSync, writeFileSync, existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -137,7 +138,8 @@ describe('a caller that could not do the work itself is sent to the one-shot plu
     const st = await d.stats();
     expect(st.requests.total).toBe(0);
     expect(st.declined).toBe(1);
-    expect(d.log()).toMatch(/is in another mount namespace than the daemon serves/);
+    // its mount namespace is no privilege, but no plugin dir of the daemon's is reached through another process's root
+    expect(d.log()).toMatch(/sent a call back to the one-shot plugin: its CNI_PATH names \/proc\/\d+\/root/);
   });
 });
 
@@ -223,13 +225,13 @@ describe('the daemon\'s own configuration', () => {
   });
 });
 
-describe('a daemon in a mount namespace of its own serving the host\'s (SRIOVCTL_DAEMON_MOUNT_NS, as in the DaemonSet)', () => {
+describe('a daemon in a mount namespace of its own serving the host\'s (as in the DaemonSet)', () => {
   it('a host call whose paths are the same files in both runs in the daemon; one whose state dir is another file there is sent back', async () => {
-    // this test plays the host: the daemon serves its mount namespace (the DaemonSet's, pid 1's: `host`)
+    // this test plays the host: the daemon, in a mount namespace of its own, is told nothing of it
     const covered = join(dir, 'covered-state');
     mkdirSync(covered);
     // the daemon's namespace: a copy of ours, but with a tmpfs over `covered`
-    const d = await daemon({ SRIOVCTL_DAEMON_MOUNT_NS: `pid:${process.pid}` }, ['unshare', '-m', 'sh', '-c', `mount -t tmpfs none ${covered} && exec "$0" "$@"`]);
+    const d = await daemon({}, ['unshare', '-m', 'sh', '-c', `mount -t tmpfs none ${covered} && exec "$0" "$@"`]);
     writeSpy(pluginDir());
     const served = shimAs([], callEnv('STATUS'));
     expect(served.status, served.stdout + served.stderr).toBe(0);
@@ -241,10 +243,10 @@ describe('a daemon in a mount namespace of its own serving the host\'s (SRIOVCTL
     expect(spyRuns()[1]).toEqual(['STATUS', '0', FULL_CAPS, OWN_MNT_NS]); // one-shot, here
     const st = await d.stats();
     expect(st.requests.byVerb).toEqual({ STATUS: 1 });
-    expect(d.log()).toContain(`sent a call back to the one-shot plugin: ${covered} is not the same file in the daemon's mount namespace as in the host's`);
+    expect(d.log()).toContain(`sent a call back to the one-shot plugin: ${covered} is not the same file in the caller's root as in the daemon's`);
   });
 
-  it('`host` as the DaemonSet says it: pid 1 (of a private pid namespace, playing the host\'s init) is whose mount namespace the daemon serves', () => {
+  it('SRIOVCTL_DAEMON_MOUNT_NS=host, as a DaemonSet rendered before sets it, is still accepted: pid 1\'s callers (of a private pid namespace, playing the host\'s init) are served call by call', () => {
     // pid 1 of this machine cannot be examined from here (its /proc/1/ns/* are EACCES to every process of ours), so
     // a pid namespace of our own gives the daemon a pid 1 to serve, as hostPID gives the DaemonSet's the node's init
     const covered = join(dir, 'covered-state');
@@ -267,7 +269,87 @@ describe('a daemon in a mount namespace of its own serving the host\'s (SRIOVCTL
     const [inDaemon, oneShot] = spyRuns();
     expect(inDaemon[3]).not.toBe(said.host); // run by the daemon, in its own mount namespace
     expect(oneShot[3]).toBe(said.host); // sent back: one-shot, in the host's
-    expect(log).toContain(`sent a call back to the one-shot plugin: ${covered} is not the same file in the daemon's mount namespace as in the host's`);
+    expect(log).toContain(`sent a call back to the one-shot plugin: ${covered} is not the same file in the caller's root as in the daemon's`);
   });
 });
 
+
+/**
+ * The shim run as thick Multus's daemon forks a plugin: in a mount namespace of its own (private propagation: nothing
+ * leaks out) chrooted into a recursive bind of this machine's /, every capability held, in our pid and network
+ * namespaces. `setup` (shell, $R the chroot's dir) runs before the chroot, to put something else at a path there.
+ */
+function shimChrooted(env: Record<string, string>, setup = '', config: object = spyConf()) {
+  const R = join(dir, 'hostroot');
+  mkdirSync(R, { recursive: true });
+  const script = `set -e; R=${R}; mount --rbind / "$R"; ${setup}
+    exec chroot "$R" env -i ${assignments(env)} ${SHIM}`;
+  const r = spawnSync('unshare', ['-m', '--propagation', 'private', 'sh', '-c', script], { input: JSON.stringify(config), encoding: 'utf8', timeout: 60_000 });
+  return { status: r.status, stdout: r.stdout ?? '', stderr: r.stderr ?? '' };
+}
+
+describe('a caller in a mount namespace of its own, chrooted into a bind of the host\'s / (as thick Multus forks the plugin)', () => {
+  it('every path of its calls the same file in its root as in the daemon\'s: the daemon serves its ADD and DEL, the NIC lent and given back', async () => {
+    const d = await daemon();
+    writeSpy(pluginDir());
+    const add = shimChrooted(callEnv('ADD'));
+    expect(add.status, add.stdout + add.stderr + d.log()).toBe(0);
+    expect(JSON.parse(add.stdout).interfaces[0].name).toBe('net1');
+    expect(nicState('net1', pod)?.mac).toBe(nic.mac);
+    expect(ledgerRecords(roots.stateDir)).toHaveLength(1);
+    // run by the daemon (its IPAM plugin in the daemon's mount namespace, ours), not one-shot in the caller's
+    expect(spyRuns().map(([verb, , , mnt]) => [verb, mnt])).toEqual([['ADD', OWN_MNT_NS]]);
+    const del = shimChrooted(callEnv('DEL'));
+    expect(del.status, del.stdout + del.stderr + d.log()).toBe(0);
+    expect(nicState(nic.name)).toEqual(nic);
+    expect(ledgerRecords(roots.stateDir)).toEqual([]);
+    const st = await d.stats();
+    expect(st.requests.byVerb).toEqual({ ADD: 1, DEL: 1 });
+    expect(st.declined).toBe(0);
+  });
+
+  it.each([
+    ['its state dir, a tmpfs there', () => roots.stateDir, () => `mount -t tmpfs -o mode=0755 none "$R${roots.stateDir}"`, {}],
+    ['its CNI_PATH dir, another directory there holding its own spy', () => pluginDir(), () => `mount -t tmpfs -o mode=0755 none "$R${pluginDir()}"; cp ${pluginDir()}/spy "$R${pluginDir()}/spy"`, {}],
+    // sysfs shows the network namespace it was mounted in: another namespace's is another device
+    ['its /sys, the sysfs of another network namespace', () => '/sys', () => `unshare -n mount -t sysfs none "$R/sys"`, { SRIOVCTL_SYSFS_ROOT: '/sys' }],
+  ])('%s: its call is sent back naming that path, and the one-shot plugin runs it in the caller\'s view', async (_what, path, setup, more) => {
+    const d = await daemon();
+    writeSpy(pluginDir());
+    // the same call from the plain bind of /: served
+    const served = shimChrooted(callEnv('STATUS', more));
+    expect(served.status, served.stdout + served.stderr + d.log()).toBe(0);
+    expect((await d.stats()).requests.byVerb).toEqual({ STATUS: 1 });
+    const back = shimChrooted(callEnv('STATUS', more), setup());
+    expect(back.status, back.stdout + back.stderr + d.log()).toBe(0);
+    const runs = spyRuns();
+    expect(runs.map(([verb]) => verb)).toEqual(['STATUS', 'STATUS']);
+    expect(runs[0][3]).toBe(OWN_MNT_NS); // the daemon's
+    expect(runs[1].slice(1, 3)).toEqual(['0', FULL_CAPS]);
+    expect(runs[1][3]).not.toBe(OWN_MNT_NS); // one-shot, in the caller's own mount namespace
+    const st = await d.stats();
+    expect(st.requests.byVerb).toEqual({ STATUS: 1 });
+    expect(st.declined).toBe(1);
+    expect(d.log()).toContain(`sent a call back to the one-shot plugin: ${path()} is not the same file in the caller's root as in the daemon's`);
+  });
+
+  it('a caller in the daemon\'s own mount namespace but chrooted: its paths are checked in its chroot too', async () => {
+    // the daemon's mount namespace (private) holds the bind of / with a tmpfs over the state dir; the caller joins it
+    const R = join(dir, 'own-ns-root');
+    mkdirSync(R);
+    const d = await daemon({}, ['unshare', '-m', '--propagation', 'private', 'sh', '-c', `mount --rbind / ${R} && mount -t tmpfs -o mode=0755 none ${R}${roots.stateDir} && exec "$0" "$@"`]);
+    writeSpy(pluginDir());
+    const inDaemonNs = (chroot: boolean) => {
+      const cmd = ['nsenter', '-m', '-t', String(d.child.pid), ...(chroot ? ['chroot', R] : []), 'env', '-i', ...Object.entries(callEnv('STATUS')).map(([k, v]) => `${k}=${v}`), SHIM];
+      return spawnSync(cmd[0], cmd.slice(1), { input: JSON.stringify(spyConf()), encoding: 'utf8', timeout: 60_000 });
+    };
+    const plain = inDaemonNs(false);
+    expect(plain.status, plain.stdout + plain.stderr + d.log()).toBe(0);
+    const chrooted = inDaemonNs(true);
+    expect(chrooted.status, chrooted.stdout + chrooted.stderr + d.log()).toBe(0);
+    const st = await d.stats();
+    expect(st.requests.byVerb).toEqual({ STATUS: 1 });
+    expect(st.declined).toBe(1);
+    expect(d.log()).toContain(`sent a call back to the one-shot plugin: ${roots.stateDir} is not the same file in the caller's root as in the daemon's`);
+  });
+});

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { renderManifests, toYaml, writeManifests, SRIOV_RESOURCE, type ManifestInput } from '../../src/cluster/kubernetes/manifests';
 import { admitCall, daemonCallConfig } from '../../src/daemon/caller-env';
-import { pathsOfCall } from '../../src/daemon/host-paths';
+import { pathsOfCall } from '../../src/daemon/caller-paths';
 import { loadConfig } from '../../src/config';
 import { k3dClusterCreateArgs } from '../../src/cluster/providers/k3d';
 import { kindClusterConfig } from '../../src/cluster/providers/kind';

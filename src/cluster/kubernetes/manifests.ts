@@ -273,10 +273,10 @@ export function devicePluginObjects(input: ManifestInput): Record<string, unknow
  * network (hostNetwork) and processes (hostPID: CNI_NETNS may be /proc/<pid>/ns/net), privileged (it moves NICs
  * and writes sysfs), and at their host paths the ledger (the one-shot plugin's state dir: both lend from one
  * ledger), /sys, the runtime's netns dir (mounted HostToContainer: namespaces created after the pod started must
- * appear in it), the CNI bin dir (the IPAM plugins CNI_PATH names) and host-local's lease dir. It serves the host's
- * mount namespace (SRIOVCTL_DAEMON_MOUNT_NS=host): a call from there is run only when every path it uses is the
- * same file in the container as on the host, else the shim runs it one-shot. The image is imported into the
- * nodes, not pulled.
+ * appear in it), the CNI bin dir (the IPAM plugins CNI_PATH names) and host-local's lease dir. A call from the host's
+ * mount namespace (kubelet's runtime), or from thick Multus's chroot, is run only when every path it uses is the
+ * same file in the container as in the caller's root, else the shim runs it one-shot. The image is imported into
+ * the nodes, not pulled.
  */
 export function cniInstallerObjects(input: ManifestInput): Record<string, unknown>[] {
   const image = { ...DEFAULT_IMAGES, ...input.images }.cniInstaller;
@@ -314,11 +314,8 @@ export function cniInstallerObjects(input: ManifestInput): Record<string, unknow
           name: 'sriovctl-daemon',
           ...base,
           command: [IMAGE_EXECUTABLE, 'daemon'],
-          // kubelet's calls come from the host's mount namespace (pid 1's), and name the node's CNI bin dir
-          env: [
-            { name: 'SRIOVCTL_DAEMON_MOUNT_NS', value: 'host' },
-            { name: 'SRIOVCTL_DAEMON_CNI_PATH', value: input.cni.binDir },
-          ],
+          // kubelet's calls name the node's CNI bin dir
+          env: [{ name: 'SRIOVCTL_DAEMON_CNI_PATH', value: input.cni.binDir }],
           securityContext: { privileged: true },
           resources: { requests: { cpu: '10m', memory: '64Mi' } },
           readinessProbe: { exec: { command: [IMAGE_EXECUTABLE, 'daemon', '--probe'] }, periodSeconds: 10, timeoutSeconds: 5 },
