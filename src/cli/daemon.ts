@@ -42,7 +42,7 @@ export function socketOf(io: CommandIo): string {
 async function serve(io: CommandIo): Promise<ExitCode> {
   const socket = socketOf(io);
   if (process.geteuid?.() !== 0) throw new CliError('the daemon serves root alone and runs as root');
-  boundDaemonMemory();
+  const memory = boundDaemonMemory();
   const log = (line: string) => process.stderr.write(`${new Date().toISOString()} sriovctl daemon[${process.pid}] ${line}\n`);
   let daemon: Daemon;
   let callConfig: DaemonCallConfig;
@@ -50,7 +50,7 @@ async function serve(io: CommandIo): Promise<ExitCode> {
     // the daemon's settings, from the environment its front door handed down in the configuration
     const env = io.session.config.env;
     callConfig = daemonCallConfig(env);
-    daemon = await Daemon.start({ socket, log, callConfig, requestDeadlineMs: requestDeadlineMs(env.SRIOVCTL_DAEMON_REQUEST_DEADLINE_S) });
+    daemon = await Daemon.start({ socket, log, callConfig, afterCall: (inFlight) => memory.afterCall(inFlight), requestDeadlineMs: requestDeadlineMs(env.SRIOVCTL_DAEMON_REQUEST_DEADLINE_S) });
   } catch (err) {
     throw new CliError(`cannot serve: ${(err as Error).message}`);
   }

@@ -43,6 +43,8 @@ export interface DaemonOptions {
   requestDeadlineMs?: number;
   /** Where calls act (state dir, sysfs root, log and plugin dirs): daemonCallConfig of the daemon's environment. */
   callConfig: DaemonCallConfig;
+  /** Told of every call that ended, with how many others are in flight (the memory bound's collections). */
+  afterCall?: (inFlight: () => number) => void;
 }
 
 /** What `sriovctl status` shows (a contract: `status --json` prints it as `daemon`). */
@@ -112,7 +114,7 @@ export class Daemon {
 
   /** Listening on `opts.socket` (0600, its directory 0700). */
   static async start(options: DaemonOptions): Promise<Daemon> {
-    const d = new Daemon({ maxConnections: 32, maxWaiting: 1024, requestDeadlineMs: 40_000, ...options });
+    const d = new Daemon({ maxConnections: 32, maxWaiting: 1024, requestDeadlineMs: 40_000, afterCall: () => {}, ...options });
     // a search through other containers' directories must not hold up every other call
     searchOnWorkerThread(embeddedSearchWorker());
     await prepareSocketPath(d.opts.socket);
@@ -318,6 +320,7 @@ export class Daemon {
       return await this.runLogged(req);
     } finally {
       this.pending--;
+      this.opts.afterCall(() => this.pending);
     }
   }
 
