@@ -23,6 +23,11 @@
 #                  emulated VT-d IOMMU (intel_iommu=on), so a VF bound to
 #                  vfio-pci gets a real IOMMU group and /dev/vfio/<group>.
 #   SRLAB_TIMEOUT  seconds before qemu is killed (default 600)
+#   SRLAB_BOOT_TIMEOUT  seconds the guest may take to start the command
+#                  (default 120; a boot takes ~3 s here); one that has not by then is killed and the
+#                  VM booted once more (nothing of the command ran yet).  Seen
+#                  here: a TCG guest stuck early in boot, its vCPUs idle, RCU
+#                  stalls on its console ("timer wakeup didn't happen").
 #   SRLAB_OVERLAY  1 (default): / inside the VM is an overlayfs (9p lower,
 #                  tmpfs upper): everything looks writable, writes are thrown
 #                  away at exit.  0: / is the read-only 9p share, with tmpfs
@@ -57,6 +62,8 @@ SMP=${SRLAB_SMP:-2}
 IGB=${SRLAB_IGB:-2}
 MEM=${SRLAB_MEM:-1024}
 TIMEOUT=${SRLAB_TIMEOUT:-600}
+BOOT_TIMEOUT=${SRLAB_BOOT_TIMEOUT:-120}
+[[ "$BOOT_TIMEOUT" =~ ^[0-9]+$ ]] || { echo "run-in-vm: SRLAB_BOOT_TIMEOUT must be a number of seconds" >&2; exit 255; }
 OVERLAY=${SRLAB_OVERLAY:-1}
 CACHE=${SRLAB_CACHE:-/var/cache/sriovctl-lab}
 VERBOSE=${SRLAB_VERBOSE:-0}
@@ -153,6 +160,7 @@ chmod 755 /bin/modprobe-host
 echo /bin/modprobe-host > /proc/sys/kernel/modprobe
 # ttyS1 is wired to qemu's stdout: raw, so "\n" is not turned into "\r\n"
 stty -F /dev/ttyS1 raw -echo 2>/dev/null
+: > $R/run/srlab/started         # the host's boot watchdog: the command starts now
 # the subshell keeps ash's own "Killed"-style job messages on the console,
 # out of the command's output
 ( exec chroot $R /usr/bin/env -i HOME=/root TERM=dumb LANG=C.UTF-8 \
@@ -227,9 +235,14 @@ done
 APPEND="console=ttyS0 panic=-1 quiet loglevel=4 srlab.overlay=$OVERLAY intel_iommu=on \
 rdinit=/init mitigations=off tsc=reliable no_timer_check noreplace-smp \
 i8042.noaux i8042.nomux i8042.nopnp i8042.dumbkbd"
-log "starting qemu (${ACC[*]})"
 # qemu runs in the background so that ^C / SIGTERM to this script can stop it
 # (timeout(1) puts itself in its own process group, out of reach of ^C).
+INTR=0
+QPID=""
+trap 'INTR=1; [ -z "$QPID" ] || kill -TERM "$QPID" 2>/dev/null' INT TERM HUP
+for boot in 1 2; do
+rm -f "$SHARE/started" "$SHARE/rc"
+log "starting qemu (${ACC[*]}), boot $boot"
 set +e
 timeout -k 5 "$TIMEOUT" qemu-system-x86_64 "${ACC[@]}" \
   -machine q35 -device intel-iommu,intremap=off -m "$MEM" -smp "$SMP" \
@@ -243,12 +256,21 @@ timeout -k 5 "$TIMEOUT" qemu-system-x86_64 "${ACC[@]}" \
   "${RWARGS[@]}" "${NICARGS[@]}" \
   </dev/null 2> >(grep --line-buffered -v '^qemu-system-x86_64: warning: nic igb\.[0-9] has no peer$' >&2) &
 QPID=$!
-INTR=0
-trap 'INTR=1; kill -TERM "$QPID" 2>/dev/null' INT TERM HUP
+# the boot watchdog: no command started within BOOT_TIMEOUT is a guest that hung before it (see SRLAB_BOOT_TIMEOUT)
+( for ((t = 0; t < BOOT_TIMEOUT; t++)); do [ -e "$SHARE/started" ] && exit 0; kill -0 "$QPID" 2>/dev/null || exit 0; sleep 1; done
+  [ -e "$SHARE/started" ] || { : > "$SHARE/boot-hung"; kill -TERM "$QPID" 2>/dev/null; } ) &
+WATCHDOG=$!
 while :; do wait "$QPID"; qrc=$?; kill -0 "$QPID" 2>/dev/null || break; done
+kill "$WATCHDOG" 2>/dev/null; wait "$WATCHDOG" 2>/dev/null
 set -e
 [ "$INTR" = 1 ] && { echo "run-in-vm: interrupted" >&2; exit 130; }
 log "qemu exited ($qrc)"
+[ -e "$SHARE/boot-hung" ] || break
+rm -f "$SHARE/boot-hung"
+echo "run-in-vm: the guest had not started the command after ${BOOT_TIMEOUT} s (boot $boot); console tail:" >&2
+tail -n 8 "$CONSOLE" >&2 || true
+[ "$boot" = 2 ] && { echo "run-in-vm: the guest hung at boot twice" >&2; exit 255; }
+done
 if [ -s "$SHARE/rc" ]; then
   exit "$(cat "$SHARE/rc")"
 fi
