@@ -2,7 +2,7 @@
 // is accepted with the same meaning. The real executable, Debian's IPAM plugins, veth stand-ins for NICs and the
 // simulated sysfs tree for what a veth cannot be (a device on a userspace driver, an auxiliary device).
 import { spawn } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, opendirSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_SEARCH_BOUNDS } from '../../src/lend/namespace-search';
@@ -127,6 +127,18 @@ describe('row 7: a lent record whose pod namespace is gone and whose DEL never c
   });
 });
 
+/** The names in `dir` in the order the kernel lists them (a search's order; readdirSync sorts them). */
+function directoryOrder(dir: string): string[] {
+  const d = opendirSync(dir);
+  const names: string[] = [];
+  try {
+    for (let e = d.readSync(); e; e = d.readSync()) names.push(e.name);
+  } finally {
+    d.closeSync();
+  }
+  return names;
+}
+
 describe('row 4: a whole device on a userspace driver (pciBusID of a non-VF on vfio-pci: DPDK)', () => {
   const BDF = '0000:5e:00.0';
   const dpdk = (extra: Record<string, unknown> = {}) => conf({ pciBusID: BDF, ...extra });
@@ -152,17 +164,31 @@ describe('row 4: a whole device on a userspace driver (pciBusID of a non-VF on v
   });
 
   // Lent without being moved, the device is where it always was, live pod or not: only the search of the machine for
-  // the holder's namespace tells whether it is gone. A search that gave up on a directory (here a mount namespace
-  // whose /run/netns holds more entries than one directory's bound) did not see every namespace: the holder keeps it.
+  // the holder's namespace tells whether it is gone. Here the holder's namespace lives on, held only by a bind mount in
+  // a mount namespace whose /run/netns holds more entries than one directory's bound, the bind mount past them: the
+  // search gives up on that directory before it, so it did not see every namespace, and the holder keeps the device.
+  // (A namespace that died is no test of this: its inode is free, and a namespace made meanwhile anywhere on the
+  // machine may get it, which proves the holder's gone — rightly, that ADD takes the device.)
   it("a device whose holder's namespace was not searched for in full is not taken from it by another pod's ADD (11)", async () => {
     roots.sim.addPciDevice({ bdf: BDF, driver: 'vfio-pci' });
     expectOk(call('ADD', dpdk()));
-    ip('netns', 'del', pod);
     const ready = join(dir, 'crowded-ready');
-    const fill = `mount -t tmpfs sriovctl-test-crowd /run/netns && i=0 && while [ $i -lt ${DEFAULT_SEARCH_BOUNDS.entriesPerDir + 100} ]; do : > /run/netns/e$i; i=$((i+1)); done`;
+    const held = join(dir, 'held');
+    const crowd = DEFAULT_SEARCH_BOUNDS.entriesPerDir + 100;
+    // the pod's namespace bound in the crowded namespace's own /run/netns first, then the crowd: tmpfs lists the
+    // newest entries first, so a search reads the crowd before it
+    const fill = [
+      `: > ${held} && mount --bind ${netnsPath(pod)} ${held}`,
+      'mount -t tmpfs sriovctl-test-crowd /run/netns',
+      `: > /run/netns/held && mount --bind ${held} /run/netns/held && umount ${held}`,
+      `i=0 && while [ $i -lt ${crowd} ]; do : > /run/netns/e$i; i=$((i+1)); done`,
+    ].join(' && ');
     const crowded = spawn('unshare', ['-m', '--propagation', 'private', 'sh', '-c', `${fill} && : > ${ready} && exec sleep 600`], { stdio: 'ignore' });
     s.onCleanup(() => crowded.kill('SIGKILL'));
     await waitFor(() => existsSync(ready));
+    // in the directory's own order (readdirSync sorts): the holder's entry is past the directory's bound
+    expect(directoryOrder(`/proc/${crowded.pid}/root/run/netns`).indexOf('held')).toBeGreaterThanOrEqual(DEFAULT_SEARCH_BOUNDS.entriesPerDir);
+    ip('netns', 'del', pod);
     const pod2 = s.netns('pod2');
     const other = call('ADD', dpdk(), { containerId: `other-${s.prefix}`, netns: netnsPath(pod2) });
     expect(other.status, other.stdout + other.stderr).not.toBe(0);
