@@ -3,7 +3,7 @@
 // installed beside the packaged executable running it one-shot (as sriovctl-cni) when no daemon serves; the
 // systemd unit shipped beside them; a search of the machine for a namespace run off the packaged daemon's thread.
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { queryDaemon } from '../../src/daemon/query';
@@ -13,6 +13,7 @@ import { nicState, standInNic } from '../helpers/lend-fixture';
 import { executable, PKG_DIR } from './packaged';
 import { startPackagedDaemon } from './packaged-daemon';
 import { tempDir } from './run-packaged';
+import { sameFile, until, within } from '../helpers/hang-guards';
 
 const shimOf = (arch: 'amd64' | 'arm64') => join(PKG_DIR, `sriovctl-cni-shim-linux-${arch}`);
 
@@ -135,31 +136,8 @@ function shimCall(command: string, id: string, netns: string, config: object): P
   return collectOutput(child, 120_000);
 }
 
-async function until(what: string, ready: () => boolean): Promise<void> {
-  // a hang guard, not a measurement: generous for a busy machine
-  for (let i = 0; i < 1200 && !ready(); i++) await new Promise((r) => setTimeout(r, 50));
-  if (!ready()) throw new Error(`gave up waiting: ${what}`);
-}
 
-/** The answer, or a failure naming what did not come. */
-async function within<T>(what: string, p: Promise<T>, ms = 45_000): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: no answer in ${ms / 1000} s (calls held up?)`)), ms)));
-  try {
-    return await Promise.race([p, late]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
-function sameFile(a: string, b: string): boolean {
-  try {
-    const [x, y] = [statSync(a), statSync(b)];
-    return x.dev === y.dev && x.ino === y.ino;
-  } catch {
-    return false;
-  }
-}
 
 // The packaged executable is one embedded bundle with no file beside it: its daemon must start the search worker
 // from the worker's own embedded bundle, or every search runs on its one thread and holds up every other call (the

@@ -3,7 +3,7 @@
 // waits asleep, holding up no other pod's call either, then goes on once the lock is free. A real `sriovctl
 // daemon`, the real shim, stand-in NICs and a stand-in IPAM plugin that allocates only when the test says so.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { lockNic, openLedger, type NicLock } from '../../src/ledger';
@@ -12,6 +12,7 @@ import { deviceConf, useCniPodWorld } from '../helpers/cni-world';
 import { startDaemon, type DaemonProcess } from '../helpers/daemon-process';
 import { ip, ipJson, type Scratch } from '../helpers/kernel';
 import { nicState, standInNic, type NicState } from '../helpers/lend-fixture';
+import { sameFile, until, within } from '../helpers/hang-guards';
 
 let s: Scratch;
 let roots: CniRoots;
@@ -70,22 +71,7 @@ function call(command: string, id: string, podName: string, device: NicState, ip
 const gated = { type: 'gated' };
 const staticIpam = { type: 'static', addresses: [{ address: '10.94.0.5/24' }] };
 
-async function until(what: string, ready: () => boolean): Promise<void> {
-  // a hang guard, not a measurement: generous for a busy machine
-  for (let i = 0; i < 1200 && !ready(); i++) await new Promise((r) => setTimeout(r, 50));
-  if (!ready()) throw new Error(`gave up waiting: ${what}`);
-}
 
-/** The answer, or a failure naming what the daemon was still doing when it did not come. */
-async function within<T>(what: string, p: Promise<T>, ms = 45_000): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: no answer in ${ms / 1000} s (calls held up?)`)), ms)));
-  try {
-    return await Promise.race([p, late]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 /** The stand-in plugins and a daemon, and a second pod with a NIC of its own (the other pod's calls). */
 async function startWithSecondPod(): Promise<{ running: DaemonProcess; pod2: string; nic2: NicState }> {
@@ -391,14 +377,6 @@ async function nexthopAtHome(): Promise<{ peer: string; nhid: string; home: NicS
 
 type CniResultOf = Awaited<ReturnType<typeof runCniAsync>>;
 
-function sameFile(a: string, b: string): boolean {
-  try {
-    const [x, y] = [statSync(a), statSync(b)];
-    return x.dev === y.dev && x.ino === y.ino;
-  } catch {
-    return false;
-  }
-}
 
 function hasCarrier(link: string): boolean {
   return (ipJson('link', 'show', 'dev', link)[0]?.flags as string[]).includes('LOWER_UP');
