@@ -4,9 +4,10 @@
 //   ADD: the IPAM plugin's ADD, the NIC moved into the pod namespace renamed in one request, set up (MTU in the same
 //        request), the address and the default route.
 //   DEL: the IPAM plugin's DEL, the NIC set down (MTU in the same request) and moved back under its name.
-// Usage: kernel-floor <device> <ipam plugin> <address/prefix> <gateway>, with the CNI call's environment
+// Usage: kernel-floor <device> <ipam plugin> <address/prefix> <gateway|-> [add|del], with the CNI call's environment
 // (CNI_NETNS, CNI_IFNAME, CNI_CONTAINERID, CNI_PATH, …) and its network configuration on stdin, handed to the IPAM
-// plugin as a plugin hands it. Exit status 0, or 1 with the failed step on stderr.
+// plugin as a plugin hands it. Without a last argument, the pair; `add` or `del` alone (a node's ADDs at once, their
+// DELs after). `-`: no default route. Exit status 0, or 1 with the failed step on stderr.
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
@@ -150,11 +151,12 @@ static void add_default_route(int fd, int index, const char *gateway) {
 }
 
 int main(int argc, char **argv) {
-  if (argc != 5) {
-    fprintf(stderr, "usage: kernel-floor <device> <ipam plugin> <address/prefix> <gateway>\n");
+  if (argc != 5 && !(argc == 6 && (!strcmp(argv[5], "add") || !strcmp(argv[5], "del")))) {
+    fprintf(stderr, "usage: kernel-floor <device> <ipam plugin> <address/prefix> <gateway|-> [add|del]\n");
     return 2;
   }
   const char *device = argv[1], *ipam = argv[2], *address = argv[3], *gateway = argv[4];
+  int adding = argc == 5 || argv[5][0] == 'a', deleting = argc == 5 || argv[5][0] == 'd';
   const char *netns_path = getenv("CNI_NETNS"), *ifname = getenv("CNI_IFNAME"), *cni_path = getenv("CNI_PATH");
   if (!netns_path || !ifname || !cni_path) die("CNI_NETNS, CNI_IFNAME and CNI_PATH", EINVAL);
   char conf[65536];
@@ -163,24 +165,35 @@ int main(int argc, char **argv) {
   char plugin[4096];
   snprintf(plugin, sizeof plugin, "%s/%s", cni_path, ipam);
 
-  // ADD
   int host = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
   int pod = open(netns_path, O_RDONLY | O_CLOEXEC);
   if (host < 0 || pod < 0) die("namespaces", errno);
-  run_ipam(plugin, "ADD", conf, conf_len);
-  unsigned mtu = mtu_of(device);
-  int host_rtnl = rtnl();
-  set_link(host_rtnl, (int)if_nametoindex(device), 0, 0, 0, pod, ifname, "move into the pod");
-  if (setns(pod, CLONE_NEWNET)) die("setns pod", errno);
-  int pod_rtnl = rtnl();
-  int index = (int)if_nametoindex(ifname);
-  if (!index) die(ifname, errno);
-  set_link(pod_rtnl, index, IFF_UP, IFF_UP, mtu, -1, NULL, "up");
-  add_address(pod_rtnl, index, address);
-  add_default_route(pod_rtnl, index, gateway);
-  if (setns(host, CLONE_NEWNET)) die("setns host", errno);
+  int pod_rtnl, index;
+  unsigned mtu;
+  if (adding) {
+    run_ipam(plugin, "ADD", conf, conf_len);
+    mtu = mtu_of(device);
+    int host_rtnl = rtnl();
+    set_link(host_rtnl, (int)if_nametoindex(device), 0, 0, 0, pod, ifname, "move into the pod");
+    if (setns(pod, CLONE_NEWNET)) die("setns pod", errno);
+    pod_rtnl = rtnl();
+    index = (int)if_nametoindex(ifname);
+    if (!index) die(ifname, errno);
+    set_link(pod_rtnl, index, IFF_UP, IFF_UP, mtu, -1, NULL, "up");
+    add_address(pod_rtnl, index, address);
+    if (strcmp(gateway, "-")) add_default_route(pod_rtnl, index, gateway);
+    if (setns(host, CLONE_NEWNET)) die("setns host", errno);
+  } else {
+    // the NIC an earlier `add` left in the pod (its MTU is what it had at home)
+    if (setns(pod, CLONE_NEWNET)) die("setns pod", errno);
+    pod_rtnl = rtnl();
+    index = (int)if_nametoindex(ifname);
+    if (!index) die(ifname, errno);
+    mtu = mtu_of(ifname);
+    if (setns(host, CLONE_NEWNET)) die("setns host", errno);
+  }
+  if (!deleting) return 0;
 
-  // DEL
   run_ipam(plugin, "DEL", conf, conf_len);
   set_link(pod_rtnl, index, 0, IFF_UP, mtu, -1, NULL, "down");
   set_link(pod_rtnl, index, 0, 0, 0, host, device, "move back");

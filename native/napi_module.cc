@@ -114,6 +114,20 @@ Napi::Value SysctlWrite(const Napi::CallbackInfo& info) {
   });
 }
 
+// sysctlWriteEach(nsFd, [key, …], [value, …]) → [null | 'ENOENT', …]
+Napi::Value SysctlWriteEach(const Napi::CallbackInfo& info) {
+  return guarded(info.Env(), [&] {
+    Napi::Env env = info.Env();
+    auto keys = argStringArray(info, 1, "keys");
+    auto values = argStringArray(info, 2, "values");
+    if (keys.size() != values.size()) throw SysFailure::withDetail(EINVAL, "sysctl write", "as many values as keys");
+    auto failed = writeSysctls(argInt(info, 0, "nsFd"), keys, values);
+    Napi::Array out = Napi::Array::New(env, failed.size());
+    for (uint32_t i = 0; i < failed.size(); i++) out.Set(i, failed[i] ? Napi::Value(Napi::String::New(env, *failed[i])) : env.Null());
+    return out;
+  });
+}
+
 Napi::Value LockFd(const Napi::CallbackInfo& info) {
   return guarded(info.Env(), [&] {
     bool locked = lockFd(argInt(info, 0, "fd"), argBool(info, 1, "exclusive"), argInt(info, 2, "timeoutMs"));
@@ -279,6 +293,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("sysctlRead", Napi::Function::New(env, SysctlRead, "sysctlRead"));
   exports.Set("sysctlReadDirs", Napi::Function::New(env, SysctlReadDirs, "sysctlReadDirs"));
   exports.Set("sysctlWrite", Napi::Function::New(env, SysctlWrite, "sysctlWrite"));
+  exports.Set("sysctlWriteEach", Napi::Function::New(env, SysctlWriteEach, "sysctlWriteEach"));
   exports.Set("lockFd", Napi::Function::New(env, LockFd, "lockFd"));
   exports.Set("unlockFd", Napi::Function::New(env, UnlockFd, "unlockFd"));
   exports.Set("dirEntryInodes", Napi::Function::New(env, DirEntryInodes, "dirEntryInodes"));

@@ -95,18 +95,35 @@ std::string readSysctl(int nsFd, const std::string& key) {
   return value;
 }
 
-void writeSysctl(int nsFd, const std::string& key, const std::string& value) {
+// Inside the namespace already: open, one write (the kernel parses a sysctl value from a single write call).
+static void writeHere(const std::string& key, const std::string& value) {
   const std::string op = "sysctl write " + key;
+  FileGuard f{open(pathOf(key).c_str(), O_WRONLY | O_CLOEXEC)};
+  if (f.fd < 0) throwErrno(op);
+  ssize_t n;
+  do n = write(f.fd, value.data(), value.size());
+  while (n < 0 && errno == EINTR);
+  if (n < 0) throwErrno(op);
+  if (static_cast<size_t>(n) != value.size()) throw SysFailure::withDetail(EIO, op, "short write");
+}
+
+void writeSysctl(int nsFd, const std::string& key, const std::string& value) {
+  runInNetns(nsFd, [&] { writeHere(key, value); });
+}
+
+std::vector<std::optional<std::string>> writeSysctls(int nsFd, const std::vector<std::string>& keys, const std::vector<std::string>& values) {
+  std::vector<std::optional<std::string>> failed;
   runInNetns(nsFd, [&] {
-    FileGuard f{open(pathOf(key).c_str(), O_WRONLY | O_CLOEXEC)};
-    if (f.fd < 0) throwErrno(op);
-    // One write: the kernel parses a sysctl value from a single write call.
-    ssize_t n;
-    do n = write(f.fd, value.data(), value.size());
-    while (n < 0 && errno == EINTR);
-    if (n < 0) throwErrno(op);
-    if (static_cast<size_t>(n) != value.size()) throw SysFailure::withDetail(EIO, op, "short write");
+    for (size_t i = 0; i < keys.size(); i++) {
+      try {
+        writeHere(keys[i], values[i]);
+        failed.emplace_back(std::nullopt);
+      } catch (const SysFailure& e) {
+        failed.emplace_back(errnoName(e.err));
+      }
+    }
   });
+  return failed;
 }
 
 }  // namespace sriovctl

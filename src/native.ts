@@ -189,6 +189,8 @@ export interface NativeAddon {
   detachMount(target: string): void;
   sysctlRead(nsFd: number, key: string): string;
   sysctlWrite(nsFd: number, key: string, value: string): void;
+  /** Each keys[i] = values[i] on one thread inside nsFd, each tried: per entry null (written) or the errno's name. */
+  sysctlWriteEach(nsFd: number, keys: string[], values: string[]): (string | null)[];
   /** Per /proc/sys directory: [name, value] of every readable and writable entry, sorted, at most maxEntries; null when it is not there. */
   sysctlReadDirs(nsFd: number, dirs: string[], maxEntries: number): ([string, string][] | null)[];
   lockFd(fd: number, exclusive: boolean, timeoutMs: number): boolean;

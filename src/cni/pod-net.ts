@@ -1,7 +1,7 @@
 // The pod side of an attachment: IPAM's addresses and routes put on the lent interface (ADD), and the same
 // read back and compared (CHECK). Done the way libcni's ConfigureIface does it: a route without a gateway
 // takes the gateway of its family from the interface's addresses; a route's scope, priority and table apply.
-import { readSysctl, writeSysctl, type Address, type Link, type Netns, type Route, type RouteSpec, type Rtnl } from '../net';
+import { readSysctl, writeSysctl, writeSysctlsEach, type Address, type Link, type Netns, type Route, type RouteSpec, type Rtnl } from '../net';
 import { canonicalIp } from '../net/validate';
 import { log } from './log';
 import { announceIpv4, awaitCarrier, settleAddresses } from './pod-link-ready';
@@ -74,13 +74,8 @@ function enableIpv6(pod: Netns, ifname: string): void {
 
 /** Best effort: a pod with IPv6 disabled has no ipv6 conf directory, and announcing is a courtesy. */
 function announceOnUp(pod: Netns, ifname: string): void {
-  for (const key of [`net/ipv4/conf/${ifname}/arp_notify`, `net/ipv6/conf/${ifname}/ndisc_notify`]) {
-    try {
-      writeSysctl(pod, key, '1');
-    } catch (err) {
-      log.debug(`${key}: ${(err as Error).message}`);
-    }
-  }
+  const keys = [`net/ipv4/conf/${ifname}/arp_notify`, `net/ipv6/conf/${ifname}/ndisc_notify`];
+  for (const { key, code } of writeSysctlsEach(pod, keys.map((key) => [key, '1'] as const))) log.debug(`${key}: ${code}`);
 }
 
 const RT_SCOPE_UNIVERSE = 0;

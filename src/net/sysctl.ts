@@ -17,10 +17,32 @@ export function readSysctl(ns: Netns | null, key: string): string {
   return native.sysctlRead(nsFdOf(ns), key);
 }
 
+function assertValue(value: string): void {
+  if (typeof value !== 'string' || value.includes('\0')) throw invalid('sysctl value', value);
+}
+
 export function writeSysctl(ns: Netns | null, key: string, value: string): void {
   assertKey(key);
-  if (typeof value !== 'string' || value.includes('\0')) throw invalid('sysctl value', value);
+  assertValue(value);
   native.sysctlWrite(nsFdOf(ns), key, value);
+}
+
+/**
+ * Each key set to its value in `ns`, all on one thread inside it (a thread each costs a wake-up, milliseconds under
+ * load), each tried whatever the others did: the keys that could not be written, with the errno's name.
+ */
+export function writeSysctlsEach(ns: Netns | null, entries: readonly (readonly [key: string, value: string])[]): { key: string; code: string }[] {
+  if (!Array.isArray(entries) || entries.length > 64) throw invalid('sysctl entries', entries);
+  for (const [key, value] of entries) {
+    assertKey(key);
+    assertValue(value);
+  }
+  const codes = native.sysctlWriteEach(
+    nsFdOf(ns),
+    entries.map(([key]) => key),
+    entries.map(([, value]) => value),
+  );
+  return codes.flatMap((code, i) => (code === null ? [] : [{ key: entries[i][0], code }]));
 }
 
 /** More entries than any per-link directory has (ipv6/conf/<link> has about 60): a bound, not a limit met. */

@@ -1,6 +1,6 @@
 // Addresses, routes, sysctl and gratuitous ARP in a non-initial namespace.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { SysError, connect, openNetns, readSysctl, writeSysctl, type Netns, type Rtnl } from '../../src/net';
+import { SysError, connect, openNetns, readSysctl, writeSysctl, writeSysctlsEach, type Netns, type Rtnl } from '../../src/net';
 import { Scratch, ip, ipJson } from '../helpers/kernel';
 
 let scratch: Scratch;
@@ -163,6 +163,19 @@ describe('sysctl in a namespace', () => {
     expect(readSysctl(ns, `net/ipv6/conf/${a}/disable_ipv6`)).toBe('0');
     expect(() => readSysctl(null, `net/ipv6/conf/${a}/disable_ipv6`)).toThrow(SysError);
     expect(() => readSysctl(ns, '../kernel/hostname')).toThrow(TypeError);
+  });
+
+  it('writes several in one go, each tried: the ones that could not be written are named, the others are written', () => {
+    const arp = `net/ipv4/conf/${a}/arp_notify`;
+    const ndisc = `net/ipv6/conf/${a}/ndisc_notify`;
+    const flipped = (key: string) => (readSysctl(ns, key) === '1' ? '0' : '1');
+    const [arpValue, ndiscValue] = [flipped(arp), flipped(ndisc)];
+    const missing = `net/ipv4/conf/${a}-gone/arp_notify`;
+    expect(writeSysctlsEach(ns, [[arp, arpValue], [missing, '1'], [ndisc, ndiscValue]])).toEqual([{ key: missing, code: 'ENOENT' }]);
+    expect([readSysctl(ns, arp), readSysctl(ns, ndisc)]).toEqual([arpValue, ndiscValue]);
+    // the host's own are not the namespace's
+    expect(() => readSysctl(null, arp)).toThrow(SysError);
+    for (const bad of [[['../kernel/hostname', '1']], [[arp, 'a\0b']]] as const) expect(() => writeSysctlsEach(ns, bad as never)).toThrow(TypeError);
   });
 });
 

@@ -1,6 +1,6 @@
 // The proof that no long-lived thread ever changes namespace: every thread that exists before a burst of
-// cross-namespace work (sockets made inside other namespaces, sysctls and ethtool there, anonymous
-// namespaces) is still home after it. The work runs on short-lived native threads that enter the namespace.
+// cross-namespace work (sockets made inside other namespaces, sysctls and ethtool there, calls there that fail,
+// anonymous namespaces) is still home after it. The work runs on short-lived native threads that enter the namespace.
 import { readdirSync, readlinkSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -51,6 +51,8 @@ describe('threads never change namespace', () => {
         const index = side.rtnl.getLink({ name: dev }).index;
         side.rtnl.setLink(index, { alias: `r${round}` });
         readSysctl(side.ns, 'net/ipv4/ip_forward');
+        // a call that fails inside the namespace comes back all the same
+        expect(() => readSysctl(side.ns, `net/ipv4/conf/${dev}-none/forwarding`)).toThrow(/No such file/);
         expect(side.rtnl.driverInfo(dev)).toEqual({ driver: 'veth', busInfo: '' });
         const extra = connect(side.ns);
         extra.listLinks();
