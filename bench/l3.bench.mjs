@@ -47,8 +47,10 @@ export default async function l3Bench(ctx) {
   let lendApi;
   let snap;
   let net;
+  let config;
   try {
     lendApi = require('../dist/lend/index.js');
+    config = require('../dist/config.js');
     snap = require('../dist/lend/l3-snapshot.js');
     net = require('../dist/net/index.js');
   } catch (err) {
@@ -72,7 +74,8 @@ export default async function l3Bench(ctx) {
     ip('-n', home, 'link', 'add', `${p}o`, 'type', 'veth', 'peer', 'name', `${p}q`);
     ip('-n', home, 'link', 'set', `${p}o`, 'up');
     loadL3(home, nics.loaded, `${p}o`);
-    const session = lendApi.openSession({ stateDir, sysfsRoot });
+    // the configuration as a front door reads it (every field the engine asks for), with the bench's own dirs
+    const session = lendApi.openSession(config.loadConfig({ SRIOVCTL_STATE_DIR: stateDir, SRIOVCTL_SYSFS_ROOT: sysfsRoot }));
     opened.push(() => session.close());
     const homeNs = net.openNetns(`/var/run/netns/${home}`);
     opened.push(() => homeNs.close());

@@ -121,7 +121,7 @@ Napi::Value SysctlWriteEach(const Napi::CallbackInfo& info) {
     auto keys = argStringArray(info, 1, "keys");
     auto values = argStringArray(info, 2, "values");
     if (keys.size() != values.size()) throw SysFailure::withDetail(EINVAL, "sysctl write", "as many values as keys");
-    auto failed = writeSysctls(argInt(info, 0, "nsFd"), keys, values);
+    auto failed = writeSysctlsEach(argInt(info, 0, "nsFd"), keys, values);
     Napi::Array out = Napi::Array::New(env, failed.size());
     for (uint32_t i = 0; i < failed.size(); i++) out.Set(i, failed[i] ? Napi::Value(Napi::String::New(env, *failed[i])) : env.Null());
     return out;

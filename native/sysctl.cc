@@ -111,7 +111,7 @@ void writeSysctl(int nsFd, const std::string& key, const std::string& value) {
   runInNetns(nsFd, [&] { writeHere(key, value); });
 }
 
-std::vector<std::optional<std::string>> writeSysctls(int nsFd, const std::vector<std::string>& keys, const std::vector<std::string>& values) {
+std::vector<std::optional<std::string>> writeSysctlsEach(int nsFd, const std::vector<std::string>& keys, const std::vector<std::string>& values) {
   std::vector<std::optional<std::string>> failed;
   runInNetns(nsFd, [&] {
     for (size_t i = 0; i < keys.size(); i++) {

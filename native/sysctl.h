@@ -13,7 +13,7 @@ std::string readSysctl(int nsFd, const std::string& key);
 void writeSysctl(int nsFd, const std::string& key, const std::string& value);
 // Each keys[i] = values[i], all on one thread inside the namespace (one setns for the lot), each tried whatever the
 // others did: per entry, nullopt when written, else the errno's name ('ENOENT': no such link or no IPv6 there).
-std::vector<std::optional<std::string>> writeSysctls(int nsFd, const std::vector<std::string>& keys, const std::vector<std::string>& values);
+std::vector<std::optional<std::string>> writeSysctlsEach(int nsFd, const std::vector<std::string>& keys, const std::vector<std::string>& values);
 
 using SysctlEntries = std::vector<std::pair<std::string, std::string>>;
 
