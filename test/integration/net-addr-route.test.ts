@@ -173,7 +173,7 @@ describe('sysctl in a namespace', () => {
     const missing = `net/ipv4/conf/${a}-gone/arp_notify`;
     expect(writeSysctlsEach(ns, [[arp, arpValue], [missing, '1'], [ndisc, ndiscValue]])).toEqual([{ key: missing, code: 'ENOENT' }]);
     expect([readSysctl(ns, arp), readSysctl(ns, ndisc)]).toEqual([arpValue, ndiscValue]);
-    // the host's own are not the namespace's
+    // the keys are the namespace's alone: the link, and so its directory, is not in ours
     expect(() => readSysctl(null, arp)).toThrow(SysError);
     for (const bad of [[['../kernel/hostname', '1']], [[arp, 'a\0b']]] as const) expect(() => writeSysctlsEach(ns, bad as never)).toThrow(TypeError);
   });
