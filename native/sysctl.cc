@@ -28,8 +28,10 @@ struct FileGuard {
 constexpr size_t kMaxValue = 4096;
 
 // One read of at most a page (a sysctl value is produced whole by the first read); false when refused or longer.
+// Opened for reading and writing: the open itself is refused (EACCES) for a sysctl that cannot be both, which a
+// snapshot skips (nothing to restore of a read-only one), so that no stat is needed first.
 bool readValueAt(int dirFd, const char* name, std::string& out) {
-  FileGuard f{openat(dirFd, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)};
+  FileGuard f{openat(dirFd, name, O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)};
   if (f.fd < 0) return false;
   char buf[kMaxValue + 1];
   ssize_t n;
@@ -39,6 +41,13 @@ bool readValueAt(int dirFd, const char* name, std::string& out) {
   out.assign(buf, static_cast<size_t>(n));
   while (!out.empty() && out.back() == '\n') out.pop_back();
   return true;
+}
+
+// procfs names a sysctl's type in its directory entry; stat only where a filesystem does not
+bool isRegularEntry(int dirFd, const dirent& e) {
+  if (e.d_type != DT_UNKNOWN) return e.d_type == DT_REG;
+  struct stat st;
+  return fstatat(dirFd, e.d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode);
 }
 
 }  // namespace
@@ -56,9 +65,7 @@ std::optional<SysctlEntries> readDirHere(const std::string& dir, size_t maxEntri
   const int dirFd = dirfd(d.dir);
   forEachDirEntry(d.dir, op, [&](const dirent& e) {
     if (e.d_name[0] == '.' || out.size() >= maxEntries) return;
-    struct stat st;
-    if (fstatat(dirFd, e.d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode)) return;
-    if ((st.st_mode & S_IRUSR) == 0 || (st.st_mode & S_IWUSR) == 0) return;
+    if (!isRegularEntry(dirFd, e)) return;
     std::string value;
     if (readValueAt(dirFd, e.d_name, value)) out.emplace_back(e.d_name, std::move(value));
   });

@@ -1,7 +1,9 @@
 // Durable file replacement: a reader sees the old content or the new, never a mix, even across a crash.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { promisify } from 'node:util';
 import { native } from '../native';
+import { runWaitsSync, type SlowCall, type WaitingSteps } from '../util/wait';
 
 /** Temp files are '.<final name>.tmp-<pid>-<random>': hidden, and never mistaken for a finished file. */
 export const TEMP_MARKER = '.tmp-';
@@ -25,6 +27,18 @@ export interface AtomicWriteHooks {
    * file's data is always fsynced before its rename).
    */
   durable?: boolean;
+  /**
+   * Default true. False: the data is not fsynced before the rename, so a power cut may bring the file back as zeros
+   * of its size — only for a file whose last durable version is kept under a second name (`secondName` of that
+   * write), which its reader falls back to.
+   */
+  syncData?: boolean;
+  /**
+   * A second name the new file gets as soon as it is in place, before the directory's fsync (a hard link, made under
+   * a temp name and renamed over the old one: never missing, never another file's). One that cannot be made is
+   * removed instead, so it never names an older file than this one.
+   */
+  secondName?: string;
 }
 
 /** Unique within a process; a leftover of a dead process with our pid is skipped (no crypto module at start-up). */
@@ -36,11 +50,12 @@ let tempCounter = 0;
  */
 export function writeFileAtomic(file: string, data: string | ((fd: number) => void), mode: number, hooks: AtomicWriteHooks = {}): void {
   const durable = hooks.durable !== false;
-  // The data is fsynced even when the write need not be durable: a rename can reach the disk before the data it
+  // The data is fsynced even when the write need not be durable, unless its caller keeps the last durable version
+  // under a second name (syncData false): a rename can reach the disk before the data it
   // names. ext4's auto_da_alloc only starts the data's writeback at a rename over another file, and with
   // dioread_nolock (its default since Linux 5.6) that data sits in unwritten extents the journal may commit first:
   // a cut then leaves a file of the new size that reads as zeros (the old file, unlinked by the rename, is gone).
-  const temp = writeTemp(file, data, mode);
+  const temp = writeTemp(file, data, mode, hooks.syncData !== false);
   try {
     hooks.beforeRename?.(temp);
     fs.renameSync(temp, file);
@@ -48,6 +63,7 @@ export function writeFileAtomic(file: string, data: string | ((fd: number) => vo
     fs.rmSync(temp, { force: true });
     throw err;
   }
+  if (hooks.secondName !== undefined) linkSecondName(file, hooks.secondName);
   if (durable) fsyncDir(path.dirname(file));
 }
 
@@ -64,8 +80,24 @@ export interface PendingDurability {
  * of the addon's while the caller goes on (the move waits on the kernel meanwhile). A power cut before finish() may
  * leave no file at all (it finds the NIC where the reboot put it), never an empty one.
  */
-export function writeFileAtomicDurableLater(file: string, data: string, mode: number, hooks: Pick<AtomicWriteHooks, 'beforeRename'> = {}): PendingDurability {
-  const temp = writeTemp(file, data, mode);
+export function writeFileAtomicDurableLater(file: string, data: string, mode: number, hooks: DurableLaterHooks = {}): PendingDurability {
+  return runWaitsSync(writeFileAtomicDurableLaterSteps(file, data, mode, hooks));
+}
+
+type DurableLaterHooks = Pick<AtomicWriteHooks, 'beforeRename' | 'secondName'>;
+
+/**
+ * writeFileAtomicDurableLater as steps: the data's fsync, which must come before the rename, is a slow call its
+ * runner makes in place (a one-shot process) or off the thread (the daemon, whose other calls go on meanwhile).
+ */
+export function* writeFileAtomicDurableLaterSteps(file: string, data: string, mode: number, hooks: DurableLaterHooks = {}): WaitingSteps<PendingDurability> {
+  const temp = writeTemp(file, data, mode, false);
+  try {
+    yield fsyncOfFile(temp);
+  } catch (err) {
+    fs.rmSync(temp, { force: true });
+    throw err;
+  }
   let dirFd = -1;
   try {
     hooks.beforeRename?.(temp);
@@ -76,6 +108,13 @@ export function writeFileAtomicDurableLater(file: string, data: string, mode: nu
     if (dirFd >= 0) fs.closeSync(dirFd);
     fs.rmSync(temp, { force: true });
     throw err;
+  }
+  if (hooks.secondName !== undefined) {
+    try {
+      linkSecondName(file, hooks.secondName);
+    } catch {
+      // neither made nor removed: the filesystem failed (EIO, read-only), which the directory's fsync reports
+    }
   }
   const job = native.startFsync([dirFd]);
   let done = false;
@@ -92,8 +131,46 @@ export function writeFileAtomicDurableLater(file: string, data: string, mode: nu
   };
 }
 
-/** The temp file beside `file` with `data` in it, fsynced and closed; removed again if writing fails. */
-function writeTemp(file: string, data: string | ((fd: number) => void), mode: number): string {
+/** fsync of `file`'s data (any fd of a file flushes its data), as a slow call. */
+function fsyncOfFile(file: string): SlowCall {
+  const open = () => fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW);
+  return {
+    inPlace: () => {
+      const fd = open();
+      try {
+        fs.fsyncSync(fd);
+      } finally {
+        fs.closeSync(fd);
+      }
+    },
+    offThread: async () => {
+      const fd = open();
+      try {
+        await promisify(fs.fsync)(fd);
+      } finally {
+        fs.closeSync(fd);
+      }
+    },
+  };
+}
+
+/**
+ * `second` becomes another name of `file` (see AtomicWriteHooks.secondName); when that fails, `second` is removed, and
+ * only when that fails too is the error thrown.
+ */
+function linkSecondName(file: string, second: string): void {
+  const temp = tempName(path.dirname(second), path.basename(second));
+  try {
+    fs.linkSync(file, temp);
+    fs.renameSync(temp, second);
+  } catch {
+    fs.rmSync(temp, { force: true });
+    fs.rmSync(second, { force: true });
+  }
+}
+
+/** The temp file beside `file` with `data` in it (fsynced unless told otherwise) and closed; removed again if writing fails. */
+function writeTemp(file: string, data: string | ((fd: number) => void), mode: number, syncData = true): string {
   const { temp, fd } = createTemp(path.dirname(file), path.basename(file), mode);
   try {
     try {
@@ -101,7 +178,7 @@ function writeTemp(file: string, data: string | ((fd: number) => void), mode: nu
       fs.fchmodSync(fd, mode);
       if (typeof data === 'string') fs.writeSync(fd, data);
       else data(fd);
-      fs.fsyncSync(fd);
+      if (syncData) fs.fsyncSync(fd);
     } finally {
       fs.closeSync(fd);
     }
@@ -115,13 +192,18 @@ function writeTemp(file: string, data: string | ((fd: number) => void), mode: nu
 /** A new temp file beside `name`; a name left by a dead process with our pid is skipped, not an error. */
 function createTemp(dir: string, name: string, mode: number): { temp: string; fd: number } {
   for (;;) {
-    const temp = path.join(dir, `.${name}${TEMP_MARKER}${process.pid}-${(tempCounter++).toString(16)}`);
+    const temp = tempName(dir, name);
     try {
       return { temp, fd: fs.openSync(temp, fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL, mode) };
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
     }
   }
+}
+
+/** The next temp name for `name` in `dir` (see TEMP_MARKER). */
+function tempName(dir: string, name: string): string {
+  return path.join(dir, `.${name}${TEMP_MARKER}${process.pid}-${(tempCounter++).toString(16)}`);
 }
 
 /** Remove a file (durably unless told otherwise); absent is fine. */

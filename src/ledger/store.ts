@@ -2,10 +2,11 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { SysError } from '../errors';
-import { isTempFileName, removeFileDurably, tempFileWriter, writeFileAtomic, writeFileAtomicDurableLater, type AtomicWriteHooks, type PendingDurability } from '../fs/atomic-file';
+import { fsyncDir, isTempFileName, removeFileDurably, tempFileWriter, writeFileAtomic, writeFileAtomicDurableLaterSteps, type AtomicWriteHooks, type PendingDurability } from '../fs/atomic-file';
 import { assertRecordKey, nestedPrefix } from './keys';
 import { addEntry, bucketKeysNestedIn, bucketKeysOfOwner, candidateKeys, distrustIndex, fileInode, recordKeysStartingWith, removeEntry } from './owner-index';
 import type { LendRecord } from './types';
+import type { WaitingSteps } from '../util/wait';
 import { recordProblem } from './validate';
 import { ensureTrusted, ensureTrustedStateDir, examineEntry } from '../fs/secure-dir';
 import { readStateFile } from '../fs/state-file';
@@ -52,6 +53,27 @@ export function recordPath(l: Ledger, key: string): string {
   return path.join(recordsDir(l.dir), key + RECORD_SUFFIX);
 }
 
+/**
+ * A record's last durable version keeps a second, hidden name, '.<key>.json.durable' (a hard link to the file a
+ * durable write put in place). A later write, which need only survive a crash of this process (see steps.ts), can
+ * then leave its data to the kernel's writeback: a power cut may bring it back as zeros of its size (ext4 can
+ * commit a rename before the data it names), and the record is then read from this version — what a restore after
+ * a reboot needs (the snapshot) is in it.
+ */
+const DURABLE_COPY_SUFFIX = '.durable';
+
+export function durableCopyPath(file: string): string {
+  return path.join(path.dirname(file), `.${path.basename(file)}${DURABLE_COPY_SUFFIX}`);
+}
+
+function hasDurableCopy(file: string): boolean {
+  try {
+    return fs.lstatSync(durableCopyPath(file)).isFile();
+  } catch {
+    return false;
+  }
+}
+
 /** The record for `key`, or null when there is none. Throws SysError 'CORRUPT' when the file cannot be used. */
 export function readRecord(l: Ledger, key: string): LendRecord | null {
   return readRecordFile(recordPath(l, key), key);
@@ -69,7 +91,23 @@ function readRecordFile(file: string, key: string): LendRecord | null {
     const why = e.code === 'ELOOP' ? 'is a symbolic link (not followed)' : e.code === 'EFTYPE' ? 'is not a regular file' : 'cannot be read';
     throw corrupt(file, why, e.code);
   }
-  return parseRecord(file, key, text);
+  try {
+    return parseRecord(file, key, text);
+  } catch (err) {
+    const kept = durableVersion(file, key);
+    if (kept) return kept;
+    throw err;
+  }
+}
+
+/** The record's last durable version (durableCopyPath), or null when there is none that can be used. */
+function durableVersion(file: string, key: string): LendRecord | null {
+  const copy = durableCopyPath(file);
+  try {
+    return parseRecord(copy, key, readStateFile(copy).toString('utf8'));
+  } catch {
+    return null;
+  }
 }
 
 function parseRecord(file: string, key: string, text: string): LendRecord {
@@ -99,7 +137,10 @@ export function writeRecord(l: Ledger, r: LendRecord, hooks: RecordWriteHooks = 
   const text = recordText(r);
   const replaced = fileInode(file);
   const index = indexedBeforeRename(l, r, hooks);
-  writeFileAtomic(file, text, FILE_MODE, { ...hooks, beforeRename: index.beforeRename });
+  // a durable write becomes the durable copy; a later one whose record has a durable copy need not fsync its data
+  const durable = hooks.durable !== false;
+  const copy = durable ? { secondName: durableCopyPath(file) } : { syncData: !hasDurableCopy(file) };
+  writeFileAtomic(file, text, FILE_MODE, { ...hooks, ...copy, beforeRename: index.beforeRename });
   index.afterRename();
   hooks.afterRename?.();
   unindexReplaced(l, r, replaced);
@@ -112,14 +153,15 @@ export interface RecordWriteHooks extends AtomicWriteHooks {
 
 /**
  * A new record, visible at once and on disk once the returned finish() has returned (see
- * writeFileAtomicDurableLater): for a record whose durability may overlap the move it precedes.
+ * writeFileAtomicDurableLater): for a record whose durability may overlap the move it precedes. Its data's fsync
+ * is a slow call of the steps (off the thread in the daemon).
  */
-export function writeNewRecordDurableLater(l: Ledger, r: LendRecord, hooks: Pick<AtomicWriteHooks, 'beforeRename'> = {}): PendingDurability {
+export function* writeNewRecordDurableLater(l: Ledger, r: LendRecord, hooks: Pick<AtomicWriteHooks, 'beforeRename'> = {}): WaitingSteps<PendingDurability> {
   const file = recordPath(l, r.key);
   const text = recordText(r);
   const replaced = fileInode(file);
   const index = indexedBeforeRename(l, r, hooks);
-  const pending = writeFileAtomicDurableLater(file, text, FILE_MODE, { beforeRename: index.beforeRename });
+  const pending = yield* writeFileAtomicDurableLaterSteps(file, text, FILE_MODE, { beforeRename: index.beforeRename, secondName: durableCopyPath(file) });
   index.afterRename();
   unindexReplaced(l, r, replaced);
   return pending;
@@ -181,7 +223,10 @@ export function deleteRecord(l: Ledger, key: string, opts: { durable?: boolean; 
   const inode = fileInode(file);
   if (inode === null) return;
   const owner = ownerOfFile(file, key);
-  removeFileDurably(file, opts.durable !== false);
+  // the record first: a crash between the two leaves a durable copy of no record, which a scan removes
+  removeFileDurably(file, false);
+  removeFileDurably(durableCopyPath(file), false);
+  if (opts.durable !== false) fsyncDir(path.dirname(file));
   // test seam: a crash here leaves the entry of a file that is gone (read by no lookup)
   opts.afterRemove?.();
   if (l.owners) indexQuietly(() => removeEntry(l.owners!, key, inode, owner));
@@ -248,7 +293,8 @@ export function scanRecords(l: Ledger): ScanResult {
   }
   for (const name of names.sort()) {
     if (isTempFileName(name)) {
-      removeIfAbandoned(path.join(dir, name));
+      if (name.endsWith(RECORD_SUFFIX + DURABLE_COPY_SUFFIX)) removeIfOrphaned(dir, name);
+      else removeIfAbandoned(path.join(dir, name));
       continue;
     }
     // not path.join: `dir` is normal already (recordsDir joined it) and `name` a bare entry; joining costs most of a scan
@@ -300,6 +346,21 @@ function removeIfAbandoned(file: string): void {
     fs.unlinkSync(file);
   } catch {
     // someone else cleaned it up, or we may not: it is ignored either way
+  }
+}
+
+/**
+ * A durable copy whose record is gone (a deleteRecord cut short between its two removals) is removed once it is clearly
+ * stale: a first write makes the copy a moment before the record is renamed into place.
+ */
+function removeIfOrphaned(dir: string, copyName: string): void {
+  const copy = `${dir}/${copyName}`;
+  const record = `${dir}/${copyName.slice(1, -DURABLE_COPY_SUFFIX.length)}`;
+  try {
+    if (fs.existsSync(record) || Date.now() - fs.lstatSync(copy).mtimeMs < ABANDONED_AFTER_MS) return;
+    fs.unlinkSync(copy);
+  } catch {
+    // gone already, or not ours to remove: ignored either way
   }
 }
 

@@ -154,7 +154,7 @@ function* lendLocked(s: EngineContext, plan: LendPlan, req: LendSettings, lock: 
   // in place, its data on disk, before anything changes (a crash of this process at any point finds it); its
   // directory entry fsynced while the NIC moves (the move waits 10–30 ms on the kernel), on disk before the lend is
   // reported done
-  const durable = writeNewRecordDurableLater(ledger, record);
+  const durable = yield* writeNewRecordDurableLater(ledger, record);
   try {
     failpoint(s.config, 'lend:recorded');
     if (req.vf) applyVfRequest(nic, req.vf);

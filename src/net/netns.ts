@@ -5,6 +5,7 @@ import { statNetnsId } from './netns-id';
 import type { Netns, NetnsId } from './types';
 
 export { netnsIdKey, sameNetns, statNetnsId } from './netns-id';
+import { sameNetns } from './netns-id';
 import { assertInteger, invalid } from './validate';
 
 class OpenNetns implements Netns {
@@ -81,4 +82,21 @@ export function nsFdOf(ns: Netns | null | undefined, what = 'namespace'): number
   if (typeof ns !== 'object' || typeof ns.fd !== 'number') throw invalid(what, ns);
   if (ns.fd < 0) throw invalid(what, ns.path ?? 'anonymous', 'already closed');
   return ns.fd;
+}
+
+/**
+ * nsFdOf for an addon call that works inside the namespace (on a thread of its own that enters it): -1 for the
+ * calling thread's own namespace too, so that call works on this thread instead — the same namespace, one thread
+ * fewer. Not for an fd the kernel is handed as a value (a move's target).
+ */
+export function workInFdOf(ns: Netns | null | undefined, what = 'namespace'): number {
+  const fd = nsFdOf(ns, what);
+  return fd >= 0 && sameNetns(ns!.id, callingThreadNetns()) ? -1 : fd;
+}
+
+/** Read once: no thread of ours ever enters another namespace itself (the addon's own threads do). */
+let callingThread: NetnsId | undefined;
+
+function callingThreadNetns(): NetnsId {
+  return (callingThread ??= ownNetnsId());
 }

@@ -4,7 +4,7 @@
 // the move's promise form, which the daemon needs (DESIGN.md: an async variant exists only where a caller needs it).
 import { isSysError } from '../errors';
 import { native, type NativeAddressPut, type NativeLinkChange, type NativeNewLink, type NativeRoutePut, type NativeRouteSpec, type NativeRtnlSocket, type NativeRtnlSync, type NativeVfChange } from '../native';
-import { nsFdOf } from './netns';
+import { nsFdOf, workInFdOf } from './netns';
 import { neighbourSpec } from './neighbour-spec';
 import { rootQdiscArgs } from './qdisc-spec';
 import { assertNexthopId, nexthopSpec, ruleSpec } from './rule-nexthop-spec';
@@ -699,7 +699,7 @@ export function rtnlSocketsOpened(): number {
 
 /** An rtnetlink connection whose socket was created inside `ns` (null: the caller's namespace). */
 export function connect(ns?: Netns | null, opts?: { timeoutMs?: number }): Rtnl {
-  const nsFd = nsFdOf(ns);
+  const nsFd = workInFdOf(ns);
   if (opts !== undefined) {
     assertObject('connect options', opts);
     assertKnownKeys('connect options', opts, ['timeoutMs']);

@@ -1,6 +1,6 @@
 // /proc/sys/net/... as seen from a namespace (opened on a native thread inside it).
 import { native } from '../native';
-import { nsFdOf } from './netns';
+import { workInFdOf } from './netns';
 import type { Netns } from './types';
 import { invalid } from './validate';
 
@@ -14,7 +14,7 @@ function assertKey(key: string): void {
 /** The value (trailing newline removed) of e.g. 'net/ipv4/ip_forward' in `ns` (null: the caller's). */
 export function readSysctl(ns: Netns | null, key: string): string {
   assertKey(key);
-  return native.sysctlRead(nsFdOf(ns), key);
+  return native.sysctlRead(workInFdOf(ns), key);
 }
 
 function assertValue(value: string): void {
@@ -24,7 +24,7 @@ function assertValue(value: string): void {
 export function writeSysctl(ns: Netns | null, key: string, value: string): void {
   assertKey(key);
   assertValue(value);
-  native.sysctlWrite(nsFdOf(ns), key, value);
+  native.sysctlWrite(workInFdOf(ns), key, value);
 }
 
 /**
@@ -38,7 +38,7 @@ export function writeSysctlsEach(ns: Netns | null, entries: readonly (readonly [
     assertValue(value);
   }
   const codes = native.sysctlWriteEach(
-    nsFdOf(ns),
+    workInFdOf(ns),
     entries.map(([key]) => key),
     entries.map(([, value]) => value),
   );
@@ -56,5 +56,5 @@ const MAX_DIR_ENTRIES = 512;
 export function readSysctlDirs(ns: Netns | null, dirs: string[]): (Map<string, string> | null)[] {
   if (!Array.isArray(dirs) || dirs.length > 64) throw invalid('sysctl directories', dirs);
   for (const d of dirs) assertKey(d);
-  return native.sysctlReadDirs(nsFdOf(ns), dirs, MAX_DIR_ENTRIES).map((entries) => (entries === null ? null : new Map(entries)));
+  return native.sysctlReadDirs(workInFdOf(ns), dirs, MAX_DIR_ENTRIES).map((entries) => (entries === null ? null : new Map(entries)));
 }

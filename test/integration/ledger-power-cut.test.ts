@@ -2,10 +2,12 @@
 // (the journal flushed, every write not yet on disk dropped) at seeded random moments of `attach`, `detach`, CNI
 // ADD and CNI DEL, then the filesystem mounted again and the NIC given back from what survived (`cleanup`, or the
 // pod's DEL): never an empty or corrupt record, every NIC home with its name, MAC and MTU. A record's rewrites need
-// not be durable, but each file's data is fsynced before it is renamed over the old one: ext4 can commit the rename
-// first (one swapped in by renameat2's exchange came back 0 bytes; one renamed over the old file without its data
-// fsynced came back as zeros of its size, the case of the second suite), and the first write is fsynced before its
-// rename (one renamed first, then fsynced on a thread, came back empty when the cut followed its writer's death).
+// not be durable, and ext4 can commit a rename before the data it names (one swapped in by renameat2's exchange came
+// back 0 bytes; one renamed over the old file without its data fsynced came back as zeros of its size, the case of
+// the second suite): a file's data is fsynced before its rename, unless the record's last durable version is kept
+// beside it as a hard link, which the ledger reads when the rewrite came back as zeros (the third suite). The first
+// write is fsynced before its rename (one renamed first, then fsynced on a thread, came back empty when the cut
+// followed its writer's death).
 import type { ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -18,6 +20,8 @@ import { ip, Scratch } from '../helpers/kernel';
 import { nicState, standInNic } from '../helpers/lend-fixture';
 import { SimSysfs } from '../../src/sriov/sim';
 import { writeFileAtomic } from '../../src/fs/atomic-file';
+import { advanceRecord, deleteRecord, readRecord, recordPath, scanRecords, writeRecord, type Ledger } from '../../src/ledger';
+import { sampleRecord } from '../helpers/ledger-record';
 
 const ROUNDS_PER_DOOR = 3;
 const SEED = Number(process.env.SRIOVCTL_CRASH_SEED) || Math.floor(Math.random() * 2 ** 31);
@@ -130,12 +134,12 @@ describe('a power cut on ext4 at random moments of a lend or a give-back', () =>
         const files = recordsHere();
         // every file the cut left, temp files too: a whole hidden temp beside no record is a rename the cut undid
         const leftByCut = everyFile(fsImage.view(stateDir));
-        for (const f of files) {
-          const text = fs.readFileSync(f, 'utf8');
-          expect(text.length, `${where}: ${path.basename(f)} is empty after the cut ${moment}`).toBeGreaterThan(0);
-          expect(() => JSON.parse(text), `${where}: ${path.basename(f)} after the cut ${moment}`).not.toThrow();
-        }
-        seen.push(`${door}@${moment}:${files.length ? JSON.parse(fs.readFileSync(files[0], 'utf8')).phase : 'none'}`);
+        // read as every front door reads it: a rewrite that came back as zeros is read from its durable copy
+        const scan = scanRecords(viewedLedger(fsImage.view(stateDir)));
+        expect(scan.corrupt, `${where}: after the cut ${moment} (files ${leftByCut})`).toEqual([]);
+        expect(scan.records, `${where}: after the cut ${moment} (files ${leftByCut})`).toHaveLength(files.length);
+        const fromCopy = files.some((f) => !parses(fs.readFileSync(f, 'utf8'))) ? ' (from its durable copy)' : '';
+        seen.push(`${door}@${moment}:${scan.records[0]?.phase ?? 'none'}${fromCopy}`);
 
         await giveBack[door]();
         const home = nicState(nic.name);
@@ -179,6 +183,57 @@ describe('a power cut on ext4 right after a rewrite that need not be durable', (
     console.log(`rewrites cut at once: ${JSON.stringify(Object.fromEntries(seen))}`);
   });
 });
+
+describe('a power cut on ext4 right after a record step (its data not fsynced, its durable copy beside it)', () => {
+  let image: Ext4Image | null = null;
+  afterEach(async () => {
+    await image?.remove();
+    image = null;
+  });
+
+  // a rewrite without its data fsynced came back as zeros in 1 to 8 cuts of 40 made at once (the suite above, before
+  // its data was fsynced; 1 in 40 on 2026-12's machines): each such record must be read from the durable copy of its
+  // first write (the unit tests zero one by hand), the rest as they were before the step or after it
+  it('is read as it was before the step or after it, never corrupt', { timeout: 120_000 }, async () => {
+    const fsImage = (image = await Ext4Image.create());
+    const ledger = viewedLedger(fsImage.view(path.join(fsImage.mountPoint, 'state')));
+    fs.mkdirSync(path.join(ledger.dir, 'records'), { recursive: true, mode: 0o700 });
+    const seen = new Map<string, number>();
+    for (let round = 0; round < 30; round++) {
+      const first = sampleRecord({ step: 'lend:recorded', phase: 'lending', meta: { round } });
+      writeRecord(ledger, first);
+      const cut = await fsImage.arm();
+      advanceRecord(ledger, { ...first, phase: 'lent' }, 'lend:configured');
+      await cut.fire();
+      fsImage.remount();
+      const file = recordPath(ledger, first.key);
+      const read = readRecord(ledger, first.key);
+      const kind = `${read?.step}${parses(fs.readFileSync(file, 'utf8')) ? '' : ' (from its durable copy)'}`;
+      seen.set(kind, (seen.get(kind) ?? 0) + 1);
+      expect(read?.meta, `round ${round}`).toEqual({ round });
+      expect(kind, `round ${round}`).toMatch(/^(lend:recorded|lend:configured)$|^lend:recorded \(from its durable copy\)$/);
+      deleteRecord(ledger, first.key);
+    }
+    console.log(`record steps cut at once: ${JSON.stringify(Object.fromEntries(seen))}`);
+  });
+});
+
+/**
+ * The ledger at `dir` (a view() path) without openLedger's trust check, which refuses /proc/<pid>/root (a symbolic
+ * link) as it should; and without the owner index, which these reads do not use.
+ */
+function viewedLedger(dir: string): Ledger {
+  return { dir };
+}
+
+function parses(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 /** Every file of the ledger's records dir with its size, hidden temp files too ('none' when there is none). */
 function everyFile(stateDir: string): string {

@@ -4,7 +4,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { loadConfig } from '../../src/config';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { deleteRecord, openLedger, readRecord, recordPath, scanRecords, writeRecord, type Ledger } from '../../src/ledger';
+import { advanceRecord, deleteRecord, openLedger, readRecord, recordPath, scanRecords, writeRecord, type Ledger } from '../../src/ledger';
+import { durableCopyPath } from '../../src/ledger/store';
 import { isSysError } from '../../src/errors';
 import { sampleRecord } from '../helpers/ledger-record';
 
@@ -75,7 +76,7 @@ describe('records', () => {
     writeRecord(ledger, sampleRecord({ step: 'a' }));
     writeRecord(ledger, sampleRecord({ step: 'b' }));
     expect(readRecord(ledger, 'pci-0000_03_00_1')?.step).toBe('b');
-    expect(fs.readdirSync(path.join(ledger.dir, 'records'))).toEqual(['pci-0000_03_00_1.json']);
+    expect(fs.readdirSync(path.join(ledger.dir, 'records')).sort()).toEqual(['.pci-0000_03_00_1.json.durable', 'pci-0000_03_00_1.json']);
   });
 
   it('readRecord: null when absent', () => {
@@ -131,6 +132,69 @@ describe('records', () => {
     deleteRecord(ledger, 'pci-0000_03_00_1');
     expect(readRecord(ledger, 'pci-0000_03_00_1')).toBeNull();
     deleteRecord(ledger, 'pci-0000_03_00_1');
+  });
+});
+
+describe("a record's durable copy", () => {
+  const KEY = 'pci-0000_03_00_1';
+  const inode = (p: string) => fs.statSync(p).ino;
+  /** What a power cut can leave of a rewrite whose data was not fsynced: zeros of its size (see store.ts). */
+  const zeroed = (file: string) => fs.writeFileSync(file, Buffer.alloc(fs.statSync(file).size));
+
+  it('is the file of the last durable write; a later write leaves it, and a zeroed record is read from it', () => {
+    const first = sampleRecord({ step: 'lend:recorded', phase: 'lending' });
+    writeRecord(ledger, first);
+    const file = recordPath(ledger, KEY);
+    const copy = durableCopyPath(file);
+    expect(copy).toBe(path.join(ledger.dir, 'records', `.${KEY}.json.durable`));
+    expect(inode(copy)).toBe(inode(file));
+    const lent = advanceRecord(ledger, { ...first, phase: 'lent' }, 'lend:configured');
+    expect(inode(copy)).not.toBe(inode(file));
+    expect(readRecord(ledger, KEY)).toEqual(lent);
+    zeroed(file);
+    expect(readRecord(ledger, KEY)).toEqual(first);
+    expect(scanRecords(ledger)).toEqual({ records: [first], corrupt: [] });
+  });
+
+  it('a durable write renews it; without one a zeroed record is CORRUPT as before', () => {
+    writeRecord(ledger, sampleRecord({ step: 'a' }));
+    writeRecord(ledger, sampleRecord({ step: 'b' }));
+    const file = recordPath(ledger, KEY);
+    expect(inode(durableCopyPath(file))).toBe(inode(file));
+    fs.rmSync(durableCopyPath(file));
+    zeroed(file);
+    expect(() => readRecord(ledger, KEY)).toThrow(/not valid JSON/);
+  });
+
+  it('a record whose copy is missing is rewritten as before, and a write that is not durable makes none', () => {
+    writeRecord(ledger, sampleRecord({ step: 'a' }));
+    const file = recordPath(ledger, KEY);
+    fs.rmSync(durableCopyPath(file));
+    advanceRecord(ledger, sampleRecord({ step: 'a' }), 'b');
+    expect(fs.existsSync(durableCopyPath(file))).toBe(false);
+    expect(readRecord(ledger, KEY)?.step).toBe('b');
+  });
+
+  it('goes with its record; one a cut-short delete left is removed by a scan once stale, never while its record is there', () => {
+    writeRecord(ledger, sampleRecord());
+    const file = recordPath(ledger, KEY);
+    deleteRecord(ledger, KEY, { durable: false });
+    expect(fs.readdirSync(path.join(ledger.dir, 'records'))).toEqual([]);
+    writeRecord(ledger, sampleRecord());
+    const copy = durableCopyPath(file);
+    const old = new Date(Date.now() - 3600_000);
+    fs.utimesSync(copy, old, old);
+    expect(scanRecords(ledger).records).toHaveLength(1);
+    expect(fs.existsSync(copy)).toBe(true);
+    fs.rmSync(file);
+    expect(scanRecords(ledger)).toEqual({ records: [], corrupt: [] });
+    expect(fs.existsSync(copy)).toBe(false);
+  });
+
+  it('a copy whose record is gone is no record', () => {
+    writeRecord(ledger, sampleRecord());
+    fs.rmSync(recordPath(ledger, KEY));
+    expect(readRecord(ledger, KEY)).toBeNull();
   });
 });
 
