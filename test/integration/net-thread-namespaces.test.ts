@@ -4,7 +4,8 @@
 import { readdirSync, readlinkSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { SysError, connect, createAnonymousNetns, readSysctl } from '../../src/net';
+import { SysError, connect, createAnonymousNetns, openNetns, readSysctl } from '../../src/net';
+import { nsFdOf, workInFdOf } from '../../src/net/netns';
 import { Scratch } from '../helpers/kernel';
 
 let scratch: Scratch;
@@ -70,5 +71,23 @@ describe('threads never change namespace', () => {
     expect(watched).toEqual([]);
     expect([...after.entries()].filter(([, n]) => n !== home)).toEqual([]);
     expect([...before.keys()].filter((tid) => !after.has(tid))).toEqual([]); // main + pool threads all still there
+  });
+});
+
+describe('work in our own namespace', () => {
+  it('named by a handle of it, runs on the calling thread; a handle of another, and a move target, keep their fd', () => {
+    const own = openNetns('/proc/self/ns/net');
+    const other = scratchNs('t3');
+    try {
+      expect(workInFdOf(own)).toBe(-1);
+      expect(workInFdOf(null)).toBe(-1);
+      expect(workInFdOf(other.ns)).toBe(other.ns.fd);
+      // the kernel is handed the fd itself (IFLA_NET_NS_FD): never "ours"
+      expect(nsFdOf(own)).toBe(own.fd);
+      expect(readSysctl(own, 'net/ipv4/ip_forward')).toBe(readSysctl(null, 'net/ipv4/ip_forward'));
+    } finally {
+      own.close();
+    }
+    expect(() => workInFdOf(own)).toThrow(/already closed/);
   });
 });
