@@ -128,6 +128,17 @@ Napi::Value SysctlWriteEach(const Napi::CallbackInfo& info) {
   });
 }
 
+// sysctlReadEach(nsFd, [key, …]) → [value | null, …]
+Napi::Value SysctlReadEach(const Napi::CallbackInfo& info) {
+  return guarded(info.Env(), [&] {
+    Napi::Env env = info.Env();
+    auto values = readSysctlsEach(argInt(info, 0, "nsFd"), argStringArray(info, 1, "keys"));
+    Napi::Array out = Napi::Array::New(env, values.size());
+    for (uint32_t i = 0; i < values.size(); i++) out.Set(i, values[i] ? Napi::Value(Napi::String::New(env, *values[i])) : env.Null());
+    return out;
+  });
+}
+
 Napi::Value LockFd(const Napi::CallbackInfo& info) {
   return guarded(info.Env(), [&] {
     bool locked = lockFd(argInt(info, 0, "fd"), argBool(info, 1, "exclusive"), argInt(info, 2, "timeoutMs"));
@@ -294,6 +305,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("sysctlReadDirs", Napi::Function::New(env, SysctlReadDirs, "sysctlReadDirs"));
   exports.Set("sysctlWrite", Napi::Function::New(env, SysctlWrite, "sysctlWrite"));
   exports.Set("sysctlWriteEach", Napi::Function::New(env, SysctlWriteEach, "sysctlWriteEach"));
+  exports.Set("sysctlReadEach", Napi::Function::New(env, SysctlReadEach, "sysctlReadEach"));
   exports.Set("lockFd", Napi::Function::New(env, LockFd, "lockFd"));
   exports.Set("unlockFd", Napi::Function::New(env, UnlockFd, "unlockFd"));
   exports.Set("dirEntryInodes", Napi::Function::New(env, DirEntryInodes, "dirEntryInodes"));

@@ -83,6 +83,18 @@ std::vector<std::optional<SysctlEntries>> readSysctlDirs(int nsFd, const std::ve
   return out;
 }
 
+std::vector<std::optional<std::string>> readSysctlsEach(int nsFd, const std::vector<std::string>& keys) {
+  std::vector<std::optional<std::string>> out;
+  runInNetns(nsFd, [&] {
+    for (const std::string& key : keys) {
+      std::string value;
+      if (readValueAt(AT_FDCWD, pathOf(key).c_str(), value)) out.emplace_back(std::move(value));
+      else out.emplace_back(std::nullopt);
+    }
+  });
+  return out;
+}
+
 std::string readSysctl(int nsFd, const std::string& key) {
   const std::string op = "sysctl read " + key;
   std::string value;

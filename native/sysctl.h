@@ -15,6 +15,10 @@ void writeSysctl(int nsFd, const std::string& key, const std::string& value);
 // others did: per entry, nullopt when written, else the errno's name ('ENOENT': no such link or no IPv6 there).
 std::vector<std::optional<std::string>> writeSysctlsEach(int nsFd, const std::vector<std::string>& keys, const std::vector<std::string>& values);
 
+// Each key's value, all read on one thread inside the namespace: nullopt where it cannot be both read and written
+// (no such entry, link or family there; read-only; a read refused), as readSysctlDirs leaves such entries out.
+std::vector<std::optional<std::string>> readSysctlsEach(int nsFd, const std::vector<std::string>& keys);
+
 using SysctlEntries = std::vector<std::pair<std::string, std::string>>;
 
 // For each sysctl directory ('net/ipv4/conf/eth0'), every entry that can be both read and written, with its value,

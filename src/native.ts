@@ -193,6 +193,8 @@ export interface NativeAddon {
   sysctlWriteEach(nsFd: number, keys: string[], values: string[]): (string | null)[];
   /** Per /proc/sys directory: [name, value] of every readable and writable entry, sorted, at most maxEntries; null when it is not there. */
   sysctlReadDirs(nsFd: number, dirs: string[], maxEntries: number): ([string, string][] | null)[];
+  /** Per key: its value, or null where it cannot be both read and written. */
+  sysctlReadEach(nsFd: number, keys: string[]): (string | null)[];
   lockFd(fd: number, exclusive: boolean, timeoutMs: number): boolean;
   unlockFd(fd: number): void;
   /** Every entry of `dir` but '.' and '..' as 'name/inode in hex/name/inode/…/'; `dir` is opened O_NOFOLLOW. */

@@ -3,7 +3,7 @@
 // the link is up — nexthop objects, routes, rules. Each step is idempotent: what is there already is left alone, so
 // a give-back cut short and run again converges. An item the kernel refuses is a warning naming it; the rest goes on.
 import { isSysError, SysError } from '../errors';
-import { readSysctlDirs, writeSysctl, type Link, type Netns, type RoutePut, type Rtnl } from '../net';
+import { readSysctlsEach, writeSysctl, type Link, type Netns, type RoutePut, type Rtnl } from '../net';
 import type { L3Snapshot, NicSnapshot, RouteSnapshot, SysctlSnapshot } from '../ledger/types';
 import { describeRoute, routeBase, routeSnapshot as routeSnapshotOf, SYSCTL_DIRS } from './l3-snapshot';
 import { restoreNexthops, restoreRules } from './rule-nexthop-restore';
@@ -35,27 +35,27 @@ function reason(err: unknown): string {
 }
 
 function restoreSysctls(ns: Netns, link: Link, l3: L3Snapshot, warnings: string[]): boolean {
-  const dirs = SYSCTL_DIRS.filter((dir) => l3.sysctls.some((s) => s.dir === dir));
-  if (dirs.length === 0) return false;
-  const current = readSysctlDirs(ns, dirs.map((dir) => `net/${dir}/${link.name}`));
+  const byDir = SYSCTL_DIRS.map((dir) => ({ dir, base: `net/${dir}/${link.name}`, entries: writeOrder(l3.sysctls.filter((e) => e.dir === dir)) })).filter((d) => d.entries.length > 0);
+  if (byDir.length === 0) return false;
+  // the recorded entries only, not their directories (ipv6/conf/<link> has about 60 entries for the one or two a
+  // snapshot usually records)
+  const now = readSysctlsEach(ns, byDir.flatMap((d) => d.entries.map((s) => `${d.base}/${s.name}`)));
   let changed = false;
-  dirs.forEach((dir, i) => {
-    const base = `net/${dir}/${link.name}`;
-    const now = current[i];
-    if (!now) {
-      warnings.push(`sysctls ${base.replace(/\//g, '.')}: not there; not restored`);
-      return;
-    }
-    for (const s of writeOrder(l3.sysctls.filter((e) => e.dir === dir))) {
-      if (now.get(s.name) === s.value) continue;
+  let at = 0;
+  for (const { base, entries } of byDir) {
+    // null (no such entry, or stable_secret before it is set) is written all the same: a link whose family is not
+    // there says so in each write's warning
+    const current = now.slice(at, (at += entries.length));
+    entries.forEach((s, i) => {
+      if (current[i] === s.value) return;
       try {
         writeSysctl(ns, `${base}/${s.name}`, s.value);
         changed = true;
       } catch (err) {
         warnings.push(`sysctl ${base.replace(/\//g, '.')}.${s.name}=${s.value}: ${reason(err)}; not restored`);
       }
-    }
-  });
+    });
+  }
   return changed;
 }
 

@@ -15,7 +15,7 @@ export {
 } from './netns';
 export { createNamedNetns, deleteNamedNetns, NETNS_RUN_DIR } from './named-netns';
 export { connect, rtnlSocketsOpened } from './rtnl';
-export { readSysctl, readSysctlDirs, writeSysctl, writeSysctlsEach } from './sysctl';
+export { readSysctl, readSysctlDirs, readSysctlsEach, writeSysctl, writeSysctlsEach } from './sysctl';
 export {
   normalizeMac,
   normalizeUnicastMac,

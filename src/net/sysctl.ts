@@ -58,3 +58,13 @@ export function readSysctlDirs(ns: Netns | null, dirs: string[]): (Map<string, s
   for (const d of dirs) assertKey(d);
   return native.sysctlReadDirs(workInFdOf(ns), dirs, MAX_DIR_ENTRIES).map((entries) => (entries === null ? null : new Map(entries)));
 }
+
+/**
+ * Each key's value in `ns`, all read on one thread inside it; null where the entry cannot be both read and written
+ * (missing — no such link or family there —, read-only, unreadable), as readSysctlDirs leaves such entries out.
+ */
+export function readSysctlsEach(ns: Netns | null, keys: readonly string[]): (string | null)[] {
+  if (!Array.isArray(keys) || keys.length > MAX_DIR_ENTRIES) throw invalid('sysctl keys', keys);
+  for (const key of keys) assertKey(key);
+  return native.sysctlReadEach(workInFdOf(ns), [...keys]);
+}

@@ -2,7 +2,7 @@
 // listRouteDetails: dumps the kernel filters by link) and written with it (putAddress, putRoute), checked with
 // iproute2's own view; and what the addon refuses before it reaches the kernel.
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { connect, openNetns, readSysctlDirs, FOREVER_LIFETIME, type Netns, type RoutePut, type Rtnl } from '../../src/net';
+import { connect, openNetns, readSysctlDirs, readSysctlsEach, FOREVER_LIFETIME, type Netns, type RoutePut, type Rtnl } from '../../src/net';
 import { Scratch, ip, ipJson } from '../helpers/kernel';
 
 let s: Scratch;
@@ -138,5 +138,12 @@ describe('sysctl directories', () => {
     // unreadable until set
     expect(v6?.has('stable_secret')).toBe(false);
     expect(v6?.get('disable_ipv6')).toBe('0');
+  });
+
+  it('reads single entries the same way: null for one that is missing, read-only or unreadable', () => {
+    ip('netns', 'exec', nsName, 'sysctl', '-qw', `net.ipv4.conf.${a}.arp_ignore=1`);
+    const keys = [`net/ipv4/conf/${a}/arp_ignore`, `net/ipv4/conf/${a}/mc_forwarding`, 'net/ipv4/conf/nosuchlink/arp_ignore', `net/ipv6/conf/${a}/stable_secret`, `net/ipv6/conf/${a}/disable_ipv6`];
+    expect(readSysctlsEach(ns, keys)).toEqual(['1', null, null, null, '0']);
+    expect(() => readSysctlsEach(ns, ['/etc/passwd'])).toThrow(/sysctl key/);
   });
 });
