@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
 import { native } from '../native';
-import { runWaitsSync, type SlowCall, type WaitingSteps } from '../util/wait';
+import type { SlowCall, WaitingSteps } from '../util/wait';
 
 /** Temp files are '.<final name>.tmp-<pid>-<random>': hidden, and never mistaken for a finished file. */
 export const TEMP_MARKER = '.tmp-';
@@ -78,19 +78,11 @@ export interface PendingDurability {
  * done (a lend record: in place before the NIC moves, on disk before the lend is answered). The data is fsynced
  * before the rename, so the file is never seen empty, even after a power cut; the directory's fsync runs on a thread
  * of the addon's while the caller goes on (the move waits on the kernel meanwhile). A power cut before finish() may
- * leave no file at all (it finds the NIC where the reboot put it), never an empty one.
+ * leave no file at all (it finds the NIC where the reboot put it), never an empty one. Steps: the data's fsync, which
+ * must come before the rename, is a slow call their runner makes in place (a one-shot process) or off the thread
+ * (the daemon, whose other calls go on meanwhile).
  */
-export function writeFileAtomicDurableLater(file: string, data: string, mode: number, hooks: DurableLaterHooks = {}): PendingDurability {
-  return runWaitsSync(writeFileAtomicDurableLaterSteps(file, data, mode, hooks));
-}
-
-type DurableLaterHooks = Pick<AtomicWriteHooks, 'beforeRename' | 'secondName'>;
-
-/**
- * writeFileAtomicDurableLater as steps: the data's fsync, which must come before the rename, is a slow call its
- * runner makes in place (a one-shot process) or off the thread (the daemon, whose other calls go on meanwhile).
- */
-export function* writeFileAtomicDurableLaterSteps(file: string, data: string, mode: number, hooks: DurableLaterHooks = {}): WaitingSteps<PendingDurability> {
+export function* writeFileAtomicDurableLater(file: string, data: string, mode: number, hooks: Pick<AtomicWriteHooks, 'beforeRename' | 'secondName'> = {}): WaitingSteps<PendingDurability> {
   const temp = writeTemp(file, data, mode, false);
   try {
     yield fsyncOfFile(temp);

@@ -2,7 +2,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { SysError } from '../errors';
-import { fsyncDir, isTempFileName, removeFileDurably, tempFileWriter, writeFileAtomic, writeFileAtomicDurableLaterSteps, type AtomicWriteHooks, type PendingDurability } from '../fs/atomic-file';
+import { fsyncDir, isTempFileName, removeFileDurably, tempFileWriter, writeFileAtomic, writeFileAtomicDurableLater, type AtomicWriteHooks, type PendingDurability } from '../fs/atomic-file';
 import { assertRecordKey, nestedPrefix } from './keys';
 import { addEntry, bucketKeysNestedIn, bucketKeysOfOwner, candidateKeys, distrustIndex, fileInode, recordKeysStartingWith, removeEntry } from './owner-index';
 import type { LendRecord } from './types';
@@ -161,7 +161,7 @@ export function* writeNewRecordDurableLater(l: Ledger, r: LendRecord, hooks: Pic
   const text = recordText(r);
   const replaced = fileInode(file);
   const index = indexedBeforeRename(l, r, hooks);
-  const pending = yield* writeFileAtomicDurableLaterSteps(file, text, FILE_MODE, { beforeRename: index.beforeRename, secondName: durableCopyPath(file) });
+  const pending = yield* writeFileAtomicDurableLater(file, text, FILE_MODE, { beforeRename: index.beforeRename, secondName: durableCopyPath(file) });
   index.afterRename();
   unindexReplaced(l, r, replaced);
   return pending;
@@ -351,7 +351,8 @@ function removeIfAbandoned(file: string): void {
 
 /**
  * A durable copy whose record is gone (a deleteRecord cut short between its two removals) is removed once it is clearly
- * stale: a first write makes the copy a moment before the record is renamed into place.
+ * stale: a fresh one may be a new record's, renamed into place since this scan looked (removing it only costs that
+ * record's later writes their fsync-free path, never a record).
  */
 function removeIfOrphaned(dir: string, copyName: string): void {
   const copy = `${dir}/${copyName}`;

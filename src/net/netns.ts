@@ -1,11 +1,10 @@
 // Network namespaces as open file descriptors. Holding a Netns keeps its namespace alive until close().
 import { closeSync } from 'node:fs';
 import { native, type NativeNetns } from '../native';
-import { statNetnsId } from './netns-id';
+import { sameNetns, statNetnsId } from './netns-id';
 import type { Netns, NetnsId } from './types';
 
 export { netnsIdKey, sameNetns, statNetnsId } from './netns-id';
-import { sameNetns } from './netns-id';
 import { assertInteger, invalid } from './validate';
 
 class OpenNetns implements Netns {

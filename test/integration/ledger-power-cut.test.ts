@@ -5,7 +5,7 @@
 // not be durable, and ext4 can commit a rename before the data it names (one swapped in by renameat2's exchange came
 // back 0 bytes; one renamed over the old file without its data fsynced came back as zeros of its size, the case of
 // the second suite): a file's data is fsynced before its rename, unless the record's last durable version is kept
-// beside it as a hard link, which the ledger reads when the rewrite came back as zeros (the third suite). The first
+// beside it as a hard link, which the ledger reads when the rewrite came back as zeros (the second suite's record step). The first
 // write is fsynced before its rename (one renamed first, then fsynced on a thread, came back empty when the cut
 // followed its writer's death).
 import type { ChildProcess } from 'node:child_process';
@@ -182,18 +182,11 @@ describe('a power cut on ext4 right after a rewrite that need not be durable', (
     }
     console.log(`rewrites cut at once: ${JSON.stringify(Object.fromEntries(seen))}`);
   });
-});
 
-describe('a power cut on ext4 right after a record step (its data not fsynced, its durable copy beside it)', () => {
-  let image: Ext4Image | null = null;
-  afterEach(async () => {
-    await image?.remove();
-    image = null;
-  });
-
-  // a rewrite without its data fsynced came back as zeros in 1 to 8 cuts of 40 made at once (the suite above, before
-  // its data was fsynced; 1 in 40 on 2026-12's machines): each such record must be read from the durable copy of its
-  // first write (the unit tests zero one by hand), the rest as they were before the step or after it
+  // a record step's rewrite is not fsynced at all, its durable copy beside it: a rewrite without its data fsynced came
+  // back as zeros in 1 to 8 cuts of 40 made at once (the case above, before its data was fsynced; 1 in 40 on
+  // 2026-12's machines), and each such record must be read from the durable copy of its first write (the unit tests
+  // zero one by hand), the rest as they were before the step or after it
   it('is read as it was before the step or after it, never corrupt', { timeout: 120_000 }, async () => {
     const fsImage = (image = await Ext4Image.create());
     const ledger = viewedLedger(fsImage.view(path.join(fsImage.mountPoint, 'state')));

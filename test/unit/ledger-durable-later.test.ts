@@ -7,7 +7,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isSysError } from '../../src/errors';
-import { writeFileAtomicDurableLater } from '../../src/fs/atomic-file';
+import { writeFileAtomicDurableLater as durableLaterSteps } from '../../src/fs/atomic-file';
+import { runWaits, runWaitsSync } from '../../src/util/wait';
 import { native } from '../../src/native';
 
 let tmp: string;
@@ -26,6 +27,8 @@ const fdsOn = (target: string) =>
     }
   }).length;
 
+const writeFileAtomicDurableLater = (...args: Parameters<typeof durableLaterSteps>) => runWaitsSync(durableLaterSteps(...args));
+
 describe('writeFileAtomicDurableLater', () => {
   it('puts the file in place before finish(), leaves no temp file, and holds only its directory open until finished', () => {
     const file = path.join(tmp, 'rec.json');
@@ -39,6 +42,17 @@ describe('writeFileAtomicDurableLater', () => {
     pending.finish();
     pending.finish(); // idempotent
     expect([fdsOn(file), fdsOn(tmp)]).toEqual([0, 0]);
+  });
+
+  it("its data's fsync off the thread (as the daemon runs it) puts the same file in place, with its second name", async () => {
+    const file = path.join(tmp, 'rec.json');
+    const second = path.join(tmp, '.rec.json.durable');
+    const pending = await runWaits(durableLaterSteps(file, '{"b":2}\n', 0o600, { secondName: second }));
+    expect(fs.readFileSync(file, 'utf8')).toBe('{"b":2}\n');
+    expect(fs.statSync(second).ino).toBe(fs.statSync(file).ino);
+    expect(fs.readdirSync(tmp).sort()).toEqual(['.rec.json.durable', 'rec.json']);
+    pending.finish();
+    expect(fdsOn(tmp)).toBe(0);
   });
 
   it('a file that cannot be renamed into place leaves nothing behind and holds nothing open', () => {
