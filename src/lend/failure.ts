@@ -1,6 +1,6 @@
 // Why an engine call failed, as a closed union: the codes the layers below raise are read here, once, and each
 // front door maps the union with a switch the compiler checks (a CNI error code, a CLI line and exit code).
-import { BusyError, InvalidArgument, SysError, type BusyHolder } from '../errors';
+import { BusyError, InvalidArgument, isErrnoName, SysError, type BusyHolder } from '../errors';
 
 export type Failure =
   /** Another call holds the NIC (its lock, a lend of another owner, a VF count's holder): try again later. */
@@ -36,7 +36,10 @@ const NOT_FOUND = new Set(['NOT_FOUND', 'ENODEV', 'ENOENT']);
 
 export function failureOf(err: unknown): Failure {
   if (err instanceof InvalidArgument) return { kind: 'Invalid', error: err };
-  if (!(err instanceof SysError)) return { kind: 'Internal', error: err };
+  if (!(err instanceof SysError)) {
+    const refused = refusalOfNode(err);
+    return refused ? { kind: 'Kernel', error: refused } : { kind: 'Internal', error: err };
+  }
   if (err instanceof RollbackFailed) return { kind: 'RollbackFailed', key: err.key, error: err };
   if (err.code === 'BUSY') return { kind: 'Busy', holder: err instanceof BusyError ? err.holder : { kind: 'unknown' }, error: err };
   if (err.code === 'UNTRUSTED') return { kind: 'Untrusted', error: err };
@@ -44,4 +47,22 @@ export function failureOf(err: unknown): Failure {
   if (err.code === 'ETIMEDOUT') return { kind: 'TimedOut', error: err };
   if (NOT_FOUND.has(err.code)) return { kind: 'NotFound', error: err };
   return { kind: 'Kernel', error: err };
+}
+
+/**
+ * A call of Node's own that the machine refused (the state directory's files: EROFS, ENOSPC, EPERM on an immutable
+ * directory), as the SysError the addon would have made of it: the kernel's errno, not a bug of ours. Never one
+ * of the lookups' codes (NotFound): a record file missing under its writer is the file system's failure.
+ */
+function refusalOfNode(err: unknown): SysError | null {
+  if (!(err instanceof Error)) return null;
+  const e = err as NodeJS.ErrnoException;
+  if (typeof e.code !== 'string' || !isErrnoName(e.code) || typeof e.syscall !== 'string') return null;
+  // Node's message is '<CODE>: <strerror>, <syscall> <path>': the strerror, with the syscall and path as the op
+  const text = /^[A-Z0-9]+: ([^,]+)/.exec(e.message)?.[1] ?? 'failed';
+  return new SysError(text, {
+    code: e.code,
+    ...(typeof e.errno === 'number' ? { errno: Math.abs(e.errno) } : {}),
+    op: typeof e.path === 'string' ? `${e.syscall} ${e.path}` : e.syscall,
+  });
 }

@@ -265,7 +265,10 @@ echo '{"cniVersion":"1.0.0","ips":[{"address":"10.93.0.6/24"}]}'
 
     ip('link', 'set', peer, 'up');
     const failed = expectErrorShape(await within('the ADD once the carrier is there', add));
-    expect(failed.msg).toContain('EPERM');
+    // the file system's refusal, said as the step that failed (102), not as a bug of ours (109)
+    expect(failed.code).toBe(102);
+    expect(failed.msg).toMatch(/^recording the attachment: \w+ \S*records\S*: operation not permitted \(EPERM\)/);
+    expect(failed.details).toBe('EPERM');
     expect(nicState(nic.name)).toEqual(home);
     expect(ipJson('nexthop', 'show', 'id', nhid)).toMatchObject([{ id: Number(nhid), dev: nic.name }]);
     expect(ledgerRecords(roots.stateDir)).toEqual([]);

@@ -7,6 +7,7 @@ import * as path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isSysError } from '../../src/errors';
 import { native } from '../../src/native';
+import { thrown } from '../helpers/thrown';
 
 let dir: string;
 let reader: number;
@@ -30,15 +31,6 @@ afterEach(() => {
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
-const failure = (fn: () => unknown): unknown => {
-  try {
-    fn();
-  } catch (err) {
-    return err;
-  }
-  throw new Error('expected a failure');
-};
-
 describe('readFd', () => {
   it('returns everything once the writer closes', () => {
     fs.writeSync(writer, 'hello ');
@@ -50,7 +42,7 @@ describe('readFd', () => {
   it('a writer that never closes: ETIMEDOUT at the deadline, not a hang', () => {
     fs.writeSync(writer, '{"cniVersion":');
     const t0 = Date.now();
-    const err = failure(() => native.readFd(reader, 300, 1024));
+    const err = thrown(() => native.readFd(reader, 300, 1024));
     expect(isSysError(err, 'ETIMEDOUT'), String(err)).toBe(true);
     expect(Date.now() - t0).toBeLessThan(10_000);
   });
@@ -58,7 +50,7 @@ describe('readFd', () => {
   it('more than the bound: EFBIG', () => {
     fs.writeSync(writer, 'x'.repeat(5000));
     fs.closeSync(writer);
-    expect(isSysError(failure(() => native.readFd(reader, 10_000, 4096)), 'EFBIG')).toBe(true);
+    expect(isSysError(thrown(() => native.readFd(reader, 10_000, 4096)), 'EFBIG')).toBe(true);
   });
 
   it('a descriptor that is not open reads as empty (a runtime that gave no stdin)', () => {
