@@ -1,7 +1,7 @@
 // A `sriovctl daemon` of the test's own, on a socket of its own: started, waited for, stopped (SIGTERM, then
 // SIGKILL when it does not drain), and its log kept for the failure message.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach } from 'vitest';
@@ -30,13 +30,19 @@ export interface DaemonProcess {
  */
 export const TEST_DAEMON_ENV: Readonly<Record<string, string>> = { SRIOVCTL_DAEMON_CALLER_ROOT: tmpdir(), SRIOVCTL_DAEMON_CNI_PATH: '/usr/lib/cni' };
 
-/** `prefix`: a command the daemon is run under (`unshare -m …`), exec'ing it in the end. */
+/**
+ * `prefix`: a command the daemon is run under (`unshare -m …`), exec'ing it in the end. Unless `env` names one, the
+ * daemon's own state dir is a fresh temporary one, removed when it exits: its sweep gives back the abandoned records
+ * of its state dir, and a test's daemon must never sweep (or take calls into) the machine's /var/lib/sriovctl.
+ */
 export async function startDaemon(socket: string, env: Record<string, string> = {}, timeoutMs = 30_000, prefix: string[] = []): Promise<DaemonProcess> {
   const [cmd, ...args] = [...prefix, process.execPath, CLI, 'daemon'];
+  const ownState = env.SRIOVCTL_STATE_DIR === undefined ? mkdtempSync(join(tmpdir(), 'sriovctl-daemon-state-')) : null;
   const child = spawn(cmd, args, {
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', SRIOVCTL_SOCKET: socket, ...TEST_DAEMON_ENV, ...env },
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', SRIOVCTL_SOCKET: socket, ...TEST_DAEMON_ENV, ...(ownState ? { SRIOVCTL_STATE_DIR: ownState } : {}), ...env },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
+  if (ownState) child.once('exit', () => rmSync(ownState, { recursive: true, force: true }));
   let log = '';
   child.stderr!.setEncoding('utf8').on('data', (d: string) => (log = (log + d).slice(-64 * 1024)));
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
