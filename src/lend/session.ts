@@ -1,7 +1,9 @@
 // The lend session: what every engine call needs, made once per front door from an explicit configuration —
 // the sysfs tree, the ledger, and one rtnetlink handle per namespace (opened on first use, then reused, as a
 // netlink library keeps one handle per namespace). Nothing here reads the environment.
+import { isAbsolute } from 'node:path';
 import type { Config } from '../config';
+import { InvalidArgument } from '../errors';
 import type { EngineContext } from './context';
 import { connect, netnsIdKey, ownNetnsId, sameNetns, type NamespaceRef, type Netns, type NetnsId, type Rtnl } from '../net';
 import { openLedger, scanRecords, type Ledger, type ScanResult } from '../ledger';
@@ -415,5 +417,26 @@ class SearchNeeded extends Error {
 const searchKey = (ref: NamespaceRef) => `${keyOf(ref.id)}:${ref.cookie ?? ''}:${ref.path ?? ''}`;
 
 export function openSession(config: Config, opts: SessionOptions = {}): LendSession {
+  const problem = configProblem(config);
+  if (problem) throw new InvalidArgument(`openSession: ${problem}`);
   return new LendSession(config, opts);
+}
+
+/** The paths every session works on, checked where a JavaScript caller hands them in (the front doors' loadConfig
+ *  makes them whole): a missing one would otherwise fail deep inside a step, as Node's own path error. */
+const CONFIG_PATHS = ['stateDir', 'sysfsRoot', 'resolvConf'] as const;
+
+function configProblem(config: unknown): string | null {
+  if (typeof config !== 'object' || config === null) return `a configuration is needed (got ${describeValue(config)})`;
+  const c = config as Record<string, unknown>;
+  for (const key of CONFIG_PATHS) {
+    const v = c[key];
+    if (typeof v !== 'string' || !isAbsolute(v)) return `config.${key} must be an absolute path (got ${describeValue(v)})`;
+  }
+  if (typeof c.env !== 'object' || c.env === null) return `config.env must be an object of environment variables (got ${describeValue(c.env)})`;
+  return null;
+}
+
+function describeValue(v: unknown): string {
+  return typeof v === 'string' ? JSON.stringify(v) : v === null ? 'null' : typeof v;
 }
