@@ -2,18 +2,20 @@
 // daemon against Debian's host-device on it, same `static` IPAM — and, in the same alternated rounds, both on a NIC
 // with carrier (the world's own), for the reader to see what the missing carrier costs each. host-device never waits
 // for a carrier; the one-shot sriovctl-cni waits up to 200 ms for one (as sriov-cni); the daemon answers at once and
-// watches for the carrier off the call (each DEL here stops that watch). Needs root, `npm run build` and /usr/lib/cni.
+// watches for the carrier off the call (each DEL here stops that watch). The same without carrier settled, as
+// daemon.bench.mjs's: SETTLE_MS between ADD and DEL. Needs root, `npm run build` and /usr/lib/cni.
 import { existsSync, mkdirSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { median, roundRatios } from './bench-helpers.mjs';
-import { alternate, CNI_DIR, ipIfThere, withCniWorld } from './cni-world.mjs';
+import { alternate, alternateSettled, CNI_DIR, ipIfThere, SETTLE_MS, withCniWorld } from './cni-world.mjs';
 import { startDaemon } from './daemon-process.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const SHIM = join(ROOT, 'build', 'Release', 'sriovctl-cni');
 const ROUNDS = Number(process.env.CNI_BENCH_ROUNDS) || 101;
+const SETTLED_ROUNDS = Number(process.env.CNI_BENCH_SETTLED_ROUNDS) || 41;
 
 export default async function carrierBench(ctx) {
   if (!existsSync(SHIM)) throw new Error(`${SHIM} is missing (npm ci / node-gyp rebuild)`);
@@ -44,6 +46,14 @@ export default async function carrierBench(ctx) {
       ctx.log(`ADD+DEL median without carrier: shim+daemon ${ms('shimDaemon')} ms, host-device ${ms('hostDevice')} ms; with carrier: ${ms('shimDaemonCarrier')} ms, ${ms('hostDeviceCarrier')} ms (${ROUNDS} alternated rounds)`);
       ctx.ratio('shim+daemon/host-device:add+del-no-carrier', median(t.shimDaemon) / median(t.hostDevice), { max: 1.0 }, roundRatios(t.shimDaemon, t.hostDevice));
       ctx.ratio('shim+daemon/host-device:add+del-with-carrier', median(t.shimDaemonCarrier) / median(t.hostDeviceCarrier), {}, roundRatios(t.shimDaemonCarrier, t.hostDeviceCarrier));
+
+      const settled = alternateSettled(
+        { shimDaemon: (verb) => call([SHIM], oursDark, verb, viaDaemon), hostDevice: (verb) => call([join(CNI_DIR, 'host-device')], theirsDark, verb) },
+        SETTLED_ROUNDS,
+      );
+      ctx.log(`settled without carrier (${SETTLE_MS} ms between ADD and DEL, ${SETTLED_ROUNDS} alternated rounds), pair medians: shim+daemon ${median(settled.shimDaemon.pair).toFixed(1)} ms, host-device ${median(settled.hostDevice.pair).toFixed(1)} ms`);
+      // reported beside the back-to-back ratio, whose target stands
+      ctx.ratio('shim+daemon/host-device:add+del-no-carrier-settled', median(settled.shimDaemon.pair) / median(settled.hostDevice.pair), {}, roundRatios(settled.shimDaemon.pair, settled.hostDevice.pair));
     } finally {
       daemon.kill('SIGTERM');
       await new Promise((r) => daemon.once('exit', r));

@@ -10,8 +10,8 @@ import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { median, rotate, roundRatios } from './bench-helpers.mjs';
-import { alternate, CNI_DIR, elapsedMs, withCniWorld } from './cni-world.mjs';
+import { median, roundRatios } from './bench-helpers.mjs';
+import { alternate, alternateSettled, CNI_DIR, SETTLE_MS, withCniWorld } from './cni-world.mjs';
 import { startDaemon } from './daemon-process.mjs';
 import { buildKernelFloor, kernelFloorPair } from './kernel-floor.mjs';
 
@@ -25,10 +25,6 @@ const PLUGIN = join(ROOT, 'bin', 'sriovctl-cni.js');
 const ROUNDS = Number(process.env.CNI_BENCH_ROUNDS) || 101;
 const VERSION_ROUNDS = Number(process.env.CNI_BENCH_VERSION_ROUNDS) || 40;
 const CONCURRENT = 16;
-// A DEL that follows its ADD at once meets the kernel still busy with the ADD's move: host-device's DEL is 3–4 ms
-// faster then than 100 ms or more later, ours is not (measured 0, 30, 100, 300, 1000 ms). A pod lives far longer;
-// the settled pair leaves this long between them, untimed.
-const SETTLE_MS = 500;
 const SETTLED_ROUNDS = Number(process.env.CNI_BENCH_SETTLED_ROUNDS) || 41;
 const ip = (...args) => execFileSync('ip', args, { stdio: ['ignore', 'pipe', 'pipe'] });
 
@@ -101,25 +97,10 @@ export default async function daemonBench(ctx) {
   });
 }
 
-/**
- * ADD, SETTLE_MS untimed, then DEL, each verb timed, for each contender (`verb => void`) in rotated order: per-verb
- * medians, and the pair (ADD + DEL of the same round) against host-device's. No kernel floor here: its program does
- * the pair in one process, back to back.
- */
+/** The settled pair (cni-world.mjs alternateSettled) against host-device's; no kernel floor: its program does the pair
+ *  in one process, back to back. */
 function settledPairs(ctx, contenders) {
-  const names = Object.keys(contenders);
-  const t = Object.fromEntries(names.map((n) => [n, { add: [], del: [], pair: [] }]));
-  const settle = new Int32Array(new SharedArrayBuffer(4));
-  for (let r = 0; r < SETTLED_ROUNDS; r++) {
-    for (const name of rotate(names, r)) {
-      const [add] = elapsedMs(() => contenders[name]('ADD'));
-      Atomics.wait(settle, 0, 0, SETTLE_MS);
-      const [del] = elapsedMs(() => contenders[name]('DEL'));
-      t[name].add.push(add);
-      t[name].del.push(del);
-      t[name].pair.push(add + del);
-    }
-  }
+  const t = alternateSettled(contenders, SETTLED_ROUNDS);
   const ms = (name, verb) => median(t[name][verb]).toFixed(1);
   ctx.log(
     `settled (${SETTLE_MS} ms between ADD and DEL, ${SETTLED_ROUNDS} alternated rounds), medians: shim+daemon ADD ${ms('shimDaemon', 'add')} ms, DEL ` +
