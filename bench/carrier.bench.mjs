@@ -15,7 +15,6 @@ import { startDaemon } from './daemon-process.mjs';
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const SHIM = join(ROOT, 'build', 'Release', 'sriovctl-cni');
 const ROUNDS = Number(process.env.CNI_BENCH_ROUNDS) || 101;
-const SETTLED_ROUNDS = Number(process.env.CNI_BENCH_SETTLED_ROUNDS) || 41;
 
 export default async function carrierBench(ctx) {
   if (!existsSync(SHIM)) throw new Error(`${SHIM} is missing (npm ci / node-gyp rebuild)`);
@@ -49,9 +48,8 @@ export default async function carrierBench(ctx) {
 
       const settled = alternateSettled(
         { shimDaemon: (verb) => call([SHIM], oursDark, verb, viaDaemon), hostDevice: (verb) => call([join(CNI_DIR, 'host-device')], theirsDark, verb) },
-        SETTLED_ROUNDS,
       );
-      ctx.log(`settled without carrier (${SETTLE_MS} ms between ADD and DEL, ${SETTLED_ROUNDS} alternated rounds), pair medians: shim+daemon ${median(settled.shimDaemon.pair).toFixed(1)} ms, host-device ${median(settled.hostDevice.pair).toFixed(1)} ms`);
+      ctx.log(`settled without carrier (${SETTLE_MS} ms between ADD and DEL, ${settled.shimDaemon.pair.length} alternated rounds), pair medians: shim+daemon ${median(settled.shimDaemon.pair).toFixed(1)} ms, host-device ${median(settled.hostDevice.pair).toFixed(1)} ms`);
       // reported beside the back-to-back ratio, whose target stands
       ctx.ratio('shim+daemon/host-device:add+del-no-carrier-settled', median(settled.shimDaemon.pair) / median(settled.hostDevice.pair), {}, roundRatios(settled.shimDaemon.pair, settled.hostDevice.pair));
     } finally {

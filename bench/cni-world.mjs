@@ -40,12 +40,14 @@ export function alternate(contenders, rounds) {
 // faster then than 100 ms or more later, ours is not (measured 0, 30, 100, 300, 1000 ms). A pod lives far longer;
 // a settled pair leaves this long between them, untimed.
 export const SETTLE_MS = 500;
+const SETTLED_ROUNDS = Number(process.env.CNI_BENCH_SETTLED_ROUNDS) || 41;
 
 /**
  * Settled pairs: for each contender (`verb => void`) in rotated order, ADD, SETTLE_MS untimed, then DEL, each verb
- * timed; returns { name: { add, del, pair } } (ms per round; pair = that round's ADD + DEL).
+ * timed, `rounds` times (CNI_BENCH_SETTLED_ROUNDS, 41); returns { name: { add, del, pair } } (ms per round; pair =
+ * that round's ADD + DEL).
  */
-export function alternateSettled(contenders, rounds) {
+export function alternateSettled(contenders, rounds = SETTLED_ROUNDS) {
   const names = Object.keys(contenders);
   const times = Object.fromEntries(names.map((n) => [n, { add: [], del: [], pair: [] }]));
   const settle = new Int32Array(new SharedArrayBuffer(4));

@@ -25,7 +25,6 @@ const PLUGIN = join(ROOT, 'bin', 'sriovctl-cni.js');
 const ROUNDS = Number(process.env.CNI_BENCH_ROUNDS) || 101;
 const VERSION_ROUNDS = Number(process.env.CNI_BENCH_VERSION_ROUNDS) || 40;
 const CONCURRENT = 16;
-const SETTLED_ROUNDS = Number(process.env.CNI_BENCH_SETTLED_ROUNDS) || 41;
 const ip = (...args) => execFileSync('ip', args, { stdio: ['ignore', 'pipe', 'pipe'] });
 
 const rssMiB = (pid) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))[1]) / 1024;
@@ -100,10 +99,10 @@ export default async function daemonBench(ctx) {
 /** The settled pair (cni-world.mjs alternateSettled) against host-device's; no kernel floor: its program does the pair
  *  in one process, back to back. */
 function settledPairs(ctx, contenders) {
-  const t = alternateSettled(contenders, SETTLED_ROUNDS);
+  const t = alternateSettled(contenders);
   const ms = (name, verb) => median(t[name][verb]).toFixed(1);
   ctx.log(
-    `settled (${SETTLE_MS} ms between ADD and DEL, ${SETTLED_ROUNDS} alternated rounds), medians: shim+daemon ADD ${ms('shimDaemon', 'add')} ms, DEL ` +
+    `settled (${SETTLE_MS} ms between ADD and DEL, ${t.shimDaemon.add.length} alternated rounds), medians: shim+daemon ADD ${ms('shimDaemon', 'add')} ms, DEL ` +
       `${ms('shimDaemon', 'del')} ms; host-device ADD ${ms('hostDevice', 'add')} ms, DEL ${ms('hostDevice', 'del')} ms`,
   );
   // reported beside the back-to-back pair, whose targets stand: this is the same work in a pod's own rhythm

@@ -1,6 +1,6 @@
 // The test rig's daemon (test/helpers/daemon-process.ts) never works on the machine's own state dir: its sweep gives
 // back the abandoned records of its state dir, and a call that names none is recorded there.
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -30,9 +30,10 @@ describe("the test rig's daemon", () => {
 
   it('uses the state dir a test names, and leaves it', async () => {
     const own = join(root, 'state');
+    mkdirSync(own, { mode: 0o700 });
     const d = await daemon({ SRIOVCTL_STATE_DIR: own });
     expect(stateDirOf(d.child.pid!)).toBe(own);
     await d.stop();
-    expect(existsSync(root)).toBe(true);
+    expect(existsSync(own)).toBe(true);
   });
 });
