@@ -22,7 +22,7 @@ export async function startDaemon(socket) {
   env.SRIOVCTL_STATE_DIR = state;
   // BENCH_DAEMON_CPU_PROF=<dir>: a CPU profile of the daemon, written when it exits (where its thread's time goes)
   const prof = process.env.BENCH_DAEMON_CPU_PROF;
-  const node = prof ? ['--cpu-prof', '--cpu-prof-dir', prof] : [];
+  const node = prof ? ['--cpu-prof', '--cpu-prof-interval', process.env.BENCH_DAEMON_CPU_PROF_INTERVAL ?? '1000', '--cpu-prof-dir', prof] : [];
   const child = spawn(process.execPath, [...node, CLI, 'daemon'], { env, stdio: ['ignore', 'ignore', 'ignore'] });
   child.once('exit', () => rmSync(state, { recursive: true, force: true }));
   for (let i = 0; i < 600; i++) {

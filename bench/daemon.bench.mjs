@@ -13,14 +13,14 @@ import { fileURLToPath } from 'node:url';
 import { median, roundRatios } from './bench-helpers.mjs';
 import { alternate, alternateSettled, CNI_DIR, SETTLE_MS, withCniWorld } from './cni-world.mjs';
 import { startDaemon } from './daemon-process.mjs';
-import { buildKernelFloor, kernelFloorPair } from './kernel-floor.mjs';
+import { buildKernelFloor, describeMoves, kernelFloorPair } from './kernel-floor.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const require = createRequire(import.meta.url);
 const { queryDaemon } = require(join(ROOT, 'dist', 'daemon', 'query.js'));
 const SHIM = join(ROOT, 'build', 'Release', 'sriovctl-cni');
 const PLUGIN = join(ROOT, 'bin', 'sriovctl-cni.js');
-// the kernel's move varies 14–30 ms (an RCU barrier), twice per pair: a median of 41 rounds still moved ±3% from run to
+// the kernel's move varies 9–30 ms (an RCU barrier), twice per pair: a median of 41 rounds still moved ±3% from run to
 // run, of 101 about ±1%
 const ROUNDS = Number(process.env.CNI_BENCH_ROUNDS) || 101;
 const VERSION_ROUNDS = Number(process.env.CNI_BENCH_VERSION_ROUNDS) || 40;
@@ -61,6 +61,8 @@ export default async function daemonBench(ctx) {
       const t = alternate(contenders, ROUNDS);
       const ms = (name) => median(t[name]).toFixed(1);
       ctx.log(`ADD+DEL median: shim+daemon ${ms('shimDaemon')} ms, host-device ${ms('hostDevice')} ms, kernel floor ${ms('kernelFloor')} ms (${ROUNDS} alternated rounds)`);
+      // most of every pair: each move waits in the kernel for an RCU grace period, whose end comes on a timer tick
+      ctx.log(`kernel floor, each move alone: ${describeMoves(kernelFloor.moves)}`);
       const ratio = (what, a, b, target) => ctx.ratio(what, median(t[a]) / median(t[b]), target, roundRatios(t[a], t[b]));
       ratio('shim+daemon/host-device:add+del', 'shimDaemon', 'hostDevice', { max: 0.8 });
       ratio('shim+daemon/kernel-floor:add+del', 'shimDaemon', 'kernelFloor', { max: 1.3 });

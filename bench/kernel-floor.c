@@ -7,7 +7,9 @@
 // Usage: kernel-floor <device> <ipam plugin> <address/prefix> <gateway|-> [add|del], with the CNI call's environment
 // (CNI_NETNS, CNI_IFNAME, CNI_CONTAINERID, CNI_PATH, …) and its network configuration on stdin, handed to the IPAM
 // plugin as a plugin hands it. Without a last argument, the pair; `add` or `del` alone (a node's ADDs at once, their
-// DELs after). `-`: no default route. Exit status 0, or 1 with the failed step on stderr.
+// DELs after). `-`: no default route. Exit status 0, or 1 with the failed step on stderr. Each move's own time, the
+// request from send to acknowledgement, is printed on stdout (`move into <ms>`, `move back <ms>`): what of a pair
+// no plugin can make shorter.
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
@@ -23,6 +25,7 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 extern char **environ;
@@ -83,6 +86,19 @@ static void set_link(int fd, int index, unsigned flags, unsigned change, unsigne
   if (netns >= 0) put_attr(&r, IFLA_NET_NS_FD, &netns, sizeof netns);
   if (name) put_attr(&r, IFLA_IFNAME, name, strlen(name) + 1);
   call(fd, &r, what);
+}
+
+static double now_ms(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
+}
+
+/** set_link that moves the link to `netns` under `name`, its time printed on stdout after `what`. */
+static void move_link(int fd, int index, int netns, const char *name, const char *what) {
+  double t0 = now_ms();
+  set_link(fd, index, 0, 0, 0, netns, name, what);
+  printf("%s %.3f\n", what, now_ms() - t0);
 }
 
 static unsigned mtu_of(const char *name) {
@@ -174,7 +190,7 @@ int main(int argc, char **argv) {
     run_ipam(plugin, "ADD", conf, conf_len);
     mtu = mtu_of(device);
     int host_rtnl = rtnl();
-    set_link(host_rtnl, (int)if_nametoindex(device), 0, 0, 0, pod, ifname, "move into the pod");
+    move_link(host_rtnl, (int)if_nametoindex(device), pod, ifname, "move into");
     if (setns(pod, CLONE_NEWNET)) die("setns pod", errno);
     pod_rtnl = rtnl();
     index = (int)if_nametoindex(ifname);
@@ -196,6 +212,6 @@ int main(int argc, char **argv) {
 
   run_ipam(plugin, "DEL", conf, conf_len);
   set_link(pod_rtnl, index, 0, IFF_UP, mtu, -1, NULL, "down");
-  set_link(pod_rtnl, index, 0, 0, 0, host, device, "move back");
+  move_link(pod_rtnl, index, host, device, "move back");
   return 0;
 }
