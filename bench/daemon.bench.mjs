@@ -20,7 +20,7 @@ const require = createRequire(import.meta.url);
 const { queryDaemon } = require(join(ROOT, 'dist', 'daemon', 'query.js'));
 const SHIM = join(ROOT, 'build', 'Release', 'sriovctl-cni');
 const PLUGIN = join(ROOT, 'bin', 'sriovctl-cni.js');
-// the kernel's move varies 9–30 ms (an RCU barrier), twice per pair: a median of 41 rounds still moved ±3% from run to
+// the kernel's move varies 12–35 ms (an RCU barrier), twice per pair: a median of 41 rounds still moved ±3% from run to
 // run, of 101 about ±1%
 const ROUNDS = Number(process.env.CNI_BENCH_ROUNDS) || 101;
 const VERSION_ROUNDS = Number(process.env.CNI_BENCH_VERSION_ROUNDS) || 40;

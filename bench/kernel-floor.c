@@ -8,8 +8,8 @@
 // (CNI_NETNS, CNI_IFNAME, CNI_CONTAINERID, CNI_PATH, …) and its network configuration on stdin, handed to the IPAM
 // plugin as a plugin hands it. Without a last argument, the pair; `add` or `del` alone (a node's ADDs at once, their
 // DELs after). `-`: no default route. Exit status 0, or 1 with the failed step on stderr. Each move's own time, the
-// request from send to acknowledgement, is printed on stdout (`move into <ms>`, `move back <ms>`): what of a pair
-// no plugin can make shorter.
+// request from send to acknowledgement, is printed on stdout (`move into <ms>`, `move back <ms>`): the kernel's own
+// share of the pair.
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>

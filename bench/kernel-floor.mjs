@@ -29,7 +29,7 @@ export function kernelFloorPair(program, call, config) {
   return Object.assign(pair, { moves });
 }
 
-/** 'into the pod 13.4 / 17.6 / 21.9 ms (min / median / max of 102), back 12.1 / 17.8 / 25.0 ms (of 102)'. */
+/** 'into the pod 12.2 / 20.1 / 52.1 ms (of 102), back 13.9 / 21.9 / 34.2 ms (of 102) (min / median / max)'. */
 export function describeMoves(moves) {
   const of = (ms) => {
     if (ms.length === 0) return 'none timed';
