@@ -12,9 +12,10 @@ const ENV = {
 /**
  * The front doors' entries, the only files that read process.env: each reads it once into loadConfig (and the CNI
  * call's own variables). src/sea/cache-dir.ts too: the self-contained executable's addon loader runs while an embedded
- * bundle is being evaluated, before any front door's main, in that bundle's own copy of the module.
+ * bundle is being evaluated, before any front door's main, in that bundle's own copy of the module. And
+ * src/daemon/thread-pool.ts, which writes the one setting libuv takes from the environment (the daemon's pool size).
  */
-const ENV_READERS = ['src/cli/entry.ts', 'src/cli/main.ts', 'src/cni/main.ts', 'src/sea/main.ts', 'src/sea/cache-dir.ts'];
+const ENV_READERS = ['src/cli/entry.ts', 'src/cli/main.ts', 'src/cni/main.ts', 'src/sea/main.ts', 'src/sea/cache-dir.ts', 'src/daemon/thread-pool.ts'];
 
 export default tseslint.config(
   { ignores: ['dist/**', 'build/**', 'node_modules/**', 'native/**', 'test/fixtures/**', 'test/lab/**', 'test/fuzz/**'] },

@@ -489,8 +489,12 @@ class RtnlSocketWrap : public Napi::ObjectWrap<RtnlSocketWrap> {
   ConnPtr conn_;
 };
 
-// Names must outlive DefineClass (the descriptors keep the pointers): string literals only.
-#define SRIOVCTL_OP(Op, name) props.push_back(RtnlSocketWrap::InstanceMethod(name, &RtnlSocketWrap::sync<Op>))
+// Names must outlive DefineClass (the descriptors keep the pointers): string literals only. Every operation has a
+// synchronous form and a start* form run on a libuv pool thread: each request waits for RTNL, which another
+// namespace move holds for 10-30 ms, and the daemon's thread must not wait with it.
+#define SRIOVCTL_OP(Op, name, startName)                                                       \
+  props.push_back(RtnlSocketWrap::InstanceMethod(name, &RtnlSocketWrap::sync<Op>)); \
+  props.push_back(RtnlSocketWrap::InstanceMethod(startName, &RtnlSocketWrap::start<Op>))
 
 }  // namespace
 
@@ -499,41 +503,40 @@ Napi::Function defineRtnlSocket(Napi::Env env) {
   props.push_back(RtnlSocketWrap::InstanceMethod("close", &RtnlSocketWrap::close));
   props.push_back(RtnlSocketWrap::InstanceMethod("addressing", &RtnlSocketWrap::addressing));
   props.push_back(RtnlSocketWrap::InstanceMethod("netnsCookie", &RtnlSocketWrap::netnsCookie));
-  SRIOVCTL_OP(GetLinkOp, "getLink");
-  SRIOVCTL_OP(ListLinksOp, "listLinks");
-  SRIOVCTL_OP(SetLinkOp, "setLink");
-  SRIOVCTL_OP(MoveLinkOp, "moveLink");
-  // the one call made off the JS thread: a move waits ~15 ms in the kernel (an RCU barrier), others' calls go on
-  props.push_back(RtnlSocketWrap::InstanceMethod("startMoveLink", &RtnlSocketWrap::start<MoveLinkOp>));
-  SRIOVCTL_OP(AltnameOp<true>, "addAltname");
-  SRIOVCTL_OP(AltnameOp<false>, "delAltname");
-  SRIOVCTL_OP(AddLinkOp, "addLink");
-  SRIOVCTL_OP(DeleteLinkOp, "deleteLink");
-  SRIOVCTL_OP(DeleteLinkGroupOp, "deleteLinkGroup");
-  SRIOVCTL_OP(SetVfOp, "setVf");
-  SRIOVCTL_OP(ListAddressesOp<false>, "listAddresses");
-  SRIOVCTL_OP(ListAddressesOp<true>, "listAddressDetails");
-  SRIOVCTL_OP(PutAddressOp, "putAddress");
-  SRIOVCTL_OP(AddressOp<true>, "addAddress");
-  SRIOVCTL_OP(AddressOp<false>, "deleteAddress");
-  SRIOVCTL_OP(ListRoutesOp<false>, "listRoutes");
-  SRIOVCTL_OP(ListRoutesOp<true>, "listRouteDetails");
-  SRIOVCTL_OP(PutRouteOp, "putRoute");
-  SRIOVCTL_OP(RouteOp<true>, "addRoute");
-  SRIOVCTL_OP(RouteOp<false>, "deleteRoute");
-  SRIOVCTL_OP(LookupRouteOp, "lookupRoute");
-  SRIOVCTL_OP(ListRulesOp, "listRules");
-  SRIOVCTL_OP(AddRuleOp, "addRule");
-  SRIOVCTL_OP(DeleteRuleOp, "deleteRule");
-  SRIOVCTL_OP(ListNexthopsOp, "listNexthops");
-  SRIOVCTL_OP(AddNexthopOp, "addNexthop");
-  SRIOVCTL_OP(DeleteNexthopOp, "deleteNexthop");
-  SRIOVCTL_OP(DriverInfoOp, "driverInfo");
-  SRIOVCTL_OP(GratuitousArpOp, "sendGratuitousArp");
-  SRIOVCTL_OP(ListNeighboursOp, "listNeighbours");
-  SRIOVCTL_OP(ReplaceNeighbourOp, "replaceNeighbour");
-  SRIOVCTL_OP(ListQdiscsOp, "listQdiscs");
-  SRIOVCTL_OP(ReplaceRootQdiscOp, "replaceRootQdisc");
+  SRIOVCTL_OP(GetLinkOp, "getLink", "startGetLink");
+  SRIOVCTL_OP(ListLinksOp, "listLinks", "startListLinks");
+  SRIOVCTL_OP(SetLinkOp, "setLink", "startSetLink");
+  SRIOVCTL_OP(MoveLinkOp, "moveLink", "startMoveLink");
+  SRIOVCTL_OP(AltnameOp<true>, "addAltname", "startAddAltname");
+  SRIOVCTL_OP(AltnameOp<false>, "delAltname", "startDelAltname");
+  // synchronous only: a veth's peer namespace fd is the caller's, which a call left running could outlive
+  props.push_back(RtnlSocketWrap::InstanceMethod("addLink", &RtnlSocketWrap::sync<AddLinkOp>));
+  SRIOVCTL_OP(DeleteLinkOp, "deleteLink", "startDeleteLink");
+  SRIOVCTL_OP(DeleteLinkGroupOp, "deleteLinkGroup", "startDeleteLinkGroup");
+  SRIOVCTL_OP(SetVfOp, "setVf", "startSetVf");
+  SRIOVCTL_OP(ListAddressesOp<false>, "listAddresses", "startListAddresses");
+  SRIOVCTL_OP(ListAddressesOp<true>, "listAddressDetails", "startListAddressDetails");
+  SRIOVCTL_OP(PutAddressOp, "putAddress", "startPutAddress");
+  SRIOVCTL_OP(AddressOp<true>, "addAddress", "startAddAddress");
+  SRIOVCTL_OP(AddressOp<false>, "deleteAddress", "startDeleteAddress");
+  SRIOVCTL_OP(ListRoutesOp<false>, "listRoutes", "startListRoutes");
+  SRIOVCTL_OP(ListRoutesOp<true>, "listRouteDetails", "startListRouteDetails");
+  SRIOVCTL_OP(PutRouteOp, "putRoute", "startPutRoute");
+  SRIOVCTL_OP(RouteOp<true>, "addRoute", "startAddRoute");
+  SRIOVCTL_OP(RouteOp<false>, "deleteRoute", "startDeleteRoute");
+  SRIOVCTL_OP(LookupRouteOp, "lookupRoute", "startLookupRoute");
+  SRIOVCTL_OP(ListRulesOp, "listRules", "startListRules");
+  SRIOVCTL_OP(AddRuleOp, "addRule", "startAddRule");
+  SRIOVCTL_OP(DeleteRuleOp, "deleteRule", "startDeleteRule");
+  SRIOVCTL_OP(ListNexthopsOp, "listNexthops", "startListNexthops");
+  SRIOVCTL_OP(AddNexthopOp, "addNexthop", "startAddNexthop");
+  SRIOVCTL_OP(DeleteNexthopOp, "deleteNexthop", "startDeleteNexthop");
+  SRIOVCTL_OP(DriverInfoOp, "driverInfo", "startDriverInfo");
+  SRIOVCTL_OP(GratuitousArpOp, "sendGratuitousArp", "startSendGratuitousArp");
+  SRIOVCTL_OP(ListNeighboursOp, "listNeighbours", "startListNeighbours");
+  SRIOVCTL_OP(ReplaceNeighbourOp, "replaceNeighbour", "startReplaceNeighbour");
+  SRIOVCTL_OP(ListQdiscsOp, "listQdiscs", "startListQdiscs");
+  SRIOVCTL_OP(ReplaceRootQdiscOp, "replaceRootQdisc", "startReplaceRootQdisc");
   return RtnlSocketWrap::DefineClass(env, "RtnlSocket", props);
 }
 

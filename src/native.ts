@@ -144,9 +144,18 @@ export interface NativeRtnlSync {
   netnsCookie(): string | null;
 }
 
-export type NativeRtnlSocket = NativeRtnlSync & {
-  /** moveLink on a libuv pool thread; the socket's other calls run before or after it, never interleaved (the addon's lock). */
-  startMoveLink(index: number, nsFd: number, name?: string): Promise<void>;
+/** The synchronous operations with fds the addon does not keep of its own (addLink's peer namespace) or that wait for nothing (netnsCookie). */
+type NativeRtnlSyncOnly = 'addLink' | 'netnsCookie';
+
+/**
+ * Each other operation made on a libuv pool thread, as start<Name> with the same arguments: a promise of its result.
+ * The socket's calls run one at a time, never interleaved (the addon's lock).
+ */
+export type NativeRtnlStart = {
+  [K in Exclude<keyof NativeRtnlSync, NativeRtnlSyncOnly> as `start${Capitalize<K>}`]: (...args: Parameters<NativeRtnlSync[K]>) => Promise<ReturnType<NativeRtnlSync[K]>>;
+};
+
+export type NativeRtnlSocket = NativeRtnlSync & NativeRtnlStart & {
   close(): void;
   /** The socket's port id and the sequence number of its next request (replies must match both). */
   addressing(): { portId: number; nextSeq: number };

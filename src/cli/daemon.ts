@@ -8,6 +8,7 @@ import { daemonCallConfig, describeCallConfig, type DaemonCallConfig } from '../
 import { Daemon } from '../daemon/server';
 import { DEFAULT_SOCKET } from '../config';
 import { boundDaemonMemory } from '../daemon/memory-bound';
+import { sizeThreadPool } from '../daemon/thread-pool';
 import type { CommandIo, CommandKit } from './command-kit';
 import { CliError, ExitCode } from './exit-codes';
 
@@ -42,6 +43,7 @@ export function socketOf(io: CommandIo): string {
 async function serve(io: CommandIo): Promise<ExitCode> {
   const socket = socketOf(io);
   if (process.geteuid?.() !== 0) throw new CliError('the daemon serves root alone and runs as root');
+  sizeThreadPool();
   const memory = boundDaemonMemory();
   const log = (line: string) => process.stderr.write(`${new Date().toISOString()} sriovctl daemon[${process.pid}] ${line}\n`);
   let daemon: Daemon;

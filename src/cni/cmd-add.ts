@@ -16,6 +16,7 @@ import { releaseAttachment } from './release-attachment';
 import { hasDns, type CniDns, type CniInterface, type CniResult } from './result';
 import { cniErrorFrom, cniErrorOfRefusal, describeError } from './sys-errors';
 import type { VerbContext, VerbHandler } from './verb';
+import { runWaits } from '../util/wait';
 
 /** A NIC held by another process right now is usually a DEL finishing: worth a short wait before "try again". */
 const LEND_LOCK_WAIT_MS = 2000;
@@ -85,7 +86,7 @@ async function add(s: LendSession, call: VerbContext): Promise<CniResult> {
       if (ipamResult) log.debug(`${ipam!.label} allocated ${(ipamResult.ips ?? []).map((i) => i.address).join(', ') || 'nothing'}`);
       // without IPAM too: host-device and sriov-cni leave the pod interface up
       const announceLate = announcesLate();
-      const toAnnounce = lent.link ? configureAddresses(s, pod, lent.link, ipamResult, { carrierWaitMs: env.carrierWaitMs, announceLate }) : [];
+      const toAnnounce = lent.link ? await configureAddresses(s, pod, lent.link, ipamResult, { carrierWaitMs: env.carrierWaitMs, announceLate }) : [];
       const result = buildResult(conf, lent, plan, nicConf, ifname, env.netns!, ipamResult, configDns);
       await sealLend(lent, result);
       log.debug('result recorded');
@@ -123,7 +124,7 @@ async function prepareLend(s: LendSession, call: VerbContext, req: PrepareReques
 async function tryPrepare(s: LendSession, req: PrepareRequest): Promise<LendPlan | Refusal> {
   try {
     // the look at a holder's namespace ("abandoned?") searches the machine off the daemon's thread
-    return await s.readOnly(() => s.prepare(req));
+    return await s.readOnly(() => s.prepareWaiting(req));
   } catch (err) {
     throw cniErrorFrom(err, CNI_ERR.DEVICE_NOT_FOUND, 'resolving the device');
   }
@@ -163,9 +164,10 @@ async function sealLend(lent: HeldLend, result: CniResult): Promise<void> {
   }
 }
 
-function configureAddresses(s: LendSession, pod: Netns, link: Link, ipamResult: CniResult | null, opts: PodNetOptions): string[] {
+/** Its requests and waits made off this thread (the daemon's other calls go on while each waits for RTNL). */
+async function configureAddresses(s: LendSession, pod: Netns, link: Link, ipamResult: CniResult | null, opts: PodNetOptions): Promise<string[]> {
   try {
-    return configurePod(pod, s.rtnl(pod), link, ipamResult?.ips ?? [], ipamResult?.routes ?? [], opts);
+    return await runWaits(configurePod(pod, s.rtnl(pod), link, ipamResult?.ips ?? [], ipamResult?.routes ?? [], opts));
   } catch (err) {
     throw cniErrorFrom(err, CNI_ERR.POD_CONFIG_FAILED, `configuring ${link.name} in the pod`);
   }

@@ -13,6 +13,7 @@
 import { connect, LINK_FLAGS, openNetns, type Netns, type Rtnl } from '../net';
 import { ownerKey, type Owner } from '../lend';
 import { announceIpv4 } from './pod-link-ready';
+import { runWaits } from '../util/wait';
 
 /** How long a watch lasts: a NIC negotiating its link or a VF following its PF gets carrier within seconds. */
 export const WATCH_MS = 30_000;
@@ -82,7 +83,7 @@ export function watchCarrier(owner: Owner, link: LateCarrierLink): void {
   const deadline = Date.now() + WATCH_MS;
   const opened = { ns, rtnl };
   const watch: Watch = {
-    timer: setTimeout(look, FIRST_POLL_MS, FIRST_POLL_MS),
+    timer: lookIn(FIRST_POLL_MS),
     end() {
       clearTimeout(watch.timer);
       opened.rtnl.close();
@@ -91,15 +92,22 @@ export function watchCarrier(owner: Owner, link: LateCarrierLink): void {
   };
   watches.set(key, watch);
 
-  function look(waitedMs: number): void {
+  function lookIn(ms: number): NodeJS.Timeout {
+    return setTimeout(() => void look(ms).catch((err: unknown) => stop(key, `watch failed: ${(err as Error).message}`)), ms);
+  }
+
+  async function look(waitedMs: number): Promise<void> {
     if (watches.get(key) !== watch) return;
     let state: 'running' | 'waiting' | 'left';
     try {
-      const l = opened.rtnl.findLink({ index: link.index });
+      // off the daemon's thread: the lookup waits for RTNL while other pods' NICs move
+      const l = await runWaits(opened.rtnl.steps.findLink({ index: link.index }));
       state = !l || l.name !== link.name ? 'left' : l.flags & LINK_FLAGS.RUNNING ? 'running' : 'waiting';
     } catch {
       state = 'left';
     }
+    // stopped while it looked (a DEL, a newer ADD): its socket is closed, nothing more to do
+    if (watches.get(key) !== watch) return;
     if (state === 'running') {
       const failed = announceIpv4(opened.rtnl, link.index, link.ipv4);
       stop(key, null);
@@ -109,7 +117,7 @@ export function watchCarrier(owner: Owner, link: LateCarrierLink): void {
     if (state === 'left') return stop(key, `${link.name} left the pod`);
     if (Date.now() >= deadline) return stop(key, `no carrier within ${WATCH_MS / 1000} s: left to ordinary ARP`);
     const next = Math.min(waitedMs * 2, MAX_POLL_MS);
-    watch.timer = setTimeout(look, next, next);
+    watch.timer = lookIn(next);
   }
 }
 

@@ -13,7 +13,7 @@
 //   was added (libcni: only with an IPv6 gateway), so no address is tentative when ADD returns, and only when
 //   there is carrier (without it DAD cannot run, and libcni just waits out its bound).
 import { ADDRESS_FLAGS, LINK_FLAGS, type Rtnl } from '../net';
-import { pollUntilSync } from '../util/wait';
+import { waitUntil, type WaitingSteps } from '../util/wait';
 import { CNI_ERR, CniError } from './errors';
 import { log } from './log';
 
@@ -30,29 +30,29 @@ export interface CarrierState {
 }
 
 /** Call right after the link was set up. waitMs null: one look, no wait (the daemon announces late, see late-carrier.ts). */
-export function awaitCarrier(rtnl: Rtnl, index: number, waitMs: number | null): CarrierState {
+export function* awaitCarrier(rtnl: Rtnl, index: number, waitMs: number | null): WaitingSteps<CarrierState> {
   const flags = (): number => rtnl.getLink({ index }).flags;
-  const first = flags();
+  const first = (yield* rtnl.steps.getLink({ index })).flags;
   const late = (first & LINK_FLAGS.LOWER_UP) === 0;
   if (first & LINK_FLAGS.RUNNING) return { running: true, late };
   if (waitMs === null) {
     log.info('no carrier yet: the addresses are announced when it comes');
     return { running: false, late };
   }
-  const running = pollUntilSync(() => (flags() & LINK_FLAGS.RUNNING) !== 0, { timeoutMs: waitMs, pollMs: CARRIER_POLL_MS });
+  const running = yield* waitUntil({ done: () => (flags() & LINK_FLAGS.RUNNING) !== 0, timeoutMs: waitMs, pollMs: CARRIER_POLL_MS });
   if (!running) log.info(`no carrier within ${waitMs} ms: addresses are not announced now`);
   return { running, late };
 }
 
 /** Wait until no IPv6 address of the link is tentative; throws (103) on a DAD failure or a timeout. */
-export function settleAddresses(rtnl: Rtnl, index: number, ifname: string): void {
+export function* settleAddresses(rtnl: Rtnl, index: number, ifname: string): WaitingSteps<void> {
   const seen = { failed: undefined as string | undefined };
   const settled = (): boolean => {
     const addrs = rtnl.listAddresses({ index, family: 6 });
     seen.failed = addrs.find((a) => a.flags & ADDRESS_FLAGS.DADFAILED)?.cidr;
     return seen.failed !== undefined || !addrs.some((a) => a.flags & ADDRESS_FLAGS.TENTATIVE);
   };
-  const done = pollUntilSync(settled, { timeoutMs: DAD_SETTLE_MS, pollMs: DAD_POLL_MS });
+  const done = yield* waitUntil({ done: settled, timeoutMs: DAD_SETTLE_MS, pollMs: DAD_POLL_MS });
   const failed = seen.failed;
   if (failed) throw new CniError(CNI_ERR.POD_CONFIG_FAILED, `${ifname}: IPv6 address ${failed} failed duplicate address detection (in use on the link)`, failed);
   if (!done) throw new CniError(CNI_ERR.POD_CONFIG_FAILED, `${ifname} still has tentative IPv6 addresses after ${DAD_SETTLE_MS / 1000} s`, ifname);

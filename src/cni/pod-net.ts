@@ -6,6 +6,7 @@ import { canonicalIp } from '../net/validate';
 import { log } from './log';
 import { announceIpv4, awaitCarrier, settleAddresses } from './pod-link-ready';
 import { cidrFamily, type CniIp, type CniResult, type CniRoute } from './result';
+import type { WaitingSteps } from '../util/wait';
 
 export interface PodNetOptions {
   /** How long to wait for carrier after link-up (see pod-link-ready.ts). */
@@ -27,24 +28,24 @@ export interface PodNetOptions {
  * else none). Without the carrier wait, IPv6 addresses are still tentative when ADD returns, as after a wait
  * that ran out: DAD runs when the carrier comes, and the kernel announces them then.
  */
-export function configurePod(pod: Netns, rtnl: Rtnl, link: Link, ips: CniIp[], routes: CniRoute[], opts: PodNetOptions): string[] {
+export function* configurePod(pod: Netns, rtnl: Rtnl, link: Link, ips: CniIp[], routes: CniRoute[], opts: PodNetOptions): WaitingSteps<string[]> {
   const v6 = ips.some((ip) => cidrFamily(ip.address) === 6);
   announceOnUp(pod, link.name);
   if (v6) enableIpv6(pod, link.name);
-  for (const ip of ips) rtnl.addAddress(link.index, ip.address);
-  rtnl.setLink(link.index, { up: true });
-  const carrier = ips.length ? awaitCarrier(rtnl, link.index, opts.announceLate ? null : opts.carrierWaitMs) : null;
-  if (carrier?.running && v6) settleAddresses(rtnl, link.index, link.name);
-  addRoutes(rtnl, link.index, ips, routes);
+  for (const ip of ips) yield* rtnl.steps.addAddress(link.index, ip.address);
+  yield* rtnl.steps.setLink(link.index, { up: true });
+  const carrier = ips.length ? yield* awaitCarrier(rtnl, link.index, opts.announceLate ? null : opts.carrierWaitMs) : null;
+  if (carrier?.running && v6) yield* settleAddresses(rtnl, link.index, link.name);
+  yield* addRoutes(rtnl, link.index, ips, routes);
   const ipv4 = ips.filter((ip) => cidrFamily(ip.address) === 4).map((ip) => ip.address.split('/')[0]);
   if (carrier?.running && carrier.late) announceIpv4(rtnl, link.index, ipv4);
   return carrier && !carrier.running && opts.announceLate ? ipv4 : [];
 }
 
-function addRoutes(rtnl: Rtnl, index: number, ips: CniIp[], routes: CniRoute[]): void {
+function* addRoutes(rtnl: Rtnl, index: number, ips: CniIp[], routes: CniRoute[]): WaitingSteps<void> {
   const gateways = gatewaysByFamily(ips);
   for (const r of routes) {
-    rtnl.addRoute(routeSpec(r, gateways, index));
+    yield* rtnl.steps.addRoute(routeSpec(r, gateways, index));
     const ignored = (['mtu', 'advmss'] as const).filter((k) => r[k] !== undefined);
     if (ignored.length) log.warning(`route ${r.dst}: ${ignored.join(', ')} not applied (libcni does not apply them either)`);
   }

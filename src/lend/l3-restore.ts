@@ -10,11 +10,11 @@ import { restoreNexthops, restoreRules } from './rule-nexthop-restore';
 import type { WaitingSteps } from '../util/wait';
 
 /** Sysctls, then addresses: before the link is set up. Returns whether anything changed. */
-export function restoreL3BeforeUp(ns: Netns, rtnl: Rtnl, link: Link, snap: NicSnapshot, warnings: string[]): boolean {
+export function* restoreL3BeforeUp(ns: Netns, rtnl: Rtnl, link: Link, snap: NicSnapshot, warnings: string[]): WaitingSteps<boolean> {
   const l3 = snap.l3;
   if (!l3) return false;
   const sysctls = restoreSysctls(ns, link, l3, warnings);
-  const addresses = restoreAddresses(rtnl, link, snap.name, l3, warnings);
+  const addresses = yield* restoreAddresses(rtnl, link, snap.name, l3, warnings);
   return sysctls || addresses;
 }
 
@@ -24,8 +24,8 @@ export function* restoreL3AfterUp(rtnl: Rtnl, link: Link, snap: NicSnapshot, war
   if (!l3) return false;
   // records written before nexthops and rules were recorded have neither list
   const nexthops = yield* restoreNexthops(rtnl, link.index, l3.nexthops ?? [], warnings);
-  const routes = restoreRoutes(rtnl, link, l3, warnings);
-  const rules = restoreRules(rtnl, { index: link.index, recordedNames: [snap.name, ...snap.altnames] }, l3.rules ?? [], warnings);
+  const routes = yield* restoreRoutes(rtnl, link, l3, warnings);
+  const rules = yield* restoreRules(rtnl, { index: link.index, recordedNames: [snap.name, ...snap.altnames] }, l3.rules ?? [], warnings);
   return nexthops || routes || rules;
 }
 
@@ -70,9 +70,9 @@ function writeOrder(entries: SysctlSnapshot[]): SysctlSnapshot[] {
 
 const WRITTEN_FIRST = ['stable_secret'];
 
-function restoreAddresses(rtnl: Rtnl, link: Link, homeName: string, l3: L3Snapshot, warnings: string[]): boolean {
+function* restoreAddresses(rtnl: Rtnl, link: Link, homeName: string, l3: L3Snapshot, warnings: string[]): WaitingSteps<boolean> {
   if (l3.addresses.length === 0) return false;
-  const now = new Set(rtnl.listAddressDetails(link.index).map((a) => `${a.cidr} ${a.peer}`));
+  const now = new Set((yield* rtnl.steps.listAddressDetails(link.index)).map((a) => `${a.cidr} ${a.peer}`));
   let changed = false;
   // in the recorded order: an IPv4 primary before the secondaries of its prefix
   for (const a of l3.addresses) {
@@ -80,7 +80,7 @@ function restoreAddresses(rtnl: Rtnl, link: Link, homeName: string, l3: L3Snapsh
     // a label is the link's name with a suffix: the name it has now, if it came back under another
     const label = a.label === null ? undefined : a.label.startsWith(homeName) ? link.name + a.label.slice(homeName.length) : a.label;
     try {
-      rtnl.putAddress({
+      yield* rtnl.steps.putAddress({
         index: link.index,
         cidr: a.cidr,
         flags: a.flags,
@@ -124,9 +124,9 @@ function routeKey(r: RouteSnapshot): string {
 /** The errors a route can get while another route it depends on (the one to its gateway) is still missing. */
 const MAYBE_LATER = ['ENETUNREACH', 'EHOSTUNREACH', 'ENETDOWN'];
 
-function restoreRoutes(rtnl: Rtnl, link: Link, l3: L3Snapshot, warnings: string[]): boolean {
+function* restoreRoutes(rtnl: Rtnl, link: Link, l3: L3Snapshot, warnings: string[]): WaitingSteps<boolean> {
   if (l3.routes.length === 0) return false;
-  const present = new Set(currentRoutes(rtnl, link).map(routeKey));
+  const present = new Set((yield* currentRoutes(rtnl, link)).map(routeKey));
   let pending = l3.routes.filter((r) => !present.has(routeKey(r)));
   let changed = false;
   // a route whose gateway another recorded route reaches waits for it: rounds until one makes no progress
@@ -134,7 +134,7 @@ function restoreRoutes(rtnl: Rtnl, link: Link, l3: L3Snapshot, warnings: string[
     const failed: { route: RouteSnapshot; err: unknown }[] = [];
     for (const r of pending) {
       try {
-        putRoute(rtnl, r, link.index);
+        yield* putRoute(rtnl, r, link.index);
         changed = true;
       } catch (err) {
         failed.push({ route: r, err });
@@ -155,8 +155,8 @@ function restoreRoutes(rtnl: Rtnl, link: Link, l3: L3Snapshot, warnings: string[
  * leaves (IPv4 drops it whole), and it must come back whole. A single-path route is added: EEXIST then means another
  * route took its place meanwhile, which is not ours to replace.
  */
-function putRoute(rtnl: Rtnl, r: RouteSnapshot, nicIndex: number): void {
-  rtnl.putRoute(routePut(r, nicIndex), { replace: r.hops.length > 0 });
+function* putRoute(rtnl: Rtnl, r: RouteSnapshot, nicIndex: number): WaitingSteps<void> {
+  yield* rtnl.steps.putRoute(routePut(r, nicIndex), { replace: r.hops.length > 0 });
 }
 
 function routeFailure(err: unknown): string {
@@ -164,7 +164,7 @@ function routeFailure(err: unknown): string {
   return reason(err);
 }
 
-function currentRoutes(rtnl: Rtnl, link: Link): RouteSnapshot[] {
-  return rtnl.listRouteDetails(link.index).map((r) => routeSnapshotOf(r, link.index));
+function* currentRoutes(rtnl: Rtnl, link: Link): WaitingSteps<RouteSnapshot[]> {
+  return (yield* rtnl.steps.listRouteDetails(link.index)).map((r) => routeSnapshotOf(r, link.index));
 }
 

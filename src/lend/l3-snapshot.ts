@@ -17,6 +17,7 @@
 import { ADDRESS_FLAGS, FOREVER_LIFETIME, readSysctlDirs, type AddressDetail, type Link, type Netns, type RouteBase, type RouteDetail, type Rtnl } from '../net';
 import type { AddressSnapshot, L3Snapshot, RouteSnapshot, SysctlDir, SysctlSnapshot } from '../ledger/types';
 import { ruleNexthopSnapshotOf } from './rule-nexthop-snapshot';
+import type { WaitingSteps } from '../util/wait';
 
 /** IFA_PROTO values (<linux/if_addr.h>). */
 const IFAPROT = { KERNEL_LO: 1, KERNEL_RA: 2, KERNEL_LL: 3 } as const;
@@ -31,21 +32,21 @@ const OWNER_ADDRESS_FLAGS =
 export const SYSCTL_DIRS: readonly SysctlDir[] = ['ipv4/conf', 'ipv6/conf', 'ipv4/neigh', 'ipv6/neigh'];
 
 /** The L3 snapshot of `link` in `home` (read only). */
-export function l3SnapshotOf(home: Netns, rtnl: Rtnl, link: Link): L3Snapshot {
+export function* l3SnapshotOf(home: Netns, rtnl: Rtnl, link: Link): WaitingSteps<L3Snapshot> {
   const leftToOwner: string[] = [];
   const addresses: AddressSnapshot[] = [];
-  for (const a of rtnl.listAddressDetails(link.index)) {
+  for (const a of yield* rtnl.steps.listAddressDetails(link.index)) {
     const why = addressLeftBecause(a);
     if (why === null) addresses.push(addressSnapshot(a, link.name));
     else if (why !== '') leftToOwner.push(`address ${a.cidr}: ${why}`);
   }
   const routes: RouteSnapshot[] = [];
-  for (const r of rtnl.listRouteDetails(link.index)) {
+  for (const r of yield* rtnl.steps.listRouteDetails(link.index)) {
     const why = routeLeftBecause(r);
     if (why === null) routes.push(routeSnapshot(r, link.index));
     else if (why !== '') leftToOwner.push(`route ${describeRoute(r)}: ${why}`);
   }
-  const { nexthops, rules, leftToOwner: notes } = ruleNexthopSnapshotOf(rtnl, link);
+  const { nexthops, rules, leftToOwner: notes } = yield* ruleNexthopSnapshotOf(rtnl, link);
   return { addresses, routes, sysctls: sysctlsOf(home, link.name), nexthops, rules, leftToOwner: [...leftToOwner, ...notes] };
 }
 

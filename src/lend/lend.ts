@@ -8,7 +8,7 @@ import type { LendRecord, VfRequest } from '../ledger/types';
 import { failpoint } from './failpoint';
 import { describeNamespace, namespaceIdentityOf, recordedRef, refOf } from './namespaces';
 import { lendKeyFor } from './nesting';
-import { nameInUse } from './names';
+import { nameInUseSteps } from './names';
 import { identityOf, refreshUnderLock, snapshotOf, type ResolvedNic } from './nic';
 import { ownerKey } from '../ledger/owner';
 import { restoreSteps } from './restore';
@@ -69,7 +69,7 @@ function* commitSteps(s: EngineContext, plan: LendPlan, asked: LendSettings, tak
     lock ??= lockNic(s.ledger, key, { timeoutMs: plan.request.lockTimeoutMs ?? 0 });
     yield* finishPrevious(s, key);
     checkSettings(plan, settings);
-    refreshUnderLock(nic, key, (id) => lendKeyFor(s.ledger, id, namespaceIdentityOf(s, nic.home)));
+    yield* refreshUnderLock(nic, key, (id) => lendKeyFor(s.ledger, id, namespaceIdentityOf(s, nic.home)));
     const held = yield* lendLocked(s, plan, settings, lock);
     lock = null; // the held lend lets it go
     return held;
@@ -132,7 +132,7 @@ function* lendLocked(s: EngineContext, plan: LendPlan, req: LendSettings, lock: 
   const { nic, target, key } = plan;
   const move = plan.request.move;
   const ledger = s.ledger;
-  const snapshot = snapshotOf(nic, move);
+  const snapshot = yield* snapshotOf(nic, move);
   const targetName = plan.request.name ?? snapshot.name;
   let record = newRecord(
     {
@@ -157,13 +157,13 @@ function* lendLocked(s: EngineContext, plan: LendPlan, req: LendSettings, lock: 
   const durable = yield* writeNewRecordDurableLater(ledger, record);
   try {
     failpoint(s.config, 'lend:recorded');
-    if (req.vf) applyVfRequest(nic, req.vf);
+    if (req.vf) yield* applyVfRequest(nic, req.vf);
     failpoint(s.config, 'lend:vf-configured');
     if (req.vf) record = advanceRecord(ledger, record, 'lend:vf-configured');
     let link: Link | null = null;
     if (move) {
       const targetRtnl = s.rtnl(target);
-      record = dropCollidingAltnames(ledger, record, nic, targetRtnl, targetName);
+      record = yield* dropCollidingAltnames(ledger, record, nic, targetRtnl, targetName);
       failpoint(s.config, 'lend:altnames-dropped');
       if (record.droppedAltnames.length) record = advanceRecord(ledger, record, 'lend:altnames-dropped');
       link = yield* moveInto(nic, target, targetRtnl, targetName);
@@ -171,7 +171,7 @@ function* lendLocked(s: EngineContext, plan: LendPlan, req: LendSettings, lock: 
       // noted with the next write, not one of its own: a record that does not know the NIC's ifindex in the
       // target yet is restored all the same (restore finds the NIC by identity, as after a crash mid-move)
       record = appendStep({ ...record, targetIfindex: link.index }, 'lend:moved');
-      link = configureInTarget(targetRtnl, link, req);
+      link = yield* configureInTarget(targetRtnl, link, req);
       failpoint(s.config, 'lend:configured');
     }
     return holding(s, record, link, lock, durable);
@@ -274,7 +274,7 @@ function errorText(err: unknown): string {
  * and for any rate while the PF has no link), then the VLAN (802.1ad: EPROTONOSUPPORT on igb) — so that such a
  * refusal comes before anything has changed.
  */
-function applyVfRequest(nic: ResolvedNic, want: VfRequest): void {
+function* applyVfRequest(nic: ResolvedNic, want: VfRequest): WaitingSteps<void> {
   const place = nic.vf!;
   const pf = place.pf;
   const current = pf.table!.find((v) => v.vf === place.vf)!;
@@ -290,26 +290,27 @@ function applyVfRequest(nic: ResolvedNic, want: VfRequest): void {
   if (want.spoofchk !== undefined) changes.push({ spoofchk: want.spoofchk });
   if (want.trust !== undefined) changes.push({ trust: want.trust });
   if (want.mac !== undefined) changes.push({ mac: want.mac });
-  for (const change of changes) pf.rtnl.setVf(pf.link.index, place.vf, change);
+  for (const change of changes) yield* pf.rtnl.steps.setVf(pf.link.index, place.vf, change);
 }
 
 /**
  * The kernel refuses a move when any of the NIC's altnames is taken in the target, and a rename to the NIC's
  * own altname: remove those first (the record keeps the snapshot's altnames, so give-back puts them back).
  */
-function dropCollidingAltnames(
+function* dropCollidingAltnames(
   ledger: Ledger,
   record: LendRecord,
   nic: ResolvedNic,
   targetRtnl: Rtnl,
   targetName: string,
-): LendRecord {
+): WaitingSteps<LendRecord> {
   const link = nic.link!;
-  const dropped = link.altnames.filter((alt) => alt === targetName || nameInUse(targetRtnl, alt));
+  const dropped: string[] = [];
+  for (const alt of link.altnames) if (alt === targetName || (yield* nameInUseSteps(targetRtnl, alt))) dropped.push(alt);
   if (dropped.length === 0) return record;
   const next = { ...record, droppedAltnames: dropped };
   writeRecord(ledger, next, NOT_DURABLE);
-  for (const alt of dropped) nic.rtnl.delAltname(link.index, alt);
+  for (const alt of dropped) yield* nic.rtnl.steps.delAltname(link.index, alt);
   return next;
 }
 
@@ -318,35 +319,35 @@ function* moveInto(nic: ResolvedNic, target: Netns, targetRtnl: Rtnl, targetName
   const link = nic.link!;
   // asked first: the kernel moves the NIC before it renames it, so a taken name fails half-way (the NIC in the
   // target under its old name, EEXIST)
-  if (nameInUse(targetRtnl, targetName)) {
+  if (yield* nameInUseSteps(targetRtnl, targetName)) {
     throw new SysError(`name ${targetName} is already taken in ${describeNamespace(refOf(target))}`, {
       code: 'EEXIST',
       op: 'lend move',
     });
   }
   yield slowMove(nic.rtnl, link.index, target, targetName);
-  return targetRtnl.getLink({ name: targetName });
+  return yield* targetRtnl.steps.getLink({ name: targetName });
 }
 
 /**
  * MTU, MAC, then up: one request each, so a failure leaves a state the rollback understands. The link is read
  * again only when something was set (a CNI ADD sets nothing here: the link it read just after the move is current).
  */
-function configureInTarget(rtnl: Rtnl, link: Link, req: LendSettings): Link {
+function* configureInTarget(rtnl: Rtnl, link: Link, req: LendSettings): WaitingSteps<Link> {
   let changed = false;
   if (req.mtu !== undefined && req.mtu !== link.mtu) {
-    rtnl.setLink(link.index, { mtu: req.mtu });
+    yield* rtnl.steps.setLink(link.index, { mtu: req.mtu });
     changed = true;
   }
   if (req.mac !== undefined && req.mac !== link.mac) {
-    rtnl.setLink(link.index, { mac: req.mac });
+    yield* rtnl.steps.setLink(link.index, { mac: req.mac });
     changed = true;
   }
   if (req.up !== false) {
-    rtnl.setLink(link.index, { up: true });
+    yield* rtnl.steps.setLink(link.index, { up: true });
     changed = true;
   }
-  return changed ? rtnl.getLink({ index: link.index }) : link;
+  return changed ? yield* rtnl.steps.getLink({ index: link.index }) : link;
 }
 
 /** The settings checked, with MACs in canonical form; the caller's object is left as it was. */

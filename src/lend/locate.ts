@@ -4,6 +4,7 @@
 import { isZeroMac } from '../net/validate';
 import type { Link, Mac, Rtnl } from '../net';
 import type { LendRecord, NicIdentity } from '../ledger/types';
+import type { WaitingSteps } from '../util/wait';
 
 export interface LocateHints {
   identity: NicIdentity;
@@ -23,18 +24,18 @@ export function hintsFor(record: LendRecord): LocateHints {
 }
 
 
-function strongMatch(rtnl: Rtnl, link: Link, id: NicIdentity): boolean {
+function* strongMatch(rtnl: Rtnl, link: Link, id: NicIdentity): WaitingSteps<boolean> {
   if (id.permMac && !isZeroMac(id.permMac) && link.permMac === id.permMac) return true;
   if (id.pciAddress && link.kind === null) {
-    const info = safeDriverInfo(rtnl, link.name);
+    const info = yield* safeDriverInfo(rtnl, link.name);
     if (info && info.busInfo === id.pciAddress) return true;
   }
   return false;
 }
 
-function safeDriverInfo(rtnl: Rtnl, name: string): { driver: string; busInfo: string } | null {
+function* safeDriverInfo(rtnl: Rtnl, name: string): WaitingSteps<{ driver: string; busInfo: string } | null> {
   try {
-    return rtnl.driverInfo(name);
+    return yield* rtnl.steps.driverInfo(name);
   } catch {
     return null;
   }
@@ -52,13 +53,13 @@ function weakScore(link: Link, hints: LocateHints): number {
  * The link in this namespace that is the NIC, or null. `knownIndex`: its ifindex in this very namespace, when the
  * record knows it (the target after the move) — decisive on its own for a link of the same kind.
  */
-export function locateIn(rtnl: Rtnl, hints: LocateHints, knownIndex: number | null = null): Link | null {
-  // asked for by its ifindex first: one link, not a dump of every link (each waits for the kernel's RTNL lock, behind
-  // other pods' moves); the full listing only when that link is not surely what the listing would find
-  const direct = knownIndex === null ? null : directHit(rtnl, hints, knownIndex);
+export function* locateIn(rtnl: Rtnl, hints: LocateHints, knownIndex: number | null = null): WaitingSteps<Link | null> {
+  // asked for by its ifindex first: one link, not a dump of every link; the full listing only when that link is not
+  // surely what the listing would find
+  const direct = knownIndex === null ? null : yield* directHit(rtnl, hints, knownIndex);
   if (direct) return direct;
-  const links = candidateLinks(rtnl, hints);
-  const strong = strongIn(rtnl, links, hints);
+  const links = yield* candidateLinks(rtnl, hints);
+  const strong = yield* strongIn(rtnl, links, hints);
   if (strong) return strong;
   const byIndex = knownIndex === null ? undefined : links.find((l) => l.index === knownIndex);
   if (byIndex) return byIndex;
@@ -75,12 +76,12 @@ export function locateIn(rtnl: Rtnl, hints: LocateHints, knownIndex: number | nu
 }
 
 /** The link here that is the NIC beyond doubt (its PCI address or permanent MAC), or null. */
-export function locateSurelyIn(rtnl: Rtnl, hints: LocateHints): Link | null {
-  return strongIn(rtnl, candidateLinks(rtnl, hints), hints);
+export function* locateSurelyIn(rtnl: Rtnl, hints: LocateHints): WaitingSteps<Link | null> {
+  return yield* strongIn(rtnl, yield* candidateLinks(rtnl, hints), hints);
 }
 
-function candidateLinks(rtnl: Rtnl, hints: LocateHints): Link[] {
-  return rtnl.listLinks().filter((l) => isCandidate(l, hints));
+function* candidateLinks(rtnl: Rtnl, hints: LocateHints): WaitingSteps<Link[]> {
+  return (yield* rtnl.steps.listLinks()).filter((l) => isCandidate(l, hints));
 }
 
 function isCandidate(link: Link, hints: LocateHints): boolean {
@@ -93,11 +94,11 @@ function isCandidate(link: Link, hints: LocateHints): boolean {
  * (an ifindex reused by another link does not). Without either, no link can match that way, and the listing would
  * return the link of the known index itself.
  */
-function directHit(rtnl: Rtnl, hints: LocateHints, index: number): Link | null {
-  const link = rtnl.findLink({ index });
+function* directHit(rtnl: Rtnl, hints: LocateHints, index: number): WaitingSteps<Link | null> {
+  const link = yield* rtnl.steps.findLink({ index });
   if (!link || !isCandidate(link, hints)) return null;
   if (!canMatchStrongly(hints.identity)) return link;
-  return strongMatch(rtnl, link, hints.identity) ? link : null;
+  return (yield* strongMatch(rtnl, link, hints.identity)) ? link : null;
 }
 
 /** Whether strongMatch can hold for any candidate (they are all of the identity's kind). */
@@ -105,6 +106,7 @@ function canMatchStrongly(id: NicIdentity): boolean {
   return (!!id.permMac && !isZeroMac(id.permMac)) || (!!id.pciAddress && id.kind === null);
 }
 
-function strongIn(rtnl: Rtnl, links: Link[], hints: LocateHints): Link | null {
-  return links.find((link) => strongMatch(rtnl, link, hints.identity)) ?? null;
+function* strongIn(rtnl: Rtnl, links: Link[], hints: LocateHints): WaitingSteps<Link | null> {
+  for (const link of links) if (yield* strongMatch(rtnl, link, hints.identity)) return link;
+  return null;
 }

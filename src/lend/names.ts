@@ -2,12 +2,18 @@
 // which fallback to use when a NIC's original name was taken while it was away.
 import type { Rtnl } from '../net';
 import { SysError } from '../errors';
+import { runWaitsSync, type WaitingSteps } from '../util/wait';
 
 const IFNAMSIZ_BYTES = 15;
 
 /** True when `name` is a link's name or altname in the socket's namespace (the kernel looks both up). */
 export function nameInUse(rtnl: Rtnl, name: string): boolean {
-  return rtnl.findLink({ name }) !== null;
+  return runWaitsSync(nameInUseSteps(rtnl, name));
+}
+
+/** nameInUse as steps (the lookup made off the thread where they run with runWaits). */
+export function* nameInUseSteps(rtnl: Rtnl, name: string): WaitingSteps<boolean> {
+  return (yield* rtnl.steps.findLink({ name })) !== null;
 }
 
 /** '<original cut short>r<n>': recognisable as the original, within IFNAMSIZ, free in this namespace. */

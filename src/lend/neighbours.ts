@@ -5,21 +5,21 @@
 import { isMacText } from '../net/validate';
 import { NEIGHBOUR_STATES, type Link, type Rtnl } from '../net';
 import type { NeighbourSnapshot, NicSnapshot } from '../ledger/types';
+import type { WaitingSteps } from '../util/wait';
 
 /** The NIC's permanent entries of both families (one with a hardware address that is not Ethernet's is not kept). */
-export function permanentNeighboursOf(rtnl: Rtnl, nic: Link | null): NeighbourSnapshot[] {
+export function* permanentNeighboursOf(rtnl: Rtnl, nic: Link | null): WaitingSteps<NeighbourSnapshot[]> {
   if (!nic) return [];
-  return rtnl
-    .listNeighbours(nic.index)
+  return (yield* rtnl.steps.listNeighbours(nic.index))
     .filter((n) => (n.state & NEIGHBOUR_STATES.PERMANENT) !== 0 && (n.lladdr === null || isMacText(n.lladdr)))
     .map((n) => ({ address: n.address, lladdr: n.lladdr, flags: n.flags }));
 }
 
 /** Write the snapshot's entries again (one there already is replaced); each that fails is named, the rest written. */
-export function restoreNeighbours(rtnl: Rtnl, index: number, snap: NicSnapshot, warnings: string[]): void {
+export function* restoreNeighbours(rtnl: Rtnl, index: number, snap: NicSnapshot, warnings: string[]): WaitingSteps<void> {
   for (const n of snap.neighbours ?? []) {
     try {
-      rtnl.replaceNeighbour({ index, address: n.address, ...(n.lladdr ? { lladdr: n.lladdr } : {}), state: NEIGHBOUR_STATES.PERMANENT, flags: n.flags });
+      yield* rtnl.steps.replaceNeighbour({ index, address: n.address, ...(n.lladdr ? { lladdr: n.lladdr } : {}), state: NEIGHBOUR_STATES.PERMANENT, flags: n.flags });
     } catch (err) {
       warnings.push(`permanent neighbour ${n.address}${n.lladdr ? ` (${n.lladdr})` : ''} not restored: ${(err as Error).message}`);
     }

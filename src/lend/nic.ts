@@ -14,6 +14,7 @@ import { permanentNeighboursOf } from './neighbours';
 import { qdiscsOf } from './qdisc';
 import type { EngineContext } from './context';
 import type { NicRef } from './types';
+import type { WaitingSteps } from '../util/wait';
 
 export interface ResolvedNic {
   home: Netns;
@@ -29,7 +30,7 @@ export interface ResolvedNic {
 }
 
 /** A PCI address or a name in a namespace (prepare() turns every other selector into one of these). */
-export function resolveNic(s: EngineContext, selector: NicRef): ResolvedNic {
+export function* resolveNic(s: EngineContext, selector: NicRef): WaitingSteps<ResolvedNic> {
   const home = 'pci' in selector || !selector.in ? openCurrent() : openSpec(selector.in);
   try {
     const rtnl = s.rtnl(home);
@@ -38,12 +39,12 @@ export function resolveNic(s: EngineContext, selector: NicRef): ResolvedNic {
     if ('pci' in selector) {
       pciAddress = selector.pci;
       const name = netdevOfPci(s, pciAddress);
-      link = name ? rtnl.findLink({ name }) : null;
+      link = name ? yield* rtnl.steps.findLink({ name }) : null;
     } else {
-      link = rtnl.getLink({ name: selector.name });
-      pciAddress = pciOfLink(s, rtnl, link, home);
+      link = yield* rtnl.steps.getLink({ name: selector.name });
+      pciAddress = yield* pciOfLink(s, rtnl, link, home);
     }
-    const place = pciAddress ? vfPlaceOf(s, pciAddress) : null;
+    const place = pciAddress ? yield* vfPlaceOf(s, pciAddress) : null;
     const vf = place && 'pf' in place ? place : null;
     const standInVf = place && !('pf' in place) ? place : null;
     const close = () => {
@@ -58,9 +59,9 @@ export function resolveNic(s: EngineContext, selector: NicRef): ResolvedNic {
 }
 
 /** The PCI address of a link: ethtool's bus-info when it is one, else sysfs (only valid in our own namespace). */
-function pciOfLink(s: EngineContext, rtnl: Rtnl, link: Link, home: Netns): string | null {
+function* pciOfLink(s: EngineContext, rtnl: Rtnl, link: Link, home: Netns): WaitingSteps<string | null> {
   if (link.kind === null) {
-    const info = rtnl.driverInfo(link.name);
+    const info = yield* rtnl.steps.driverInfo(link.name);
     // a Scalable Function's bus-info is its auxiliary device ID
     if (info && isDeviceAddress(info.busInfo)) return info.busInfo;
   }
@@ -87,8 +88,12 @@ export function identityOfLink(l: Link | null, pciAddress: string | null): NicId
 }
 
 /** `moving`: the NIC leaves home, so what the kernel flushes on a move (l3-snapshot.ts) is read too. */
-export function snapshotOf(nic: ResolvedNic, moving: boolean): NicSnapshot {
+export function* snapshotOf(nic: ResolvedNic, moving: boolean): WaitingSteps<NicSnapshot> {
   const l = nic.link;
+  const l3 = moving && l ? yield* l3SnapshotOf(nic.home, nic.rtnl, l) : null;
+  const master = yield* masterOf(nic.rtnl, l);
+  const neighbours = yield* permanentNeighboursOf(nic.rtnl, l);
+  const qdiscs = yield* qdiscsOf(nic.rtnl, l);
   return {
     name: l?.name ?? '',
     mac: l?.mac ?? null,
@@ -97,10 +102,10 @@ export function snapshotOf(nic: ResolvedNic, moving: boolean): NicSnapshot {
     alias: l?.alias ?? null,
     altnames: l?.altnames ?? [],
     vf: nic.vf ? vfSnapshotOf(nic.vf) : null,
-    l3: moving && l ? l3SnapshotOf(nic.home, nic.rtnl, l) : null,
-    master: masterOf(nic.rtnl, l),
-    neighbours: permanentNeighboursOf(nic.rtnl, l),
-    ...qdiscsOf(nic.rtnl, l),
+    l3,
+    master,
+    neighbours,
+    ...qdiscs,
   };
 }
 
@@ -124,11 +129,11 @@ function vfSnapshotOf(place: VfPlace): VfSnapshot {
  * Re-read the link once its lock is held: another process may have lent and returned it while we waited, and
  * only the state seen under the lock may be snapshotted. Throws BUSY when it is no longer the NIC we resolved.
  */
-export function refreshUnderLock(nic: ResolvedNic, key: string, keyOf: (id: NicIdentity) => string): void {
+export function* refreshUnderLock(nic: ResolvedNic, key: string, keyOf: (id: NicIdentity) => string): WaitingSteps<void> {
   // the PF's VF table, read once, under the lock: the snapshot and the PF-side settings both use it
-  if (nic.vf) nic.vf.pf.table = nic.vf.pf.rtnl.getVfs(nic.vf.pf.link.index);
+  if (nic.vf) nic.vf.pf.table = yield* nic.vf.pf.rtnl.steps.getVfs(nic.vf.pf.link.index);
   if (!nic.link) return;
-  const fresh = nic.rtnl.findLink({ index: nic.link.index });
+  const fresh = yield* nic.rtnl.steps.findLink({ index: nic.link.index });
   const same = fresh !== null && keyOf(identityOf({ ...nic, link: fresh })) === key && fresh.name === nic.link.name;
   if (!same) {
     throw new SysError(`${nic.link.name} changed while waiting for its lock (taken by another process)`, {

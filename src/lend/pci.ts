@@ -3,6 +3,7 @@ import type { Link, Netns, Rtnl, VfInfo } from '../net';
 import { deviceDir, getPf, getVf, isBdf, netdevsOf, pciAddressOfNetdev } from '../sriov';
 import { openCurrent } from './namespaces';
 import type { EngineContext } from './context';
+import type { WaitingSteps } from '../util/wait';
 
 export interface VfPlace {
   pfPciAddress: string;
@@ -48,7 +49,7 @@ export function pciOfNetdev(s: EngineContext, name: string, mac: string | null):
  * Where the VF at `address` sits on its PF, with the PF opened in our namespace; null when it is not a VF, and a
  * StandInVf when its PF is a virtual link without a VF table.
  */
-export function vfPlaceOf(s: EngineContext, address: string): VfPlace | StandInVf | null {
+export function* vfPlaceOf(s: EngineContext, address: string): WaitingSteps<VfPlace | StandInVf | null> {
   if (!isBdf(address) || !deviceDir(s.sysfs, address)) return null;
   const vf = getVf(s.sysfs, address);
   if (!vf) return null;
@@ -58,13 +59,13 @@ export function vfPlaceOf(s: EngineContext, address: string): VfPlace | StandInV
   const ns = openCurrent();
   try {
     const rtnl = s.rtnl(ns);
-    const link = rtnl.findLink({ name: pfName });
+    const link = yield* rtnl.steps.findLink({ name: pfName });
     if (!link) {
       ns.close();
       return away;
     }
     // a virtual PF (the lab's veth stand-in) has no VF table: the VF is then lent as a plain NIC
-    if (link.kind !== null && !rtnl.getVfs(link.index).some((v) => v.vf === vf.index)) {
+    if (link.kind !== null && !(yield* rtnl.steps.getVfs(link.index)).some((v) => v.vf === vf.index)) {
       ns.close();
       return { pfPciAddress: vf.pfAddress, vf: vf.index, pfName, why: `${pfName} is a stand-in PF without a VF table` };
     }

@@ -19,6 +19,7 @@ import { howToGiveBack } from './give-back-hint';
 import { lendKeyFor } from './nesting';
 import type { EngineContext } from './context';
 import type { NicSelector, PrepareRequest } from './types';
+import { runWaitsSync, type WaitingSteps } from '../util/wait';
 
 export type Refusal =
   /** No such NIC here (or no netdev where one must move). */
@@ -68,9 +69,14 @@ export function isRefusal(x: LendPlan | Refusal): x is Refusal {
 
 /** Read-only: the plan to lend the NIC `req` names, or why not. Unexpected failures (the kernel's) throw. */
 export function prepare(s: EngineContext, req: PrepareRequest): LendPlan | Refusal {
+  return runWaitsSync(prepareSteps(s, req));
+}
+
+/** prepare() as steps: its requests made off the thread where the steps run with runWaits (the daemon). */
+export function* prepareSteps(s: EngineContext, req: PrepareRequest): WaitingSteps<LendPlan | Refusal> {
   checkPrepare(req);
   const host = s.rtnl(null);
-  const found = findNic(s, host, req.nic);
+  const found = yield* findNic(s, host, req.nic);
   if ('refused' in found) return found;
   if (req.requireVf && !found.sysVf) {
     const what = 'pci' in found.selector ? found.selector.pci : found.label;
@@ -79,7 +85,7 @@ export function prepare(s: EngineContext, req: PrepareRequest): LendPlan | Refus
   const target = openSpec(req.target);
   let nic: ResolvedNic | null = null;
   try {
-    nic = resolveNic(s, found.selector);
+    nic = yield* resolveNic(s, found.selector);
     const identity = identityOf(nic);
     // nested under the lend that put it here, when one did (a node's CNI lending on a VF the host lent the node)
     const key = lendKeyFor(s.ledger, identity, namespaceIdentityOf(s, nic.home));
@@ -88,24 +94,28 @@ export function prepare(s: EngineContext, req: PrepareRequest): LendPlan | Refus
     // node with 64 VFs, three of them a lend made each VF's lend cost grow with the VF count)
     const n = nic;
     let homeLinks: Link[] | undefined;
-    const linksAtHome = () => (homeLinks ??= n.rtnl.listLinks());
+    const linksAtHome = function* () {
+      return (homeLinks ??= yield* n.rtnl.steps.listLinks());
+    };
     let use: string | null | undefined;
-    const inUseAtHome = () => (use === undefined ? (use = move && n.link ? homeUseOf(n.rtnl, n.link, linksAtHome) : null) : use);
-    const refusal = refusalFor(s, req, nic, target, key, found.label, move, { linksAtHome, inUseAtHome });
+    const inUseAtHome = function* () {
+      return use === undefined ? (use = move && n.link ? yield* homeUseOf(n.rtnl, n.link, linksAtHome) : null) : use;
+    };
+    const refusal = yield* refusalFor(s, req, nic, target, key, found.label, move, { linksAtHome, inUseAtHome });
     if (refusal) {
       nic.close();
       target.close();
       return refusal;
     }
     const close = () => (n.close(), target.close());
-    const inUse = inUseAtHome();
+    const inUse = yield* inUseAtHome();
     return { request: { ...req, move }, nic, target, identity, key, sysVf: found.sysVf, label: found.label, inUse, close };
   } catch (err) {
     nic?.close();
     target.close();
     // it left between being found and being resolved (another lend moved it): what finding it now says is the answer
     if (!nic && isSysError(err, 'ENODEV')) {
-      const again = findNic(s, host, req.nic);
+      const again = yield* findNic(s, host, req.nic);
       if ('refused' in again) return again;
     }
     throw err;
@@ -114,12 +124,12 @@ export function prepare(s: EngineContext, req: PrepareRequest): LendPlan | Refus
 
 /** What refusalFor asks of the NIC's home namespace, each worked out once per prepare. */
 interface HomeFacts {
-  linksAtHome: () => Link[];
+  linksAtHome: () => WaitingSteps<Link[]>;
   /** homeUseOf the NIC when it moves, else null. */
-  inUseAtHome: () => string | null;
+  inUseAtHome: () => WaitingSteps<string | null>;
 }
 
-function refusalFor(s: EngineContext, req: PrepareRequest, nic: ResolvedNic, target: Netns, key: string, label: string, move: boolean, home: HomeFacts): Refusal | null {
+function* refusalFor(s: EngineContext, req: PrepareRequest, nic: ResolvedNic, target: Netns, key: string, label: string, move: boolean, home: HomeFacts): WaitingSteps<Refusal | null> {
   // the ledger first: a NIC lent elsewhere is reported as lent, not as whatever its absence looks like
   const holder = readRecord(s.ledger, key);
   if (holder?.phase === 'lent') {
@@ -133,13 +143,13 @@ function refusalFor(s: EngineContext, req: PrepareRequest, nic: ResolvedNic, tar
   }
   // asked of a NIC that stays home too: PF-side settings on a VF the host sends through can cut it off as well
   if (!req.allowUplink && nic.link) {
-    const route = uplinkRoute(nic.rtnl, nic.link.index, readNameservers(s.config.resolvConf), home.linksAtHome());
+    const route = yield* uplinkRoute(nic.rtnl, nic.link.index, readNameservers(s.config.resolvConf), yield* home.linksAtHome());
     if (route) {
       const why = `${label} is the host's uplink (${route}): lending it would cut the host off`;
       return { refused: 'Uplink', link: nic.link.name, route, error: new SysError(why, { code: 'INVALID', op: 'lend' }) };
     }
   }
-  const use = !req.allowInUse ? home.inUseAtHome() : null;
+  const use = !req.allowInUse ? yield* home.inUseAtHome() : null;
   if (use) return { refused: 'InUse', link: nic.link!.name, use, error: new SysError(`${label} is in use at home: ${use}`, { code: 'BUSY', op: 'lend' }) };
   return null;
 }
@@ -154,9 +164,9 @@ interface Found {
 }
 
 /** From what the caller named to a PCI address or a name; a NIC that is not there is a refusal, never a throw. */
-function findNic(s: EngineContext, host: Rtnl, sel: NicSelector): Found | Refusal {
+function* findNic(s: EngineContext, host: Rtnl, sel: NicSelector): WaitingSteps<Found | Refusal> {
   if ('mac' in sel) {
-    const link = host.listLinks().find((l) => l.mac === sel.mac || l.permMac === sel.mac);
+    const link = (yield* host.steps.listLinks()).find((l) => l.mac === sel.mac || l.permMac === sel.mac);
     if (!link) return missing(s, { lent: `the device with hwaddr ${sel.mac}`, absent: `no link with hwaddr ${sel.mac}` }, (r) => r.identity.mac === sel.mac || r.identity.permMac === sel.mac);
     return { selector: { name: link.name }, label: `device ${link.name} (hwaddr ${sel.mac})`, sysVf: null };
   }
@@ -164,9 +174,9 @@ function findNic(s: EngineContext, host: Rtnl, sel: NicSelector): Found | Refusa
     const name = listDir(join(s.sysfs.root, sel.kernelPath.slice('/sys'.length), 'net'))[0];
     // a PCI device's netdev lent away is not under its path any more: the ledger knows it by its address
     if (!name) return missing(s, { lent: `device ${basename(sel.kernelPath)}`, absent: `no network interface under ${sel.kernelPath}/net` }, (r) => r.identity.pciAddress === basename(sel.kernelPath));
-    return byName(s, host, name, undefined, `device ${name} (kernelpath ${sel.kernelPath})`);
+    return yield* byName(s, host, name, undefined, `device ${name} (kernelpath ${sel.kernelPath})`);
   }
-  if ('name' in sel) return byName(s, host, sel.name, sel.in, `device ${sel.name}`);
+  if ('name' in sel) return yield* byName(s, host, sel.name, sel.in, `device ${sel.name}`);
   if (!deviceDir(s.sysfs, sel.pci)) {
     // an auxiliary device ID (a Scalable Function) is looked for on the other buses, not on PCI: say so
     return notFound(isBdf(sel.pci) ? `no PCI device ${sel.pci}` : `no device ${sel.pci} on the auxiliary bus (nor any other)`);
@@ -177,17 +187,17 @@ function findNic(s: EngineContext, host: Rtnl, sel: NicSelector): Found | Refusa
   // a whole device on a userspace driver is lent as host-device lends it: recorded, not moved
   if (isUserspaceDriver(driver)) return { selector: sel, label: `device ${sel.pci} (${driver})`, sysVf, userspace: true };
   const name = sysVf ? sysVf.netdevs[0]?.name : undefined;
-  const link = name ? host.findLink({ name }) : null;
+  const link = name ? yield* host.steps.findLink({ name }) : null;
   const label = `${sysVf ? 'VF' : 'device'} ${sel.pci}${link ? ` (${link.name})` : ''}`;
   return { selector: sel, label, sysVf };
 }
 
 /** A name in our namespace (or `in`): a NIC lent from there is not found under its name — say who has it. */
-function byName(s: EngineContext, host: Rtnl, name: string, where: Extract<NicSelector, { name: string }>['in'], label: string): Found | Refusal {
+function* byName(s: EngineContext, host: Rtnl, name: string, where: Extract<NicSelector, { name: string }>['in'], label: string): WaitingSteps<Found | Refusal> {
   const home = where === undefined ? openCurrent() : openSpec(where);
   try {
     const rtnl = where === undefined ? host : s.rtnl(home);
-    if (rtnl.findLink({ name })) return { selector: where === undefined ? { name } : { name, in: where }, label, sysVf: null };
+    if (yield* rtnl.steps.findLink({ name })) return { selector: where === undefined ? { name } : { name, in: where }, label, sysVf: null };
     return missing(s, { lent: label, absent: `${label} not found` }, (r) => r.snapshot.name === name && sameNetns(r.home.id, home.id));
   } finally {
     home.close();

@@ -4,15 +4,16 @@
 // filters live elsewhere) are named in the record, and the give-back says they were not restored.
 import { QDISC_PARENTS, type Link, type Qdisc, type Rtnl } from '../net';
 import type { NicSnapshot, QdiscSnapshot } from '../ledger/types';
+import type { WaitingSteps } from '../util/wait';
 
 /** Root qdiscs with no classes of their own to hold other qdiscs or filters (tbf and netem: one default inner). */
 const CLASSLESS = ['pfifo', 'bfifo', 'pfifo_head_drop', 'pfifo_fast', 'tbf', 'fq', 'fq_codel', 'fq_pie', 'codel', 'pie', 'sfq', 'red', 'choke', 'sfb', 'hhf', 'cake', 'netem', 'plug', 'skbprio'];
 
 /** The owner's root qdisc (null: the kernel's default, handle 0) and what of it a give-back cannot put back. */
-export function qdiscsOf(rtnl: Rtnl, nic: Link | null): { qdisc: QdiscSnapshot | null; qdiscsNotRestored: string[] } {
+export function* qdiscsOf(rtnl: Rtnl, nic: Link | null): WaitingSteps<{ qdisc: QdiscSnapshot | null; qdiscsNotRestored: string[] }> {
   const out = { qdisc: null as QdiscSnapshot | null, qdiscsNotRestored: [] as string[] };
   if (!nic) return out;
-  for (const q of rtnl.listQdiscs(nic.index)) {
+  for (const q of yield* rtnl.steps.listQdiscs(nic.index)) {
     if (q.parent === QDISC_PARENTS.INGRESS) out.qdiscsNotRestored.push(`${q.kind} qdisc ${handleText(q)} and its filters`);
     if (q.parent !== QDISC_PARENTS.ROOT || q.handle === 0) continue;
     if (CLASSLESS.includes(q.kind)) out.qdisc = { kind: q.kind, handle: q.handle, options: q.options };
@@ -22,12 +23,12 @@ export function qdiscsOf(rtnl: Rtnl, nic: Link | null): { qdisc: QdiscSnapshot |
 }
 
 /** Put the recorded root qdisc back (the NIC up at home); what was not recorded, or is refused, is a warning. */
-export function restoreQdiscs(rtnl: Rtnl, index: number, snap: NicSnapshot, warnings: string[]): void {
+export function* restoreQdiscs(rtnl: Rtnl, index: number, snap: NicSnapshot, warnings: string[]): WaitingSteps<void> {
   for (const what of snap.qdiscsNotRestored ?? []) warnings.push(`${what}: not restored`);
   const q = snap.qdisc;
   if (!q) return;
   try {
-    rtnl.replaceRootQdisc({ index, handle: q.handle, kind: q.kind, options: q.options });
+    yield* rtnl.steps.replaceRootQdisc({ index, handle: q.handle, kind: q.kind, options: q.options });
   } catch (err) {
     warnings.push(`root qdisc ${q.kind} ${handleText(q)} not restored: ${(err as Error).message}`);
   }

@@ -12,7 +12,7 @@ import type { LendRecord } from '../ledger/types';
 import { failpoint } from './failpoint';
 import { restoreL3AfterUp, restoreL3BeforeUp } from './l3-restore';
 import { describeNamespace, initialRef, refOf } from './namespaces';
-import { chooseFallbackName, nameInUse } from './names';
+import { chooseFallbackName, nameInUseSteps } from './names';
 import type { GiveBackOutcome } from './types';
 import { closePlace, findInPlaces, openPlace, openSearchPlaces, type Place } from './where';
 import { deleteBorrowerUppers, restoreMaster } from './uppers';
@@ -59,25 +59,25 @@ export function* restoreSteps(s: EngineContext, record: LendRecord): WaitingStep
       if (found.place !== home) {
         // only where it was lent: uppers anywhere else (home's above all) are not the borrower's
         const borrowers = found.place.name === 'target' && !sameNetns(found.place.ns.id, home.ns.id);
-        if (borrowers && deleteBorrowerUppers(found.place.rtnl, link, warnings)) outcome = 'returned';
+        if (borrowers && (yield* deleteBorrowerUppers(found.place.rtnl, link, warnings))) outcome = 'returned';
         link = yield* moveHome(s, record, found.place, home, link, warnings);
         outcome = 'returned';
       }
       // igb pins a VF netdev to the MAC set on the PF (any other: EADDRNOTAVAIL): that one goes back first
       // (and the netdev's MAC may follow it: read the link again then)
-      if (record.snapshot.vf && restoreVf(s, record, warnings, { macOnly: true })) link = home.rtnl.getLink({ index: link.index });
-      const restored = restoreLink(record, home.rtnl, link, warnings);
+      if (record.snapshot.vf && (yield* restoreVf(s, record, warnings, { macOnly: true }))) link = yield* home.rtnl.steps.getLink({ index: link.index });
+      const restored = yield* restoreLink(record, home.rtnl, link, warnings);
       if (restored.changed) outcome = 'returned';
       name = restored.name;
-      if (restoreMaster(home.rtnl, link.index, record.snapshot, warnings)) outcome = 'returned';
+      if (yield* restoreMaster(home.rtnl, link.index, record.snapshot, warnings)) outcome = 'returned';
       if (yield* restoreL3(s, home, restored.link, record, warnings)) outcome = 'returned';
       // after the admin state: taking a device down flushes its entries, permanent ones too
-      restoreNeighbours(home.rtnl, link.index, record.snapshot, warnings);
-      restoreQdiscs(home.rtnl, link.index, record.snapshot, warnings);
+      yield* restoreNeighbours(home.rtnl, link.index, record.snapshot, warnings);
+      yield* restoreQdiscs(home.rtnl, link.index, record.snapshot, warnings);
       if (name !== record.snapshot.name) outcome = 'returned-renamed';
     }
     failpoint(s.config, 'return:restored');
-    if (record.snapshot.vf && restoreVf(s, record, warnings) && outcome === 'already-home') outcome = 'returned';
+    if (record.snapshot.vf && (yield* restoreVf(s, record, warnings)) && outcome === 'already-home') outcome = 'returned';
     failpoint(s.config, 'return:vf-restored');
     return { outcome, name, warnings };
   } finally {
@@ -95,8 +95,9 @@ function fallbackHome(s: EngineContext, record: LendRecord, warnings: string[]):
 
 /** Search every place (see where.ts); a physical NIC still on its way back to the initial namespace is waited for. */
 function* findNic(s: EngineContext, record: LendRecord, places: Place[]): WaitingSteps<{ place: Place; link: Link } | null> {
-  const search = () => findInPlaces(s, record, places);
-  const hit = search();
+  // the first look off the thread where the steps run with runWaits; the rare wait for a NIC on its way back polls
+  const search = () => runWaitsSync(findInPlaces(s, record, places));
+  const hit = yield* findInPlaces(s, record, places);
   // A virtual NIC whose namespace died was destroyed with it: gone. So is a physical one whose device is gone
   // (a VF removed by a VF count change: the kernel destroys its netdev wherever it is). Any other physical one
   // is on its way back to the initial namespace (asynchronously, tens of ms): wait for it, bounded.
@@ -123,14 +124,14 @@ function deviceRemoved(s: EngineContext, record: LendRecord): boolean {
 function* moveHome(s: EngineContext, record: LendRecord, from: Place, home: Place, link: Link, warnings: string[]): WaitingSteps<Link> {
   const original = record.snapshot.name;
   let name = original;
-  if (nameInUse(home.rtnl, original)) {
+  if (yield* nameInUseSteps(home.rtnl, original)) {
     name = chooseFallbackName(home.rtnl, original);
     warnings.push(`name ${original} is taken in ${describeNamespace(refOf(home.ns))}; returned as ${name}`);
   }
   // no separate 'down' first: the move closes the device itself, and renames it while it is closed
   yield slowMove(from.rtnl, link.index, home.ns, name);
   failpoint(s.config, 'return:moved');
-  return home.rtnl.getLink({ name });
+  return yield* home.rtnl.steps.getLink({ name });
 }
 
 /**
@@ -139,10 +140,10 @@ function* moveHome(s: EngineContext, record: LendRecord, from: Place, home: Plac
  */
 function* restoreL3(s: EngineContext, home: Place, link: Link, record: LendRecord, warnings: string[]): WaitingSteps<boolean> {
   const snap = record.snapshot;
-  let changed = restoreL3BeforeUp(home.ns, home.rtnl, link, snap, warnings);
+  let changed = yield* restoreL3BeforeUp(home.ns, home.rtnl, link, snap, warnings);
   failpoint(s.config, 'return:addresses-restored');
   if (link.up !== snap.up) {
-    home.rtnl.setLink(link.index, { up: snap.up });
+    yield* home.rtnl.steps.setLink(link.index, { up: snap.up });
     changed = true;
   }
   return (yield* restoreL3AfterUp(home.rtnl, link, snap, warnings)) || changed;
@@ -152,43 +153,43 @@ function* restoreL3(s: EngineContext, home: Place, link: Link, record: LendRecor
  * Name, MTU, MAC, alias and altnames as in the snapshot (the admin state comes with the L3 state: restoreL3). `link` is as just read (found or moved home);
  * it is read again only after a rename or a down. Returns whether anything changed, and the name it has now.
  */
-function restoreLink(record: LendRecord, rtnl: Rtnl, link: Link, warnings: string[]): { changed: boolean; name: string; link: Link } {
+function* restoreLink(record: LendRecord, rtnl: Rtnl, link: Link, warnings: string[]): WaitingSteps<{ changed: boolean; name: string; link: Link }> {
   const snap = record.snapshot;
   let changed = false;
-  const rename = link.name !== snap.name && !nameInUse(rtnl, snap.name);
+  const rename = link.name !== snap.name && !(yield* nameInUseSteps(rtnl, snap.name));
   const takenNote = `name ${snap.name} is taken`;
   if (link.name !== snap.name && !rename && !warnings.some((w) => w.startsWith(takenNote))) {
     warnings.push(`${takenNote}; left as ${link.name}`);
   }
   // renaming an up link fails with EBUSY on older kernels, and so does a MAC change on many drivers
   if (link.up && (rename || (snap.mac !== null && link.mac !== snap.mac))) {
-    rtnl.setLink(link.index, { up: false });
+    yield* rtnl.steps.setLink(link.index, { up: false });
     changed = true;
   }
   if (rename) {
-    rtnl.setLink(link.index, { name: snap.name });
+    yield* rtnl.steps.setLink(link.index, { name: snap.name });
     changed = true;
   }
-  if (changed) link = rtnl.getLink({ index: link.index });
+  if (changed) link = yield* rtnl.steps.getLink({ index: link.index });
   if (link.mtu !== snap.mtu) {
-    rtnl.setLink(link.index, { mtu: snap.mtu });
+    yield* rtnl.steps.setLink(link.index, { mtu: snap.mtu });
     changed = true;
   }
   if (snap.mac && link.mac !== snap.mac) {
-    rtnl.setLink(link.index, { mac: snap.mac });
+    yield* rtnl.steps.setLink(link.index, { mac: snap.mac });
     changed = true;
   }
   if ((link.alias ?? '') !== (snap.alias ?? '')) {
-    rtnl.setLink(link.index, { alias: snap.alias ?? '' });
+    yield* rtnl.steps.setLink(link.index, { alias: snap.alias ?? '' });
     changed = true;
   }
   for (const alt of snap.altnames) {
     if (link.altnames.includes(alt)) continue;
-    if (nameInUse(rtnl, alt)) {
+    if (yield* nameInUseSteps(rtnl, alt)) {
       warnings.push(`altname ${alt} is taken by another link; not restored`);
       continue;
     }
-    rtnl.addAltname(link.index, alt);
+    yield* rtnl.steps.addAltname(link.index, alt);
     changed = true;
   }
   return { changed, name: link.name, link };
@@ -199,7 +200,7 @@ function restoreLink(record: LendRecord, rtnl: Rtnl, link: Link, warnings: strin
  * just the MAC, before the VF netdev's own MAC is restored (a PF driver such as igb refuses the VF any MAC but the
  * one set on the PF, and its VF table then follows the netdev's MAC: the full restore comes after the netdev's).
  */
-function restoreVf(s: EngineContext, record: LendRecord, warnings: string[], opts: { macOnly?: boolean } = {}): boolean {
+function* restoreVf(s: EngineContext, record: LendRecord, warnings: string[], opts: { macOnly?: boolean } = {}): WaitingSteps<boolean> {
   const vf = record.snapshot.vf!;
   const pf = openPlace(s, vf.pfNetns, 'pf');
   if (!pf) {
@@ -207,11 +208,11 @@ function restoreVf(s: EngineContext, record: LendRecord, warnings: string[], opt
     return false;
   }
   try {
-    const pfLink = pf.rtnl.findLink({ index: vf.pfIfindex }) ?? pf.rtnl.getLink({ name: vf.pfName });
-    const now = pf.rtnl.getVfs(pfLink.index).find((v) => v.vf === vf.vf);
+    const pfLink = (yield* pf.rtnl.steps.findLink({ index: vf.pfIfindex })) ?? (yield* pf.rtnl.steps.getLink({ name: vf.pfName }));
+    const now = (yield* pf.rtnl.steps.getVfs(pfLink.index)).find((v) => v.vf === vf.vf);
     if (!now) throw new SysError(`VF ${vf.vf} of ${pfLink.name} no longer exists`, { code: 'NOT_FOUND', op: 'restore VF' });
     const changes = vfChanges(now, vf.settings).filter((c) => !opts.macOnly || 'mac' in c);
-    for (const change of changes) pf.rtnl.setVf(pfLink.index, vf.vf, change);
+    for (const change of changes) yield* pf.rtnl.steps.setVf(pfLink.index, vf.vf, change);
     return changes.length > 0;
   } finally {
     closePlace(pf);

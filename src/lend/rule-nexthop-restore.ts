@@ -24,7 +24,7 @@ const CARRIER_POLL_MS = 20;
 export function* restoreNexthops(rtnl: Rtnl, nicIndex: number, nexthops: readonly NexthopSnapshot[], warnings: string[]): WaitingSteps<boolean> {
   if (nexthops.length === 0) return false;
   let changed = false;
-  const current = new Map(rtnl.listNexthops().map((n) => [n.id, n]));
+  const current = new Map((yield* rtnl.steps.listNexthops()).map((n) => [n.id, n]));
   const present = new Set(current.keys());
   if (nexthops.some((n) => n.kind === 'nexthop' && !current.has(n.id))) {
     yield { done: () => carrierOrNoneToCome(rtnl, nicIndex), timeoutMs: NEXTHOP_CARRIER_WAIT_MS, pollMs: CARRIER_POLL_MS };
@@ -39,7 +39,7 @@ export function* restoreNexthops(rtnl: Rtnl, nicIndex: number, nexthops: readonl
       present.delete(n.id);
       continue;
     }
-    if (attempt(warnings, describeNexthop(n), () => rtnl.addNexthop(nexthopSpecOf(n, nicIndex)))) {
+    if (yield* attempt(warnings, describeNexthop(n), () => rtnl.steps.addNexthop(nexthopSpecOf(n, nicIndex)))) {
       present.add(n.id);
       changed = true;
     }
@@ -61,7 +61,7 @@ export function* restoreNexthops(rtnl: Rtnl, nicIndex: number, nexthops: readonl
     const merged = there ? [...members, ...(there.group ?? []).filter((m) => !members.some((x) => x.id === m.id))] : members;
     if (there && sameMembers(there.group ?? [], merged)) continue;
     const replace = there !== undefined;
-    if (attempt(warnings, describeNexthop(g), () => rtnl.addNexthop(nexthopSpecOf({ ...g, members: merged }, nicIndex), { replace }))) changed = true;
+    if (yield* attempt(warnings, describeNexthop(g), () => rtnl.steps.addNexthop(nexthopSpecOf({ ...g, members: merged }, nicIndex), { replace }))) changed = true;
   }
   return changed;
 }
@@ -83,32 +83,33 @@ function carrierOrNoneToCome(rtnl: Rtnl, index: number): boolean {
  * detached, and is deleted and added again, which resolves the altname. One that is gone is added again.
  * `nic.recordedNames` are the NIC's name and altnames at home as recorded. Returns whether anything changed.
  */
-export function restoreRules(rtnl: Rtnl, nic: { index: number; recordedNames: readonly string[] }, rules: readonly RuleSnapshot[], warnings: string[]): boolean {
+export function* restoreRules(rtnl: Rtnl, nic: { index: number; recordedNames: readonly string[] }, rules: readonly RuleSnapshot[], warnings: string[]): WaitingSteps<boolean> {
   if (rules.length === 0) return false;
   let changed = false;
-  const current = rtnl.listRules().map((rule) => ({ rule, key: currentKey(rule) }));
+  const current = (yield* rtnl.steps.listRules()).map((rule) => ({ rule, key: currentKey(rule) }));
   let namesNow: string[] | null = null;
   for (const r of rules) {
     const key = ruleKey(r);
     const there = current.find((c) => c.key === key)?.rule;
     if (!there) {
-      if (attempt(warnings, describeRule(r), () => rtnl.addRule(ruleSpecOf(r)))) changed = true;
+      if (yield* attempt(warnings, describeRule(r), () => rtnl.steps.addRule(ruleSpecOf(r)))) changed = true;
       continue;
     }
     const detached = [there.iifDetached ? r.iifName : null, there.oifDetached ? r.oifName : null].filter(
       (n): n is string => n !== null && nic.recordedNames.includes(n),
     );
     if (detached.length === 0) continue;
-    namesNow ??= namesOf(rtnl.getLink({ index: nic.index }));
+    namesNow ??= namesOf(yield* rtnl.steps.getLink({ index: nic.index }));
     const missing = detached.filter((n) => !namesNow!.includes(n));
     if (missing.length > 0) {
       warnings.push(`${describeRule(r)}: no device named ${missing.join(', ')} is here (the NIC is back as ${namesNow[0]}); the rule stays detached until one is`);
       continue;
     }
-    if (attempt(warnings, describeRule(r), () => {
-      rtnl.deleteRule(ruleSpecOf(r));
-      rtnl.addRule(ruleSpecOf(r));
-    })) changed = true;
+    const again = function* () {
+      yield* rtnl.steps.deleteRule(ruleSpecOf(r));
+      yield* rtnl.steps.addRule(ruleSpecOf(r));
+    };
+    if (yield* attempt(warnings, describeRule(r), again)) changed = true;
   }
   return changed;
 }
@@ -132,9 +133,9 @@ function sameMembers(a: readonly NexthopMember[], b: readonly NexthopMember[]): 
 }
 
 /** Runs one kernel request; a refusal becomes a warning naming what was not restored and why. */
-function attempt(warnings: string[], what: string, request: () => void): boolean {
+function* attempt(warnings: string[], what: string, request: () => WaitingSteps<void>): WaitingSteps<boolean> {
   try {
-    request();
+    yield* request();
     return true;
   } catch (err) {
     if (!isSysError(err)) throw err;

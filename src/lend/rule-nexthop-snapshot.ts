@@ -10,6 +10,7 @@
 // version cannot send back as they are.
 import { InvalidArgument } from '../errors';
 import type { Link, Rtnl } from '../net';
+import type { WaitingSteps } from '../util/wait';
 import { nexthopSpec, ruleSpec } from '../net/rule-nexthop-spec';
 import type { NexthopSnapshot, RuleSnapshot } from '../ledger/rule-nexthop-types';
 import { nexthopSnapshotOf, nexthopSpecOf, ruleSnapshotOf, ruleSpecOf } from '../ledger/rule-nexthop-specs';
@@ -21,18 +22,18 @@ export interface RuleNexthopSnapshot {
   leftToOwner: string[];
 }
 
-export function ruleNexthopSnapshotOf(rtnl: Rtnl, link: Link): RuleNexthopSnapshot {
+export function* ruleNexthopSnapshotOf(rtnl: Rtnl, link: Link): WaitingSteps<RuleNexthopSnapshot> {
   const leftToOwner: string[] = [];
   const rules: RuleSnapshot[] = [];
   // by name or by an altname (a rule resolves either when it is added)
   const names = [link.name, ...link.altnames];
-  for (const r of rtnl.listRules()) {
+  for (const r of yield* rtnl.steps.listRules()) {
     if (!names.includes(r.iifName ?? '') && !names.includes(r.oifName ?? '')) continue;
     const s = replayable(ruleSnapshotOf(r), (snap) => ruleSpec(ruleSpecOf(snap)));
     if ('snapshot' in s) rules.push(s.snapshot);
     else leftToOwner.push(`${r.family === 6 ? 'IPv6 ' : ''}rule ${r.priority}: ${s.why}; the kernel keeps it while ${link.name} is away, give-back does not replay it`);
   }
-  const all = rtnl.listNexthops();
+  const all = yield* rtnl.steps.listNexthops();
   const singles: NexthopSnapshot[] = [];
   for (const n of all) {
     if (n.group !== null || n.index !== link.index) continue;

@@ -12,7 +12,7 @@ import { sysfsAt, type SriovVf, type Sysfs } from '../sriov';
 import type { LendRecord } from '../ledger/types';
 import * as giveBacks from './give-back';
 import { commit, commitHeldWaiting, lend } from './lend';
-import { prepare, type LendPlan, type Refusal } from './prepare';
+import { prepare, prepareSteps, type LendPlan, type Refusal } from './prepare';
 import { setLentVfCount, setVfCountHere, type VfCountHereRequest, type VfCountRequest } from './vf-count';
 import { checkVfCountChange, type VfCountAsker, type VfCountClearance, type VfCountRefusal } from './vf-count-holders';
 import { returnStray, type StrayNic } from './stray';
@@ -27,6 +27,7 @@ import { DEFAULT_SEARCH_BOUNDS, findCandidate, HOST_ROOTS, SearchBudget, type Na
 import { findByHints } from './namespaces';
 import { searchesOffThread, searchOffThread } from './namespace-search-thread';
 import { abandonment, type Abandonment } from './abandoned';
+import { runWaits } from '../util/wait';
 
 export interface SessionOptions {
   /**
@@ -93,13 +94,13 @@ export class LendSession implements EngineContext {
    * while this thread serves other calls, and the step runs again, finding it done. Changing nothing, a step may run
    * again; elsewhere it simply runs.
    */
-  async readOnly<T>(step: () => T): Promise<T> {
+  async readOnly<T>(step: () => T | Promise<T>): Promise<T> {
     if (!searchesOffThread()) return step();
     for (;;) {
       let needed: NamespaceRef;
       this.searchesElsewhere = true;
       try {
-        return step();
+        return await step();
       } catch (err) {
         if (!(err instanceof SearchNeeded)) throw err;
         needed = err.ref;
@@ -192,6 +193,11 @@ export class LendSession implements EngineContext {
   /** Phase one, read-only: the resolved NIC and what lending it means, or a typed refusal. */
   prepare(req: PrepareRequest): LendPlan | Refusal {
     return this.run(() => prepare(this, req));
+  }
+
+  /** prepare(), each of its requests made off this thread: the daemon's other calls go on while one waits for RTNL. */
+  prepareWaiting(req: PrepareRequest): Promise<LendPlan | Refusal> {
+    return this.runAsync(() => runWaits(prepareSteps(this, req)));
   }
 
   /** Phase two: record, then move and configure (everything rolled back on failure). */

@@ -4,6 +4,7 @@
 // everything, the other from every name). The lend engine refuses such a NIC at prepare; cluster preflight leaves
 // such PFs out of its plan, with the same words.
 import type { Link, Route, Rtnl } from '../net';
+import { runWaitsSync, type WaitingSteps } from '../util/wait';
 import type { Nameserver } from './nameservers';
 import { lowerOf } from './uppers';
 
@@ -17,18 +18,18 @@ export interface Uplink {
 
 /**
  * The route that makes the NIC `index` — or a device stacked on it (the bridge or bond it is a port of, a VLAN on
- * it, and so on up) — the way out of `rtnl`'s namespace, or null when it is not. The nameservers are looked up only
- * when no all-traffic route decides.
+ * it, and so on up) — the way out of `rtnl`'s namespace, or null when it is not (`links`: that namespace's links).
+ * The nameservers are looked up only when no all-traffic route decides.
  */
-export function uplinkRoute(rtnl: Rtnl, index: number, nameservers: readonly Nameserver[], links: readonly Link[] = rtnl.listLinks()): string | null {
-  return wayOut(links, allTrafficOutputs(rtnl), index) ?? wayOut(links, nameserverOutputs(rtnl, links, nameservers), index);
+export function* uplinkRoute(rtnl: Rtnl, index: number, nameservers: readonly Nameserver[], links: readonly Link[]): WaitingSteps<string | null> {
+  return wayOut(links, yield* allTrafficOutputs(rtnl), index) ?? wayOut(links, yield* nameserverOutputs(rtnl, links, nameservers), index);
 }
 
 /** Every link of `rtnl`'s namespace that is its way out, with the route that makes it one. */
 export function hostUplinks(rtnl: Rtnl, nameservers: readonly Nameserver[]): Uplink[] {
   const links = rtnl.listLinks();
-  const outputs = allTrafficOutputs(rtnl);
-  for (const [index, route] of nameserverOutputs(rtnl, links, nameservers)) if (!outputs.has(index)) outputs.set(index, route);
+  const outputs = runWaitsSync(allTrafficOutputs(rtnl));
+  for (const [index, route] of runWaitsSync(nameserverOutputs(rtnl, links, nameservers))) if (!outputs.has(index)) outputs.set(index, route);
   return links.flatMap((l) => {
     const route = wayOut(links, outputs, l.index);
     return route ? [{ index: l.index, name: l.name, route }] : [];
@@ -46,9 +47,9 @@ function wayOut(links: readonly Link[], outputs: ReadonlyMap<number, string>, in
 }
 
 /** The links all-traffic routes leave through, in every table, each with its first such route. */
-function allTrafficOutputs(rtnl: Rtnl): Map<number, string> {
+function* allTrafficOutputs(rtnl: Rtnl): WaitingSteps<Map<number, string>> {
   const out = new Map<number, string>();
-  for (const r of rtnl.listRoutes({ table: 0 })) {
+  for (const r of yield* rtnl.steps.listRoutes({ table: 0 })) {
     if (!ALL_TRAFFIC.has(r.dst)) continue;
     for (const i of outputsOf(r)) if (!out.has(i)) out.set(i, describeRoute(r));
   }
@@ -59,7 +60,7 @@ function allTrafficOutputs(rtnl: Rtnl): Map<number, string> {
  * The links the kernel sends to each nameserver through, as it routes a DNS query (UDP port 53: policy rules that
  * select on it match), in this namespace; a link-local nameserver's zone names its link itself.
  */
-function nameserverOutputs(rtnl: Rtnl, links: readonly Link[], nameservers: readonly Nameserver[]): Map<number, string> {
+function* nameserverOutputs(rtnl: Rtnl, links: readonly Link[], nameservers: readonly Nameserver[]): WaitingSteps<Map<number, string>> {
   const out = new Map<number, string>();
   for (const ns of nameservers) {
     if (ns.zone !== null) {
@@ -69,7 +70,7 @@ function nameserverOutputs(rtnl: Rtnl, links: readonly Link[], nameservers: read
     }
     // without a zone a link-local address names no link (every link has fe80::/64): the lookup would pick any one
     if (isLinkLocal6(ns)) continue;
-    const r = rtnl.lookupRoute(ns.address, { udpPort: DNS_PORT });
+    const r = yield* rtnl.steps.lookupRoute(ns.address, { udpPort: DNS_PORT });
     // a local address (a resolver on this host) is reached through no NIC
     if (!r || r.type !== RTN_UNICAST) continue;
     for (const i of outputsOf(r)) if (!out.has(i)) out.set(i, `route to nameserver ${ns.address} (${describeRoute(r)})`);

@@ -8,6 +8,7 @@ import { hintsFor, locateIn, locateSurelyIn } from './locate';
 import { nestedKeys } from './nesting';
 import { describeNamespace, initialRef, refOf, reopenRecorded } from './namespaces';
 import type { EngineContext } from './context';
+import { runWaitsSync, type WaitingSteps } from '../util/wait';
 
 /** Where a lent NIC can be, and 'pf': the namespace of a VF's PF, where its settings are restored. */
 export type PlaceName = 'target' | 'home' | 'initial' | 'pf';
@@ -59,14 +60,14 @@ export function openSearchPlaces(s: EngineContext, record: LendRecord, home: Pla
  * — by its PCI address or permanent MAC — at home or in the initial namespace: a pod whose namespace is gone
  * has its NIC there already, and the search would only read every neighbour's directories to find nothing.
  */
-export function findInPlaces(s: EngineContext, record: LendRecord, places: Place[]): { place: Place; link: Link } | null {
+export function* findInPlaces(s: EngineContext, record: LendRecord, places: Place[]): WaitingSteps<{ place: Place; link: Link } | null> {
   if (!places.some((p) => p.name === 'target')) {
-    const sure = surelyIn(record, places);
+    const sure = yield* surelyIn(record, places);
     if (sure) return sure;
     const target = openPlace(s, record.target, 'target');
     if (target) places.unshift(target);
   }
-  return searchPlaces(record, places);
+  return yield* searchPlaces(record, places);
 }
 
 /** The recorded namespaces a give-back of `record` searches the machine for (see findInPlaces), for searchAhead. */
@@ -78,26 +79,26 @@ export function searchesOfGiveBack(s: EngineContext, record: LendRecord): Namesp
   const places = [home];
   try {
     if (!sameNetns(home.ns.id, initialRef().id)) places.push(...[openPlace(s, initialRef(), 'initial')].filter((p): p is Place => p !== null));
-    return surelyIn(record, places) ? refs : [...refs, record.target];
+    return runWaitsSync(surelyIn(record, places)) ? refs : [...refs, record.target];
   } finally {
     for (const p of places) closePlace(p);
   }
 }
 
-function surelyIn(record: LendRecord, places: Place[]): { place: Place; link: Link } | null {
+function* surelyIn(record: LendRecord, places: Place[]): WaitingSteps<{ place: Place; link: Link } | null> {
   const hints = hintsFor(record);
   for (const place of places) {
-    const link = locateSurelyIn(place.rtnl, hints);
+    const link = yield* locateSurelyIn(place.rtnl, hints);
     if (link) return { place, link };
   }
   return null;
 }
 
 /** The first place, in order, holding the NIC, and the link there; null when none does (right now). */
-function searchPlaces(record: LendRecord, places: Place[]): { place: Place; link: Link } | null {
+function* searchPlaces(record: LendRecord, places: Place[]): WaitingSteps<{ place: Place; link: Link } | null> {
   const hints = hintsFor(record);
   for (const place of places) {
-    const link = locateIn(place.rtnl, hints, place.name === 'target' ? record.targetIfindex : null);
+    const link = yield* locateIn(place.rtnl, hints, place.name === 'target' ? record.targetIfindex : null);
     if (link) return { place, link };
   }
   return null;
@@ -120,7 +121,7 @@ export function whereIs(s: EngineContext, record: LendRecord): Whereabouts {
     ? openSearchPlaces(s, record, home)
     : [openPlace(s, record.target, 'target', true), openPlace(s, initialRef(), 'initial')].filter((p): p is Place => p !== null);
   try {
-    const found = findInPlaces(s, record, places);
+    const found = runWaitsSync(findInPlaces(s, record, places));
     if (!found) return whereLentOn(s, record);
     return { place: found.place.name as Whereabouts['place'], name: found.link.name, namespace: found.place.ns.path ?? describeNamespace(refOf(found.place.ns)) };
   } finally {

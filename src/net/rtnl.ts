@@ -1,10 +1,12 @@
 // The Rtnl implementation: validate every argument, hand plain values to the native socket, map results.
 // Each method is described as a plan (native method + arguments + result mapping) so validation, the native
-// call and the mapping of its result (or of an expected failure) read as one table. All calls are synchronous but
-// the move's promise form, which the daemon needs (DESIGN.md: an async variant exists only where a caller needs it).
+// call and the mapping of its result (or of an expected failure) read as one table. Every call is synchronous; its
+// steps form (Rtnl.steps) makes the same plan in place or off the thread, as the steps' runner decides: the daemon
+// serves many lends on one thread, and each request waits for RTNL while any namespace move holds it.
 import { isSysError } from '../errors';
 import { native, type NativeAddressPut, type NativeLinkChange, type NativeNewLink, type NativeRoutePut, type NativeRouteSpec, type NativeRtnlSocket, type NativeRtnlSync, type NativeVfChange } from '../native';
 import { nsFdOf, workInFdOf } from './netns';
+import { slowly, type WaitingSteps } from '../util/wait';
 import { neighbourSpec } from './neighbour-spec';
 import { rootQdiscArgs } from './qdisc-spec';
 import { assertNexthopId, nexthopSpec, ruleSpec } from './rule-nexthop-spec';
@@ -30,6 +32,8 @@ import type {
   RoutePut,
   RouteSpec,
   Rtnl,
+  RtnlStepName,
+  RtnlSteps,
   Rule,
   RuleSpec,
   VfInfo,
@@ -55,7 +59,7 @@ export const DEFAULT_TIMEOUT_MS = 15_000;
 
 /** The operations of a connection (everything but its namespace and close). */
 // startMoveLink is moveLink's plan, run off the thread
-type RtnlMethod = Exclude<keyof Rtnl, 'ns' | 'close' | 'startMoveLink'>;
+type RtnlMethod = Exclude<keyof Rtnl, 'ns' | 'close' | 'startMoveLink' | 'steps'>;
 
 const U32_MAX = 0xffffffff;
 const RT_TABLE_MAIN = 254;
@@ -566,11 +570,42 @@ function runSync<R>(sock: NativeRtnlSocket, p: Plan<R>): R {
   }
 }
 
+/** The plan made by a pool thread of the addon's (start<Method>): its result mapped, an expected failure recovered. */
+async function runOffThread<R>(sock: NativeRtnlSocket, p: Plan<R>): Promise<R> {
+  const start = sock[`start${p.method[0].toUpperCase()}${p.method.slice(1)}` as keyof NativeRtnlSocket] as (...a: unknown[]) => Promise<unknown>;
+  try {
+    const raw = await start.apply(sock, p.args);
+    return p.map ? p.map(raw) : (raw as R);
+  } catch (err) {
+    if (p.recover) return p.recover(err);
+    throw err;
+  }
+}
+
+const STEP_NAMES: readonly RtnlStepName[] = (Object.keys(plans) as RtnlMethod[]).filter((m): m is RtnlStepName => m !== 'addLink' && m !== 'netnsCookie');
+
+/** Each plan as steps: validated when the steps start, then one slow call the runner makes in place or off the thread. */
+function stepsOf(sock: NativeRtnlSocket): RtnlSteps {
+  const steps: Record<string, (...args: unknown[]) => WaitingSteps<unknown>> = {};
+  for (const name of STEP_NAMES) {
+    const planOf = plans[name] as (...args: unknown[]) => Plan<unknown>;
+    steps[name] = function* (...args: unknown[]) {
+      const p = planOf(...args);
+      return yield* slowly({ inPlace: () => runSync(sock, p), offThread: () => runOffThread(sock, p) });
+    };
+  }
+  return steps as unknown as RtnlSteps;
+}
+
 class RtnlConnection implements Rtnl {
+  readonly steps: RtnlSteps;
+
   constructor(
     readonly ns: Netns | null,
     private readonly sock: NativeRtnlSocket,
-  ) {}
+  ) {
+    this.steps = stepsOf(sock);
+  }
 
   close(): void {
     this.sock.close();

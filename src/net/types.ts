@@ -1,5 +1,6 @@
 // The typed network API: the contract between src/net (over the native addon) and every layer above it.
 // Values here are already validated and normalised: MACs lower-case 'aa:bb:cc:dd:ee:ff', names ≤ 15 bytes.
+import type { WaitingSteps } from '../util/wait';
 
 /** A MAC address, normalised to lower-case colon-separated hex. */
 export type Mac = string;
@@ -489,13 +490,19 @@ export type VfSetting =
 
 /**
  * An rtnetlink connection bound to one namespace (the socket was created inside it).
- * Every method is synchronous; `async` has the same methods returning promises, run off the main thread.
- * Every failure throws SysError.
+ * Every method is synchronous; `steps` has the same operations as steps of a WaitingSteps generator, made off the
+ * thread where the steps run with runWaits. Every failure throws SysError.
  */
 export interface Rtnl {
   /** The namespace this socket acts in; null = the caller's own. */
   readonly ns: Netns | null;
   close(): void;
+  /**
+   * Each operation as a slow call of engine steps (`yield* rtnl.steps.getLink(ref)`): made in place by runWaitsSync,
+   * on a thread of the addon's by runWaits. Every request waits for RTNL, which each namespace move on the machine
+   * holds for 10–30 ms: a daemon serving many lends at once must not wait with it on its one thread.
+   */
+  readonly steps: RtnlSteps;
 
   getLink(ref: LinkRef, opts?: GetLinkOptions): Link;
   /** Like getLink but null when the link does not exist (ENODEV). */
@@ -578,3 +585,11 @@ export interface Rtnl {
    */
   netnsCookie(): string | null;
 }
+
+/** The operations of Rtnl that have a steps form: all but addLink (sync only) and netnsCookie (it waits for nothing). */
+export type RtnlStepName = Exclude<keyof Rtnl, 'ns' | 'close' | 'steps' | 'startMoveLink' | 'addLink' | 'netnsCookie'>;
+
+/** Rtnl's operations as engine steps: the same arguments and validation, the same result. */
+export type RtnlSteps = {
+  readonly [K in RtnlStepName]: (...args: Parameters<Rtnl[K]>) => WaitingSteps<ReturnType<Rtnl[K]>>;
+};

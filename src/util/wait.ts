@@ -45,24 +45,35 @@ export interface PollWait extends PollOptions {
 }
 
 /**
- * A call that blocks in the kernel (a namespace move waits for an RCU barrier), asked of whoever runs the steps:
- * made in place (runWaitsSync), or off the thread (runWaits) while the thread serves others. Answered with true, or
- * its failure thrown where the steps asked for it.
+ * A call that blocks in the kernel (a namespace move waits for an RCU barrier; any rtnetlink request waits for RTNL
+ * while another process's move holds it), asked of whoever runs the steps: made in place (runWaitsSync), or off the
+ * thread (runWaits) while the thread serves others. Answered with its result, or its failure thrown where the steps
+ * asked for it.
  */
-export interface SlowCall {
-  inPlace(): void;
-  offThread(): Promise<void>;
+export interface SlowCall<T = void> {
+  inPlace(): T;
+  offThread(): Promise<T>;
 }
 
 /** Steps that may wait (yield a PollWait) or make a slow call (a SlowCall) before they return T. */
-export type WaitingSteps<T> = Generator<PollWait | SlowCall, T, boolean>;
+export type WaitingSteps<T> = Generator<PollWait | SlowCall<unknown>, T, unknown>;
+
+/** The wait, made by whoever runs the steps: whether `done` came to hold within it. */
+export function* waitUntil(wait: PollWait): WaitingSteps<boolean> {
+  return (yield wait) as boolean;
+}
+
+/** The slow call, made by whoever runs the steps: its result. */
+export function* slowly<T>(call: SlowCall<T>): WaitingSteps<T> {
+  return (yield call) as T;
+}
 
 /** Runs `steps`, blocking the thread through each wait and call (a one-shot process: nothing else to do meanwhile). */
 export function runWaitsSync<T>(steps: WaitingSteps<T>): T {
   let next = steps.next();
   while (!next.done) {
     const w = next.value;
-    next = resume(steps, outcomeOf(() => ('inPlace' in w ? (w.inPlace(), true) : pollUntilSync(w.done, w))));
+    next = resume(steps, outcomeOf(() => ('inPlace' in w ? w.inPlace() : pollUntilSync(w.done, w))));
   }
   return next.value;
 }
@@ -72,25 +83,25 @@ export async function runWaits<T>(steps: WaitingSteps<T>): Promise<T> {
   let next = steps.next();
   while (!next.done) {
     const w = next.value;
-    const answer = async () => ('inPlace' in w ? (await w.offThread(), true) : pollUntil(w.done, w));
-    next = resume(steps, await answer().then((met) => ({ met }), (err: unknown) => ({ err })));
+    const answer = async () => ('inPlace' in w ? w.offThread() : pollUntil(w.done, w));
+    next = resume(steps, await answer().then((value) => ({ value }), (err: unknown) => ({ err })));
   }
   return next.value;
 }
 
-type WaitOutcome = { met: boolean } | { err: unknown };
+type WaitOutcome = { value: unknown } | { err: unknown };
 
-function outcomeOf(wait: () => boolean): WaitOutcome {
+function outcomeOf(wait: () => unknown): WaitOutcome {
   try {
-    return { met: wait() };
+    return { value: wait() };
   } catch (err) {
     return { err };
   }
 }
 
 /** An outcome handed back to the steps: a failure thrown where they waited, so their own cleanup runs. */
-function resume<T>(steps: WaitingSteps<T>, outcome: WaitOutcome): IteratorResult<PollWait | SlowCall, T> {
-  return 'err' in outcome ? steps.throw(outcome.err) : steps.next(outcome.met);
+function resume<T>(steps: WaitingSteps<T>, outcome: WaitOutcome): IteratorResult<PollWait | SlowCall<unknown>, T> {
+  return 'err' in outcome ? steps.throw(outcome.err) : steps.next(outcome.value);
 }
 
 export function sleepSync(ms: number): void {

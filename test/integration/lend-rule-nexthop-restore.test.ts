@@ -3,11 +3,12 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Rtnl } from '../../src/net';
 import { ruleNexthopSnapshotOf } from '../../src/lend/rule-nexthop-snapshot';
-import { restoreNexthops as restoreNexthopSteps, restoreRules } from '../../src/lend/rule-nexthop-restore';
+import { restoreNexthops as restoreNexthopSteps, restoreRules as restoreRuleSteps } from '../../src/lend/rule-nexthop-restore';
 import { runWaitsSync } from '../../src/util/wait';
 import { Scratch, ip, ipJson } from '../helpers/kernel';
 
 const restoreNexthops = (...args: Parameters<typeof restoreNexthopSteps>) => runWaitsSync(restoreNexthopSteps(...args));
+const restoreRules = (...args: Parameters<typeof restoreRuleSteps>) => runWaitsSync(restoreRuleSteps(...args));
 
 let scratch: Scratch;
 let home: string;
@@ -36,7 +37,7 @@ afterEach(() => scratch.cleanup());
 
 const nexthopIds = () => ipJson<any[]>('-n', home, 'nexthop', 'show').map((n) => n.id);
 const nicIndex = () => rtnl.getLink({ name: nic }).index;
-const snapshot = () => ruleNexthopSnapshotOf(rtnl, rtnl.getLink({ name: nic }));
+const snapshot = () => runWaitsSync(ruleNexthopSnapshotOf(rtnl, rtnl.getLink({ name: nic })));
 
 /** The NIC out to another namespace and back (down, as a move leaves it: set up again). */
 function awayAndBack(between: () => void = () => {}, backAs = nic): void {

@@ -3,7 +3,9 @@ import { loadConfig } from '../../src/config';
 import { describe, expect, it } from 'vitest';
 import { vfChanges } from '../../src/lend/restore';
 import { chooseFallbackName } from '../../src/lend/names';
-import { locateIn, type LocateHints } from '../../src/lend/locate';
+import { locateIn as locateSteps, type LocateHints } from '../../src/lend/locate';
+import { runWaitsSync } from '../../src/util/wait';
+import { fakeRtnl } from '../helpers/fake-rtnl';
 import { failpoint } from '../../src/lend/failpoint';
 import type { Link, Rtnl, VfInfo } from '../../src/net/types';
 
@@ -40,14 +42,16 @@ const link = (over: Partial<Link>): Link => ({
 });
 
 /** Only what locate/names read from a socket. */
-function fakeRtnl(links: Link[], busInfo: Record<string, string> = {}): Rtnl {
-  return {
+function linksRtnl(links: Link[], busInfo: Record<string, string> = {}): Rtnl {
+  return fakeRtnl({
     listLinks: () => links,
     findLink: ({ name, index }: { name?: string; index?: number }) =>
       links.find((l) => (index !== undefined ? l.index === index : l.name === name || l.altnames.includes(name!))) ?? null,
     driverInfo: (name: string) => (busInfo[name] !== undefined ? { driver: 'd', busInfo: busInfo[name] } : null),
-  } as unknown as Rtnl;
+  });
 }
+
+const locateIn = (...args: Parameters<typeof locateSteps>) => runWaitsSync(locateSteps(...args));
 
 describe('vfChanges', () => {
   it('is empty when nothing differs', () => {
@@ -79,11 +83,11 @@ describe('vfChanges', () => {
 
 describe('chooseFallbackName', () => {
   it('appends r<n>, skipping taken names and altnames', () => {
-    const r = fakeRtnl([link({ name: 'ens1f0r0' }), link({ name: 'y', altnames: ['ens1f0r1'] })]);
+    const r = linksRtnl([link({ name: 'ens1f0r0' }), link({ name: 'y', altnames: ['ens1f0r1'] })]);
     expect(chooseFallbackName(r, 'ens1f0')).toBe('ens1f0r2');
   });
   it('stays within 15 bytes', () => {
-    const name = chooseFallbackName(fakeRtnl([]), 'abcdefghijklmno');
+    const name = chooseFallbackName(linksRtnl([]), 'abcdefghijklmno');
     expect(name).toBe('abcdefghijklmr0');
     expect(Buffer.byteLength(name)).toBeLessThanOrEqual(15);
   });
@@ -97,28 +101,28 @@ describe('locateIn', () => {
   });
 
   it('matches a physical NIC by bus-info even under another name and MAC', () => {
-    const r = fakeRtnl([link({ index: 9, name: 'dev9', mac: '02:99:00:00:00:00' })], { dev9: '0000:03:00.1' });
+    const r = linksRtnl([link({ index: 9, name: 'dev9', mac: '02:99:00:00:00:00' })], { dev9: '0000:03:00.1' });
     expect(locateIn(r, hints({ kind: null, pciAddress: '0000:03:00.1' }))?.name).toBe('dev9');
   });
   it('matches by permanent MAC', () => {
-    const r = fakeRtnl([link({ index: 2, name: 'other', permMac: '0a:0b:0c:0d:0e:0f' })]);
+    const r = linksRtnl([link({ index: 2, name: 'other', permMac: '0a:0b:0c:0d:0e:0f' })]);
     expect(locateIn(r, hints({ kind: null, permMac: '0a:0b:0c:0d:0e:0f' }))?.index).toBe(2);
   });
   it('needs two weak hints: a newcomer with only the old name is not the NIC', () => {
     const newcomer = link({ index: 30, name: 'eth1', mac: '02:aa:00:00:00:00', kind: 'veth' });
-    expect(locateIn(fakeRtnl([newcomer]), hints())).toBeNull();
+    expect(locateIn(linksRtnl([newcomer]), hints())).toBeNull();
     const renamedButSameIndexAndMac = link({ index: 7, name: 'whatever', mac: '02:00:00:00:00:01', kind: 'veth' });
-    expect(locateIn(fakeRtnl([newcomer, renamedButSameIndexAndMac]), hints())?.index).toBe(7);
+    expect(locateIn(linksRtnl([newcomer, renamedButSameIndexAndMac]), hints())?.index).toBe(7);
   });
   it('never matches a link of another kind', () => {
     const dummy = link({ index: 7, name: 'net1', mac: '02:00:00:00:00:01', kind: 'dummy' });
-    expect(locateIn(fakeRtnl([dummy]), hints())).toBeNull();
+    expect(locateIn(linksRtnl([dummy]), hints())).toBeNull();
   });
 
   describe('with its known ifindex', () => {
     /** fakeRtnl counting full listings. */
     const counted = (links: Link[], busInfo: Record<string, string> = {}) => {
-      const r = fakeRtnl(links, busInfo);
+      const r = linksRtnl(links, busInfo);
       const listings = { n: 0 };
       const listLinks = r.listLinks.bind(r);
       r.listLinks = () => (listings.n++, listLinks());
