@@ -59,8 +59,8 @@ async function check(s: LendSession, { env, conf, ...call }: VerbContext): Promi
 async function attachmentOf(s: LendSession, nicConf: NicConf, owner: Owner, pod: Netns): Promise<LendRecord | null> {
   let planned;
   try {
-    // searches of the machine (for the holder's namespace) run off the daemon's thread
-    planned = await s.readOnly(() => s.prepare({ nic: selectorOf(nicConf), target: { netns: pod }, owner, move: 'unless-userspace', allowInUse: true }));
+    // searches of the machine (for the holder's namespace) and the requests run off the daemon's thread
+    planned = await s.readOnly(() => s.prepareWaiting({ nic: selectorOf(nicConf), target: { netns: pod }, owner, move: 'unless-userspace', allowInUse: true }));
   } catch (err) {
     throw cniErrorFrom(err, CNI_ERR.CHECK_MISMATCH, 'CHECK');
   }
