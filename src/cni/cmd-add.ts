@@ -16,7 +16,7 @@ import { releaseAttachment } from './release-attachment';
 import { hasDns, type CniDns, type CniInterface, type CniResult } from './result';
 import { cniErrorFrom, cniErrorOfRefusal, describeError } from './sys-errors';
 import type { VerbContext, VerbHandler } from './verb';
-import { runWaits } from '../util/wait';
+import { runSteps } from '../util/wait';
 
 /** A NIC held by another process right now is usually a DEL finishing: worth a short wait before "try again". */
 const LEND_LOCK_WAIT_MS = 2000;
@@ -167,7 +167,7 @@ async function sealLend(lent: HeldLend, result: CniResult): Promise<void> {
 /** Its requests and waits made off this thread (the daemon's other calls go on while each waits for RTNL). */
 async function configureAddresses(s: LendSession, pod: Netns, link: Link, ipamResult: CniResult | null, opts: PodNetOptions): Promise<string[]> {
   try {
-    return await runWaits(configurePod(pod, s.rtnl(pod), link, ipamResult?.ips ?? [], ipamResult?.routes ?? [], opts));
+    return await runSteps(configurePod(pod, s.rtnl(pod), link, ipamResult?.ips ?? [], ipamResult?.routes ?? [], opts));
   } catch (err) {
     throw cniErrorFrom(err, CNI_ERR.POD_CONFIG_FAILED, `configuring ${link.name} in the pod`);
   }

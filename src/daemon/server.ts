@@ -25,6 +25,7 @@ import { callPathNotShared } from './caller-paths';
 import { judgePeer, servedNamespaces, type NamespaceIds } from './peer-trust';
 import { runRequest } from './run-request';
 import { embeddedSearchWorker } from './search-worker-source';
+import { serveOthersWhileWaiting } from '../util/wait';
 import { prepareSocketPath } from './socket-path';
 import { encodeHello, encodeReply, encodeSentBack, RequestKind, StdinState, Verdict, type DaemonReply, type DaemonRequest } from './wire';
 
@@ -133,6 +134,8 @@ export class Daemon {
     d.inode = lstatSync(d.opts.socket).ino;
     // an ADD answers without waiting for a carrier the pod does not need; its addresses are announced when it comes
     lateCarrierAnnouncements(d.opts.log);
+    // every call's waits for the kernel and its rtnetlink requests leave this thread to the others
+    serveOthersWhileWaiting(true);
     // NICs whose DEL was lost while no daemon served (or ever) go home without waiting for an ADD or a person
     d.sweeper?.start();
     return d;
@@ -167,6 +170,7 @@ export class Daemon {
     this.server.close();
     void stopSearchThread();
     lateCarrierAnnouncements(null);
+    serveOthersWhileWaiting(false);
     // a connection still waiting for its greeting has sent nothing: its shim runs the one-shot plugin
     for (const w of this.waiting.splice(0)) {
       w.detach();

@@ -15,7 +15,7 @@ import { restoreSteps } from './restore';
 import { searchesOffThread } from './namespace-search-thread';
 import { searchesOfGiveBack } from './where';
 import { slowMove } from './slow-move';
-import { runWaits, runWaitsSync, type WaitingSteps } from '../util/wait';
+import { runSteps, runWaitsSync, type WaitingSteps } from '../util/wait';
 import type { EngineContext } from './context';
 import type { HeldLend, LendRequest, LendResult, LendSettings } from './types';
 import { isRefusal, prepare, type LendPlan } from './prepare';
@@ -54,7 +54,7 @@ export async function commitHeldWaiting(s: EngineContext, plan: LendPlan, asked:
     plan.close();
     throw err;
   }
-  return runWaits(commitSteps(s, plan, asked, lock));
+  return runSteps(commitSteps(s, plan, asked, lock));
 }
 
 /**
@@ -227,13 +227,13 @@ function holding(s: EngineContext, record: LendRecord, link: Link | null, lock: 
     },
     async sealWaiting(meta = {}) {
       const sealed = trySeal(meta);
-      if ('failed' in sealed) throw await runWaits(undo(sealed.failed));
+      if ('failed' in sealed) throw await runSteps(undo(sealed.failed));
       return sealed;
     },
     async rollBackWaiting(cause) {
       if (state === 'rolled-back') return rolledBack;
       if (state === 'sealed') throw new Error(`lend of ${record.key} is sealed: give it back instead`);
-      return runWaits(undo(cause));
+      return runSteps(undo(cause));
     },
   };
 }

@@ -5,7 +5,7 @@
 // and every caller but one deletes the record once it succeeds (give-back that keeps a record notes the step).
 import { SysError } from '../errors';
 import { sameNetns, type Link, type Rtnl, type VfInfo, type VfSetting } from '../net';
-import { runWaits, runWaitsSync, type WaitingSteps } from '../util/wait';
+import { runSteps, runWaitsSync, type WaitingSteps } from '../util/wait';
 import { deviceDir, isBdf } from '../sriov';
 import type { EngineContext } from './context';
 import type { LendRecord } from '../ledger/types';
@@ -40,7 +40,7 @@ export function restoreFromRecord(s: EngineContext, record: LendRecord): Restore
 
 /** restoreFromRecord() whose waits for the kernel and whose move leave the thread to other calls (the daemon's). */
 export function restoreFromRecordWaiting(s: EngineContext, record: LendRecord): Promise<RestoreResult> {
-  return runWaits(restoreSteps(s, record));
+  return runSteps(restoreSteps(s, record));
 }
 
 /** restoreFromRecord() as steps, for a caller whose own steps restore (a lend's rollback): it runs their waits. */

@@ -27,7 +27,7 @@ import { DEFAULT_SEARCH_BOUNDS, findCandidate, HOST_ROOTS, SearchBudget, type Na
 import { findByHints } from './namespaces';
 import { searchesOffThread, searchOffThread } from './namespace-search-thread';
 import { abandonment, type Abandonment } from './abandoned';
-import { runWaits } from '../util/wait';
+import { runSteps } from '../util/wait';
 
 export interface SessionOptions {
   /**
@@ -197,7 +197,7 @@ export class LendSession implements EngineContext {
 
   /** prepare(), each of its requests made off this thread: the daemon's other calls go on while one waits for RTNL. */
   prepareWaiting(req: PrepareRequest): Promise<LendPlan | Refusal> {
-    return this.runAsync(() => runWaits(prepareSteps(this, req)));
+    return this.runAsync(() => runSteps(prepareSteps(this, req)));
   }
 
   /** Phase two: record, then move and configure (everything rolled back on failure). */

@@ -78,6 +78,22 @@ export function runWaitsSync<T>(steps: WaitingSteps<T>): T {
   return next.value;
 }
 
+let servingOthers = false;
+
+/**
+ * The daemon, from its start to its stop: steps run with runSteps wait asleep and make their slow calls off the
+ * thread, which serves other calls meanwhile. Elsewhere (the one-shot plugin, the CLI) nothing else waits for the
+ * thread, and a request handed to another thread and back only costs the trip.
+ */
+export function serveOthersWhileWaiting(on: boolean): void {
+  servingOthers = on;
+}
+
+/** `steps` as this process runs them: with runWaits while it serves others (see serveOthersWhileWaiting), else in place. */
+export function runSteps<T>(steps: WaitingSteps<T>): Promise<T> {
+  return servingOthers ? runWaits(steps) : new Promise<T>((resolve) => resolve(runWaitsSync(steps)));
+}
+
 /** Runs `steps`, its waits asleep and its slow calls off the thread: the thread serves others meanwhile (the daemon). */
 export async function runWaits<T>(steps: WaitingSteps<T>): Promise<T> {
   let next = steps.next();

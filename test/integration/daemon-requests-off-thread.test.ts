@@ -15,6 +15,7 @@ const { runRequest } = require(join(ROOT, 'dist', 'daemon', 'run-request.js')) a
 const { RequestKind, StdinState } = require(join(ROOT, 'dist', 'daemon', 'wire.js')) as typeof import('../../src/daemon/wire');
 const { connect } = require(join(ROOT, 'dist', 'net', 'index.js')) as typeof import('../../src/net');
 const { lateCarrierAnnouncements, carrierWatches } = require(join(ROOT, 'dist', 'cni', 'late-carrier.js')) as typeof import('../../src/cni/late-carrier');
+const { serveOthersWhileWaiting } = require(join(ROOT, 'dist', 'util', 'wait.js')) as typeof import('../../src/util/wait');
 /* eslint-enable @typescript-eslint/no-require-imports */
 
 let w: CniPodWorld;
@@ -50,10 +51,15 @@ function cniRequest(command: 'ADD' | 'DEL', config: object) {
   });
 }
 
-// as the daemon runs ADD: it answers before the carrier comes and watches for it (the stand-in's peer has none)
-beforeEach(() => lateCarrierAnnouncements(() => {}));
+// as the daemon runs ADD: its steps' requests off the thread, the answer before the carrier comes and a watch for it
+// (the stand-in's peer has none)
+beforeEach(() => {
+  serveOthersWhileWaiting(true);
+  lateCarrierAnnouncements(() => {});
+});
 afterEach(() => {
   lateCarrierAnnouncements(null);
+  serveOthersWhileWaiting(false);
   vi.restoreAllMocks();
 });
 

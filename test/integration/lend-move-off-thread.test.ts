@@ -1,7 +1,9 @@
-// Where the engine runs with waits asleep (the daemon: commitHeld, giveBack), the namespace moves are made off the
-// JS thread: the event loop turns while the kernel moves the NIC (an RCU barrier, 10-30 ms), so other calls go on.
-// Everything else stays as the synchronous path has it: the record before the move, the lock held, the NIC home.
-import { describe, expect, it } from 'vitest';
+// Where the engine runs with waits asleep (the daemon, serveOthersWhileWaiting: commitHeld, giveBack), the namespace
+// moves are made off the JS thread: the event loop turns while the kernel moves the NIC (an RCU barrier, 10-30 ms), so
+// other calls go on. Everything else stays as the synchronous path has it: the record before the move, the lock held,
+// the NIC home. A process that serves nobody else (the one-shot plugin, the CLI) makes them in place.
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { serveOthersWhileWaiting } from '../../src/util/wait';
 import { loadConfig } from '../../src/config';
 import { isRefusal, openSession } from '../../src/lend';
 import { readRecord } from '../../src/ledger';
@@ -18,6 +20,9 @@ async function loopTurnedDuring<T>(run: () => Promise<T>): Promise<{ value: T; t
 }
 
 describe('moves off the thread', () => {
+  beforeEach(() => serveOthersWhileWaiting(true));
+  afterEach(() => serveOthersWhileWaiting(false));
+
   it('a lend through commitHeld and its give-back leave the event loop running while the NIC moves', async () => {
     const s = space.scratch();
     const pod = s.netns('pod');

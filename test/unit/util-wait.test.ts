@@ -1,7 +1,7 @@
 // Engine steps that ask their runner for slow calls: made in place by runWaitsSync, off the thread by runWaits; a
 // failure either way is thrown where the steps asked, so their own cleanup (a lend's rollback) runs.
 import { describe, expect, it } from 'vitest';
-import { runWaits, runWaitsSync, type SlowCall, type WaitingSteps } from '../../src/util/wait';
+import { runSteps, runWaits, runWaitsSync, serveOthersWhileWaiting, slowly, type SlowCall, type WaitingSteps } from '../../src/util/wait';
 
 function* steps(call: SlowCall, log: string[]): WaitingSteps<string> {
   log.push('before');
@@ -56,5 +56,32 @@ describe('slow calls of waiting steps', () => {
     };
     await expect(runWaits(steps(call, log))).rejects.toThrow('invalid');
     expect(log).toEqual(['before', 'rolled back: invalid']);
+  });
+
+  it('a call answers the steps with its result, either way', async () => {
+    function* lookup(): WaitingSteps<number> {
+      return (yield* slowly({ inPlace: () => 7, offThread: async () => 7 })) + 1;
+    }
+    expect(runWaitsSync(lookup())).toBe(8);
+    expect(await runWaits(lookup())).toBe(8);
+  });
+
+  it('runSteps makes the calls off the thread only while the process serves others (the daemon)', async () => {
+    const alone: string[] = [];
+    expect(await runSteps(steps(calls(alone), alone))).toBe('done');
+    expect(alone).toEqual(['before', 'in place', 'after']);
+    serveOthersWhileWaiting(true);
+    try {
+      const serving: string[] = [];
+      expect(await runSteps(steps(calls(serving), serving))).toBe('done');
+      expect(serving).toEqual(['before', 'off thread', 'after']);
+      const failing: string[] = [];
+      await expect(runSteps(steps(calls(failing, true), failing))).rejects.toThrow('refused');
+    } finally {
+      serveOthersWhileWaiting(false);
+    }
+    const failing: string[] = [];
+    await expect(runSteps(steps(calls(failing, true), failing))).rejects.toThrow('refused');
+    expect(failing).toEqual(['before', 'in place', 'rolled back: refused']);
   });
 });
