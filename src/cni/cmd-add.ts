@@ -164,7 +164,7 @@ async function sealLend(lent: HeldLend, result: CniResult): Promise<void> {
   }
 }
 
-/** Its requests and waits made off this thread (the daemon's other calls go on while each waits for RTNL). */
+/** Run as this process runs steps (runSteps): in the daemon its requests and waits leave the thread to other calls. */
 async function configureAddresses(s: LendSession, pod: Netns, link: Link, ipamResult: CniResult | null, opts: PodNetOptions): Promise<string[]> {
   try {
     return await runSteps(configurePod(pod, s.rtnl(pod), link, ipamResult?.ips ?? [], ipamResult?.routes ?? [], opts));

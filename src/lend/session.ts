@@ -195,7 +195,7 @@ export class LendSession implements EngineContext {
     return this.run(() => prepare(this, req));
   }
 
-  /** prepare(), each of its requests made off this thread: the daemon's other calls go on while one waits for RTNL. */
+  /** prepare() run as this process runs steps (runSteps): in the daemon each request leaves the thread to other calls. */
   prepareWaiting(req: PrepareRequest): Promise<LendPlan | Refusal> {
     return this.runAsync(() => runSteps(prepareSteps(this, req)));
   }

@@ -582,7 +582,9 @@ async function runOffThread<R>(sock: NativeRtnlSocket, p: Plan<R>): Promise<R> {
   }
 }
 
-const STEP_NAMES: readonly RtnlStepName[] = (Object.keys(plans) as RtnlMethod[]).filter((m): m is RtnlStepName => m !== 'addLink' && m !== 'netnsCookie');
+/** The operations with no steps form (types.ts RtnlStepName leaves out the same): addLink's fds are the caller's, netnsCookie waits for nothing. */
+const SYNC_ONLY: readonly Exclude<RtnlMethod, RtnlStepName>[] = ['addLink', 'netnsCookie'];
+const STEP_NAMES = (Object.keys(plans) as RtnlMethod[]).filter((m): m is RtnlStepName => !(SYNC_ONLY as readonly RtnlMethod[]).includes(m));
 
 /** Each plan as steps: validated when the steps start, then one slow call the runner makes in place or off the thread. */
 function stepsOf(sock: NativeRtnlSocket): RtnlSteps {
@@ -598,13 +600,16 @@ function stepsOf(sock: NativeRtnlSocket): RtnlSteps {
 }
 
 class RtnlConnection implements Rtnl {
-  readonly steps: RtnlSteps;
+  private stepForms: RtnlSteps | null = null;
 
   constructor(
     readonly ns: Netns | null,
     private readonly sock: NativeRtnlSocket,
-  ) {
-    this.steps = stepsOf(sock);
+  ) {}
+
+  /** Made on first use: a connection whose caller runs nothing as steps (most of the CLI's) never builds them. */
+  get steps(): RtnlSteps {
+    return (this.stepForms ??= stepsOf(this.sock));
   }
 
   close(): void {
